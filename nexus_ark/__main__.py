@@ -1,0 +1,3 @@
+from nexus_ark.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Conversations: the prompt builder and the turn engine."""

@@ -1,0 +1,141 @@
+"""One persona's conversation: store the message, stream the reply, journal it, store the result."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from nexus_ark.agent.prompt import build_messages
+from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.personas.store import Persona
+from nexus_ark.providers.base import ChatBackend
+
+USER_SPEAKER = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDelta:
+    text: str
+
+
+@dataclass
+class TurnResult:
+    user_message_id: int
+    reply_id: int | None
+    text: str
+    status: MessageStatus
+    tokens: int = 0
+    first_token_s: float | None = None
+    tokens_per_s: float | None = None
+    error: str = ""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class ChatSession:
+    def __init__(
+        self,
+        persona: Persona,
+        memory: MemoryStore,
+        backend: ChatBackend,
+        *,
+        room: str = DEFAULT_ROOM,
+        journal_interval_s: float = 0.5,
+    ) -> None:
+        self.persona = persona
+        self.memory = memory
+        self.backend = backend
+        self.room = room
+        self.journal_interval_s = journal_interval_s
+        self._busy = threading.Lock()
+
+    @property
+    def model_name(self) -> str:
+        return self.backend.describe()
+
+    def history(self, limit: int = 200) -> list[StoredMessage]:
+        return self.memory.messages.recent(self.room, limit)
+
+    def send(self, text: str, cancel: threading.Event | None = None) -> Iterator[ReplyDelta | TurnResult]:
+        """Yield ReplyDelta pieces as the reply streams, then exactly one TurnResult.
+
+        Whatever happens (stop, model error), the user's message and any partial reply are kept.
+        """
+        text = text.strip()
+        if not text:
+            raise ValueError("empty message")
+        if not self._busy.acquire(blocking=False):
+            raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
+        try:
+            yield from self._turn(text, cancel)
+        finally:
+            self._busy.release()
+
+    def _turn(self, text: str, cancel: threading.Event | None) -> Iterator[ReplyDelta | TurnResult]:
+        store = self.memory.messages
+        history = store.recent(self.room, self.persona.settings.conversation.history_messages)
+        user_id = store.add(speaker=USER_SPEAKER, role="user", content=text, room=self.room)
+        messages = build_messages(self.persona, history, text)
+        params = self.persona.settings.model.generation_params()
+
+        parts: list[str] = []
+        reply_id: int | None = None
+        tokens = 0
+        started = time.perf_counter()
+        first_at = last_at = None
+        last_journal = started
+        status: MessageStatus = "complete"
+        error = ""
+        try:
+            for chunk in self.backend.stream_chat(messages, params, cancel):
+                if chunk.text:
+                    now = time.perf_counter()
+                    if first_at is None:
+                        first_at = now
+                        reply_id = store.add(
+                            speaker=self.persona.slug, role="assistant", content="", room=self.room, status="streaming"
+                        )
+                    last_at = now
+                    tokens += 1
+                    parts.append(chunk.text)
+                    yield ReplyDelta(chunk.text)
+                    if now - last_journal >= self.journal_interval_s and reply_id is not None:
+                        store.update_content(reply_id, "".join(parts))
+                        last_journal = now
+                if chunk.finish_reason == "cancelled":
+                    status = "stopped"
+        except NexusArkError as exc:
+            status, error = "error", str(exc)
+        except Exception as exc:  # a backend bug must not lose the turn
+            status, error = "error", f"{type(exc).__name__}: {exc}"
+
+        reply = "".join(parts).strip()
+        tps = (tokens - 1) / (last_at - first_at) if first_at and last_at and last_at > first_at else None
+        meta: dict[str, Any] = {"model": self.backend.model_id, "tokens": tokens}
+        if first_at is not None:
+            meta["first_token_s"] = round(first_at - started, 4)
+        if tps:
+            meta["tokens_per_s"] = round(tps, 2)
+        if error:
+            meta["error"] = error
+        if reply_id is not None:
+            store.update_content(reply_id, reply, status=status, meta=meta)
+        elif status == "complete":
+            # The model ended without a word: record that honestly rather than an empty bubble.
+            status = "error"
+            error = error or "The model returned an empty reply."
+        yield TurnResult(
+            user_message_id=user_id,
+            reply_id=reply_id,
+            text=reply,
+            status=status,
+            tokens=tokens,
+            first_token_s=meta.get("first_token_s"),
+            tokens_per_s=meta.get("tokens_per_s"),
+            error=error,
+            meta=meta,
+        )

@@ -1,0 +1,132 @@
+"""The composition root: data directory, settings, personas, models and sessions.
+
+The CLI and the window both act through NexusApp; neither reaches below it except for data types.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from nexus_ark.agent.session import ChatSession
+from nexus_ark.clock import Clock, SystemClock
+from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
+from nexus_ark.errors import ModelError, PersonaError
+from nexus_ark.instance_lock import InstanceLock
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
+from nexus_ark.personas.model import PersonaInfo
+from nexus_ark.personas.store import PersonaStore
+from nexus_ark.providers.registry import BackendFactory, BackendPool, ModelSpec, default_factory
+
+log = logging.getLogger(__name__)
+
+
+class NexusApp:
+    def __init__(
+        self,
+        data_dir: str | Path | None = None,
+        *,
+        backend_factory: BackendFactory = default_factory,
+        clock: Clock | None = None,
+        shipped_personas: Path | None = None,
+    ) -> None:
+        self.layout = DataLayout(resolve_data_dir(data_dir))
+        self.clock = clock or SystemClock()
+        self.personas = PersonaStore(self.layout.personas_dir)
+        self.pool = BackendPool(backend_factory)
+        self.settings = AppSettings()
+        self._shipped = shipped_personas if shipped_personas is not None else shipped_personas_dir()
+        self._lock = InstanceLock(self.layout.lock_file)
+        self._sessions: dict[str, ChatSession] = {}
+        self._sessions_lock = threading.Lock()
+        self._opened = False
+
+    @property
+    def data_dir(self) -> Path:
+        return self.layout.root
+
+    def open(self) -> NexusApp:
+        """Claim the data directory, read settings and seed the shipped personas (first run only)."""
+        self.layout.create()
+        self._lock.acquire()
+        try:
+            self.settings = load_app_settings(self.layout.config_file)
+            seeded = self.personas.seed_from(self._shipped, self.settings.seeded_personas)
+            if seeded or not self.layout.config_file.exists():
+                self.settings.seeded_personas = sorted({*self.settings.seeded_personas, *seeded})
+                save_toml_model(self.layout.config_file, self.settings)
+        except BaseException:
+            self._lock.release()
+            raise
+        self._opened = True
+        return self
+
+    def __enter__(self) -> NexusApp:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- personas ---------------------------------------------------------------------------------
+    def list_personas(self) -> list[PersonaInfo]:
+        return self.personas.list()
+
+    def default_persona(self) -> str:
+        """The persona the window opens on: the last one used, else the first usable one."""
+        usable = [p for p in self.list_personas() if p.ok]
+        if not usable:
+            raise PersonaError(
+                f"There is no usable persona in {self.layout.personas_dir}.",
+                hint="Create one with `nexus-ark persona create NAME`.",
+            )
+        slugs = [p.slug for p in usable]
+        return self.settings.last_persona if self.settings.last_persona in slugs else slugs[0]
+
+    def remember_persona(self, slug: str) -> None:
+        if self.settings.last_persona != slug:
+            self.settings.last_persona = slug
+            save_toml_model(self.layout.config_file, self.settings)
+
+    def set_language(self, language: str) -> None:
+        self.settings.language = language  # type: ignore[assignment]
+        save_toml_model(self.layout.config_file, self.settings)
+
+    def create_persona(self, name: str, language: str = "en", description: str = "") -> PersonaInfo:
+        persona = self.personas.create(name, language, description)
+        return next(p for p in self.list_personas() if p.slug == persona.slug)
+
+    # -- sessions ---------------------------------------------------------------------------------
+    def session(self, slug: str, model_override: str | None = None) -> ChatSession:
+        """Open (or return the open) conversation with a persona. Blocks while the model loads:
+        call it from a worker, never from the UI thread."""
+        with self._sessions_lock:
+            existing = self._sessions.get(slug)
+            if existing is not None and model_override is None:
+                return existing
+            persona = self.personas.load(slug)
+            spec = ModelSpec.parse(model_override or persona.settings.model.spec)
+            n_ctx = persona.settings.model.context_size
+            backend = self.pool.get(spec, n_ctx)
+            try:
+                backend.ensure_ready()
+            except ModelError:
+                self.pool.discard(spec, n_ctx)
+                raise
+            memory = MemoryStore(persona.memory_path, self.clock)
+            if existing is not None:
+                existing.memory.close()
+            session = ChatSession(persona, memory, backend)
+            self._sessions[slug] = session
+            return session
+
+    def close(self) -> None:
+        with self._sessions_lock:
+            sessions, self._sessions = list(self._sessions.values()), {}
+        for session in sessions:
+            session.memory.close()
+        self.pool.close()
+        if self._opened:
+            self._lock.release()
+            self._opened = False

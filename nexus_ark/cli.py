@@ -1,0 +1,144 @@
+"""The command line: the scripting and evaluation contract (see README). Headless: never imports Qt."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+from nexus_ark import __version__
+from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+
+WindowOpener = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="nexus-ark", description="Nexus Ark: a local-first desktop companion.")
+    parser.add_argument("--version", action="version", version=f"nexus-ark {__version__}")
+    parser.add_argument("--data-dir", help="where personas, memory and settings live (default: NEXUS_ARK_HOME "
+                        "or the platform's user data folder)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    chat = sub.add_parser("chat", help="talk with a persona in the terminal (streams; reads stdin lines when piped)")
+    chat.add_argument("--persona", help="the persona's name as `persona list` prints it first (default: last used)")
+    chat.add_argument("--model", help='use this model for the session: "bundled" or "gguf:PATH"')
+
+    persona = sub.add_parser("persona", help="list or create personas")
+    psub = persona.add_subparsers(dest="persona_command", metavar="ACTION", required=True)
+    psub.add_parser("list", help="one persona a line: NAME<TAB>display name<TAB>language<TAB>description")
+    create = psub.add_parser("create", help="create a persona folder with a soul template")
+    create.add_argument("name")
+    create.add_argument("--language", choices=["en", "ja"], default="en")
+    create.add_argument("--description", default="")
+
+    sub.add_parser("doctor", help="report what works on this machine and what does not")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command is None:
+            if open_window is None:
+                print("This entry point has no window; run `nexus-ark` to open it.", file=sys.stderr)
+                return 2
+            return open_window(args)
+        if args.command == "doctor":
+            from nexus_ark.doctor import run_doctor
+
+            return run_doctor(args.data_dir, sys.stdout)
+        with NexusApp(args.data_dir) as app:
+            if args.command == "persona":
+                return _persona(app, args)
+            if args.command == "chat":
+                return _chat(app, args)
+    except NexusArkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 2
+
+
+def _persona(app: NexusApp, args: argparse.Namespace) -> int:
+    if args.persona_command == "list":
+        for p in app.list_personas():
+            if p.ok:
+                print(f"{p.slug}\t{p.name}\t{p.language}\t{p.description}")
+            else:
+                print(f"{p.slug}\t(unusable)\t\t{p.error}")
+        return 0
+    info = app.create_persona(args.name, args.language, args.description)
+    print(info.slug)
+    print(f"created {info.folder}; edit persona.md there to shape who {info.name} is.", file=sys.stderr)
+    return 0
+
+
+def _chat(app: NexusApp, args: argparse.Namespace) -> int:
+    slug = args.persona or app.default_persona()
+    session = app.session(slug, model_override=args.model)
+    app.remember_persona(slug)
+    if sys.stdin.isatty():
+        return _chat_interactive(session)
+    failures = 0
+    for line in sys.stdin:
+        if line.strip():
+            failures += not _one_turn(session, line, sys.stdout)
+    return 1 if failures else 0
+
+
+def _chat_interactive(session: ChatSession) -> int:
+    name = session.persona.settings.name
+    print(f"Talking with {name} on {session.model_name}. Ctrl-C stops a reply; Ctrl-D or /quit leaves.")
+    for message in session.history(limit=6):
+        who = name if message.role == "assistant" else "you"
+        print(f"  [{who}] {message.content}")
+    while True:
+        try:
+            line = input("> ")
+        except EOFError:
+            print()
+            return 0
+        except KeyboardInterrupt:
+            print()
+            return 0
+        if line.strip() in ("/quit", "/exit"):
+            return 0
+        if line.strip():
+            sys.stdout.write(f"{name}: ")
+            _one_turn(session, line, sys.stdout)
+
+
+def _one_turn(session: ChatSession, text: str, out: TextIO) -> bool:
+    """Stream one reply to `out`; Ctrl-C stops it and keeps what was said. Returns False on error."""
+    cancel = threading.Event()
+    result: TurnResult | None = None
+    turn = session.send(text, cancel)
+    while True:
+        try:
+            item = next(turn)
+        except StopIteration:
+            break
+        except KeyboardInterrupt:
+            cancel.set()
+            continue
+        if isinstance(item, ReplyDelta):
+            out.write(item.text)
+            out.flush()
+        else:
+            result = item
+    out.write("\n")
+    out.flush()
+    if result is not None and result.error:
+        print(f"error: {result.error}", file=sys.stderr)
+        return False
+    return True
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

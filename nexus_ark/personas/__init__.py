@@ -1,0 +1,1 @@
+"""Persona folders: persona.md (the soul), persona.toml (settings), memory.db (memory)."""

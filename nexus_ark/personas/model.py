@@ -1,0 +1,66 @@
+"""What persona.toml holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from nexus_ark.providers.base import GenerationParams
+
+SOUL_FILE = "persona.md"
+SETTINGS_FILE = "persona.toml"
+MEMORY_FILE = "memory.db"
+
+
+class ModelSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str = Field(default="bundled", description='"bundled" or "gguf:/path/to/model.gguf"')
+    context_size: int = Field(default=4096, ge=512, le=262144)
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
+    top_p: float = Field(default=0.95, gt=0.0, le=1.0)
+    repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0)
+    max_tokens: int = Field(default=256, ge=16, le=8192)
+
+    def generation_params(self) -> GenerationParams:
+        return GenerationParams(
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            repeat_penalty=self.repeat_penalty,
+        )
+
+
+class ConversationSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # How many recent messages go into the prompt (older ones stay in memory.db).
+    history_messages: int = Field(default=40, ge=2, le=1000)
+
+
+class PersonaSettings(BaseModel):
+    # Unknown top-level tables are kept for later versions' settings; known tables are strict.
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(min_length=1, max_length=80)
+    language: Literal["en", "ja"] = "en"
+    description: str = ""
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+
+
+class PersonaInfo(BaseModel):
+    """One line of `persona list`: usable personas and broken ones (with the reason) alike."""
+
+    slug: str
+    folder: Path
+    name: str
+    language: str = ""
+    description: str = ""
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.error

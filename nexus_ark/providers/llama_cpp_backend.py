@@ -1,0 +1,215 @@
+"""GGUF models in process through llama-cpp-python.
+
+A llama.cpp context is not thread-safe, so each loaded model owns one inference thread; every caller
+(chat, and later emotion detection and dreaming) queues requests to it. The model stays loaded, so a
+prompt that extends the previous one only evaluates the new tokens (llama-cpp-python keeps the KV state
+of the longest common prefix).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nexus_ark.errors import ModelError
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, StreamChunk
+
+log = logging.getLogger(__name__)
+
+GGUF_MAGIC = b"GGUF"
+_DONE = object()
+# Tokens reserved beyond the reply for the chat template's role markers.
+_TEMPLATE_OVERHEAD_PER_MESSAGE = 8
+
+
+def check_gguf_file(path: Path) -> None:
+    """Fail early, naming the file, before llama.cpp prints its own cryptic error."""
+    hint = "Pick another GGUF file in the persona's model settings, or set model = \"bundled\"."
+    if not path.exists():
+        raise ModelError(f"The model file {path} does not exist.", hint=hint)
+    if not path.is_file():
+        raise ModelError(f"The model path {path} is not a file.", hint=hint)
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise ModelError(f"Cannot read the model file {path}: {exc.strerror}.", hint=hint) from exc
+    if magic != GGUF_MAGIC:
+        raise ModelError(
+            f"The model file {path} is not a GGUF model (it may be damaged or only partly downloaded).",
+            hint=hint,
+        )
+
+
+@dataclass
+class _Job:
+    messages: list[dict[str, str]]
+    params: GenerationParams
+    cancel: threading.Event
+    out: queue.SimpleQueue[Any] = field(default_factory=queue.SimpleQueue)
+
+
+class LlamaCppBackend(ChatBackend):
+    def __init__(self, model_path: Path, *, n_ctx: int = 4096, n_threads: int | None = None) -> None:
+        check_gguf_file(model_path)
+        self.model_path = model_path
+        self.model_id = f"gguf:{model_path.name}"
+        self.n_ctx = n_ctx
+        # llama.cpp defaults to half the cores; a desktop app with one active chat wants them all.
+        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._loaded = threading.Event()
+        self._load_error: ModelError | None = None
+        self._llm: Any = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name=f"llama-{model_path.stem}", daemon=True)
+        self._thread.start()
+
+    # -- public -----------------------------------------------------------------------------------
+    def ensure_ready(self) -> None:
+        self._loaded.wait()
+        if self._load_error is not None:
+            raise self._load_error
+
+    def describe(self) -> str:
+        return self.model_path.stem
+
+    def stream_chat(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[StreamChunk]:
+        if self._closed:
+            raise ModelError(f"The model {self.model_path.name} has been unloaded.")
+        self.ensure_ready()
+        job = _Job([m.model_dump() for m in messages], params, threading.Event())
+        outer_cancel = cancel
+        self._jobs.put(job)
+        finished = False
+        try:
+            while True:
+                try:
+                    item = job.out.get(timeout=0.05)
+                except queue.Empty:
+                    if outer_cancel is not None and outer_cancel.is_set():
+                        job.cancel.set()
+                    continue
+                if outer_cancel is not None and outer_cancel.is_set():
+                    job.cancel.set()
+                if item is _DONE:
+                    finished = True
+                    return
+                if isinstance(item, BaseException):
+                    finished = True
+                    raise item
+                yield item
+        finally:
+            if not finished:  # the consumer walked away: stop generating for nobody
+                job.cancel.set()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._jobs.put(None)
+        self._thread.join(timeout=30)
+
+    # -- inference thread -------------------------------------------------------------------------
+    def _run(self) -> None:
+        try:
+            self._llm = self._load()
+        except ModelError as exc:
+            self._load_error = exc
+        finally:
+            self._loaded.set()
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                break
+            if self._load_error is not None:
+                job.out.put(self._load_error)
+                continue
+            try:
+                self._generate(job)
+            except ModelError as exc:
+                job.out.put(exc)
+            except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for many things
+                log.exception("generation failed")
+                job.out.put(ModelError(f"The model {self.model_path.name} failed while answering: {exc}"))
+            job.out.put(_DONE)
+        self._llm = None
+
+    def _load(self) -> Any:
+        from llama_cpp import Llama  # heavy import, kept off the caller's thread
+
+        try:
+            return Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.n_ctx,
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                verbose=False,
+            )
+        except Exception as exc:
+            raise ModelError(
+                f"llama.cpp could not load the model file {self.model_path}: {exc}",
+                hint="The file may be damaged or made for a newer llama.cpp; try another GGUF file.",
+            ) from exc
+
+    def _fit_to_context(self, messages: list[dict[str, str]], max_tokens: int) -> list[dict[str, str]]:
+        """Drop the oldest turns (never the system prompt or the newest message) until the prompt fits."""
+        budget = self.n_ctx - max_tokens
+        costs = [
+            len(self._llm.tokenize(m["content"].encode("utf-8"), add_bos=False, special=True))
+            + _TEMPLATE_OVERHEAD_PER_MESSAGE
+            for m in messages
+        ]
+        keep = list(range(len(messages)))
+        total = sum(costs)
+        first_droppable = 1 if messages and messages[0]["role"] == "system" else 0
+        while total > budget and len(keep) - first_droppable > 1:
+            dropped = keep.pop(first_droppable)
+            total -= costs[dropped]
+        if total > budget:
+            raise ModelError(
+                f"The message is too long for the model's context of {self.n_ctx} tokens "
+                f"(it needs about {total + max_tokens}).",
+                hint="Shorten the message or the persona's soul, or raise context_size in persona.toml.",
+            )
+        return [messages[i] for i in keep]
+
+    def _generate(self, job: _Job) -> None:
+        p = job.params
+        messages = self._fit_to_context(job.messages, p.max_tokens)
+        stream = self._llm.create_chat_completion(
+            messages=messages,
+            stream=True,
+            max_tokens=p.max_tokens,
+            temperature=p.temperature,
+            top_p=p.top_p,
+            repeat_penalty=p.repeat_penalty,
+            stop=p.stop or None,
+            seed=p.seed,
+        )
+        finish: str | None = None
+        try:
+            for part in stream:
+                if job.cancel.is_set():
+                    finish = "cancelled"
+                    break
+                choice = part["choices"][0]
+                text = choice["delta"].get("content")
+                if text:
+                    job.out.put(StreamChunk(text=text))
+                if choice.get("finish_reason"):
+                    finish = choice["finish_reason"]
+        finally:
+            stream.close()
+        job.out.put(StreamChunk(finish_reason=finish if finish in ("length", "cancelled") else "stop"))

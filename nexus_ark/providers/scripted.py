@@ -1,0 +1,46 @@
+"""A deterministic backend for unit tests of logic (never used for what a person runs)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, StreamChunk
+
+Script = Callable[[Sequence[ChatMessage]], str]
+
+
+class ScriptedBackend(ChatBackend):
+    """Replies from a list (cycled) or a function of the conversation, streamed word by word."""
+
+    def __init__(self, replies: list[str] | Script, *, delay_s: float = 0.0, model_id: str = "scripted") -> None:
+        self._replies = replies
+        self._delay_s = delay_s
+        self._turn = 0
+        self.model_id = model_id
+        self.requests: list[list[ChatMessage]] = []
+
+    def _reply_for(self, messages: Sequence[ChatMessage]) -> str:
+        if callable(self._replies):
+            return self._replies(messages)
+        reply = self._replies[self._turn % len(self._replies)]
+        self._turn += 1
+        return reply
+
+    def stream_chat(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[StreamChunk]:
+        self.requests.append(list(messages))
+        words = self._reply_for(messages).split(" ")
+        for i, word in enumerate(words[: params.max_tokens]):
+            if cancel is not None and cancel.is_set():
+                yield StreamChunk(finish_reason="cancelled")
+                return
+            if self._delay_s:
+                time.sleep(self._delay_s)
+            yield StreamChunk(text=word if i == 0 else " " + word)
+        yield StreamChunk(finish_reason="length" if len(words) > params.max_tokens else "stop")

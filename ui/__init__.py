@@ -1,0 +1,1 @@
+"""The Qt window. Imports nexus_ark; nexus_ark never imports this package."""

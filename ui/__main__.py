@@ -1,0 +1,3 @@
+from ui.launch import main
+
+raise SystemExit(main())

@@ -1,0 +1,43 @@
+"""Starting the window: QApplication, the core app, error dialogs for what stops us from starting."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+from ui import i18n
+from ui.i18n import tr
+
+# NEXUS_ARK_QUIT_AFTER_MS lets the packaging smoke test start the built app and have it quit by itself.
+QUIT_AFTER_ENV = "NEXUS_ARK_QUIT_AFTER_MS"
+
+
+def run_window(data_dir: str | None) -> int:
+    qt_app = QApplication.instance() or QApplication(sys.argv)
+    qt_app.setApplicationName("Nexus Ark")
+    qt_app.setOrganizationName("NexusArk")
+    core = NexusApp(data_dir)
+    try:
+        core.open()
+    except NexusArkError as exc:
+        i18n.set_language("auto")
+        print(f"error: {exc}", file=sys.stderr)
+        QMessageBox.critical(None, tr("Nexus Ark cannot start"), str(exc))
+        return 2
+    i18n.set_language(core.settings.language)
+    from ui.main_window import MainWindow
+
+    window = MainWindow(core)
+    window.show()
+    quit_after = os.environ.get(QUIT_AFTER_ENV)
+    if quit_after:
+        QTimer.singleShot(int(quit_after), window.close)
+    try:
+        return qt_app.exec()
+    finally:
+        core.close()

@@ -1,0 +1,130 @@
+"""The conversation: one framed block per message, Markdown rendered, the streaming reply updated in place."""
+
+from __future__ import annotations
+
+import html
+from datetime import datetime
+
+from PySide6.QtGui import QColor, QTextCursor, QTextDocument, QTextDocumentFragment, QTextFrameFormat
+from PySide6.QtWidgets import QTextBrowser
+
+from ui.i18n import N_, tr
+
+_BACKGROUND = {"user": QColor("#e8f0fe"), "assistant": QColor("#f4f1ea")}
+_NAME_COLOR = {"user": "#1a56c4", "assistant": "#8a5a00"}
+_STATUS_NOTES = {
+    "stopped": N_("stopped"),
+    "interrupted": N_("interrupted: the app closed while this reply was being written"),
+    "error": N_("the model failed"),
+}
+
+
+def _time_label(iso_timestamp: str | None) -> str:
+    if not iso_timestamp:
+        return datetime.now().strftime("%H:%M")
+    try:
+        return datetime.fromisoformat(iso_timestamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return ""
+
+
+class ChatView(QTextBrowser):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.setOpenExternalLinks(True)
+        self.setObjectName("chatView")
+        self.document().setDocumentMargin(12)
+        self._stream_start: int | None = None
+        self._stream_text = ""
+
+    # -- whole messages ---------------------------------------------------------------------------
+    def clear_messages(self) -> None:
+        self.clear()
+        self._stream_start = None
+        self._stream_text = ""
+
+    def show_placeholder(self, text: str) -> None:
+        self.clear_messages()
+        self.setHtml(f"<p style='color:#888; margin-top:40px' align='center'>{html.escape(text)}</p>")
+
+    def add_message(self, who: str, role: str, text: str, *, timestamp: str | None = None, status: str = "complete") -> None:
+        self._begin_frame(who, role, timestamp)
+        self._insert_markdown(self.textCursor(), text)
+        self._add_status_note(status)
+        self._scroll_to_end()
+
+    # -- a streaming reply ------------------------------------------------------------------------
+    def begin_stream(self, who: str) -> None:
+        self._begin_frame(who, "assistant", None)
+        self._stream_start = self.textCursor().position()
+        self._stream_text = ""
+
+    def append_stream(self, text: str) -> None:
+        if self._stream_start is None:
+            return
+        self._stream_text += text
+        cursor = self._stream_cursor()
+        cursor.insertText(self._stream_text)
+        self._scroll_to_end()
+
+    def end_stream(self, final_text: str, status: str) -> None:
+        if self._stream_start is None:
+            return
+        cursor = self._stream_cursor()
+        if final_text:
+            self._insert_markdown(cursor, final_text)
+        else:
+            cursor.removeSelectedText()
+        self._stream_start = None
+        self._add_status_note(status)
+        self._scroll_to_end()
+
+    @property
+    def streaming_text(self) -> str:
+        return self._stream_text
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _stream_cursor(self) -> QTextCursor:
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(self._stream_start)
+        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        return cursor
+
+    def _begin_frame(self, who: str, role: str, timestamp: str | None) -> None:
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        fmt = QTextFrameFormat()
+        fmt.setBackground(_BACKGROUND.get(role, _BACKGROUND["assistant"]))
+        fmt.setPadding(8)
+        fmt.setMargin(4)
+        fmt.setBorder(0)
+        if role == "user":
+            fmt.setLeftMargin(60)
+        else:
+            fmt.setRightMargin(60)
+        cursor.insertFrame(fmt)
+        color = _NAME_COLOR.get(role, _NAME_COLOR["assistant"])
+        cursor.insertHtml(
+            f"<span style='color:{color}; font-weight:600'>{html.escape(who)}</span>"
+            f"&nbsp;&nbsp;<span style='color:#999; font-size:small'>{html.escape(_time_label(timestamp))}</span>"
+        )
+        cursor.insertBlock()
+        self.setTextCursor(cursor)
+
+    @staticmethod
+    def _insert_markdown(cursor: QTextCursor, text: str) -> None:
+        doc = QTextDocument()
+        doc.setMarkdown(text)
+        cursor.insertFragment(QTextDocumentFragment(doc))
+
+    def _add_status_note(self, status: str) -> None:
+        note = _STATUS_NOTES.get(status)
+        if not note:
+            return
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertHtml(f"<br><span style='color:#a33; font-style:italic'>({html.escape(tr(note))})</span>")
+
+    def _scroll_to_end(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())

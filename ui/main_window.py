@@ -1,0 +1,322 @@
+"""The main window: persona switcher, conversation, input, status line."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QThread, Signal
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QIcon, QKeyEvent
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from nexus_ark import __version__
+from nexus_ark.agent.session import TurnResult
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.messages import StoredMessage
+from nexus_ark.paths import assets_dir
+from ui import i18n
+from ui.chat_view import ChatView
+from ui.i18n import tr
+from ui.persona_dialog import NewPersonaDialog
+from ui.session_worker import SessionWorker
+
+
+class MessageInput(QPlainTextEdit):
+    """Enter sends, Shift+Enter starts a new line (IME composition never reaches keyPressEvent)."""
+
+    submitted = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
+            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
+        ):
+            self.submitted.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class MainWindow(QMainWindow):
+    request_open = Signal(str)
+    request_send = Signal(str)
+
+    def __init__(self, app: NexusApp) -> None:
+        super().__init__()
+        self.app = app
+        self.current_slug = ""
+        self.current_name = ""
+        self.model_name = ""
+        self.streaming = False
+        self._ready = False
+        icon = assets_dir() / "icons" / "app.png"
+        if icon.is_file():
+            self.setWindowIcon(QIcon(str(icon)))
+        self._build_widgets()
+        self._build_menus()
+        self._start_worker()
+        self.retranslate()
+        self.resize(980, 680)
+        self.refresh_personas()
+        try:
+            self.select_persona(app.default_persona())
+        except NexusArkError as exc:
+            self.chat.show_placeholder(str(exc))
+
+    # -- construction -----------------------------------------------------------------------------
+    def _build_widgets(self) -> None:
+        self.persona_list = QListWidget()
+        self.persona_list.setObjectName("personaList")
+        self.persona_list.itemClicked.connect(self._on_persona_clicked)
+        self.new_persona_button = QPushButton()
+        self.new_persona_button.clicked.connect(self.new_persona)
+        self.personas_label = QLabel()
+        self.personas_label.setStyleSheet("font-weight:600")
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.addWidget(self.personas_label)
+        left_layout.addWidget(self.persona_list)
+        left_layout.addWidget(self.new_persona_button)
+
+        self.chat = ChatView()
+        self.input = MessageInput()
+        self.input.setObjectName("messageInput")
+        self.input.setFixedHeight(72)
+        self.input.submitted.connect(self.send_message)
+        self.send_button = QPushButton()
+        self.send_button.setObjectName("sendButton")
+        self.send_button.setDefault(True)
+        self.send_button.clicked.connect(self.send_message)
+        self.stop_button = QPushButton()
+        self.stop_button.setObjectName("stopButton")
+        self.stop_button.clicked.connect(self.stop_reply)
+        buttons = QVBoxLayout()
+        buttons.addWidget(self.send_button)
+        buttons.addWidget(self.stop_button)
+        input_row = QHBoxLayout()
+        input_row.addWidget(self.input, 1)
+        input_row.addLayout(buttons)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addWidget(self.chat, 1)
+        right_layout.addLayout(input_row)
+
+        splitter = QSplitter()
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([220, 760])
+        self.setCentralWidget(splitter)
+
+        self.state_label = QLabel()
+        self.model_label = QLabel()
+        self.speed_label = QLabel()
+        self.statusBar().addWidget(self.state_label, 1)
+        self.statusBar().addPermanentWidget(self.model_label)
+        self.statusBar().addPermanentWidget(self.speed_label)
+        self._set_busy(True)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        self.file_menu = bar.addMenu("")
+        self.new_persona_action = QAction(self)
+        self.new_persona_action.triggered.connect(self.new_persona)
+        self.quit_action = QAction(self)
+        self.quit_action.setShortcut("Ctrl+Q")
+        self.quit_action.triggered.connect(self.close)
+        self.file_menu.addAction(self.new_persona_action)
+        self.file_menu.addSeparator()
+        self.file_menu.addAction(self.quit_action)
+
+        self.view_menu = bar.addMenu("")
+        self.language_menu = self.view_menu.addMenu("")
+        group = QActionGroup(self)
+        self.language_actions: dict[str, QAction] = {}
+        for code in ("auto", "en", "ja"):
+            action = QAction(self, checkable=True)
+            action.triggered.connect(lambda _checked, c=code: self.change_language(c))
+            group.addAction(action)
+            self.language_menu.addAction(action)
+            self.language_actions[code] = action
+        self.language_actions[self.app.settings.language].setChecked(True)
+
+        self.help_menu = bar.addMenu("")
+        self.about_action = QAction(self)
+        self.about_action.triggered.connect(self.show_about)
+        self.help_menu.addAction(self.about_action)
+
+    def _start_worker(self) -> None:
+        self.thread_ = QThread(self)
+        self.thread_.setObjectName("session-worker")
+        self.worker = SessionWorker(self.app, self.app.settings.stream_coalesce_ms)
+        self.worker.moveToThread(self.thread_)
+        self.request_open.connect(self.worker.open_persona)
+        self.request_send.connect(self.worker.send)
+        self.worker.opened.connect(self._on_opened)
+        self.worker.open_failed.connect(self._on_open_failed)
+        self.worker.delta.connect(self._on_delta)
+        self.worker.finished.connect(self._on_finished)
+        self.worker.failed.connect(self._on_failed)
+        self.thread_.start()
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(f"Nexus Ark — {self.current_name}" if self.current_name else "Nexus Ark")
+        self.personas_label.setText(tr("Personas"))
+        self.new_persona_button.setText(tr("New persona…"))
+        self.input.setPlaceholderText(tr("Write a message (Enter sends, Shift+Enter for a new line)"))
+        self.send_button.setText(tr("Send"))
+        self.stop_button.setText(tr("Stop"))
+        self.file_menu.setTitle(tr("&File"))
+        self.new_persona_action.setText(tr("New persona…"))
+        self.quit_action.setText(tr("Quit"))
+        self.view_menu.setTitle(tr("&View"))
+        self.language_menu.setTitle(tr("Language"))
+        self.language_actions["auto"].setText(tr("System language"))
+        self.language_actions["en"].setText("English")
+        self.language_actions["ja"].setText("日本語")
+        self.help_menu.setTitle(tr("&Help"))
+        self.about_action.setText(tr("About Nexus Ark"))
+        self.model_label.setText(tr("Model: {name}", name=self.model_name) if self.model_name else "")
+        if self._ready and not self.streaming:
+            self.state_label.setText(tr("Ready"))
+
+    # -- personas ---------------------------------------------------------------------------------
+    def refresh_personas(self) -> None:
+        self.persona_list.clear()
+        for info in self.app.list_personas():
+            label = info.name if info.ok else f"{info.slug} ⚠"
+            item = QListWidgetItem(label)
+            item.setData(Qt.ItemDataRole.UserRole, info.slug)
+            item.setToolTip(info.description if info.ok else info.error)
+            if not info.ok:
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
+            self.persona_list.addItem(item)
+
+    def select_persona(self, slug: str) -> None:
+        for row in range(self.persona_list.count()):
+            item = self.persona_list.item(row)
+            if item.data(Qt.ItemDataRole.UserRole) == slug:
+                self.persona_list.setCurrentItem(item)
+                self.current_name = item.text()
+        self.current_slug = slug
+        self._ready = False
+        self._set_busy(True)
+        self.state_label.setText(tr("Loading {name}…", name=self.current_name or slug))
+        self.request_open.emit(slug)
+
+    def _on_persona_clicked(self, item: QListWidgetItem) -> None:
+        slug = item.data(Qt.ItemDataRole.UserRole)
+        if self.streaming or slug == self.current_slug:
+            return
+        info = next((p for p in self.app.list_personas() if p.slug == slug), None)
+        if info is not None and not info.ok:
+            QMessageBox.warning(self, tr("Persona cannot be opened"), info.error)
+            return
+        self.select_persona(slug)
+
+    def new_persona(self) -> None:
+        dialog = NewPersonaDialog(self)
+        if dialog.exec() != NewPersonaDialog.DialogCode.Accepted:
+            return
+        name, language, description = dialog.values()
+        try:
+            info = self.app.create_persona(name, language, description)
+        except NexusArkError as exc:
+            QMessageBox.warning(self, tr("Persona not created"), str(exc))
+            return
+        self.refresh_personas()
+        self.select_persona(info.slug)
+
+    def _on_opened(self, slug: str, history: list[StoredMessage], model_name: str) -> None:
+        if slug != self.current_slug:
+            return
+        self.model_name = model_name
+        self.chat.clear_messages()
+        for message in history:
+            who = tr("You") if message.role == "user" else self.current_name
+            self.chat.add_message(who, message.role, message.content, timestamp=message.created_at, status=message.status)
+        if not history:
+            self.chat.show_placeholder(tr("Say hello to {name}.", name=self.current_name))
+        self._ready = True
+        self._set_busy(False)
+        self.retranslate()
+        self.input.setFocus()
+
+    def _on_open_failed(self, slug: str, message: str) -> None:
+        self.state_label.setText(tr("Could not open {name}", name=slug))
+        self.chat.show_placeholder(message)
+        QMessageBox.warning(self, tr("Persona cannot be opened"), message)
+
+    # -- chatting ---------------------------------------------------------------------------------
+    def send_message(self) -> None:
+        text = self.input.toPlainText().strip()
+        if not text or self.streaming or not self._ready:
+            return
+        if self.chat.toPlainText().strip() and self.chat.document().blockCount() <= 2 and not self.chat.streaming_text:
+            # The 'say hello' placeholder is the only thing shown: clear it before the first message.
+            self.chat.clear_messages()
+        self.input.clear()
+        self.chat.add_message(tr("You"), "user", text)
+        self.chat.begin_stream(self.current_name)
+        self.streaming = True
+        self._set_busy(True)
+        self.state_label.setText(tr("{name} is writing…", name=self.current_name))
+        self.request_send.emit(text)
+
+    def stop_reply(self) -> None:
+        if self.streaming:
+            self.worker.cancel.set()
+            self.state_label.setText(tr("Stopping…"))
+
+    def _on_delta(self, text: str) -> None:
+        self.chat.append_stream(text)
+
+    def _on_finished(self, result: TurnResult) -> None:
+        self.chat.end_stream(result.text, result.status)
+        self.streaming = False
+        self._set_busy(False)
+        if result.error:
+            self.state_label.setText(tr("Error: {message}", message=result.error.splitlines()[0]))
+        else:
+            self.state_label.setText(tr("Ready"))
+        if result.tokens_per_s:
+            self.speed_label.setText(tr("{tps:.1f} tokens/s", tps=result.tokens_per_s))
+
+    def _on_failed(self, message: str) -> None:
+        self.chat.end_stream(self.chat.streaming_text, "error")
+        self.streaming = False
+        self._set_busy(False)
+        self.state_label.setText(tr("Error: {message}", message=message.splitlines()[0]))
+
+    def _set_busy(self, busy: bool) -> None:
+        self.send_button.setEnabled(not busy)
+        self.stop_button.setEnabled(self.streaming)
+        self.persona_list.setEnabled(not self.streaming)
+
+    # -- settings and lifecycle -------------------------------------------------------------------
+    def change_language(self, code: str) -> None:
+        self.app.set_language(code)
+        i18n.set_language(code)
+        self.retranslate()
+
+    def show_about(self) -> None:
+        QMessageBox.about(
+            self,
+            tr("About Nexus Ark"),
+            tr("Nexus Ark {version}\nA companion that lives on your own computer.\nData folder: {path}",
+               version=__version__, path=str(self.app.data_dir)),
+        )
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.worker.cancel.set()
+        self.thread_.quit()
+        self.thread_.wait(10000)
+        super().closeEvent(event)

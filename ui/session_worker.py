@@ -1,0 +1,78 @@
+"""The worker thread that talks to the core: opening personas (model load, history) and streaming replies.
+
+The UI thread only sends requests (queued signals) and receives results; it never waits on a model or disk.
+Streamed tokens are coalesced into one signal every few tens of milliseconds, never one per token.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+
+
+class SessionWorker(QObject):
+    opened = Signal(str, object, str)  # slug, history (list[StoredMessage]), model name
+    open_failed = Signal(str, str)  # slug, message
+    reply_started = Signal()
+    delta = Signal(str)
+    finished = Signal(object)  # TurnResult
+    failed = Signal(str)
+
+    def __init__(self, app: NexusApp, coalesce_ms: int = 40) -> None:
+        super().__init__()
+        self._app = app
+        self._coalesce_s = coalesce_ms / 1000
+        self._session: ChatSession | None = None
+        self.cancel = threading.Event()  # set from the UI thread: threading.Event is thread-safe
+
+    @Slot(str)
+    def open_persona(self, slug: str) -> None:
+        try:
+            session = self._app.session(slug)
+            history = session.history()
+        except NexusArkError as exc:
+            self.open_failed.emit(slug, str(exc))
+            return
+        except Exception as exc:  # never let a worker exception vanish silently
+            self.open_failed.emit(slug, f"{type(exc).__name__}: {exc}")
+            return
+        self._session = session
+        self._app.remember_persona(slug)
+        self.opened.emit(slug, history, session.model_name)
+
+    @Slot(str)
+    def send(self, text: str) -> None:
+        if self._session is None:
+            self.failed.emit("No persona is open.")
+            return
+        self.cancel.clear()
+        pending: list[str] = []
+        last_emit = 0.0
+        result: TurnResult | None = None
+        try:
+            self.reply_started.emit()
+            for item in self._session.send(text, self.cancel):
+                if isinstance(item, ReplyDelta):
+                    pending.append(item.text)
+                    now = time.monotonic()
+                    if now - last_emit >= self._coalesce_s:
+                        self.delta.emit("".join(pending))
+                        pending.clear()
+                        last_emit = now
+                else:
+                    result = item
+        except NexusArkError as exc:
+            self.failed.emit(str(exc))
+            return
+        except Exception as exc:
+            self.failed.emit(f"{type(exc).__name__}: {exc}")
+            return
+        if pending:
+            self.delta.emit("".join(pending))
+        self.finished.emit(result)
