@@ -18,15 +18,24 @@ WindowOpener = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nexus-ark", description="Nexus Ark: a local-first desktop companion.")
+    parser = argparse.ArgumentParser(
+        prog="nexus-ark", description="Nexus Ark: a local-first desktop companion."
+    )
     parser.add_argument("--version", action="version", version=f"nexus-ark {__version__}")
-    parser.add_argument("--data-dir", help="where personas, memory and settings live (default: NEXUS_ARK_HOME "
-                        "or the platform's user data folder)")
+    parser.add_argument(
+        "--data-dir",
+        help="where personas, memory and settings live (default: NEXUS_ARK_HOME "
+        "or the platform's user data folder)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    chat = sub.add_parser("chat", help="talk with a persona in the terminal (streams; reads stdin lines when piped)")
-    chat.add_argument("--persona", help="the persona's name as `persona list` prints it first (default: last used)")
+    chat = sub.add_parser(
+        "chat", help="talk with a persona in the terminal (streams; reads stdin lines when piped)"
+    )
+    chat.add_argument(
+        "--persona", help="the persona's name as `persona list` prints it first (default: last used)"
+    )
     chat.add_argument("--model", help='use this model for the session: "bundled" or "gguf:PATH"')
 
     persona = sub.add_parser("persona", help="list or create personas")
@@ -43,7 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     try:
         if args.command is None:
             if open_window is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import tomllib
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -64,16 +65,21 @@ def load_toml_model(path: Path, model: type[M]) -> M:
 def save_toml_model(path: Path, data: BaseModel) -> None:
     """Write atomically: a full disk or a crash leaves the previous file whole."""
     text = tomli_w.dumps(data.model_dump(mode="json", exclude_none=True))
-    tmp = path.with_name(path.name + ".tmp")
+    tmp: Path | None = None
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
+        fd, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+        tmp = Path(name)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ConfigError(f"Cannot save {path}: {exc.strerror}.", hint="The previous file is unchanged.") from exc
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+        raise ConfigError(
+            f"Cannot save {path}: {exc.strerror}.", hint="The previous file is unchanged."
+        ) from exc
 
 
 def load_app_settings(path: Path) -> AppSettings:

@@ -66,11 +66,16 @@ def check_model() -> Check:
             loaded = time.perf_counter() - started
             params = GenerationParams(max_tokens=8, temperature=0.0, seed=1)
             text = "".join(
-                c.text for c in backend.stream_chat([ChatMessage(role="user", content="Hi")], params, threading.Event())
+                c.text
+                for c in backend.stream_chat(
+                    [ChatMessage(role="user", content="Hi")], params, threading.Event()
+                )
             )
         finally:
             backend.close()
-        return Check("bundled model", "ok", f"{path.name} loads in {loaded:.2f} s and answers ({len(text)} chars)")
+        return Check(
+            "bundled model", "ok", f"{path.name} loads in {loaded:.2f} s and answers ({len(text)} chars)"
+        )
     except NexusArkError as exc:
         return Check("bundled model", "fail", exc.message)
 
@@ -81,8 +86,12 @@ def check_display() -> Check:
     platform_env = os.environ.get("QT_QPA_PLATFORM", "")
     if platform_env == "offscreen":
         return Check("window (Qt)", "warn", "QT_QPA_PLATFORM=offscreen: the window renders but is not shown")
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        return Check("window (Qt)", "warn", "no DISPLAY or WAYLAND_DISPLAY: no screen here; `nexus-ark chat` works")
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
+        return Check(
+            "window (Qt)", "warn", "no DISPLAY or WAYLAND_DISPLAY: no screen here; `nexus-ark chat` works"
+        )
     return Check("window (Qt)", "ok", "PySide6 installed and a display is available")
 
 
@@ -90,7 +99,9 @@ def check_notifications() -> Check:
     if sys.platform.startswith("linux"):
         if os.environ.get("DBUS_SESSION_BUS_ADDRESS") or shutil.which("notify-send"):
             return Check("notifications", "ok", "a desktop notification service is reachable")
-        return Check("notifications", "warn", "no D-Bus session or notify-send: messages appear in the app only")
+        return Check(
+            "notifications", "warn", "no D-Bus session or notify-send: messages appear in the app only"
+        )
     return Check("notifications", "ok", f"native notifications on {sys.platform}")
 
 

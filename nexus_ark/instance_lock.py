@@ -24,7 +24,7 @@ class InstanceLock:
             who = f" (process {holder})" if holder else ""
             raise InstanceLockedError(
                 f"Another Nexus Ark{who} is already using the data directory {self.lock_file.parent}.",
-                hint="Close the other window or terminal chat first, or start this one with another --data-dir.",
+                hint="Close the other window or terminal chat first, or use another --data-dir.",
             ) from None
         self._pid_file.write_text(str(os.getpid()), encoding="utf-8")
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 import html
 from datetime import datetime
 
-from PySide6.QtGui import QColor, QTextCursor, QTextDocument, QTextDocumentFragment, QTextFrameFormat
+from PySide6.QtGui import (
+    QColor,
+    QTextCursor,
+    QTextDocument,
+    QTextDocumentFragment,
+    QTextFrame,
+    QTextFrameFormat,
+)
 from PySide6.QtWidgets import QTextBrowser
 
 from ui.i18n import N_, tr
@@ -35,28 +42,37 @@ class ChatView(QTextBrowser):
         self.setObjectName("chatView")
         self.document().setDocumentMargin(12)
         self._stream_start: int | None = None
+        self._stream_frame: QTextFrame | None = None
         self._stream_text = ""
+        self._placeholder_shown = False
 
     # -- whole messages ---------------------------------------------------------------------------
     def clear_messages(self) -> None:
         self.clear()
+        self._placeholder_shown = False
         self._stream_start = None
+        self._stream_frame = None
         self._stream_text = ""
 
     def show_placeholder(self, text: str) -> None:
+        """A hint in an empty conversation; the first message replaces it."""
         self.clear_messages()
         self.setHtml(f"<p style='color:#888; margin-top:40px' align='center'>{html.escape(text)}</p>")
+        self._placeholder_shown = True
 
-    def add_message(self, who: str, role: str, text: str, *, timestamp: str | None = None, status: str = "complete") -> None:
-        self._begin_frame(who, role, timestamp)
-        self._insert_markdown(self.textCursor(), text)
-        self._add_status_note(status)
+    def add_message(
+        self, who: str, role: str, text: str, *, timestamp: str | None = None, status: str = "complete"
+    ) -> None:
+        frame = self._begin_frame(who, role, timestamp)
+        cursor = frame.lastCursorPosition()
+        self._insert_markdown(cursor, text)
+        self._add_status_note(frame, status)
         self._scroll_to_end()
 
     # -- a streaming reply ------------------------------------------------------------------------
     def begin_stream(self, who: str) -> None:
-        self._begin_frame(who, "assistant", None)
-        self._stream_start = self.textCursor().position()
+        self._stream_frame = self._begin_frame(who, "assistant", None)
+        self._stream_start = self._stream_frame.lastPosition()
         self._stream_text = ""
 
     def append_stream(self, text: str) -> None:
@@ -68,15 +84,16 @@ class ChatView(QTextBrowser):
         self._scroll_to_end()
 
     def end_stream(self, final_text: str, status: str) -> None:
-        if self._stream_start is None:
+        if self._stream_start is None or self._stream_frame is None:
             return
         cursor = self._stream_cursor()
         if final_text:
             self._insert_markdown(cursor, final_text)
         else:
             cursor.removeSelectedText()
+        self._add_status_note(self._stream_frame, status)
         self._stream_start = None
-        self._add_status_note(status)
+        self._stream_frame = None
         self._scroll_to_end()
 
     @property
@@ -85,12 +102,15 @@ class ChatView(QTextBrowser):
 
     # -- helpers ----------------------------------------------------------------------------------
     def _stream_cursor(self) -> QTextCursor:
+        # Select the reply's text inside its frame only: a selection past the frame would delete the frame.
         cursor = QTextCursor(self.document())
         cursor.setPosition(self._stream_start)
-        cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(self._stream_frame.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
         return cursor
 
-    def _begin_frame(self, who: str, role: str, timestamp: str | None) -> None:
+    def _begin_frame(self, who: str, role: str, timestamp: str | None) -> QTextFrame:
+        if self._placeholder_shown:
+            self.clear_messages()
         cursor = QTextCursor(self.document())
         cursor.movePosition(QTextCursor.MoveOperation.End)
         fmt = QTextFrameFormat()
@@ -102,14 +122,15 @@ class ChatView(QTextBrowser):
             fmt.setLeftMargin(60)
         else:
             fmt.setRightMargin(60)
-        cursor.insertFrame(fmt)
+        frame = cursor.insertFrame(fmt)
         color = _NAME_COLOR.get(role, _NAME_COLOR["assistant"])
+        when = _time_label(timestamp)
         cursor.insertHtml(
             f"<span style='color:{color}; font-weight:600'>{html.escape(who)}</span>"
-            f"&nbsp;&nbsp;<span style='color:#999; font-size:small'>{html.escape(_time_label(timestamp))}</span>"
+            f"&nbsp;&nbsp;<span style='color:#999; font-size:small'>{html.escape(when)}</span>"
         )
         cursor.insertBlock()
-        self.setTextCursor(cursor)
+        return frame
 
     @staticmethod
     def _insert_markdown(cursor: QTextCursor, text: str) -> None:
@@ -117,12 +138,12 @@ class ChatView(QTextBrowser):
         doc.setMarkdown(text)
         cursor.insertFragment(QTextDocumentFragment(doc))
 
-    def _add_status_note(self, status: str) -> None:
+    @staticmethod
+    def _add_status_note(frame: QTextFrame, status: str) -> None:
         note = _STATUS_NOTES.get(status)
         if not note:
             return
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor = frame.lastCursorPosition()
         cursor.insertHtml(f"<br><span style='color:#a33; font-style:italic'>({html.escape(tr(note))})</span>")
 
     def _scroll_to_end(self) -> None:

@@ -48,6 +48,9 @@ class MessageInput(QPlainTextEdit):
 class MainWindow(QMainWindow):
     request_open = Signal(str)
     request_send = Signal(str)
+    # Re-emitted on the UI thread once the window has shown the result.
+    persona_opened = Signal(str)
+    turn_finished = Signal(object)
 
     def __init__(self, app: NexusApp) -> None:
         super().__init__()
@@ -242,13 +245,16 @@ class MainWindow(QMainWindow):
         self.chat.clear_messages()
         for message in history:
             who = tr("You") if message.role == "user" else self.current_name
-            self.chat.add_message(who, message.role, message.content, timestamp=message.created_at, status=message.status)
+            self.chat.add_message(
+                who, message.role, message.content, timestamp=message.created_at, status=message.status
+            )
         if not history:
             self.chat.show_placeholder(tr("Say hello to {name}.", name=self.current_name))
         self._ready = True
         self._set_busy(False)
         self.retranslate()
         self.input.setFocus()
+        self.persona_opened.emit(slug)
 
     def _on_open_failed(self, slug: str, message: str) -> None:
         self.state_label.setText(tr("Could not open {name}", name=slug))
@@ -260,9 +266,6 @@ class MainWindow(QMainWindow):
         text = self.input.toPlainText().strip()
         if not text or self.streaming or not self._ready:
             return
-        if self.chat.toPlainText().strip() and self.chat.document().blockCount() <= 2 and not self.chat.streaming_text:
-            # The 'say hello' placeholder is the only thing shown: clear it before the first message.
-            self.chat.clear_messages()
         self.input.clear()
         self.chat.add_message(tr("You"), "user", text)
         self.chat.begin_stream(self.current_name)
@@ -289,6 +292,7 @@ class MainWindow(QMainWindow):
             self.state_label.setText(tr("Ready"))
         if result.tokens_per_s:
             self.speed_label.setText(tr("{tps:.1f} tokens/s", tps=result.tokens_per_s))
+        self.turn_finished.emit(result)
 
     def _on_failed(self, message: str) -> None:
         self.chat.end_stream(self.chat.streaming_text, "error")
@@ -311,8 +315,11 @@ class MainWindow(QMainWindow):
         QMessageBox.about(
             self,
             tr("About Nexus Ark"),
-            tr("Nexus Ark {version}\nA companion that lives on your own computer.\nData folder: {path}",
-               version=__version__, path=str(self.app.data_dir)),
+            tr(
+                "Nexus Ark {version}\nA companion that lives on your own computer.\nData folder: {path}",
+                version=__version__,
+                path=str(self.app.data_dir),
+            ),
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -29,7 +29,9 @@ class NewPersonaDialog(QDialog):
         form.addRow(tr("Name"), self.name_edit)
         form.addRow(tr("Language"), self.language_box)
         form.addRow(tr("Description"), self.description_edit)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
         buttons.button(QDialogButtonBox.StandardButton.Ok).setText(tr("Create"))
         buttons.button(QDialogButtonBox.StandardButton.Cancel).setText(tr("Cancel"))
         buttons.accepted.connect(self.accept)
@@ -42,4 +44,8 @@ class NewPersonaDialog(QDialog):
         layout.addWidget(buttons)
 
     def values(self) -> tuple[str, str, str]:
-        return self.name_edit.text().strip(), self.language_box.currentData(), self.description_edit.text().strip()
+        return (
+            self.name_edit.text().strip(),
+            self.language_box.currentData(),
+            self.description_edit.text().strip(),
+        )

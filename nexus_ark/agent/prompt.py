@@ -30,4 +30,8 @@ def build_messages(persona: Persona, history: Sequence[StoredMessage], user_text
         for m in history
         if m.role in ("user", "assistant") and m.status in _PROMPT_STATUSES and m.content.strip()
     ][-limit:]
-    return [ChatMessage(role="system", content=system_prompt(persona)), *turns, ChatMessage(role="user", content=user_text)]
+    return [
+        ChatMessage(role="system", content=system_prompt(persona)),
+        *turns,
+        ChatMessage(role="user", content=user_text),
+    ]

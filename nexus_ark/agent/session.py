@@ -97,7 +97,11 @@ class ChatSession:
                     if first_at is None:
                         first_at = now
                         reply_id = store.add(
-                            speaker=self.persona.slug, role="assistant", content="", room=self.room, status="streaming"
+                            speaker=self.persona.slug,
+                            role="assistant",
+                            content="",
+                            room=self.room,
+                            status="streaming",
                         )
                     last_at = now
                     tokens += 1

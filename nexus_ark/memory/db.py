@@ -59,7 +59,7 @@ def connect(path: Path | str) -> sqlite_utils.Database:
         conn.close()
         raise DatabaseError(
             f"{where} is not a Nexus Ark memory database or is damaged: {exc}.",
-            hint="It was left untouched. Restore it from the backups/ folder, or move it aside to start afresh.",
+            hint="It was left untouched. Restore it from backups/, or move it aside to start afresh.",
         ) from exc
     return sqlite_utils.Database(conn)
 

@@ -22,7 +22,8 @@ _SOUL_TEMPLATES = {
     "en": (
         "# {name}\n\n"
         "You are {name}, a companion who lives on this person's own computer.\n\n"
-        "## Who you are\n- Warm, curious and honest.\n- You remember what matters to the person you talk with.\n\n"
+        "## Who you are\n- Warm, curious and honest.\n"
+        "- You remember what matters to the person you talk with.\n\n"
         "## How you speak\n- Short, natural replies in English.\n"
     ),
     "ja": (
@@ -75,7 +76,9 @@ class PersonaStore:
                 continue
             s = persona.settings
             infos.append(
-                PersonaInfo(slug=slug, folder=folder, name=s.name, language=s.language, description=s.description)
+                PersonaInfo(
+                    slug=slug, folder=folder, name=s.name, language=s.language, description=s.description
+                )
             )
         return infos
 
@@ -95,7 +98,9 @@ class PersonaStore:
         try:
             soul = soul_file.read_text(encoding="utf-8") if soul_file.exists() else ""
         except (OSError, UnicodeDecodeError) as exc:
-            raise PersonaError(f"Cannot read the soul file {soul_file}: {exc}.", hint="Save it as UTF-8 text.") from exc
+            raise PersonaError(
+                f"Cannot read the soul file {soul_file}: {exc}.", hint="Save it as UTF-8 text."
+            ) from exc
         return Persona(slug=slug, folder=folder, settings=settings, soul=soul)
 
     def create(self, name: str, language: str = "en", description: str = "") -> Persona:
@@ -109,7 +114,9 @@ class PersonaStore:
         slug = slugify(name, set(self.slugs()))
         folder = self.root / slug
         folder.mkdir(parents=True)
-        (folder / SOUL_FILE).write_text(_SOUL_TEMPLATES[settings.language].format(name=name), encoding="utf-8")
+        (folder / SOUL_FILE).write_text(
+            _SOUL_TEMPLATES[settings.language].format(name=name), encoding="utf-8"
+        )
         save_toml_model(folder / SETTINGS_FILE, settings)
         return self.load(slug)
 

@@ -30,7 +30,7 @@ _TEMPLATE_OVERHEAD_PER_MESSAGE = 8
 
 def check_gguf_file(path: Path) -> None:
     """Fail early, naming the file, before llama.cpp prints its own cryptic error."""
-    hint = "Pick another GGUF file in the persona's model settings, or set model = \"bundled\"."
+    hint = 'Pick another GGUF file in the persona\'s model settings, or set model = "bundled".'
     if not path.exists():
         raise ModelError(f"The model file {path} does not exist.", hint=hint)
     if not path.is_file():

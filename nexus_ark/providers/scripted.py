@@ -14,7 +14,9 @@ Script = Callable[[Sequence[ChatMessage]], str]
 class ScriptedBackend(ChatBackend):
     """Replies from a list (cycled) or a function of the conversation, streamed word by word."""
 
-    def __init__(self, replies: list[str] | Script, *, delay_s: float = 0.0, model_id: str = "scripted") -> None:
+    def __init__(
+        self, replies: list[str] | Script, *, delay_s: float = 0.0, model_id: str = "scripted"
+    ) -> None:
         self._replies = replies
         self._delay_s = delay_s
         self._turn = 0

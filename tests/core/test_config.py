@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
+from nexus_ark.errors import ConfigError
+
+
+def test_missing_config_gives_defaults(tmp_path: Path) -> None:
+    assert load_app_settings(tmp_path / "config.toml") == AppSettings()
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    settings = AppSettings(language="ja", last_persona="hikari", seeded_personas=["aria"])
+    save_toml_model(path, settings)
+    assert load_app_settings(path) == settings
+    assert not list(tmp_path.glob("*.tmp")), "atomic save must not leave its temp file behind"
+
+
+def test_broken_toml_names_file_and_line_and_is_not_touched(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    original = 'language = "ja"\nlast_persona = \n'
+    path.write_text(original, encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_app_settings(path)
+    message = str(err.value)
+    assert str(path) in message
+    assert "line 2" in message
+    assert path.read_text(encoding="utf-8") == original
+
+
+def test_invalid_value_names_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('language = "fr"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_app_settings(path)
+    assert "language" in str(err.value)
+    assert "'fr'" in str(err.value)
+
+
+def test_full_disk_keeps_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "config.toml"
+    save_toml_model(path, AppSettings(language="en"))
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(ConfigError) as err:
+        save_toml_model(path, AppSettings(language="ja"))
+    monkeypatch.undo()
+    assert "config.toml" in str(err.value) and "No space left" in str(err.value)
+    assert load_app_settings(path).language == "en"
+    assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]

@@ -1,0 +1,139 @@
+"""The turn engine's logic, on a scripted backend (the real model is covered in tests/integration)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.agent.prompt import build_messages
+from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
+from nexus_ark.errors import ModelError
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.personas.store import PersonaStore
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, StreamChunk
+from nexus_ark.providers.scripted import ScriptedBackend
+
+
+@pytest.fixture
+def persona(tmp_path: Path):
+    return PersonaStore(tmp_path / "personas").create("Aria")
+
+
+def _run(session: ChatSession, text: str, cancel: threading.Event | None = None) -> tuple[str, TurnResult]:
+    deltas, result = [], None
+    for item in session.send(text, cancel):
+        if isinstance(item, ReplyDelta):
+            deltas.append(item.text)
+        else:
+            result = item
+    assert result is not None
+    return "".join(deltas), result
+
+
+def test_turn_streams_and_stores_both_messages(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    session = ChatSession(persona, memory, ScriptedBackend(["Hello there, friend."]))
+    streamed, result = _run(session, "  Hi!  ")
+    assert streamed == "Hello there, friend."
+    assert result.status == "complete" and result.tokens == 3 and not result.error
+    rows = memory.messages.recent()
+    assert [(r.role, r.content, r.status) for r in rows] == [
+        ("user", "Hi!", "complete"),
+        ("assistant", "Hello there, friend.", "complete"),
+    ]
+    assert rows[1].speaker == persona.slug and rows[1].meta["model"] == "scripted"
+
+
+def test_prompt_has_soul_first_then_history_in_order(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    backend = ScriptedBackend(["one", "two"])
+    session = ChatSession(persona, memory, backend)
+    _run(session, "first")
+    _run(session, "second")
+    sent = backend.requests[-1]
+    assert sent[0].role == "system" and sent[0].content == persona.soul.strip()
+    assert [(m.role, m.content) for m in sent[1:]] == [
+        ("user", "first"),
+        ("assistant", "one"),
+        ("user", "second"),
+    ]
+
+
+def test_history_limit_keeps_the_newest_turns(persona) -> None:
+    persona.settings.conversation.history_messages = 2
+    from nexus_ark.memory.messages import StoredMessage
+
+    history = [
+        StoredMessage(
+            id=i, room="main", speaker="user", role="user", content=f"m{i}", status="complete", created_at=""
+        )
+        for i in range(5)
+    ]
+    messages = build_messages(persona, history, "now")
+    assert [m.content for m in messages[1:]] == ["m3", "m4", "now"]
+
+
+def test_stop_keeps_the_partial_reply_marked(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    cancel = threading.Event()
+    session = ChatSession(persona, memory, ScriptedBackend(["a b c d e f g h"]))
+    seen = []
+    result = None
+    for item in session.send("go", cancel):
+        if isinstance(item, ReplyDelta):
+            seen.append(item.text)
+            if len(seen) == 3:
+                cancel.set()
+        else:
+            result = item
+    assert result is not None and result.status == "stopped"
+    assert result.text == "a b c"
+    assert memory.messages.get(result.reply_id).status == "stopped"
+
+
+class _FailsMidStream(ChatBackend):
+    model_id = "failing"
+
+    def stream_chat(
+        self, messages: Sequence[ChatMessage], params: GenerationParams, cancel: threading.Event | None = None
+    ) -> Iterator[StreamChunk]:
+        yield StreamChunk("partial ")
+        yield StreamChunk("answer")
+        raise ModelError("The model ran out of memory.")
+
+
+def test_model_error_mid_stream_keeps_everything(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    session = ChatSession(persona, memory, _FailsMidStream())
+    streamed, result = _run(session, "question")
+    assert streamed == "partial answer"
+    assert result.status == "error" and "out of memory" in result.error
+    rows = memory.messages.recent()
+    assert rows[0].content == "question"
+    assert rows[1].content == "partial answer" and rows[1].status == "error"
+    assert "out of memory" in rows[1].meta["error"]
+
+
+def test_empty_reply_is_reported_not_stored_blank(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    session = ChatSession(persona, memory, ScriptedBackend([""]))
+    _streamed, result = _run(session, "hello?")
+    assert result.status == "error" and "empty" in result.error
+    assert [r.role for r in memory.messages.recent()] == ["user"]
+
+
+def test_long_reply_is_journaled_while_streaming(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    session = ChatSession(
+        persona, memory, ScriptedBackend([" ".join(["word"] * 10)], delay_s=0.01), journal_interval_s=0.02
+    )
+    snapshots = []
+    for item in session.send("talk"):
+        if isinstance(item, ReplyDelta):
+            rows = memory.messages.recent()
+            if rows[-1].role == "assistant":
+                snapshots.append((rows[-1].status, rows[-1].content))
+    assert any(status == "streaming" and content.startswith("word") for status, content in snapshots)

@@ -1,0 +1,140 @@
+"""`nexus-ark` as scripts drive it: a fresh process, the real bundled model, a temporary data dir."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.memory.store import MemoryStore
+from tests.conftest import cli_command, subprocess_env
+
+pytestmark = pytest.mark.integration
+
+
+def run_cli(*args: str, stdin: str = "", timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cli_command(*args),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=subprocess_env(),
+        encoding="utf-8",
+    )
+
+
+def test_persona_list_puts_the_persona_name_first(data_dir: Path) -> None:
+    proc = run_cli("--data-dir", str(data_dir), "persona", "list")
+    assert proc.returncode == 0, proc.stderr
+    first_fields = [line.split("\t")[0] for line in proc.stdout.splitlines()]
+    assert first_fields == ["aria", "hikari"]
+    assert "ひかり" in proc.stdout
+
+
+def test_persona_create_then_chat_with_it(data_dir: Path) -> None:
+    created = run_cli("--data-dir", str(data_dir), "persona", "create", "Mika", "--language", "ja")
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.strip() == "mika"
+    assert (data_dir / "personas" / "mika" / "persona.md").is_file()
+
+
+def test_piped_chat_answers_each_line_and_remembers(data_dir: Path) -> None:
+    proc = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "chat",
+        "--persona",
+        "aria",
+        stdin="Hello! What is your name?\nWhat do you like?\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()
+    store = MemoryStore(data_dir / "personas" / "aria" / "memory.db")
+    try:
+        rows = store.messages.recent()
+    finally:
+        store.close()
+    assert [r.role for r in rows] == ["user", "assistant", "user", "assistant"]
+    assert rows[0].content == "Hello! What is your name?"
+    assert all(r.status == "complete" and r.content for r in rows)
+    # What was printed is what was stored.
+    assert rows[1].content in proc.stdout and rows[3].content in proc.stdout
+
+
+def test_second_process_on_the_same_data_dir_is_refused(data_dir: Path) -> None:
+    holder = subprocess.Popen(
+        cli_command("--data-dir", str(data_dir), "chat", "--persona", "aria"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(),
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (data_dir / ".nexus-ark.pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        second = run_cli("--data-dir", str(data_dir), "persona", "list")
+        assert second.returncode == 2
+        assert "Another Nexus Ark" in second.stderr and str(data_dir) in second.stderr
+        assert str(holder.pid) in second.stderr
+    finally:
+        holder.communicate("", timeout=60)
+    # Once the first has gone, the data dir is free again.
+    assert run_cli("--data-dir", str(data_dir), "persona", "list").returncode == 0
+
+
+def test_broken_persona_toml_is_named_and_kept(data_dir: Path) -> None:
+    assert run_cli("--data-dir", str(data_dir), "persona", "list").returncode == 0
+    settings = data_dir / "personas" / "aria" / "persona.toml"
+    settings.write_text('name = "Aria"\nlanguage = en\n', encoding="utf-8")
+    proc = run_cli("--data-dir", str(data_dir), "chat", "--persona", "aria", stdin="hi\n")
+    assert proc.returncode == 2
+    assert str(settings) in proc.stderr and "line 2" in proc.stderr
+    assert settings.read_text(encoding="utf-8") == 'name = "Aria"\nlanguage = en\n'
+    listed = run_cli("--data-dir", str(data_dir), "persona", "list")
+    assert "aria\t(unusable)" in listed.stdout and "hikari\tひかり" in listed.stdout
+
+
+def test_missing_model_file_is_named(data_dir: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "gone.gguf"
+    proc = run_cli(
+        "--data-dir", str(data_dir), "chat", "--persona", "aria", "--model", f"gguf:{missing}", stdin="hi\n"
+    )
+    assert proc.returncode == 2
+    assert str(missing) in proc.stderr and "does not exist" in proc.stderr
+
+
+def test_any_gguf_path_works(data_dir: Path, bundled_model: Path) -> None:
+    proc = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "chat",
+        "--persona",
+        "aria",
+        "--model",
+        f"gguf:{bundled_model}",
+        stdin="Say hello.\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()
+
+
+def test_unwritable_data_dir_is_named(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    proc = run_cli("--data-dir", str(blocker / "data"), "persona", "list")
+    assert proc.returncode == 2
+    assert str(blocker / "data") in proc.stderr and "--data-dir" in proc.stderr
+
+
+def test_doctor_reports_what_works(data_dir: Path) -> None:
+    proc = run_cli("--data-dir", str(data_dir), "doctor")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = {line.split()[1]: line for line in proc.stdout.splitlines()}
+    assert lines["memory"].startswith("ok") and "sqlite-vec v0.1.9" in lines["memory"]
+    assert lines["bundled"].startswith("ok") and "SmolLM2" in lines["bundled"]
+    assert "window" in lines and "notifications" in lines

@@ -1,0 +1,124 @@
+"""The real bundled GGUF through llama.cpp, behind the provider interface."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.errors import ModelError
+from nexus_ark.providers.base import ChatMessage, GenerationParams
+from nexus_ark.providers.llama_cpp_backend import LlamaCppBackend
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def backend(bundled_model: Path):
+    b = LlamaCppBackend(bundled_model, n_ctx=1024)
+    b.ensure_ready()
+    yield b
+    b.close()
+
+
+def _messages(text: str) -> list[ChatMessage]:
+    return [
+        ChatMessage(role="system", content="You are a helpful assistant."),
+        ChatMessage(role="user", content=text),
+    ]
+
+
+def test_streams_a_real_reply_in_pieces(backend: LlamaCppBackend) -> None:
+    chunks = list(
+        backend.stream_chat(_messages("Name three colors."), GenerationParams(max_tokens=40, seed=7))
+    )
+    texts = [c.text for c in chunks if c.text]
+    assert len(texts) >= 3, "a streamed reply arrives in several chunks"
+    assert "".join(texts).strip()
+    assert chunks[-1].finish_reason in ("stop", "length")
+    assert all(c.finish_reason is None for c in chunks[:-1])
+
+
+def test_max_tokens_ends_with_length(backend: LlamaCppBackend) -> None:
+    chunks = list(
+        backend.stream_chat(_messages("Write a long story about the sea."), GenerationParams(max_tokens=5))
+    )
+    assert sum(1 for c in chunks if c.text) <= 5
+    assert chunks[-1].finish_reason == "length"
+
+
+def test_cancel_stops_between_tokens(backend: LlamaCppBackend) -> None:
+    cancel = threading.Event()
+    received = []
+    for chunk in backend.stream_chat(
+        _messages("Write a very long story about a dragon."),
+        GenerationParams(max_tokens=200, temperature=0.8),
+        cancel,
+    ):
+        if chunk.text:
+            received.append(chunk.text)
+            if len(received) == 3:
+                cancel.set()
+        last = chunk
+    assert last.finish_reason == "cancelled"
+    assert len(received) < 10
+    # The model is free again for the next request.
+    assert any(c.text for c in backend.stream_chat(_messages("Hi"), GenerationParams(max_tokens=4)))
+
+
+def test_long_history_is_trimmed_to_the_context(backend: LlamaCppBackend) -> None:
+    history = [ChatMessage(role="system", content="You are terse.")]
+    for i in range(60):
+        history.append(ChatMessage(role="user", content=f"Message number {i} with some filler words " * 3))
+        history.append(ChatMessage(role="assistant", content="Noted."))
+    history.append(ChatMessage(role="user", content="Say OK."))
+    chunks = list(backend.stream_chat(history, GenerationParams(max_tokens=8)))
+    assert chunks[-1].finish_reason in ("stop", "length")
+
+
+def test_two_threads_share_one_model_safely(backend: LlamaCppBackend) -> None:
+    results: dict[int, str] = {}
+
+    def ask(i: int) -> None:
+        results[i] = "".join(
+            c.text
+            for c in backend.stream_chat(_messages(f"Count to {i + 2}."), GenerationParams(max_tokens=12))
+        )
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert len(results) == 3 and all(results.values())
+
+
+def test_missing_model_file_is_named(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.gguf"
+    with pytest.raises(ModelError) as err:
+        LlamaCppBackend(missing)
+    assert str(missing) in str(err.value) and "does not exist" in str(err.value)
+
+
+def test_not_a_gguf_file_is_named(tmp_path: Path) -> None:
+    bogus = tmp_path / "model.gguf"
+    bogus.write_bytes(b"<html>404 not found</html>" * 10)
+    with pytest.raises(ModelError) as err:
+        LlamaCppBackend(bogus)
+    assert str(bogus) in str(err.value) and "not a GGUF" in str(err.value)
+
+
+def test_truncated_gguf_fails_to_load_with_a_clear_error(tmp_path: Path, bundled_model: Path) -> None:
+    truncated = tmp_path / "half.gguf"
+    with open(bundled_model, "rb") as src:
+        truncated.write_bytes(src.read(1_000_000))
+    backend = LlamaCppBackend(truncated)
+    try:
+        with pytest.raises(ModelError) as err:
+            backend.ensure_ready()
+        assert str(truncated) in str(err.value)
+        with pytest.raises(ModelError):
+            list(backend.stream_chat(_messages("hi"), GenerationParams(max_tokens=2)))
+    finally:
+        backend.close()

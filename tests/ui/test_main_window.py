@@ -1,0 +1,130 @@
+"""The window on the real bundled model: send, watch the reply stream in, find it again after a restart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QObject, Qt, Slot
+
+from nexus_ark.app import NexusApp
+from nexus_ark.memory.store import MemoryStore
+from ui import i18n
+from ui.main_window import MainWindow
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def open_window(qtbot, data_dir: Path):
+    opened: list[tuple[NexusApp, MainWindow]] = []
+
+    def factory() -> MainWindow:
+        core = NexusApp(data_dir).open()
+        i18n.set_language("en")
+        window = MainWindow(core)
+        qtbot.addWidget(window)
+        opened.append((core, window))
+        qtbot.waitUntil(lambda: window.send_button.isEnabled(), timeout=60_000)
+        return window
+
+    yield factory
+    for core, window in opened:
+        window.close()
+        core.close()
+
+
+class _UiThreadProbe(QObject):
+    """Runs a check on the UI thread for each signal (a bare lambda would run on the worker's thread)."""
+
+    def __init__(self, check) -> None:
+        super().__init__()
+        self.check = check
+        self.seen: list = []
+
+    @Slot(str)
+    def on_delta(self, text: str) -> None:
+        self.seen.append(self.check(text))
+
+
+def _send(qtbot, window: MainWindow, text: str) -> None:
+    window.input.setPlainText(text)
+    qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
+
+
+def test_message_streams_in_and_persists(qtbot, open_window, data_dir: Path) -> None:
+    window = open_window()
+    assert window.current_slug == "aria"
+    assert "Model: SmolLM2" in window.model_label.text()
+    probe = _UiThreadProbe(lambda _text: window.chat.streaming_text)
+    window.worker.delta.connect(probe.on_delta)
+
+    with qtbot.waitSignal(window.turn_finished, timeout=120_000) as finished:
+        _send(qtbot, window, "Tell me a short story about a lighthouse keeper.")
+        assert window.stop_button.isEnabled() and not window.send_button.isEnabled()
+    result = finished.args[0]
+
+    assert result.status in ("complete",) and result.text
+    partial_views = probe.seen
+    assert len(partial_views) >= 2, "the reply must arrive in several coalesced pieces"
+    assert len(partial_views) < result.tokens, "tokens are coalesced, not one signal each"
+    assert partial_views[0] and len(partial_views[0]) < len(result.text), "text was visible before the end"
+    assert result.text.split()[0] in window.chat.toPlainText()
+    assert window.send_button.isEnabled() and "tokens/s" in window.speed_label.text()
+
+    store = MemoryStore(data_dir / "personas" / "aria" / "memory.db")
+    try:
+        rows = store.messages.recent()
+    finally:
+        store.close()
+    assert [(r.role, r.status) for r in rows] == [("user", "complete"), ("assistant", "complete")]
+    assert rows[1].content == result.text
+
+
+def test_restart_restores_history(qtbot, open_window) -> None:
+    first = open_window()
+    with qtbot.waitSignal(first.turn_finished, timeout=120_000) as finished:
+        _send(qtbot, first, "Remember the word marmalade.")
+    reply = finished.args[0].text
+    first.close()
+    first.app.close()
+
+    second = open_window()
+    shown = second.chat.toPlainText()
+    assert "Remember the word marmalade." in shown
+    assert reply.split()[0] in shown
+    assert second.current_slug == "aria"
+
+
+def test_stop_keeps_a_marked_partial_reply(qtbot, open_window) -> None:
+    window = open_window()
+    probe = _UiThreadProbe(lambda _text: window.stop_reply())
+    window.worker.delta.connect(probe.on_delta)
+    with qtbot.waitSignal(window.turn_finished, timeout=120_000) as finished:
+        _send(qtbot, window, "Write a very long poem about every planet in the solar system.")
+    result = finished.args[0]
+    assert result.status == "stopped"
+    assert "(stopped)" in window.chat.toPlainText()
+    assert window.send_button.isEnabled()
+
+
+def test_switching_persona_shows_its_own_history(qtbot, open_window) -> None:
+    window = open_window()
+    with qtbot.waitSignal(window.turn_finished, timeout=120_000):
+        _send(qtbot, window, "Only Aria hears this.")
+    with qtbot.waitSignal(window.persona_opened, timeout=60_000):
+        window.select_persona("hikari")
+    assert window.current_slug == "hikari"
+    assert "Only Aria hears this." not in window.chat.toPlainText()
+    assert "ひかり" in window.windowTitle()
+    with qtbot.waitSignal(window.persona_opened, timeout=60_000):
+        window.select_persona("aria")
+    assert "Only Aria hears this." in window.chat.toPlainText()
+
+
+def test_japanese_ui(qtbot, open_window) -> None:
+    window = open_window()
+    window.change_language("ja")
+    assert window.send_button.text() == "送信"
+    assert window.file_menu.title() == "ファイル(&F)"
+    assert window.app.settings.language == "ja"

@@ -1,0 +1,53 @@
+"""Every string the UI shows has its Japanese, and the catalogue has nothing stale."""
+
+from __future__ import annotations
+
+import ast
+import json
+import string
+from pathlib import Path
+
+UI = Path(__file__).resolve().parents[2] / "ui"
+CATALOGUE = Path(__file__).resolve().parents[2] / "assets" / "translations" / "ja.json"
+
+
+def _ui_strings() -> set[str]:
+    found = set()
+    for path in UI.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("tr", "N_")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                found.add(node.args[0].value)
+    return found
+
+
+def _fields(text: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(text) if f}
+
+
+def test_every_ui_string_is_translated_and_none_is_stale() -> None:
+    catalogue = json.loads(CATALOGUE.read_text(encoding="utf-8"))
+    strings = _ui_strings()
+    assert len(strings) > 20
+    assert sorted(strings - catalogue.keys()) == [], "missing Japanese"
+    assert sorted(catalogue.keys() - strings) == [], "stale catalogue entries"
+    for english, japanese in catalogue.items():
+        assert (japanese.strip() and japanese != english) or not english.isascii()
+        assert _fields(english) == _fields(japanese), english
+
+
+def test_tr_switches_language() -> None:
+    from ui import i18n
+
+    i18n.set_language("ja")
+    try:
+        assert i18n.tr("Send") == "送信"
+        assert i18n.tr("Loading {name}…", name="Aria") == "Aria を読み込み中…"
+    finally:
+        i18n.set_language("en")
+    assert i18n.tr("Send") == "Send"
