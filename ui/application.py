@@ -6,10 +6,12 @@ import os
 import sys
 
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
+from nexus_ark.paths import assets_dir
 from ui import i18n
 from ui.i18n import tr
 
@@ -21,6 +23,7 @@ def run_window(data_dir: str | None) -> int:
     qt_app = QApplication.instance() or QApplication(sys.argv)
     qt_app.setApplicationName("Nexus Ark")
     qt_app.setOrganizationName("NexusArk")
+    qt_app.setWindowIcon(QIcon(str(assets_dir() / "icons" / "app.png")))
     core = NexusApp(data_dir)
     try:
         core.open()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QThread, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QIcon, QKeyEvent
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -23,7 +23,6 @@ from nexus_ark.agent.session import TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
-from nexus_ark.paths import assets_dir
 from ui import i18n
 from ui.chat_view import ChatView
 from ui.i18n import tr
@@ -60,9 +59,6 @@ class MainWindow(QMainWindow):
         self.model_name = ""
         self.streaming = False
         self._ready = False
-        icon = assets_dir() / "icons" / "app.png"
-        if icon.is_file():
-            self.setWindowIcon(QIcon(str(icon)))
         self._build_widgets()
         self._build_menus()
         self._start_worker()
