@@ -74,6 +74,8 @@ class ChatView(QTextBrowser):
         self._stream_frame = self._begin_frame(who, "assistant", None)
         self._stream_start = self._stream_frame.lastPosition()
         self._stream_text = ""
+        # A typing indicator until the first words arrive; the first append replaces it.
+        self._stream_cursor().insertHtml("<span style='color:#999'>…</span>")
 
     def append_stream(self, text: str) -> None:
         if self._stream_start is None:

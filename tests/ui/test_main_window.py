@@ -128,3 +128,30 @@ def test_japanese_ui(qtbot, open_window) -> None:
     assert window.send_button.text() == "送信"
     assert window.file_menu.title() == "ファイル(&F)"
     assert window.app.settings.language == "ja"
+
+
+# The offscreen platform cannot size a top-level dialog and says so; that is not our warning.
+@pytest.mark.qt_log_ignore("propagateSizeHints")
+def test_start_on_a_data_dir_in_use_shows_a_clear_dialog(qtbot, data_dir: Path) -> None:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from ui.application import run_window
+
+    holder = NexusApp(data_dir).open()
+    seen: list[str] = []
+
+    def read_and_close_dialog() -> None:
+        dialog = QApplication.activeModalWidget()
+        if isinstance(dialog, QMessageBox):
+            seen.append(dialog.text())
+            dialog.accept()
+        else:
+            QTimer.singleShot(50, read_and_close_dialog)
+
+    QTimer.singleShot(50, read_and_close_dialog)
+    try:
+        assert run_window(str(data_dir)) == 2
+    finally:
+        holder.close()
+    assert seen and "Another Nexus Ark" in seen[0] and str(data_dir) in seen[0]
