@@ -59,6 +59,7 @@ class MainWindow(QMainWindow):
         self.model_name = ""
         self.streaming = False
         self._ready = False
+        self._last_sent = ""
         self._build_widgets()
         self._build_menus()
         self._start_worker()
@@ -263,6 +264,7 @@ class MainWindow(QMainWindow):
         if not text or self.streaming or not self._ready:
             return
         self.input.clear()
+        self._last_sent = text
         self.chat.add_message(tr("You"), "user", text)
         self.chat.begin_stream(self.current_name)
         self.streaming = True
@@ -292,6 +294,8 @@ class MainWindow(QMainWindow):
 
     def _on_failed(self, message: str) -> None:
         self.chat.end_stream(self.chat.streaming_text, "error")
+        if not self.input.toPlainText().strip():
+            self.input.setPlainText(self._last_sent)  # the message could not be saved: give it back
         self.streaming = False
         self._set_busy(False)
         self.state_label.setText(tr("Error: {message}", message=message.splitlines()[0]))

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_ark.agent.prompt import build_messages
-from nexus_ark.errors import NexusArkError
+from nexus_ark.errors import DatabaseError, NexusArkError
+from nexus_ark.memory.db import sqlite
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
@@ -77,8 +78,15 @@ class ChatSession:
 
     def _turn(self, text: str, cancel: threading.Event | None) -> Iterator[ReplyDelta | TurnResult]:
         store = self.memory.messages
-        history = store.recent(self.room, self.persona.settings.conversation.history_messages)
-        user_id = store.add(speaker=USER_SPEAKER, role="user", content=text, room=self.room)
+        try:
+            history = store.recent(self.room, self.persona.settings.conversation.history_messages)
+            user_id = store.add(speaker=USER_SPEAKER, role="user", content=text, room=self.room)
+        except sqlite.Error as exc:
+            # Nothing was sent to the model: the caller still holds the text and can offer it again.
+            raise DatabaseError(
+                f"Could not save your message in {self.memory.path}: {exc}.",
+                hint="Free some disk space or check the folder's permissions, then send it again.",
+            ) from exc
         messages = build_messages(self.persona, history, text)
         params = self.persona.settings.model.generation_params()
 

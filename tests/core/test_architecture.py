@@ -31,3 +31,15 @@ raise SystemExit(main(["--data-dir", {str(tmp_path)!r}, "persona", "list"]))
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].split("\t")[0] == "aria"
+
+
+def test_headless_entry_point_never_imports_qt(tmp_path: Path) -> None:
+    script = f"""
+import sys
+sys.modules["PySide6"] = None
+from ui.launch import main
+raise SystemExit(main(["--data-dir", {str(tmp_path)!r}, "persona", "list"]))
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "aria" in proc.stdout

@@ -137,3 +137,16 @@ def test_long_reply_is_journaled_while_streaming(persona, tmp_path: Path) -> Non
             if rows[-1].role == "assistant":
                 snapshots.append((rows[-1].status, rows[-1].content))
     assert any(status == "streaming" and content.startswith("word") for status, content in snapshots)
+
+
+def test_unsavable_message_is_reported_before_the_model_runs(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    backend = ScriptedBackend(["never"])
+    session = ChatSession(persona, memory, backend)
+    memory.db.execute("pragma query_only = 1")  # writes now fail the way a full or read-only disk does
+    from nexus_ark.errors import DatabaseError
+
+    with pytest.raises(DatabaseError) as err:
+        list(session.send("keep me"))
+    assert "m.db" in str(err.value)
+    assert backend.requests == []
