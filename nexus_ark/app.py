@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from pathlib import Path
+from typing import Literal
 
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
@@ -15,12 +16,16 @@ from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
 from nexus_ark.errors import ModelError, PersonaError
 from nexus_ark.instance_lock import InstanceLock
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.model_config import ModelConfig
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import PersonaInfo
-from nexus_ark.personas.store import PersonaStore
-from nexus_ark.providers.registry import BackendFactory, BackendPool, ModelSpec, default_factory
+from nexus_ark.personas.store import Persona, PersonaStore
+from nexus_ark.providers.base import ChatBackend
+from nexus_ark.providers.registry import BackendFactory, BackendPool, default_factory
 
 log = logging.getLogger(__name__)
+
+Purpose = Literal["chat", "internal"]
 
 
 class NexusApp:
@@ -97,29 +102,74 @@ class NexusApp:
         persona = self.personas.create(name, language, description)
         return next(p for p in self.list_personas() if p.slug == persona.slug)
 
+    # -- models -----------------------------------------------------------------------------------
+    def model_config(self, persona: Persona, purpose: Purpose = "chat") -> ModelConfig:
+        """Per-purpose routing: the persona's choice, else the app default; internal falls back to chat."""
+        chat = persona.settings.model
+        if chat.is_default():
+            default = self.settings.chat_model
+            chat_config = default.model_copy(
+                update={"context_size": chat.context_size, "state_cache_mb": chat.state_cache_mb}
+            )
+        else:
+            chat_config = ModelConfig.model_validate(chat.model_dump(include=set(ModelConfig.model_fields)))
+        if purpose == "chat":
+            return chat_config
+        for candidate in (persona.settings.internal_model, self.settings.internal_model):
+            if candidate is not None and not candidate.is_default():
+                return candidate
+        return chat_config
+
+    def backend(self, config: ModelConfig) -> ChatBackend:
+        """The shared backend for a model, ready to use.
+
+        Blocks (model load, server check): never call it on the UI thread."""
+        backend = self.pool.get(config)
+        try:
+            backend.ensure_ready()
+        except ModelError:
+            self.pool.discard(config)
+            raise
+        return backend
+
     # -- sessions ---------------------------------------------------------------------------------
-    def session(self, slug: str, model_override: str | None = None) -> ChatSession:
+    def session(
+        self, slug: str, model_override: str | None = None, api_base: str | None = None
+    ) -> ChatSession:
         """Open (or return the open) conversation with a persona. Blocks while the model loads:
         call it from a worker, never from the UI thread."""
         with self._sessions_lock:
             existing = self._sessions.get(slug)
-            if existing is not None and model_override is None:
+            if existing is not None and model_override is None and api_base is None:
                 return existing
             persona = self.personas.load(slug)
-            spec = ModelSpec.parse(model_override or persona.settings.model.spec)
-            n_ctx = persona.settings.model.context_size
-            backend = self.pool.get(spec, n_ctx)
-            try:
-                backend.ensure_ready()
-            except ModelError:
-                self.pool.discard(spec, n_ctx)
-                raise
+            config = self.model_config(persona, "chat")
+            if model_override or api_base:
+                config = config.model_copy(
+                    update={"spec": model_override or config.spec, "api_base": api_base or config.api_base}
+                )
+                config = ModelConfig.model_validate(config.model_dump())  # validate the override too
+            backend = self.backend(config)
             memory = MemoryStore(persona.memory_path, self.clock)
             if existing is not None:
                 existing.memory.close()
             session = ChatSession(persona, memory, backend)
             self._sessions[slug] = session
             return session
+
+    def save_persona_models(self, slug: str, chat: dict, internal: ModelConfig | None) -> None:
+        """Write a persona's model choice to its persona.toml; the next session uses it."""
+        from nexus_ark.config import save_toml_model
+        from nexus_ark.personas.model import SETTINGS_FILE, ModelSettings
+
+        persona = self.personas.load(slug)
+        merged = ModelSettings.model_validate({**persona.settings.model.model_dump(), **chat})
+        settings = persona.settings.model_copy(update={"model": merged, "internal_model": internal})
+        save_toml_model(persona.folder / SETTINGS_FILE, settings)
+        with self._sessions_lock:
+            session = self._sessions.pop(slug, None)
+        if session is not None:
+            session.memory.close()
 
     def close(self) -> None:
         with self._sessions_lock:

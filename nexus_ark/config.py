@@ -12,6 +12,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nexus_ark.errors import ConfigError
+from nexus_ark.model_config import ModelConfig
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -26,6 +27,9 @@ class AppSettings(BaseModel):
     # Shipped personas already copied into this data dir; a persona the user deleted stays deleted.
     seeded_personas: list[str] = Field(default_factory=list)
     stream_coalesce_ms: int = Field(default=40, ge=10, le=500)
+    # Defaults for personas whose persona.toml leaves the model spec empty.
+    chat_model: ModelConfig = Field(default_factory=lambda: ModelConfig(spec="bundled"))
+    internal_model: ModelConfig | None = None
 
 
 def describe_validation_error(path: Path, exc: ValidationError) -> str:

@@ -37,3 +37,47 @@ class ModelError(NexusArkError):
 
 class DatabaseError(NexusArkError):
     """A memory database cannot be opened or is from a newer version."""
+
+
+class ProviderError(ModelError):
+    """A model backend failed. `transient` errors may succeed when retried (after a backoff)."""
+
+    transient = False
+
+
+class ProviderUnavailableError(ProviderError):
+    """The server cannot be reached (not running, wrong address, refused)."""
+
+    transient = True
+
+
+class ModelNotInstalledError(ProviderError):
+    """The server runs but does not have the model asked for."""
+
+
+class MissingApiKeyError(ProviderError):
+    """A provider that needs a key has none configured."""
+
+
+class ProviderTimeoutError(ProviderError):
+    """No first token, or no next token, within the configured time."""
+
+    transient = True
+
+
+class ProviderProtocolError(ProviderError):
+    """The server answered with something that is not the documented wire format."""
+
+
+class ProviderHTTPError(ProviderError):
+    """The server answered with an HTTP error status."""
+
+    def __init__(self, message: str, *, status: int, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        # 408/425/429 and 5xx are worth another try; 4xx mean the request itself is wrong.
+        self.transient = status in (408, 425, 429) or status >= 500
+
+
+class StructuredOutputError(ModelError):
+    """The model's answer did not validate against the requested schema, even after a repair attempt."""

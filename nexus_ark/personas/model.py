@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from nexus_ark.model_config import ModelConfig
 from nexus_ark.providers.base import GenerationParams
 
 SOUL_FILE = "persona.md"
@@ -14,11 +15,9 @@ SETTINGS_FILE = "persona.toml"
 MEMORY_FILE = "memory.db"
 
 
-class ModelSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class ModelSettings(ModelConfig):
+    """The persona's chat model and how it samples. An empty spec uses the app's default chat model."""
 
-    spec: str = Field(default="bundled", description='"bundled" or "gguf:/path/to/model.gguf"')
-    context_size: int = Field(default=4096, ge=512, le=262144)
     temperature: float = Field(default=0.7, ge=0.0, le=2.0)
     top_p: float = Field(default=0.95, gt=0.0, le=1.0)
     repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0)
@@ -48,6 +47,8 @@ class PersonaSettings(BaseModel):
     language: Literal["en", "ja"] = "en"
     description: str = ""
     model: ModelSettings = Field(default_factory=ModelSettings)
+    # Emotion detection, dreaming, summaries, entity extraction; unset = the chat model.
+    internal_model: ModelConfig | None = None
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
 
 

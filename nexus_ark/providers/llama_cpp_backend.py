@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from nexus_ark.errors import ModelError
-from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, StreamChunk
+from nexus_ark.providers.base import (
+    ChatBackend,
+    ChatMessage,
+    GenerationParams,
+    StreamChunk,
+    ToolSpec,
+    openai_messages,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +56,29 @@ def check_gguf_file(path: Path) -> None:
 
 @dataclass
 class _Job:
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     params: GenerationParams
     cancel: threading.Event
+    json_schema: dict[str, Any] | None = None
     out: queue.SimpleQueue[Any] = field(default_factory=queue.SimpleQueue)
 
 
 class LlamaCppBackend(ChatBackend):
-    def __init__(self, model_path: Path, *, n_ctx: int = 4096, n_threads: int | None = None) -> None:
+    """`state_cache_mb` > 0 keeps the KV state of recent prompts in RAM, so a chat turn that follows an
+    internal request (emotion, dreaming) on the same model still reuses the chat's cached prefix."""
+
+    structured_mode = "schema"  # JSON-schema-constrained decoding (a grammar built from the schema)
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        state_cache_mb: int = 0,
+    ) -> None:
         check_gguf_file(model_path)
+        self.state_cache_mb = state_cache_mb
         self.model_path = model_path
         self.model_id = f"gguf:{model_path.name}"
         self.n_ctx = n_ctx
@@ -85,11 +106,14 @@ class LlamaCppBackend(ChatBackend):
         messages: Sequence[ChatMessage],
         params: GenerationParams,
         cancel: threading.Event | None = None,
+        *,
+        json_schema: dict[str, Any] | None = None,
+        tools: Sequence[ToolSpec] | None = None,
     ) -> Iterator[StreamChunk]:
         if self._closed:
             raise ModelError(f"The model {self.model_path.name} has been unloaded.")
         self.ensure_ready()
-        job = _Job([m.model_dump() for m in messages], params, threading.Event())
+        job = _Job(openai_messages(messages), params, threading.Event(), json_schema)
         outer_cancel = cancel
         self._jobs.put(job)
         finished = False
@@ -150,20 +174,25 @@ class LlamaCppBackend(ChatBackend):
         from llama_cpp import Llama  # heavy import, kept off the caller's thread
 
         try:
-            return Llama(
+            llm = Llama(
                 model_path=str(self.model_path),
                 n_ctx=self.n_ctx,
                 n_threads=self.n_threads,
                 n_threads_batch=self.n_threads,
                 verbose=False,
             )
+            if self.state_cache_mb > 0:
+                from llama_cpp import LlamaRAMCache
+
+                llm.set_cache(LlamaRAMCache(capacity_bytes=self.state_cache_mb << 20))
+            return llm
         except Exception as exc:
             raise ModelError(
                 f"llama.cpp could not load the model file {self.model_path}: {exc}",
                 hint="The file may be damaged or made for a newer llama.cpp; try another GGUF file.",
             ) from exc
 
-    def _fit_to_context(self, messages: list[dict[str, str]], max_tokens: int) -> list[dict[str, str]]:
+    def _fit_to_context(self, messages: list[dict[str, Any]], max_tokens: int) -> list[dict[str, Any]]:
         """Drop the oldest turns (never the system prompt or the newest message) until the prompt fits."""
         budget = self.n_ctx - max_tokens
         costs = [
@@ -197,6 +226,7 @@ class LlamaCppBackend(ChatBackend):
             repeat_penalty=p.repeat_penalty,
             stop=p.stop or None,
             seed=p.seed,
+            response_format={"type": "json_object", "schema": job.json_schema} if job.json_schema else None,
         )
         finish: str | None = None
         try:

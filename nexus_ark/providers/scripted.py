@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
-from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, StreamChunk
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, StreamChunk, ToolSpec
 
 Script = Callable[[Sequence[ChatMessage]], str]
 
@@ -35,6 +36,9 @@ class ScriptedBackend(ChatBackend):
         messages: Sequence[ChatMessage],
         params: GenerationParams,
         cancel: threading.Event | None = None,
+        *,
+        json_schema: dict[str, Any] | None = None,
+        tools: Sequence[ToolSpec] | None = None,
     ) -> Iterator[StreamChunk]:
         self.requests.append(list(messages))
         words = self._reply_for(messages).split(" ")

@@ -1,0 +1,111 @@
+"""Which model to use, where it runs and how long to wait for it: the settings every layer shares.
+
+Kept at the bottom (no imports from the rest of the core) so app settings and persona settings can both
+hold model choices.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from nexus_ark.errors import ModelError
+
+BUNDLED = "bundled"
+Kind = Literal["bundled", "gguf", "ollama", "litellm"]
+SPEC_USAGE = 'Use "bundled", "gguf:/path/to/model.gguf", "ollama:MODEL" or "litellm:PROVIDER/MODEL".'
+_ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+
+class ModelSpec(BaseModel):
+    kind: Kind
+    target: str = ""
+
+    @classmethod
+    def parse(cls, spec: str) -> ModelSpec:
+        spec = spec.strip()
+        if spec in ("", BUNDLED):
+            return cls(kind=BUNDLED)
+        kind, sep, target = spec.partition(":")
+        if not sep or not target.strip():
+            raise ModelError(f"The model setting {spec!r} is not understood.", hint=SPEC_USAGE)
+        if kind not in ("gguf", "ollama", "litellm"):
+            raise ModelError(f"The model backend {kind!r} in {spec!r} is not known.", hint=SPEC_USAGE)
+        return cls(kind=kind, target=target.strip())  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return BUNDLED if self.kind == BUNDLED else f"{self.kind}:{self.target}"
+
+
+def is_key_reference(value: str) -> bool:
+    """A key reference is "${ENV_VAR}" or "keyring:SERVICE/NAME" (or empty: the provider's usual variable)."""
+    return not value or bool(_ENV_REF.match(value)) or value.startswith("keyring:")
+
+
+def env_reference(value: str) -> str | None:
+    m = _ENV_REF.match(value or "")
+    return m.group(1) if m else None
+
+
+class Timeouts(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    connect_s: float = Field(default=5.0, gt=0)
+    first_token_s: float = Field(default=120.0, gt=0)
+    between_tokens_s: float = Field(default=30.0, gt=0)
+
+
+class ModelConfig(BaseModel):
+    """Which model, where, and how long to wait for it. An empty spec means "the default"."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str = Field(
+        default="", description='"bundled", "gguf:PATH", "ollama:NAME", "litellm:MODEL"; "" = default'
+    )
+    api_base: str = Field(default="", description="server URL for Ollama or an OpenAI-compatible server")
+    api_key: str = Field(
+        default="", description='a reference: "${ENV_VAR}" or "keyring:SERVICE/NAME"; never a key'
+    )
+    context_size: int = Field(default=4096, ge=512, le=262144)
+    # llama.cpp only: keep the KV state of recent prompts in RAM, so internal requests (emotion, dreaming)
+    # on the same model do not evict the conversation's cached prefix.
+    state_cache_mb: int = Field(default=256, ge=0, le=65536)
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+
+    @field_validator("spec")
+    @classmethod
+    def _valid_spec(cls, value: str) -> str:
+        if value.strip():
+            try:
+                ModelSpec.parse(value)
+            except ModelError as exc:
+                raise ValueError(exc.message) from None
+        return value.strip()
+
+    @field_validator("api_key")
+    @classmethod
+    def _key_is_reference(cls, value: str) -> str:
+        if not is_key_reference(value):
+            raise ValueError(
+                'this looks like a plain API key; use "${ENV_VAR}" or save it in the OS keyring '
+                "from the model settings"
+            )
+        return value
+
+    def parsed(self) -> ModelSpec:
+        return ModelSpec.parse(self.spec)
+
+    def is_default(self) -> bool:
+        return not self.spec
+
+    def pool_key(self) -> tuple[str, ...]:
+        return (
+            str(self.parsed()),
+            self.api_base,
+            self.api_key,
+            str(self.context_size),
+            str(self.state_cache_mb),
+        )

@@ -1,0 +1,223 @@
+"""Models served by Ollama, through the official ollama client: streaming chat, tools, schemas, embeddings."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from nexus_ark.errors import (
+    ModelNotInstalledError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderProtocolError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+)
+from nexus_ark.providers.base import (
+    ChatBackend,
+    ChatMessage,
+    GenerationParams,
+    StreamChunk,
+    ToolCall,
+    ToolSpec,
+)
+from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts, guarded_stream
+
+DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+class OllamaModelInfo(BaseModel):
+    name: str
+    size_bytes: int = 0
+    parameter_size: str = ""
+    family: str = ""
+
+
+def _same_model(a: str, b: str) -> bool:
+    """Ollama treats "qwen2.5" and "qwen2.5:latest" as one model."""
+    return (a if ":" in a else f"{a}:latest") == (b if ":" in b else f"{b}:latest")
+
+
+class OllamaBackend(ChatBackend):
+    native_tools = True
+    structured_mode = "schema"
+
+    def __init__(
+        self,
+        model: str,
+        host: str = DEFAULT_HOST,
+        *,
+        timeouts: Timeouts | None = None,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.model = model
+        self.host = (host or DEFAULT_HOST).rstrip("/")
+        self.model_id = f"ollama:{model}"
+        self.timeouts = timeouts or Timeouts()
+        self.retry = retry or RetryPolicy()
+        self._client_obj: Any = None
+
+    def describe(self) -> str:
+        return f"{self.model} (Ollama)"
+
+    # -- client and errors ------------------------------------------------------------------------
+    def _client(self) -> Any:
+        if self._client_obj is None:
+            import httpx
+            from ollama import Client
+
+            t = self.timeouts
+            read = max(t.first_token_s, t.between_tokens_s)  # the guard enforces the finer limits
+            self._client_obj = Client(host=self.host, timeout=httpx.Timeout(read, connect=t.connect_s))
+        return self._client_obj
+
+    def _translate(self, exc: BaseException) -> ProviderError:
+        import httpx
+        from ollama import ResponseError
+
+        where = f"Ollama at {self.host}"
+        if isinstance(exc, ProviderError):
+            return exc
+        if isinstance(exc, ConnectionError | httpx.ConnectError | httpx.ConnectTimeout):
+            return ProviderUnavailableError(
+                f"Ollama is not running at {self.host}.",
+                hint="Start Ollama (or fix the address in the persona's model settings) and try again.",
+            )
+        if isinstance(exc, ResponseError):
+            if exc.status_code == 404 or "not found" in str(exc.error).lower():
+                return ModelNotInstalledError(
+                    f"The model {self.model} is not installed in {where}.",
+                    hint=f"Install it with: ollama pull {self.model}",
+                )
+            return ProviderHTTPError(
+                f"{where} answered HTTP {exc.status_code}: {exc.error}", status=exc.status_code
+            )
+        if isinstance(exc, httpx.TimeoutException):
+            return ProviderTimeoutError(f"{where} did not answer in time ({type(exc).__name__}).")
+        if isinstance(exc, json.JSONDecodeError):
+            return ProviderProtocolError(
+                f"{where} sent a malformed stream chunk: {exc.msg} in {exc.doc[:80]!r}."
+            )
+        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+            err = ProviderProtocolError(f"The connection to {where} closed in the middle of the reply.")
+            err.transient = True
+            return err
+        return ProviderError(f"{where} failed: {type(exc).__name__}: {exc}")
+
+    # -- models -----------------------------------------------------------------------------------
+    def list_models(self) -> list[OllamaModelInfo]:
+        try:
+            listed = self._client().list()
+        except Exception as exc:
+            raise self._translate(exc) from exc
+        out = []
+        for m in listed.models:
+            details = m.details
+            out.append(
+                OllamaModelInfo(
+                    name=m.model or "",
+                    size_bytes=int(m.size or 0),
+                    parameter_size=(details.parameter_size or "") if details else "",
+                    family=(details.family or "") if details else "",
+                )
+            )
+        return out
+
+    def ensure_ready(self) -> None:
+        names = [m.name for m in self.list_models()]
+        if not any(_same_model(self.model, n) for n in names):
+            installed = ", ".join(names) or "none"
+            raise ModelNotInstalledError(
+                f"The model {self.model} is not installed in Ollama at {self.host} (installed: {installed}).",
+                hint=f"Install it with: ollama pull {self.model}",
+            )
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        try:
+            response = self._client().embed(model=self.model, input=list(texts))
+        except Exception as exc:
+            raise self._translate(exc) from exc
+        return [list(v) for v in response.embeddings]
+
+    # -- chat -------------------------------------------------------------------------------------
+    @staticmethod
+    def _messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+        out = []
+        for m in messages:
+            item: dict[str, Any] = {"role": m.role, "content": m.content}
+            if m.tool_calls:
+                item["tool_calls"] = [
+                    {"function": {"name": c.name, "arguments": c.arguments}} for c in m.tool_calls
+                ]
+            if m.role == "tool" and m.name:
+                item["tool_name"] = m.name
+            out.append(item)
+        return out
+
+    def stream_chat(
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        *,
+        json_schema: dict[str, Any] | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+    ) -> Iterator[StreamChunk]:
+        options: dict[str, Any] = {
+            "num_predict": params.max_tokens,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "repeat_penalty": params.repeat_penalty,
+        }
+        if params.stop:
+            options["stop"] = params.stop
+        if params.seed is not None:
+            options["seed"] = params.seed
+        payload = self._messages(messages)
+
+        def open_stream() -> Iterator[Any]:
+            try:
+                yield from self._client().chat(
+                    model=self.model,
+                    messages=payload,
+                    stream=True,
+                    options=options,
+                    format=json_schema,
+                    tools=[t.openai_format() for t in tools] if tools else None,
+                )
+            except Exception as exc:
+                raise self._translate(exc) from exc
+
+        finish = "stop"
+        calls: list[ToolCall] = []
+        for part in guarded_stream(
+            open_stream,
+            timeouts=self.timeouts,
+            cancel=cancel,
+            what=f"Ollama at {self.host}",
+            retry=self.retry,
+        ):
+            message = part.message
+            if message is not None and message.tool_calls:
+                for i, call in enumerate(message.tool_calls):
+                    calls.append(
+                        ToolCall(
+                            id=f"call_{len(calls) + i}",
+                            name=call.function.name,
+                            arguments=dict(call.function.arguments or {}),
+                        )
+                    )
+            if message is not None and message.content:
+                yield StreamChunk(text=message.content)
+            if part.done:
+                finish = "length" if part.done_reason == "length" else "stop"
+        if cancel is not None and cancel.is_set():
+            yield StreamChunk(finish_reason="cancelled")
+        elif calls:
+            yield StreamChunk(finish_reason="tool_calls", tool_calls=tuple(calls))
+        else:
+            yield StreamChunk(finish_reason=finish)  # type: ignore[arg-type]

@@ -1,0 +1,70 @@
+"""API keys by reference, never in plain text in a settings file.
+
+A reference is "${ENV_VAR}" (read from the environment) or "keyring:SERVICE/NAME" (the OS keyring:
+Keychain, Windows Credential Locker, Secret Service). An empty reference falls back to the provider's usual
+environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...), which LiteLLM reads by itself.
+"""
+
+from __future__ import annotations
+
+import os
+
+from nexus_ark.errors import ConfigError, MissingApiKeyError
+from nexus_ark.model_config import env_reference
+
+KEYRING_SERVICE = "nexus-ark"
+# Providers whose models need a key, and the variable LiteLLM reads for each.
+PROVIDER_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+}
+
+
+def resolve_key(reference: str, *, provider: str = "", required: bool = False) -> str | None:
+    """The key a reference points at, or None where there is none (and none is required)."""
+    key: str | None = None
+    if env := env_reference(reference):
+        key = os.environ.get(env) or None
+        source = f"the environment variable {env}"
+    elif reference.startswith("keyring:"):
+        service, _, name = reference.removeprefix("keyring:").partition("/")
+        key = _keyring_get(service or KEYRING_SERVICE, name)
+        source = f"the OS keyring entry {service}/{name}"
+    else:
+        env = PROVIDER_KEY_ENV.get(provider, "")
+        key = os.environ.get(env) if env else None
+        source = f"the environment variable {env}" if env else "the model settings"
+    if required and not key:
+        raise MissingApiKeyError(
+            f"The API key for provider {provider or 'this model'} is missing (looked in {source}).",
+            hint="Enter the key in the persona's model settings, or set the environment variable.",
+        )
+    return key
+
+
+def store_key(service_name: str, key: str) -> str:
+    """Save a key in the OS keyring and return the reference to put in settings."""
+    import keyring
+
+    try:
+        keyring.set_password(KEYRING_SERVICE, service_name, key)
+    except Exception as exc:  # keyring raises backend-specific errors
+        raise ConfigError(
+            f"The OS keyring refused to store the key: {exc}.",
+            hint="Use an environment variable reference (${OPENAI_API_KEY}) instead.",
+        ) from exc
+    return f"keyring:{KEYRING_SERVICE}/{service_name}"
+
+
+def _keyring_get(service: str, name: str) -> str | None:
+    try:
+        import keyring
+
+        return keyring.get_password(service, name)
+    except Exception:
+        return None

@@ -1,0 +1,87 @@
+"""Ask with a pydantic model, get a validated instance: also from small local models.
+
+Each backend constrains what it can: llama.cpp compiles the JSON schema into a sampling grammar, Ollama takes
+it as `format`, LiteLLM sends response_format json_schema where the provider supports it and JSON mode
+elsewhere. Whatever comes back is validated here; one repair round (the model sees its answer and the
+validation errors) follows a failure, then a StructuredOutputError names what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from nexus_ark.errors import StructuredOutputError
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
+
+M = TypeVar("M", bound=BaseModel)
+
+STRUCTURED_PARAMS = GenerationParams(max_tokens=768, temperature=0.2, top_p=0.95, repeat_penalty=1.1)
+
+
+def extract_json(text: str) -> str:
+    """The JSON object inside a reply that may wrap it in prose or a code fence."""
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if start != -1 and end > start else text.strip()
+
+
+def _instruction(schema: dict) -> str:
+    return "Answer with one JSON object only, no prose, matching this JSON schema:\n" + json.dumps(
+        schema, ensure_ascii=False
+    )
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(object)'}: {e['msg']}" for e in exc.errors()[:5]
+        )
+    return str(exc)
+
+
+def generate_structured(
+    backend: ChatBackend,
+    messages: Sequence[ChatMessage],
+    model: type[M],
+    *,
+    params: GenerationParams | None = None,
+    cancel: threading.Event | None = None,
+    repairs: int = 1,
+) -> M:
+    schema = model.model_json_schema()
+    params = params or STRUCTURED_PARAMS
+    convo = list(messages)
+    # The schema goes into the prompt as well: constrained decoding keeps the form, the prompt tells
+    # the model what the fields mean.
+    if convo and convo[0].role == "system":
+        convo[0] = ChatMessage(role="system", content=f"{convo[0].content}\n\n{_instruction(schema)}")
+    else:
+        convo.insert(0, ChatMessage(role="system", content=_instruction(schema)))
+
+    last_error = ""
+    for attempt in range(repairs + 1):
+        text = "".join(c.text for c in backend.stream_chat(convo, params, cancel, json_schema=schema))
+        try:
+            # strict=False: grammar-constrained strings may hold raw newlines, which JSON forbids but
+            # which carry no ambiguity.
+            return model.model_validate(json.loads(extract_json(text), strict=False))
+        except (ValidationError, ValueError) as exc:
+            last_error = _describe(exc)
+            if attempt == repairs:
+                break
+            convo = [
+                *convo,
+                ChatMessage(role="assistant", content=text),
+                ChatMessage(
+                    role="user",
+                    content=f"That JSON is not valid: {last_error}. Reply with only the corrected object.",
+                ),
+            ]
+    raise StructuredOutputError(
+        f"{backend.describe()} gave no valid {model.__name__} in {repairs + 1} tries: {last_error}",
+        hint="A larger model, or one with JSON-schema support, gives more reliable structured answers.",
+    )
