@@ -74,6 +74,10 @@ class ModelConfig(BaseModel):
     # on the same model do not evict the conversation's cached prefix.
     state_cache_mb: int = Field(default=256, ge=0, le=65536)
     timeouts: Timeouts = Field(default_factory=Timeouts)
+    # LiteLLM only: how to ask for JSON. "auto": json_schema where LiteLLM knows the provider supports it;
+    # for a local OpenAI-compatible server (api_base set) json_object with the schema attached, which
+    # llama.cpp's server constrains to; else plain JSON mode. Validation happens in any case.
+    structured_output: Literal["auto", "json_schema", "json_object_schema", "json_object"] = "auto"
 
     @field_validator("spec")
     @classmethod

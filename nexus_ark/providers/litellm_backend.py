@@ -55,8 +55,10 @@ class LiteLLMBackend(ChatBackend):
         api_key_ref: str = "",
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
+        structured_output: str = "auto",
     ) -> None:
         self.model = model
+        self.structured_output = structured_output
         self.provider = model.split("/", 1)[0] if "/" in model else "openai"
         self.api_base = api_base.rstrip("/")
         self.api_key_ref = api_key_ref
@@ -73,11 +75,18 @@ class LiteLLMBackend(ChatBackend):
             self._litellm = import_litellm()
             try:
                 self.native_tools = bool(self._litellm.supports_function_calling(self.model))
-                self.structured_mode = (
-                    "schema" if self._litellm.supports_response_schema(self.model) else "json"
+                knows_schema = bool(self._litellm.supports_response_schema(self.model))
+            except Exception:  # an unknown model string: assume the least
+                self.native_tools, knows_schema = False, False
+            if self.structured_output == "auto":
+                self.structured_output = (
+                    "json_schema"
+                    if knows_schema
+                    else "json_object_schema"
+                    if self.api_base
+                    else "json_object"
                 )
-            except Exception:
-                self.native_tools, self.structured_mode = False, "json"
+            self.structured_mode = "json" if self.structured_output == "json_object" else "schema"
         return self._litellm
 
     def _api_key(self) -> str | None:
@@ -94,14 +103,32 @@ class LiteLLMBackend(ChatBackend):
         return self.api_base or f"provider {self.provider}"
 
     def _translate(self, exc: BaseException) -> ProviderError:
+        """LiteLLM reports most transport failures as HTTP 500-ish errors; the cause chain says what
+        really happened, so it is read first."""
         if isinstance(exc, ProviderError):
             return exc
-        lib = self._lib()
-        ex = lib.exceptions
+        ex = self._lib().exceptions
         where = self._where()
-        status = getattr(exc, "status_code", None)
-        if isinstance(exc, ex.Timeout):
+        chain = _cause_chain(exc)
+        names = {type(e).__name__ for e in chain}
+        text = " ".join(str(e) for e in chain)
+        if isinstance(exc, ex.Timeout) or names & {"ReadTimeout", "TimeoutException", "APITimeoutError"}:
             return ProviderTimeoutError(f"{where} did not answer in time.")
+        if names & {"ConnectError", "ConnectTimeout"} or "Connection refused" in text:
+            return ProviderUnavailableError(
+                f"Cannot connect to {where}.",
+                hint="Check that the server is running and the base URL is right.",
+            )
+        if "JSONDecodeError" in names or "Unterminated string" in text or "Expecting value" in text:
+            return ProviderProtocolError(f"{where} sent a malformed stream chunk: {_short(exc)}")
+        if (
+            names & {"RemoteProtocolError", "ReadError"}
+            or "incomplete chunked read" in text
+            or "peer closed" in text
+        ):
+            err = ProviderProtocolError(f"The connection to {where} closed in the middle of the reply.")
+            err.transient = True
+            return err
         if isinstance(exc, ex.AuthenticationError):
             return ProviderHTTPError(
                 f"{where} refused the API key for {self.model}.",
@@ -110,19 +137,11 @@ class LiteLLMBackend(ChatBackend):
             )
         if isinstance(exc, ex.NotFoundError):
             return ModelNotInstalledError(f"{where} does not serve the model {self.model}.")
-        if isinstance(exc, ex.APIConnectionError):
-            return ProviderUnavailableError(
-                f"Cannot connect to {where}: {_short(exc)}",
-                hint="Check that the server is running and the base URL is right.",
-            )
+        status = getattr(exc, "status_code", None)
         if isinstance(status, int) and status >= 400:
             return ProviderHTTPError(f"{where} answered HTTP {status}: {_short(exc)}", status=status)
-        if isinstance(exc, json.JSONDecodeError | ValueError | KeyError | TypeError):
-            return ProviderProtocolError(f"{where} sent a malformed stream chunk: {_short(exc)}")
         err = ProviderError(f"{where} failed: {type(exc).__name__}: {_short(exc)}")
-        err.transient = isinstance(
-            exc, ex.APIConnectionError | ex.ServiceUnavailableError | ex.InternalServerError
-        )
+        err.transient = isinstance(exc, ex.APIConnectionError | ex.ServiceUnavailableError)
         return err
 
     def stream_chat(
@@ -155,14 +174,12 @@ class LiteLLMBackend(ChatBackend):
         if key:
             kwargs["api_key"] = key
         if json_schema is not None:
-            kwargs["response_format"] = (
-                {
-                    "type": "json_schema",
-                    "json_schema": {"name": "answer", "schema": json_schema, "strict": True},
-                }
-                if self.structured_mode == "schema"
-                else {"type": "json_object"}
-            )
+            fmt = _response_format(self.structured_output, json_schema)
+            if self.structured_output == "json_object_schema":
+                # Sent as raw body: LiteLLM would rewrite a json_object format that carries a schema.
+                kwargs["extra_body"] = {"response_format": fmt}
+            else:
+                kwargs["response_format"] = fmt
         if tools and self.native_tools:
             kwargs["tools"] = [t.openai_format() for t in tools]
 
@@ -206,6 +223,14 @@ class LiteLLMBackend(ChatBackend):
             yield StreamChunk(finish_reason="length" if finish == "length" else "stop")
 
 
+def _response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any]:
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_object"}
+
+
 def _parse_call(slot: dict[str, str]) -> ToolCall:
     try:
         arguments = json.loads(slot["arguments"] or "{}")
@@ -216,6 +241,19 @@ def _parse_call(slot: dict[str, str]) -> ToolCall:
     return ToolCall(
         id=slot["id"], name=slot["name"], arguments=arguments if isinstance(arguments, dict) else {}
     )
+
+
+def _cause_chain(exc: BaseException) -> list[BaseException]:
+    """The exception, what caused it, and what LiteLLM wrapped (original_exception), without loops."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or any(current is s for s in seen) or len(seen) > 20:
+            continue
+        seen.append(current)
+        todo.extend([current.__cause__, current.__context__, getattr(current, "original_exception", None)])
+    return seen
 
 
 def _short(exc: BaseException) -> str:

@@ -1,0 +1,128 @@
+"""The LiteLLM backend over real HTTP: llama-cpp-python's OpenAI-compatible server serving the bundled model
+on 127.0.0.1, and the loopback fault server for what real servers do when things go wrong."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from nexus_ark.errors import (
+    MissingApiKeyError,
+    ProviderHTTPError,
+    ProviderProtocolError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+)
+from nexus_ark.mind.schemas import DreamInsight, EmotionReading
+from nexus_ark.providers.base import ChatMessage, GenerationParams
+from nexus_ark.providers.litellm_backend import LiteLLMBackend
+from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts
+from nexus_ark.providers.structured import generate_structured
+from tests.integration.conftest import free_port
+
+pytestmark = pytest.mark.integration
+FAST = Timeouts(connect_s=2, first_token_s=10, between_tokens_s=1)
+
+
+def _ask(text: str) -> list[ChatMessage]:
+    return [ChatMessage(role="system", content="You are helpful."), ChatMessage(role="user", content=text)]
+
+
+def test_streams_from_a_real_openai_compatible_server(llama_server: str) -> None:
+    backend = LiteLLMBackend("openai/local", api_base=llama_server)
+    backend.ensure_ready()
+    chunks = list(backend.stream_chat(_ask("Name two animals."), GenerationParams(max_tokens=32, seed=5)))
+    texts = [c.text for c in chunks if c.text]
+    assert len(texts) >= 3 and "".join(texts).strip()
+    assert chunks[-1].finish_reason in ("stop", "length")
+
+
+def test_structured_output_through_the_server(llama_server: str) -> None:
+    backend = LiteLLMBackend("openai/local", api_base=llama_server)
+    reading = generate_structured(backend, _ask("I lost my keys again, I am so angry."), EmotionReading)
+    assert isinstance(reading, EmotionReading)
+    insight = generate_structured(
+        backend, _ask("Reflect on a day spent talking about gardening with the user."), DreamInsight
+    )
+    assert insight.strategy.strip()
+
+
+def test_cancel_mid_stream(llama_server: str) -> None:
+    backend = LiteLLMBackend("openai/local", api_base=llama_server)
+    cancel = threading.Event()
+    texts = []
+    for chunk in backend.stream_chat(
+        _ask("Tell a very long story."), GenerationParams(max_tokens=200), cancel
+    ):
+        if chunk.text:
+            texts.append(chunk.text)
+            if len(texts) == 2:
+                cancel.set()
+        last = chunk
+    assert last.finish_reason == "cancelled" and len(texts) < 10
+
+
+def test_missing_api_key_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    backend = LiteLLMBackend("anthropic/claude-sonnet-4-5")
+    with pytest.raises(MissingApiKeyError) as err:
+        backend.ensure_ready()
+    assert "anthropic" in str(err.value) and "ANTHROPIC_API_KEY" in str(err.value)
+
+
+def test_key_from_an_env_reference(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_OPENAI_KEY", "sk-test-123")
+    backend = LiteLLMBackend("openai/gpt-4o-mini", api_key_ref="${MY_OPENAI_KEY}")
+    assert backend._api_key() == "sk-test-123"
+
+
+def test_server_down_is_named() -> None:
+    base = f"http://127.0.0.1:{free_port()}/v1"
+    backend = LiteLLMBackend(
+        "openai/local", api_base=base, timeouts=FAST, retry=RetryPolicy(attempts=2, backoff_s=0.01)
+    )
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailableError) as err:
+        list(backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=4)))
+    assert base in str(err.value)
+    assert time.monotonic() - started < 10
+
+
+def test_http_500_is_retried_then_typed(ollama_wire) -> None:
+    before = len(ollama_wire.requests)
+    backend = LiteLLMBackend(
+        "openai/fault-500",
+        api_base=f"{ollama_wire.url}/v1",
+        timeouts=FAST,
+        retry=RetryPolicy(attempts=2, backoff_s=0.01),
+    )
+    with pytest.raises(ProviderHTTPError) as err:
+        list(backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=4)))
+    assert err.value.status == 500
+    assert len(ollama_wire.requests) - before == 2
+
+
+@pytest.mark.parametrize(
+    ("model", "error"),
+    [
+        ("fault-stall", ProviderTimeoutError),
+        ("fault-malformed", ProviderProtocolError),
+        ("fault-disconnect", ProviderProtocolError),
+    ],
+)
+def test_mid_stream_faults_are_typed_and_quick(ollama_wire, model, error) -> None:
+    backend = LiteLLMBackend(
+        f"openai/{model}",
+        api_base=f"{ollama_wire.url}/v1",
+        timeouts=FAST,
+        retry=RetryPolicy(attempts=3, backoff_s=0.01),
+    )
+    received = []
+    started = time.monotonic()
+    with pytest.raises(error):
+        for chunk in backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=8)):
+            received.append(chunk.text)
+    assert "".join(received) == "Hello", "the text before the fault reached the caller"
+    assert time.monotonic() - started < 4

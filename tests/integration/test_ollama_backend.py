@@ -1,0 +1,163 @@
+"""The Ollama backend through the real ollama client, against a loopback server speaking Ollama's wire format.
+
+No Ollama binary can be installed on this machine: tests/integration/wire_server.py speaks the documented
+/api/tags, /api/chat (NDJSON) and /api/embed routes, with replies from the real bundled model.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.agent.session import ChatSession, TurnResult
+from nexus_ark.errors import (
+    ModelNotInstalledError,
+    ProviderHTTPError,
+    ProviderProtocolError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+)
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind.schemas import EmotionReading
+from nexus_ark.personas.store import PersonaStore
+from nexus_ark.providers.base import ChatMessage, GenerationParams, ToolSpec
+from nexus_ark.providers.ollama_backend import OllamaBackend
+from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts
+from nexus_ark.providers.structured import generate_structured
+from nexus_ark.providers.tools import ToolBox, run_tool_loop
+from tests.integration.conftest import free_port
+from tests.integration.wire_server import SERVED_MODEL
+
+pytestmark = pytest.mark.integration
+FAST = Timeouts(connect_s=2, first_token_s=10, between_tokens_s=1)
+
+
+def _ask(text: str) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content=text)]
+
+
+def test_lists_installed_models(ollama_wire) -> None:
+    models = OllamaBackend(SERVED_MODEL, ollama_wire.url).list_models()
+    assert [(m.name, m.parameter_size) for m in models] == [(SERVED_MODEL, "135M")]
+    assert models[0].size_bytes == 98_000_000
+
+
+def test_streams_a_real_reply(ollama_wire) -> None:
+    backend = OllamaBackend(SERVED_MODEL, ollama_wire.url)
+    backend.ensure_ready()
+    chunks = list(backend.stream_chat(_ask("Name a fruit."), GenerationParams(max_tokens=24, seed=3)))
+    assert sum(1 for c in chunks if c.text) >= 2
+    assert chunks[-1].finish_reason in ("stop", "length")
+    sent = ollama_wire.requests[-1]
+    assert sent["stream"] is True and sent["options"]["num_predict"] == 24 and sent["options"]["seed"] == 3
+
+
+def test_structured_output_uses_format_schema(ollama_wire) -> None:
+    backend = OllamaBackend(SERVED_MODEL, ollama_wire.url)
+    reading = generate_structured(backend, _ask("I finally passed my driving test!"), EmotionReading)
+    assert isinstance(reading, EmotionReading)
+    assert ollama_wire.requests[-1]["format"]["properties"]["emotion"]["enum"][0] == "joy"
+
+
+def test_native_tool_call_round_trip(ollama_wire) -> None:
+    backend = OllamaBackend("tool-caller", ollama_wire.url)
+    tools = ToolBox()
+    seen = []
+    tools.add(
+        ToolSpec(
+            name="search_memory",
+            description="Search memory.",
+            parameters={"type": "object", "properties": {"query": {"type": "string"}}},
+        ),
+        lambda args: seen.append(args) or "Luna is the user's cat",
+    )
+    result = run_tool_loop(
+        backend, _ask("What is my cat called?"), tools, params=GenerationParams(max_tokens=32)
+    )
+    assert result.native and seen == [{"query": "cats"}]
+    assert result.text == "The tool said: Luna is the user's cat"
+    assert ollama_wire.requests[-1]["messages"][-1] == {
+        "role": "tool",
+        "content": "Luna is the user's cat",
+        "tool_name": "search_memory",
+    }
+
+
+def test_embeddings(ollama_wire) -> None:
+    vectors = OllamaBackend(SERVED_MODEL, ollama_wire.url).embed(["one", "two"])
+    assert len(vectors) == 2 and len(vectors[0]) == 8 and vectors[0] != vectors[1]
+
+
+def test_model_not_installed_says_how_to_install(ollama_wire) -> None:
+    backend = OllamaBackend("qwen2.5:7b", ollama_wire.url)
+    with pytest.raises(ModelNotInstalledError) as err:
+        backend.ensure_ready()
+    assert "qwen2.5:7b" in str(err.value) and "ollama pull qwen2.5:7b" in str(err.value)
+    with pytest.raises(ModelNotInstalledError):
+        list(backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=4)))
+
+
+def test_server_down_is_named() -> None:
+    url = f"http://127.0.0.1:{free_port()}"
+    backend = OllamaBackend(SERVED_MODEL, url, timeouts=FAST, retry=RetryPolicy(attempts=2, backoff_s=0.01))
+    with pytest.raises(ProviderUnavailableError) as err:
+        backend.ensure_ready()
+    assert f"Ollama is not running at {url}" in str(err.value)
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailableError):
+        list(backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=4)))
+    assert time.monotonic() - started < 5
+
+
+def test_http_500_is_retried_then_typed(ollama_wire) -> None:
+    before = len(ollama_wire.requests)
+    backend = OllamaBackend(
+        "fault-500", ollama_wire.url, timeouts=FAST, retry=RetryPolicy(attempts=3, backoff_s=0.01)
+    )
+    with pytest.raises(ProviderHTTPError) as err:
+        list(backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=4)))
+    assert err.value.status == 500 and err.value.transient
+    assert len(ollama_wire.requests) - before == 3, "a transient error is retried, up to the attempt limit"
+
+
+@pytest.mark.parametrize(
+    ("model", "error", "words"),
+    [
+        ("fault-stall", ProviderTimeoutError, "sent nothing for 1 s"),
+        ("fault-malformed", ProviderProtocolError, "malformed stream chunk"),
+        ("fault-disconnect", ProviderProtocolError, "closed in the middle"),
+    ],
+)
+def test_mid_stream_faults_keep_the_partial_reply(ollama_wire, tmp_path: Path, model, error, words) -> None:
+    backend = OllamaBackend(
+        model, ollama_wire.url, timeouts=FAST, retry=RetryPolicy(attempts=3, backoff_s=0.01)
+    )
+    started = time.monotonic()
+    with pytest.raises(error) as err:
+        list(backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=8), threading.Event()))
+    assert words in str(err.value)
+    assert time.monotonic() - started < 4, "no hang past the timeout, and no retry after the first token"
+
+    persona = PersonaStore(tmp_path / "p").create("Aria")
+    memory = MemoryStore(tmp_path / "m.db")
+    result = next(r for r in ChatSession(persona, memory, backend).send("hi") if isinstance(r, TurnResult))
+    assert result.status == "error" and result.text == "Hello" and words in result.error
+    stored = memory.messages.recent()[-1]
+    assert (stored.content, stored.status) == ("Hello", "error")
+
+
+def test_cancel_mid_stream(ollama_wire) -> None:
+    backend = OllamaBackend(SERVED_MODEL, ollama_wire.url)
+    cancel = threading.Event()
+    texts = []
+    for chunk in backend.stream_chat(
+        _ask("Write a long story about a fox."), GenerationParams(max_tokens=200), cancel
+    ):
+        if chunk.text:
+            texts.append(chunk.text)
+            cancel.set()
+        last = chunk
+    assert last.finish_reason == "cancelled" and len(texts) <= 3
