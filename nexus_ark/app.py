@@ -16,7 +16,7 @@ from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
 from nexus_ark.errors import ModelError, PersonaError
 from nexus_ark.instance_lock import InstanceLock
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.model_config import ModelConfig
+from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona, PersonaStore
@@ -145,6 +145,8 @@ class NexusApp:
             persona = self.personas.load(slug)
             config = self.model_config(persona, "chat")
             if model_override or api_base:
+                if model_override:
+                    ModelSpec.parse(model_override)  # a clear ModelError for a bad --model
                 config = config.model_copy(
                     update={"spec": model_override or config.spec, "api_base": api_base or config.api_base}
                 )

@@ -36,7 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument(
         "--persona", help="the persona's name as `persona list` prints it first (default: last used)"
     )
-    chat.add_argument("--model", help='use this model for the session: "bundled" or "gguf:PATH"')
+    chat.add_argument(
+        "--model",
+        metavar="SPEC",
+        help='use this model for the session: "bundled", "gguf:PATH", "ollama:NAME" or "litellm:MODEL" '
+        "(e.g. litellm:openai/local); keys come from the OS keyring or the provider's usual variable",
+    )
+    chat.add_argument("--api-base", metavar="URL", help="server address for ollama: or litellm: models")
 
     persona = sub.add_parser("persona", help="list or create personas")
     psub = persona.add_subparsers(dest="persona_command", metavar="ACTION", required=True)
@@ -92,7 +98,7 @@ def _persona(app: NexusApp, args: argparse.Namespace) -> int:
 
 def _chat(app: NexusApp, args: argparse.Namespace) -> int:
     slug = args.persona or app.default_persona()
-    session = app.session(slug, model_override=args.model)
+    session = app.session(slug, model_override=args.model, api_base=args.api_base)
     app.remember_persona(slug)
     if sys.stdin.isatty():
         return _chat_interactive(session)

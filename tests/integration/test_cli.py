@@ -138,3 +138,68 @@ def test_doctor_reports_what_works(data_dir: Path) -> None:
     assert lines["memory"].startswith("ok") and "sqlite-vec v0.1.9" in lines["memory"]
     assert lines["bundled"].startswith("ok") and "SmolLM2" in lines["bundled"]
     assert "window" in lines and "notifications" in lines
+
+
+def test_chat_through_litellm_and_an_openai_compatible_server(data_dir: Path, llama_server: str) -> None:
+    proc = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "chat",
+        "--persona",
+        "aria",
+        "--model",
+        "litellm:openai/local",
+        "--api-base",
+        llama_server,
+        stdin="Say hello.\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()
+    store = MemoryStore(data_dir / "personas" / "aria" / "memory.db")
+    try:
+        reply = store.messages.recent()[-1]
+    finally:
+        store.close()
+    assert reply.meta["model"] == "litellm:openai/local" and reply.status == "complete"
+
+
+def test_chat_through_ollama(data_dir: Path, ollama_wire) -> None:
+    proc = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "chat",
+        "--persona",
+        "aria",
+        "--model",
+        "ollama:smollm2:135m",
+        "--api-base",
+        ollama_wire.url,
+        stdin="Say hello.\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()
+
+
+def test_ollama_not_running_is_said_in_words(data_dir: Path) -> None:
+    from tests.integration.conftest import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"
+    proc = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "chat",
+        "--persona",
+        "aria",
+        "--model",
+        "ollama:qwen2.5",
+        "--api-base",
+        url,
+        stdin="hi\n",
+    )
+    assert proc.returncode == 2
+    assert f"Ollama is not running at {url}" in proc.stderr
+
+
+def test_unknown_model_spec_is_named(data_dir: Path) -> None:
+    proc = run_cli("--data-dir", str(data_dir), "chat", "--persona", "aria", "--model", "gpt4", stdin="hi\n")
+    assert proc.returncode == 2 and "'gpt4'" in proc.stderr and "litellm:" in proc.stderr
