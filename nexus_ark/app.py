@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Literal
+
+from pydantic import BaseModel
 
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
@@ -20,12 +23,19 @@ from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona, PersonaStore
-from nexus_ark.providers.base import ChatBackend
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
+from nexus_ark.providers.ollama_backend import OllamaModelInfo
 from nexus_ark.providers.registry import BackendFactory, BackendPool, default_factory
 
 log = logging.getLogger(__name__)
 
 Purpose = Literal["chat", "internal"]
+
+
+class ModelCheck(BaseModel):
+    model: str
+    reply: str
+    seconds: float
 
 
 class NexusApp:
@@ -131,6 +141,22 @@ class NexusApp:
             self.pool.discard(config)
             raise
         return backend
+
+    def check_model(self, config: ModelConfig) -> ModelCheck:
+        """Load or reach the model and have it say a few words: the settings' "Test connection"."""
+        started = time.perf_counter()
+        backend = self.backend(config)
+        params = GenerationParams(max_tokens=8, temperature=0.0)
+        reply = "".join(
+            c.text for c in backend.stream_chat([ChatMessage(role="user", content="Say OK.")], params)
+        ).strip()
+        return ModelCheck(model=backend.describe(), reply=reply, seconds=time.perf_counter() - started)
+
+    @staticmethod
+    def list_ollama_models(host: str) -> list[OllamaModelInfo]:
+        from nexus_ark.providers.ollama_backend import OllamaBackend
+
+        return OllamaBackend("", host).list_models()
 
     # -- sessions ---------------------------------------------------------------------------------
     def session(

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, TextIO
 
 from nexus_ark.errors import NexusArkError
+from nexus_ark.model_config import Timeouts
 from nexus_ark.paths import bundled_model_path, ensure_writable_dir, resolve_data_dir
 
 Status = Literal["ok", "warn", "fail"]
@@ -105,6 +106,28 @@ def check_notifications() -> Check:
     return Check("notifications", "ok", f"native notifications on {sys.platform}")
 
 
+def check_ollama(host: str = "") -> Check:
+    from nexus_ark.providers.ollama_backend import DEFAULT_HOST, OllamaBackend
+
+    host = host or os.environ.get("OLLAMA_HOST", "") or DEFAULT_HOST
+    if not host.startswith("http"):
+        host = f"http://{host}"
+    try:
+        models = OllamaBackend("", host, timeouts=Timeouts(connect_s=1.0)).list_models()
+    except NexusArkError as exc:
+        return Check("ollama", "warn", f"{exc.message} (optional: only personas set to Ollama need it)")
+    names = ", ".join(m.name for m in models[:5]) or "no models installed yet"
+    return Check("ollama", "ok", f"{host}: {names}")
+
+
+def check_litellm() -> Check:
+    if importlib.util.find_spec("litellm") is None:
+        return Check(
+            "litellm", "warn", "not installed: cloud and OpenAI-compatible providers are unavailable"
+        )
+    return Check("litellm", "ok", "installed (imported on first use)")
+
+
 def check_data_dir(data_dir: str | None) -> Check:
     path = resolve_data_dir(data_dir)
     try:
@@ -120,6 +143,8 @@ def run_checks(data_dir: str | None) -> list[Check]:
         check_data_dir(data_dir),
         check_sqlite(),
         check_model(),
+        check_ollama(),
+        check_litellm(),
         check_display(),
         check_notifications(),
     ]

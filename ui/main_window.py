@@ -78,12 +78,16 @@ class MainWindow(QMainWindow):
         self.persona_list.itemClicked.connect(self._on_persona_clicked)
         self.new_persona_button = QPushButton()
         self.new_persona_button.clicked.connect(self.new_persona)
+        self.model_button = QPushButton()
+        self.model_button.setObjectName("modelButton")
+        self.model_button.clicked.connect(self.edit_models)
         self.personas_label = QLabel()
         self.personas_label.setStyleSheet("font-weight:600")
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.addWidget(self.personas_label)
         left_layout.addWidget(self.persona_list)
+        left_layout.addWidget(self.model_button)
         left_layout.addWidget(self.new_persona_button)
 
         self.chat = ChatView()
@@ -133,6 +137,9 @@ class MainWindow(QMainWindow):
         self.quit_action.setShortcut("Ctrl+Q")
         self.quit_action.triggered.connect(self.close)
         self.file_menu.addAction(self.new_persona_action)
+        self.model_action = QAction(self)
+        self.model_action.triggered.connect(self.edit_models)
+        self.file_menu.addAction(self.model_action)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
 
@@ -171,6 +178,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"Nexus Ark — {self.current_name}" if self.current_name else "Nexus Ark")
         self.personas_label.setText(tr("Personas"))
         self.new_persona_button.setText(tr("New persona…"))
+        self.model_button.setText(tr("Model settings…"))
+        self.model_action.setText(tr("Model settings…"))
         self.input.setPlaceholderText(tr("Write a message (Enter sends, Shift+Enter for a new line)"))
         self.send_button.setText(tr("Send"))
         self.stop_button.setText(tr("Stop"))
@@ -234,6 +243,19 @@ class MainWindow(QMainWindow):
             return
         self.refresh_personas()
         self.select_persona(info.slug)
+
+    def edit_models(self) -> None:
+        if not self.current_slug or self.streaming:
+            return
+        from ui.model_dialog import ModelSettingsDialog
+
+        try:
+            dialog = ModelSettingsDialog(self.app, self.current_slug, self)
+        except NexusArkError as exc:
+            QMessageBox.warning(self, tr("Persona cannot be opened"), str(exc))
+            return
+        if dialog.exec() == ModelSettingsDialog.DialogCode.Accepted:
+            self.select_persona(self.current_slug)  # reopen on the newly chosen model
 
     def _on_opened(self, slug: str, history: list[StoredMessage], model_name: str) -> None:
         if slug != self.current_slug:
@@ -302,6 +324,7 @@ class MainWindow(QMainWindow):
 
     def _set_busy(self, busy: bool) -> None:
         self.send_button.setEnabled(not busy)
+        self.model_button.setEnabled(not self.streaming)
         self.stop_button.setEnabled(self.streaming)
         self.persona_list.setEnabled(not self.streaming)
 

@@ -1,0 +1,85 @@
+"""The per-persona model settings, driven like a person would: pick a backend, list models, test, save."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from nexus_ark.app import NexusApp
+from ui import i18n
+from ui.model_dialog import ModelSettingsDialog
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def core(data_dir: Path):
+    app = NexusApp(data_dir).open()
+    i18n.set_language("en")
+    yield app
+    app.close()
+
+
+def _choose(dialog: ModelSettingsDialog, backend: str) -> None:
+    box = dialog.chat.backend_box
+    box.setCurrentIndex(box.findData(backend))
+
+
+def test_ollama_models_listed_tested_and_saved(qtbot, core: NexusApp, ollama_wire) -> None:
+    dialog = ModelSettingsDialog(core, "aria")
+    qtbot.addWidget(dialog)
+    assert dialog.chat.backend_box.currentData() == "bundled"
+    _choose(dialog, "ollama")
+    dialog.chat.ollama_host.setText(ollama_wire.url)
+    qtbot.mouseClick(dialog.chat.refresh_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "installed" in dialog.chat.ollama_status.text(), timeout=30_000)
+    assert dialog.chat.ollama_model.itemData(0) == "smollm2:135m"
+    dialog.chat.ollama_model.setCurrentIndex(0)
+
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Works" in dialog.result_label.text(), timeout=60_000)
+    assert "smollm2:135m (Ollama)" in dialog.result_label.text()
+
+    dialog.save()
+    persona = core.personas.load("aria")
+    assert persona.settings.model.spec == "ollama:smollm2:135m"
+    assert persona.settings.model.api_base == ollama_wire.url
+    assert persona.settings.internal_model is None
+
+
+def test_errors_are_shown_in_words(qtbot, core: NexusApp, tmp_path: Path) -> None:
+    dialog = ModelSettingsDialog(core, "aria")
+    qtbot.addWidget(dialog)
+    _choose(dialog, "gguf")
+    missing = tmp_path / "missing.gguf"
+    dialog.chat.gguf_path.setText(str(missing))
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "does not exist" in dialog.result_label.text(), timeout=30_000)
+    assert str(missing) in dialog.result_label.text()
+
+    _choose(dialog, "ollama")
+    dialog.chat.ollama_host.setText("http://127.0.0.1:9")
+    qtbot.mouseClick(dialog.chat.refresh_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "not running" in dialog.chat.ollama_status.text(), timeout=30_000)
+
+
+def test_litellm_with_internal_model_and_env_key(qtbot, core: NexusApp, llama_server: str) -> None:
+    dialog = ModelSettingsDialog(core, "aria")
+    qtbot.addWidget(dialog)
+    _choose(dialog, "litellm")
+    dialog.chat.litellm_model.setText("openai/local")
+    dialog.chat.litellm_base.setText(llama_server)
+    dialog.chat.litellm_key.setText("${LOCAL_SERVER_KEY}")
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Works" in dialog.result_label.text(), timeout=60_000)
+    dialog.same_as_chat.setChecked(False)
+    assert dialog.internal.isEnabled()
+    dialog.internal.backend_box.setCurrentIndex(dialog.internal.backend_box.findData("bundled"))
+    dialog.save()
+    persona = core.personas.load("aria")
+    assert persona.settings.model.spec == "litellm:openai/local"
+    assert persona.settings.model.api_key == "${LOCAL_SERVER_KEY}"
+    assert persona.settings.internal_model.spec == "bundled"
+    assert "LOCAL_SERVER_KEY" in (persona.folder / "persona.toml").read_text()

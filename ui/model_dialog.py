@@ -1,0 +1,324 @@
+"""Per-persona model settings: which backend and model for conversation and for internal work,
+a connection test, and errors in words."""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from nexus_ark.app import ModelCheck, NexusApp
+from nexus_ark.errors import NexusArkError
+from nexus_ark.model_config import ModelConfig, ModelSpec, is_key_reference
+from nexus_ark.providers.catalogue import CatalogueEntry, load_catalogue, total_ram_gb
+from nexus_ark.providers.ollama_backend import DEFAULT_HOST, OllamaModelInfo
+from nexus_ark.providers.secrets import store_key
+from ui.i18n import tr
+from ui.tasks import run_in_background
+
+BACKENDS = ("bundled", "gguf", "ollama", "litellm")
+
+
+class ModelPicker(QWidget):
+    """Backend + model + where it runs, for one purpose (conversation or internal work)."""
+
+    def __init__(self, app: NexusApp, key_name: str, catalogue: list[CatalogueEntry], parent=None) -> None:
+        super().__init__(parent)
+        self.app = app
+        self.key_name = key_name
+        self.catalogue = catalogue
+        self.backend_box = QComboBox()
+        for code, label in zip(
+            BACKENDS,
+            (
+                tr("Bundled model (SmolLM2, works offline)"),
+                tr("GGUF file on this computer"),
+                "Ollama",  # a product name, the same in every language
+                tr("LiteLLM (cloud or OpenAI-compatible server)"),
+            ),
+            strict=True,
+        ):
+            self.backend_box.addItem(label, code)
+        self.pages = QStackedWidget()
+
+        bundled = QLabel(tr("The small model that ships with Nexus Ark. English only; fast everywhere."))
+        bundled.setWordWrap(True)
+        self.pages.addWidget(bundled)
+
+        gguf = QWidget()
+        self.gguf_path = QLineEdit()
+        self.gguf_path.setObjectName("ggufPath")
+        browse = QPushButton(tr("Browse…"))
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout(gguf)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.gguf_path, 1)
+        row.addWidget(browse)
+        self.pages.addWidget(gguf)
+
+        ollama = QWidget()
+        self.ollama_host = QLineEdit(DEFAULT_HOST)
+        self.ollama_host.setObjectName("ollamaHost")
+        self.ollama_model = QComboBox()
+        self.ollama_model.setObjectName("ollamaModel")
+        self.ollama_model.setEditable(True)
+        self.refresh_button = QPushButton(tr("List installed models"))
+        self.refresh_button.clicked.connect(self.refresh_ollama)
+        self.ollama_status = QLabel()
+        self.ollama_status.setWordWrap(True)
+        form = QFormLayout(ollama)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addRow(tr("Server"), self.ollama_host)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.ollama_model, 1)
+        model_row.addWidget(self.refresh_button)
+        form.addRow(tr("Model"), model_row)
+        form.addRow(self.ollama_status)
+        self.pages.addWidget(ollama)
+
+        litellm = QWidget()
+        self.litellm_model = QLineEdit()
+        self.litellm_model.setObjectName("litellmModel")
+        self.litellm_model.setPlaceholderText(
+            "openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, openai/local …"
+        )
+        self.litellm_base = QLineEdit()
+        self.litellm_base.setObjectName("litellmBase")
+        self.litellm_base.setPlaceholderText(
+            tr("empty for the provider's own; e.g. http://127.0.0.1:8000/v1")
+        )
+        self.litellm_key = QLineEdit()
+        self.litellm_key.setObjectName("litellmKey")
+        self.litellm_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.litellm_key.setPlaceholderText(tr("a key (saved in the OS keyring) or ${ENV_VARIABLE}"))
+        form = QFormLayout(litellm)
+        form.setContentsMargins(0, 0, 0, 0)
+        form.addRow(tr("Model"), self.litellm_model)
+        form.addRow(tr("Base URL"), self.litellm_base)
+        form.addRow(tr("API key"), self.litellm_key)
+        self.pages.addWidget(litellm)
+
+        self.backend_box.currentIndexChanged.connect(self.pages.setCurrentIndex)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.backend_box)
+        layout.addWidget(self.pages)
+        self._key_reference = ""
+        self._add_suggestions()
+
+    def _add_suggestions(self) -> None:
+        ram = total_ram_gb()
+        for entry in self.catalogue:
+            if entry.kind != "ollama":
+                continue
+            fits = entry.fits(ram)
+            note = "" if fits is None else (tr("fits in memory") if fits else tr("needs more memory"))
+            label = (
+                f"{entry.spec.removeprefix('ollama:')}  ({entry.size_gb:g} GB, {note})"
+                if note
+                else entry.spec
+            )
+            self.ollama_model.addItem(label, entry.spec.removeprefix("ollama:"))
+
+    # -- values -----------------------------------------------------------------------------------
+    def set_config(self, config: ModelConfig) -> None:
+        spec = config.parsed()
+        self.backend_box.setCurrentIndex(BACKENDS.index(spec.kind))
+        if spec.kind == "gguf":
+            self.gguf_path.setText(spec.target)
+        elif spec.kind == "ollama":
+            self.ollama_host.setText(config.api_base or DEFAULT_HOST)
+            self.ollama_model.setEditText(spec.target)
+        elif spec.kind == "litellm":
+            self.litellm_model.setText(spec.target)
+            self.litellm_base.setText(config.api_base)
+            self._key_reference = config.api_key
+            self.litellm_key.setText(config.api_key if config.api_key.startswith("${") else "")
+            if config.api_key.startswith("keyring:"):
+                self.litellm_key.setPlaceholderText(tr("saved in the OS keyring (type to replace)"))
+
+    def config(self, *, store_secrets: bool = False) -> ModelConfig:
+        """The chosen model as settings. A typed key goes to the keyring only when saving."""
+        kind = self.backend_box.currentData()
+        if kind == "bundled":
+            return ModelConfig(spec="bundled")
+        if kind == "gguf":
+            return ModelConfig(spec=f"gguf:{self.gguf_path.text().strip()}")
+        if kind == "ollama":
+            text = self.ollama_model.currentText().strip()
+            index = self.ollama_model.findText(text)
+            name = self.ollama_model.itemData(index) if index >= 0 else text
+            return ModelConfig(spec=f"ollama:{name}", api_base=self.ollama_host.text().strip())
+        typed = self.litellm_key.text().strip()
+        reference = self._key_reference
+        if typed and is_key_reference(typed):
+            reference = typed
+        elif typed and store_secrets:
+            reference = store_key(self.key_name, typed)
+        elif typed:
+            reference = ""  # an unsaved key is only used by the connection test below
+        return ModelConfig(
+            spec=f"litellm:{self.litellm_model.text().strip()}",
+            api_base=self.litellm_base.text().strip(),
+            api_key=reference,
+        )
+
+    def typed_secret(self) -> str:
+        typed = self.litellm_key.text().strip()
+        return "" if not typed or is_key_reference(typed) else typed
+
+    # -- actions ----------------------------------------------------------------------------------
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, tr("Choose a GGUF model"), "", "GGUF (*.gguf)")
+        if path:
+            self.gguf_path.setText(path)
+
+    def refresh_ollama(self) -> None:
+        host = self.ollama_host.text().strip() or DEFAULT_HOST
+        self.refresh_button.setEnabled(False)
+        self.ollama_status.setText(tr("Asking Ollama at {host}…", host=host))
+        run_in_background(lambda: self.app.list_ollama_models(host), self._on_models, self._on_models_failed)
+
+    def _on_models(self, models: list[OllamaModelInfo]) -> None:
+        self.refresh_button.setEnabled(True)
+        current = self.ollama_model.currentText()
+        self.ollama_model.clear()
+        for m in models:
+            size = f"{m.size_bytes / 1e9:.1f} GB" if m.size_bytes else ""
+            self.ollama_model.addItem(
+                f"{m.name}  ({', '.join(x for x in (m.parameter_size, size) if x)})", m.name
+            )
+        self._add_suggestions()
+        self.ollama_model.setEditText(current if current else (models[0].name if models else ""))
+        if models:
+            self.ollama_status.setText(tr("{count} models installed.", count=len(models)))
+        else:
+            self.ollama_status.setText(tr("No models installed yet: run `ollama pull qwen2.5:1.5b`."))
+
+    def _on_models_failed(self, message: str) -> None:
+        self.refresh_button.setEnabled(True)
+        self.ollama_status.setText(f"<span style='color:#b00'>{message}</span>")
+
+
+class ModelSettingsDialog(QDialog):
+    def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
+        super().__init__(parent)
+        self.app = app
+        self.slug = slug
+        persona = app.personas.load(slug)
+        self.setWindowTitle(tr("Model settings: {name}", name=persona.settings.name))
+        self.setMinimumWidth(560)
+        catalogue = load_catalogue()
+        self.chat = ModelPicker(app, f"{slug}-chat", catalogue)
+        self.chat.set_config(app.model_config(persona, "chat"))
+        self.internal = ModelPicker(app, f"{slug}-internal", catalogue)
+        internal_own = persona.settings.internal_model
+        self.same_as_chat = QCheckBox(tr("Same as the conversation model"))
+        self.same_as_chat.setChecked(internal_own is None or internal_own.is_default())
+        self.internal.set_config(
+            internal_own
+            if internal_own and not internal_own.is_default()
+            else app.model_config(persona, "chat")
+        )
+        self.internal.setEnabled(not self.same_as_chat.isChecked())
+        self.same_as_chat.toggled.connect(lambda same: self.internal.setEnabled(not same))
+
+        chat_box = QGroupBox(tr("Conversation"))
+        QVBoxLayout(chat_box).addWidget(self.chat)
+        internal_box = QGroupBox(tr("Internal work (emotions, dreaming, summaries)"))
+        internal_layout = QVBoxLayout(internal_box)
+        internal_layout.addWidget(self.same_as_chat)
+        internal_layout.addWidget(self.internal)
+
+        self.test_button = QPushButton(tr("Test connection"))
+        self.test_button.setObjectName("testButton")
+        self.test_button.clicked.connect(self.test_connection)
+        self.result_label = QLabel()
+        self.result_label.setObjectName("testResult")
+        self.result_label.setWordWrap(True)
+        self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Save).setText(tr("Save"))
+        buttons.button(QDialogButtonBox.StandardButton.Cancel).setText(tr("Cancel"))
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(chat_box)
+        layout.addWidget(internal_box)
+        test_row = QHBoxLayout()
+        test_row.addWidget(self.test_button)
+        test_row.addWidget(self.result_label, 1)
+        layout.addLayout(test_row)
+        layout.addWidget(buttons)
+
+    def test_connection(self) -> None:
+        try:
+            config = self.chat.config()
+            secret = self.chat.typed_secret()
+        except (NexusArkError, ValueError) as exc:
+            self._show_error(str(exc))
+            return
+        self.test_button.setEnabled(False)
+        self.result_label.setText(tr("Testing {model}…", model=str(ModelSpec.parse(config.spec))))
+
+        def check() -> ModelCheck:
+            if not secret:
+                return self.app.check_model(config)
+            # Try a freshly typed key without writing it anywhere: it lives in this process only
+            # for the length of the test.
+            env = f"NEXUS_ARK_TEST_KEY_{self.slug.upper().replace('-', '_')}"
+            os.environ[env] = secret
+            try:
+                return self.app.check_model(config.model_copy(update={"api_key": f"${{{env}}}"}))
+            finally:
+                os.environ.pop(env, None)
+
+        run_in_background(check, self._tested, self._show_error)
+
+    def _tested(self, result: ModelCheck) -> None:
+        self.test_button.setEnabled(True)
+        self.result_label.setText(
+            "<span style='color:#070'>"
+            + tr(
+                "Works: {model} answered “{reply}” in {seconds:.1f} s.",
+                model=result.model,
+                reply=result.reply[:40],
+                seconds=result.seconds,
+            )
+            + "</span>"
+        )
+
+    def _show_error(self, message: str) -> None:
+        self.test_button.setEnabled(True)
+        self.result_label.setText(f"<span style='color:#b00'>{message}</span>")
+
+    def save(self) -> None:
+        try:
+            chat = self.chat.config(store_secrets=True)
+            internal = None if self.same_as_chat.isChecked() else self.internal.config(store_secrets=True)
+            self.app.save_persona_models(
+                self.slug, chat.model_dump(include={"spec", "api_base", "api_key"}), internal
+            )
+        except (NexusArkError, ValueError) as exc:
+            self._show_error(str(exc))
+            return
+        self.accept()
