@@ -199,6 +199,11 @@ class NexusApp:
         if session is not None:
             session.memory.close()
 
+    def open_memory(self, slug: str) -> MemoryStore:
+        """A persona's memory on its own connection (for imports and searches; the caller closes it)."""
+        persona = self.personas.load(slug)
+        return MemoryStore(persona.memory_path, self.clock)
+
     def close(self) -> None:
         with self._sessions_lock:
             sessions, self._sessions = list(self._sessions.values()), {}

@@ -7,6 +7,7 @@ import logging
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TextIO
 
 from nexus_ark import __version__
@@ -52,6 +53,26 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--language", choices=["en", "ja"], default="en")
     create.add_argument("--description", default="")
 
+    memory = sub.add_parser("memory", help="import conversations into a persona's memory, or search it")
+    msub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
+    imp = msub.add_parser(
+        "import", help='JSON Lines: {"id", "speaker", "text", "timestamp"}; ids kept as source_id'
+    )
+    imp.add_argument("--persona", required=True)
+    imp.add_argument("file", type=Path)
+    search = msub.add_parser("search", help="hybrid recall (keywords + meaning), best first")
+    search.add_argument("--persona", required=True)
+    search.add_argument("-k", type=int, default=10, help="how many hits (default 10)")
+    search.add_argument("--json", action="store_true", help="JSON lines out")
+    search.add_argument(
+        "--queries", type=Path, help='JSON Lines of {"id", "query"}: one result line per query'
+    )
+    search.add_argument("--mode", choices=["hybrid", "fts", "vector"], default="hybrid")
+    search.add_argument("--kind", action="append", help="only these kinds (message, episode, entity, ...)")
+    search.add_argument("--since", help="only items at or after this ISO time")
+    search.add_argument("--until", help="only items at or before this ISO time")
+    search.add_argument("query", nargs="?")
+
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     return parser
 
@@ -76,6 +97,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 return _persona(app, args)
             if args.command == "chat":
                 return _chat(app, args)
+            if args.command == "memory":
+                from nexus_ark.memory_cli import run_memory_command
+
+                return run_memory_command(app, args)
     except NexusArkError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

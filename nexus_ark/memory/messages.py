@@ -42,6 +42,7 @@ class MessageStore:
         status: MessageStatus = "complete",
         source_id: str | None = None,
         meta: dict[str, Any] | None = None,
+        created_at: str | None = None,
     ) -> int:
         now = iso(self.clock.now())
         with self.db.atomic():
@@ -52,7 +53,7 @@ class MessageStore:
                     "role": role,
                     "content": content,
                     "status": status,
-                    "created_at": now,
+                    "created_at": created_at or now,
                     "updated_at": now,
                     "source_id": source_id,
                     "meta": json.dumps(meta) if meta else None,

@@ -35,6 +35,124 @@ def m001_messages(db: sqlite_utils.Database) -> None:
     db["messages"].create_index(["status"])
 
 
+@migrations()
+def m002_memory_components(db: sqlite_utils.Database) -> None:
+    """The archive that recall searches, and the nine memory components."""
+    # items: everything recall can find. `context` holds the neighbouring turns of a message, indexed
+    # with a lower weight: answers often sit in the turn before or after the one that names the topic.
+    db.execute(
+        """create table items (
+            id integer primary key,
+            kind text not null,
+            text text not null,
+            context text not null default '',
+            source_id text,
+            source_ids text,
+            room text,
+            speaker text,
+            created_at text not null,
+            updated_at text not null,
+            importance real not null default 0.5,
+            archived integer not null default 0,
+            archived_at text,
+            archive_reason text,
+            embed_text text,
+            embed_hash text,
+            meta text
+        )"""
+    )
+    db.execute("create index items_kind_time on items(kind, created_at)")
+    db.execute("create index items_source on items(source_id)")
+    db.execute("create index items_room on items(room, id)")
+    for name, tokenizer in (("items_fts", "porter unicode61 remove_diacritics 2"), ("items_tri", "trigram")):
+        db.execute(
+            f"create virtual table {name} using fts5(text, context, content='items', content_rowid='id', "
+            f"tokenize='{tokenizer}')"
+        )
+        db.execute(
+            f"create trigger {name}_ai after insert on items begin "
+            f"insert into {name}(rowid, text, context) values (new.id, new.text, new.context); end"
+        )
+        db.execute(
+            f"create trigger {name}_ad after delete on items begin "
+            f"insert into {name}({name}, rowid, text, context) values ('delete', old.id, old.text, old.context); end"
+        )
+        db.execute(
+            f"create trigger {name}_au after update of text, context on items begin "
+            f"insert into {name}({name}, rowid, text, context) values ('delete', old.id, old.text, old.context); "
+            f"insert into {name}(rowid, text, context) values (new.id, new.text, new.context); end"
+        )
+    # Vectors by content hash and model: the same text is never embedded twice by the same model.
+    db.execute(
+        "create table embeddings (hash text not null, model text not null, vector blob not null, "
+        "primary key (hash, model)) without rowid"
+    )
+    db.execute(
+        "create table embedding_models (model text primary key, dim integer not null, vec_table text not null)"
+    )
+
+    db.execute(
+        "create table core_memory (id integer primary key check (id = 1), text text not null, updated_at text)"
+    )
+    db.execute(
+        "create table notepad (id integer primary key check (id = 1), text text not null, updated_at text)"
+    )
+    db.execute(
+        """create table episodes (
+            date text primary key, summary text not null, key_events text not null default '[]',
+            emotional_tone text not null default 'neutral', source_ids text not null default '[]',
+            item_id integer, created_at text not null, updated_at text not null)"""
+    )
+    db.execute(
+        """create table entities (
+            id integer primary key, name text not null unique collate nocase, text text not null,
+            source_ids text not null default '[]', item_id integer,
+            created_at text not null, updated_at text not null)"""
+    )
+    db.execute(
+        """create table insights (
+            id integer primary key, trigger_topic text not null, insight text not null, strategy text not null,
+            log_entry text not null, source_ids text not null default '[]', item_id integer,
+            created_at text not null)"""
+    )
+    db.execute(
+        """create table goals (
+            id text primary key, term text not null check (term in ('short', 'long')), goal text not null,
+            status text not null default 'active', priority integer not null default 1,
+            progress_notes text not null default '[]', related_values text not null default '[]',
+            source_ids text not null default '[]', item_id integer,
+            created_at text not null, updated_at text not null)"""
+    )
+    db.execute("create table reflection_meta (key text primary key, value text not null)")
+    db.execute(
+        """create table drives (
+            name text primary key, level real not null, threshold real not null default 0.6,
+            info text not null default '{}', updated_at text not null)"""
+    )
+    db.execute(
+        """create table open_questions (
+            id integer primary key, question text not null, topic text not null default '',
+            priority real not null default 0.5, source_ids text not null default '[]',
+            created_at text not null, resolved_at text)"""
+    )
+    db.execute(
+        """create table emotion_log (
+            id integer primary key, timestamp text not null, emotion text not null, value real not null,
+            snippet text not null default '', message_id integer)"""
+    )
+    db.execute(
+        """create table kb_documents (
+            id integer primary key, path text not null, title text not null, sha256 text not null unique,
+            status text not null default 'pending', chunks_total integer not null default 0,
+            chunks_done integer not null default 0, error text, added_at text not null, updated_at text not null)"""
+    )
+    db.execute(
+        """create table kb_chunks (
+            id integer primary key, doc_id integer not null references kb_documents(id) on delete cascade,
+            ord integer not null, text text not null, item_id integer, unique (doc_id, ord))"""
+    )
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

@@ -1,0 +1,88 @@
+"""`nexus-ark memory import | search`: the scripting and evaluation face of a persona's memory."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.archive import SearchHit
+from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.providers.embedders import default_embedder
+
+
+def run_memory_command(app: NexusApp, args: argparse.Namespace) -> int:
+    persona = app.personas.load(args.persona)
+    store = app.open_memory(args.persona)
+    try:
+        if args.memory_command == "import":
+            return _import(store, args, {persona.slug, persona.settings.name})
+        return _search(store, args)
+    finally:
+        store.close()
+
+
+def _import(store, args: argparse.Namespace, names: set[str]) -> int:
+    started = time.perf_counter()
+    report = import_jsonl(args.file, store.messages, store.archive, names)
+    for error in report.errors:
+        print(f"skipped {error}", file=sys.stderr)
+    embedder = default_embedder()
+
+    def progress(done: int, total: int) -> None:
+        print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    embedded = store.archive.embed_pending(embedder, progress=progress)
+    if embedded:
+        print(file=sys.stderr)
+    seconds = time.perf_counter() - started
+    print(
+        f"imported {report.imported} turns ({report.skipped_duplicates} already there, "
+        f"{len(report.errors)} bad lines) and embedded {embedded} items in {seconds:.1f} s"
+    )
+    return 1 if report.errors else 0
+
+
+def _hit_json(hit: SearchHit) -> dict:
+    return {
+        "source_id": hit.source_id,
+        "kind": hit.kind,
+        "text": hit.text,
+        "score": round(hit.score, 6),
+        "timestamp": hit.timestamp,
+    }
+
+
+def _search(store, args: argparse.Namespace) -> int:
+    embedder = default_embedder() if args.mode != "fts" else None
+    options = {"k": args.k, "kinds": args.kind, "since": args.since, "until": args.until, "mode": args.mode}
+    if args.queries:
+        if not args.json:
+            raise NexusArkError("--queries writes JSON lines: add --json.")
+        failures = 0
+        with open(args.queries, encoding="utf-8") as fh:
+            for number, raw in enumerate(fh, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    item = json.loads(raw)
+                    qid, query = item["id"], item["query"]
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    print(f"skipped {args.queries}:{number}: {exc}", file=sys.stderr)
+                    failures += 1
+                    continue
+                hits = store.archive.search(query, embedder, **options)
+                print(json.dumps({"id": qid, "hits": [_hit_json(h) for h in hits]}, ensure_ascii=False))
+        return 1 if failures else 0
+    if not args.query:
+        raise NexusArkError("Give a QUERY to search for, or --queries FILE.jsonl.")
+    hits = store.archive.search(args.query, embedder, **options)
+    for hit in hits:
+        if args.json:
+            print(json.dumps(_hit_json(hit), ensure_ascii=False))
+        else:
+            print(f"{hit.score:.4f}\t{hit.kind}\t{hit.source_id or ''}\t{hit.timestamp[:16]}\t{hit.text}")
+    return 0

