@@ -9,6 +9,7 @@ import sqlite_utils
 from nexus_ark.clock import Clock
 from nexus_ark.errors import DatabaseError
 from nexus_ark.memory.archive import Archive
+from nexus_ark.memory.components import Components
 from nexus_ark.memory.db import connect, sqlite
 from nexus_ark.memory.messages import MessageStore
 from nexus_ark.memory.migrations import migrate
@@ -33,6 +34,7 @@ class MemoryStore:
             raise
         self.messages = MessageStore(self.db, clock)
         self.archive = Archive(self.db, clock)
+        self.components = Components(self.db, self.archive, clock)
         self.recovered = self.messages.recover_interrupted()
 
     def close(self) -> None:

@@ -76,9 +76,12 @@ class LlamaCppEmbedder(Embedder):
         from nexus_ark.providers.llama_cpp_backend import check_gguf_file
 
         check_gguf_file(path)
-        from llama_cpp import Llama
+        from llama_cpp import LLAMA_POOLING_TYPE_MEAN, Llama
 
-        self._llm = Llama(model_path=str(path), embedding=True, verbose=False)
+        # Mean pooling gives one vector per text also for models whose GGUF names no pooling (chat models).
+        self._llm = Llama(
+            model_path=str(path), embedding=True, pooling_type=LLAMA_POOLING_TYPE_MEAN, verbose=False
+        )
         self._lock = threading.Lock()
         self.model_id = f"gguf:{path.name}"
         self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
