@@ -245,6 +245,18 @@ class Archive:
                 [item_id],
             )
 
+    def delete_items(self, item_ids: Sequence[int]) -> None:
+        """Really delete (only for what the person removes, such as a knowledge document): items, their
+        full-text entries (by trigger) and their vectors in every model's index."""
+        if not item_ids:
+            return
+        marks = ",".join("?" * len(item_ids))
+        tables = [r[0] for r in self.db.execute("select vec_table from embedding_models")]
+        with self.db.atomic():
+            for table in tables:
+                self.db.execute(f"delete from {table} where item_id in ({marks})", list(item_ids))
+            self.db.execute(f"delete from items where id in ({marks})", list(item_ids))
+
     def get(self, item_id: int) -> dict[str, Any] | None:
         rows = list(self.db.query("select * from items where id = ?", [item_id]))
         return rows[0] if rows else None

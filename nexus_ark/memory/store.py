@@ -11,6 +11,7 @@ from nexus_ark.errors import DatabaseError
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.components import Components
 from nexus_ark.memory.db import connect, sqlite
+from nexus_ark.memory.knowledge import KnowledgeBase
 from nexus_ark.memory.messages import MessageStore
 from nexus_ark.memory.migrations import migrate
 
@@ -35,6 +36,7 @@ class MemoryStore:
         self.messages = MessageStore(self.db, clock)
         self.archive = Archive(self.db, clock)
         self.components = Components(self.db, self.archive, clock)
+        self.knowledge = KnowledgeBase(self.db, self.archive, path.parent / "knowledge", clock)
         self.recovered = self.messages.recover_interrupted()
 
     def close(self) -> None:

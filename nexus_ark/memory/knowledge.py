@@ -1,0 +1,217 @@
+"""The knowledge base: documents a person gives the persona (.txt, .md, .pdf), chunked, embedded and
+indexed in the archive as kind "kb_chunk".
+
+Ingestion is resumable: chunk rows are written first, each chunk becomes an archive item in the same
+transaction that records it, and vectors are stored per batch; after a crash or a cancel, the next run
+continues where it stopped, with no duplicate chunks and nothing embedded twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import sqlite_utils
+from pydantic import BaseModel
+
+from nexus_ark.clock import Clock, SystemClock, iso
+from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.archive import Archive, NewItem
+from nexus_ark.providers.embedders import Embedder
+
+SUPPORTED = {".txt", ".md", ".markdown", ".pdf"}
+CHUNK_CHARS = 800
+OVERLAP_CHARS = 120
+BATCH = 32
+
+Progress = Callable[[str, int, int], None]  # document title, chunks done, chunks total
+
+
+class KnowledgeDocument(BaseModel):
+    id: int
+    path: str
+    title: str
+    sha256: str
+    status: str
+    chunks_total: int
+    chunks_done: int
+    error: str | None = None
+
+
+class UnreadableDocumentError(NexusArkError):
+    """A document whose text cannot be extracted (damaged, encrypted, scanned images only)."""
+
+
+def extract_text(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in SUPPORTED:
+        raise UnreadableDocumentError(f"{path.name}: only .txt, .md and .pdf files can be added.")
+    if suffix != ".pdf":
+        try:
+            return path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            return path.read_text(encoding="utf-8", errors="replace")
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        reader = PdfReader(str(path))
+        if reader.is_encrypted:
+            raise UnreadableDocumentError(f"{path.name} is password-protected.")
+        text = "\n\n".join((page.extract_text() or "") for page in reader.pages)
+    except UnreadableDocumentError:
+        raise
+    except (PdfReadError, ValueError, KeyError, OSError) as exc:
+        raise UnreadableDocumentError(f"{path.name} is not a readable PDF: {exc}") from exc
+    if not text.strip():
+        raise UnreadableDocumentError(f"{path.name} has no text to read (a scan of images?).")
+    return text
+
+
+def chunk_text(text: str, size: int = CHUNK_CHARS, overlap: int = OVERLAP_CHARS) -> list[str]:
+    """Chunks of about `size` characters that end at a paragraph or sentence where one is near."""
+    text = re.sub(r"[ \t]+", " ", text).strip()
+    chunks, start = [], 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        if end < len(text):
+            window = text[start:end]
+            cut = max(window.rfind("\n\n"), window.rfind("。"), window.rfind(". "), window.rfind("\n"))
+            if cut > size // 2:
+                end = start + cut + 1
+        piece = text[start:end].strip()
+        if piece:
+            chunks.append(piece)
+        if end >= len(text):
+            break
+        start = max(end - overlap, start + 1)
+    return chunks
+
+
+class KnowledgeBase:
+    def __init__(
+        self, db: sqlite_utils.Database, archive: Archive, folder: Path, clock: Clock | None = None
+    ) -> None:
+        self.db = db
+        self.archive = archive
+        self.folder = folder
+        self.clock = clock or SystemClock()
+
+    def documents(self) -> list[KnowledgeDocument]:
+        rows = self.db.query("select * from kb_documents order by id")
+        return [KnowledgeDocument(**{k: r[k] for k in KnowledgeDocument.model_fields}) for r in rows]
+
+    def add(self, source: Path) -> KnowledgeDocument:
+        """Copy the original into the persona's knowledge/ folder and register it (idempotent)."""
+        if not source.is_file():
+            raise NexusArkError(f"{source} does not exist or is not a file.")
+        if source.suffix.lower() not in SUPPORTED:
+            raise UnreadableDocumentError(f"{source.name}: only .txt, .md and .pdf files can be added.")
+        digest = hashlib.sha256(source.read_bytes()).hexdigest()
+        existing = self.db.execute("select id from kb_documents where sha256 = ?", [digest]).fetchone()
+        if existing:
+            return self._get(existing[0])
+        self.folder.mkdir(parents=True, exist_ok=True)
+        stored = self.folder / f"{digest[:12]}-{source.name}"
+        shutil.copy2(source, stored)
+        now = iso(self.clock.now())
+        with self.db.atomic():
+            cur = self.db.execute(
+                "insert into kb_documents (path, title, sha256, status, added_at, updated_at) values (?,?,?,?,?,?)",
+                [str(stored), source.stem, digest, "pending", now, now],
+            )
+        return self._get(int(cur.lastrowid))
+
+    def remove(self, doc_id: int) -> None:
+        """Remove a document, its chunks and their archive items; the stored original goes too."""
+        doc = self._get(doc_id)
+        item_ids = [
+            r[0]
+            for r in self.db.execute(
+                "select item_id from kb_chunks where doc_id = ? and item_id is not null", [doc_id]
+            )
+        ]
+        with self.db.atomic():
+            self.archive.delete_items(item_ids)
+            self.db.execute("delete from kb_chunks where doc_id = ?", [doc_id])
+            self.db.execute("delete from kb_documents where id = ?", [doc_id])
+        Path(doc.path).unlink(missing_ok=True)
+
+    def ingest_pending(
+        self, embedder: Embedder, *, cancel: threading.Event | None = None, progress: Progress | None = None
+    ) -> list[KnowledgeDocument]:
+        """Chunk, index and embed every document not yet done. Safe to call again after any stop."""
+        for doc in self.documents():
+            if doc.status in ("done", "error"):
+                continue
+            if cancel is not None and cancel.is_set():
+                break
+            self._ingest(doc, embedder, cancel, progress)
+        return self.documents()
+
+    def _ingest(self, doc: KnowledgeDocument, embedder: Embedder, cancel, progress) -> None:
+        if doc.chunks_total == 0:
+            try:
+                chunks = chunk_text(extract_text(Path(doc.path)))
+            except (UnreadableDocumentError, OSError) as exc:
+                self._set(doc.id, status="error", error=str(exc))
+                return
+            with self.db.atomic():
+                self.db.execute("delete from kb_chunks where doc_id = ?", [doc.id])
+                for ord_, text in enumerate(chunks):
+                    self.db.execute(
+                        "insert into kb_chunks (doc_id, ord, text) values (?,?,?)", [doc.id, ord_, text]
+                    )
+                self.db.execute(
+                    "update kb_documents set status = 'indexing', chunks_total = ? where id = ?",
+                    [len(chunks), doc.id],
+                )
+            doc = self._get(doc.id)
+        while not (cancel is not None and cancel.is_set()):
+            batch = self.db.execute(
+                "select id, ord, text from kb_chunks where doc_id = ? and item_id is null order by ord limit ?",
+                [doc.id, BATCH],
+            ).fetchall()
+            if not batch:
+                break
+            with self.db.atomic():
+                for chunk_id, ord_, text in batch:
+                    item_id = self.archive.add(
+                        NewItem(
+                            kind="kb_chunk",
+                            text=text,
+                            source_id=f"kb:{doc.id}#{ord_}",
+                            meta={"document": doc.title, "chunk": ord_},
+                        )
+                    )
+                    self.db.execute("update kb_chunks set item_id = ? where id = ?", [item_id, chunk_id])
+            self.archive.embed_pending(embedder, batch=BATCH)
+            done = self.db.execute(
+                "select count(*) from kb_chunks where doc_id = ? and item_id is not null", [doc.id]
+            ).fetchone()[0]
+            self._set(doc.id, chunks_done=done)
+            if progress is not None:
+                progress(doc.title, done, doc.chunks_total)
+        remaining = self.db.execute(
+            "select count(*) from kb_chunks where doc_id = ? and item_id is null", [doc.id]
+        ).fetchone()[0]
+        if remaining == 0:
+            self._set(doc.id, status="done")
+
+    def _get(self, doc_id: int) -> KnowledgeDocument:
+        row = next(iter(self.db.query("select * from kb_documents where id = ?", [doc_id])), None)
+        if row is None:
+            raise NexusArkError(f"There is no document {doc_id} in the knowledge base.")
+        return KnowledgeDocument(**{k: row[k] for k in KnowledgeDocument.model_fields})
+
+    def _set(self, doc_id: int, **changes: object) -> None:
+        changes["updated_at"] = iso(self.clock.now())
+        assignments = ", ".join(f"{k} = ?" for k in changes)
+        with self.db.atomic():
+            self.db.execute(
+                f"update kb_documents set {assignments} where id = ?", [*changes.values(), doc_id]
+            )
