@@ -29,7 +29,8 @@ def write_pdf(path: Path, pages: list[list[str]]) -> Path:
         stream = add(b"<< /Length %d >>\nstream\n" % len(text) + text + b"\nendstream")
         page_ids.append(
             add(
-                b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 842] /Resources << /Font << /F1 %d 0 R >> >> "
+                b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 842] "
+                b"/Resources << /Font << /F1 %d 0 R >> >> "
                 b"/Contents %d 0 R >>" % (pages_id, font, stream)
             )
         )

@@ -72,7 +72,8 @@ def test_resume_after_a_kill_mid_import_without_duplicates(memory: MemoryStore, 
         "from nexus_ark.memory.store import MemoryStore\n"
         "from nexus_ark.providers.embedders import default_embedder\n"
         f"store = MemoryStore(Path({str(db_path)!r}))\n"
-        "store.knowledge.ingest_pending(default_embedder(), progress=lambda t, d, n: print(d, n, flush=True))\n"
+        "show = lambda title, done, total: print(done, total, flush=True)\n"
+        "store.knowledge.ingest_pending(default_embedder(), progress=show)\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     first = proc.stdout.readline()
