@@ -16,8 +16,9 @@ from pydantic import BaseModel
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
-from nexus_ark.errors import ModelError, PersonaError
+from nexus_ark.errors import ModelError, NexusArkError, PersonaError
 from nexus_ark.instance_lock import InstanceLock
+from nexus_ark.memory.portability import backup_if_due
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
@@ -179,6 +180,10 @@ class NexusApp:
                 config = ModelConfig.model_validate(config.model_dump())  # validate the override too
             backend = self.backend(config)
             memory = MemoryStore(persona.memory_path, self.clock)
+            try:  # a rotating daily backup, taken while the memory is opened for the day
+                backup_if_due(memory, self.layout.backups_dir / slug, clock=self.clock)
+            except NexusArkError as exc:
+                log.warning("backup skipped: %s", exc)
             if existing is not None:
                 existing.memory.close()
             session = ChatSession(persona, memory, backend)

@@ -72,6 +72,20 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--since", help="only items at or after this ISO time")
     search.add_argument("--until", help="only items at or before this ISO time")
     search.add_argument("query", nargs="?")
+    export = msub.add_parser(
+        "export", help="write the whole memory as Markdown (to read) and JSON (to restore)"
+    )
+    export.add_argument("--persona", required=True)
+    export.add_argument("folder", type=Path)
+    restore = msub.add_parser("restore", help="load an export into a persona with an empty memory")
+    restore.add_argument("--persona", required=True)
+    restore.add_argument("folder", type=Path)
+    back = msub.add_parser("backup", help="copy memory.db into backups/ now (the app also does it daily)")
+    back.add_argument("--persona", required=True)
+    kb = msub.add_parser("kb", help="the knowledge base: add .txt/.md/.pdf documents, list, remove")
+    kb.add_argument("--persona", required=True)
+    kb.add_argument("action", choices=["add", "list", "remove"])
+    kb.add_argument("targets", nargs="*", help="files to add, or document ids to remove")
 
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     return parser

@@ -6,11 +6,13 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import SearchHit
 from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.portability import backup, export_memory, import_memory
 from nexus_ark.providers.embedders import default_embedder
 
 
@@ -20,6 +22,20 @@ def run_memory_command(app: NexusApp, args: argparse.Namespace) -> int:
     try:
         if args.memory_command == "import":
             return _import(store, args, {persona.slug, persona.settings.name})
+        if args.memory_command == "export":
+            path = export_memory(store, args.folder, persona.settings.name)
+            print(f"exported to {path.parent} (memory.md, entities/, conversations.md, memory.json)")
+            return 0
+        if args.memory_command == "restore":
+            rows = import_memory(store, args.folder)
+            embedded = store.archive.embed_pending(default_embedder())
+            print(f"restored {rows} rows and embedded {embedded} items")
+            return 0
+        if args.memory_command == "backup":
+            print(backup(store, app.layout.backups_dir / persona.slug))
+            return 0
+        if args.memory_command == "kb":
+            return _knowledge(store, args)
         return _search(store, args)
     finally:
         store.close()
@@ -86,3 +102,26 @@ def _search(store, args: argparse.Namespace) -> int:
         else:
             print(f"{hit.score:.4f}\t{hit.kind}\t{hit.source_id or ''}\t{hit.timestamp[:16]}\t{hit.text}")
     return 0
+
+
+def _knowledge(store, args: argparse.Namespace) -> int:
+    kb = store.knowledge
+    if args.action == "add":
+        for target in args.targets:
+            doc = kb.add(Path(target))
+            print(f"added {doc.id}\t{doc.title}", file=sys.stderr)
+
+        def progress(title: str, done: int, total: int) -> None:
+            print(f"\rindexing {title}: {done}/{total}", end="", file=sys.stderr, flush=True)
+
+        kb.ingest_pending(default_embedder(), progress=progress)
+        print(file=sys.stderr)
+    elif args.action == "remove":
+        for target in args.targets:
+            kb.remove(int(target))
+    failed = 0
+    for doc in kb.documents():
+        detail = doc.error or f"{doc.chunks_done}/{doc.chunks_total} chunks"
+        print(f"{doc.id}\t{doc.status}\t{doc.title}\t{detail}")
+        failed += doc.status == "error"
+    return 1 if failed and args.action == "add" else 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -203,3 +204,105 @@ def test_ollama_not_running_is_said_in_words(data_dir: Path) -> None:
 def test_unknown_model_spec_is_named(data_dir: Path) -> None:
     proc = run_cli("--data-dir", str(data_dir), "chat", "--persona", "aria", "--model", "gpt4", stdin="hi\n")
     assert proc.returncode == 2 and "'gpt4'" in proc.stderr and "litellm:" in proc.stderr
+
+
+def test_memory_import_and_search_contract(data_dir: Path, tmp_path: Path) -> None:
+    turns = tmp_path / "turns.jsonl"
+    rows = [
+        {
+            "id": "t1",
+            "speaker": "Mika",
+            "text": "My cat Luna turned twelve today.",
+            "timestamp": "2026-03-01T10:00:00",
+        },
+        "{broken line",
+        {"id": "t2", "speaker": "Aria", "text": "Happy birthday, Luna!", "timestamp": "2026-03-01T10:00:10"},
+        {
+            "id": "t3",
+            "speaker": "Mika",
+            "text": "I start my new job on Monday.",
+            "timestamp": "2026-03-05T09:00:00",
+        },
+    ]
+    turns.write_text(
+        "\n".join(r if isinstance(r, str) else json.dumps(r) for r in rows) + "\n", encoding="utf-8"
+    )
+    imported = run_cli("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(turns))
+    assert imported.returncode == 1, "a bad line makes the exit code say so"
+    assert f"{turns}:2" in imported.stderr and "imported 3 turns" in imported.stdout
+
+    single = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "memory",
+        "search",
+        "--persona",
+        "aria",
+        "-k",
+        "2",
+        "--json",
+        "How old is the cat?",
+    )
+    assert single.returncode == 0, single.stderr
+    hits = [json.loads(line) for line in single.stdout.splitlines()]
+    assert len(hits) == 2 and hits[0]["source_id"] == "t1"
+    assert set(hits[0]) == {"source_id", "kind", "text", "score", "timestamp"}
+
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"id": "q1", "query": "new job"}\n{"id": "q2", "query": "How old is Luna now?"}\n')
+    batch = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "memory",
+        "search",
+        "--persona",
+        "aria",
+        "--queries",
+        str(queries),
+        "--json",
+        "-k",
+        "1",
+    )
+    assert batch.returncode == 0, batch.stderr
+    lines = [json.loads(line) for line in batch.stdout.splitlines()]
+    assert [(r["id"], r["hits"][0]["source_id"]) for r in lines] == [("q1", "t3"), ("q2", "t1")]
+
+
+def test_memory_export_restore_backup_and_kb(data_dir: Path, tmp_path: Path) -> None:
+    turns = tmp_path / "turns.jsonl"
+    turns.write_text(
+        '{"id": "t1", "speaker": "Mika", "text": "Genmaicha is my favourite tea.", '
+        '"timestamp": "2026-03-01T10:00:00"}\n',
+        encoding="utf-8",
+    )
+    assert (
+        run_cli("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(turns)).returncode
+        == 0
+    )
+    notes = tmp_path / "garden.md"
+    notes.write_text("# Garden\nThe tomatoes go in the sunny corner by the fence.", encoding="utf-8")
+    kb = run_cli("--data-dir", str(data_dir), "memory", "kb", "--persona", "aria", "add", str(notes))
+    assert kb.returncode == 0 and "\tdone\tgarden\t" in kb.stdout
+    export = run_cli(
+        "--data-dir", str(data_dir), "memory", "export", "--persona", "aria", str(tmp_path / "out")
+    )
+    assert export.returncode == 0 and (tmp_path / "out" / "memory.json").exists()
+    restored = run_cli(
+        "--data-dir", str(data_dir), "memory", "restore", "--persona", "hikari", str(tmp_path / "out")
+    )
+    assert restored.returncode == 0, restored.stderr
+    found = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "memory",
+        "search",
+        "--persona",
+        "hikari",
+        "--json",
+        "-k",
+        "1",
+        "Where do the tomatoes go?",
+    )
+    assert "sunny corner" in found.stdout
+    backup = run_cli("--data-dir", str(data_dir), "memory", "backup", "--persona", "aria")
+    assert backup.returncode == 0 and Path(backup.stdout.strip()).exists()

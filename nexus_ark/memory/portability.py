@@ -1,0 +1,164 @@
+"""A persona's whole memory out and back in: readable Markdown for people, JSON for the round trip;
+and rotating backups of memory.db taken with SQLite's online backup API (consistent while the app runs)."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from nexus_ark.clock import Clock, SystemClock
+from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.db import connect, sqlite
+from nexus_ark.memory.store import MemoryStore
+
+# Tables in an order that respects their references. Vectors are not exported: they are derived from
+# the text and rebuilt by embedding after an import.
+TABLES = (
+    "messages",
+    "items",
+    "core_memory",
+    "notepad",
+    "episodes",
+    "entities",
+    "insights",
+    "goals",
+    "reflection_meta",
+    "drives",
+    "open_questions",
+    "emotion_log",
+    "kb_documents",
+    "kb_chunks",
+)
+FORMAT = "nexus-ark-memory"
+VERSION = 1
+
+
+def export_memory(store: MemoryStore, folder: Path, persona_name: str = "") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "persona": persona_name, "tables": {}}
+    for table in TABLES:
+        data["tables"][table] = list(store.db.query(f"select * from {table} order by rowid"))
+    (folder / "memory.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    _write_markdown(store, folder, persona_name)
+    return folder / "memory.json"
+
+
+def import_memory(store: MemoryStore, folder: Path) -> int:
+    """Load an export into an empty memory. Returns the number of rows written."""
+    path = folder / "memory.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise NexusArkError(f"{path} is not a Nexus Ark memory export: {exc}") from exc
+    if data.get("format") != FORMAT:
+        raise NexusArkError(f"{path} is not a Nexus Ark memory export (format {data.get('format')!r}).")
+    if data.get("version", 0) > VERSION:
+        raise NexusArkError(f"{path} was exported by a newer Nexus Ark (version {data['version']}).")
+    if store.db.execute("select count(*) from items").fetchone()[0] or store.messages.count():
+        raise NexusArkError(
+            f"{store.path} already holds memories; import into a new persona so nothing is mixed or lost."
+        )
+    written = 0
+    with store.db.atomic():
+        for table in TABLES:
+            rows = data["tables"].get(table, [])
+            for row in rows:
+                cols = list(row)
+                store.db.execute(
+                    f"insert into {table} ({', '.join(cols)}) values ({', '.join('?' * len(cols))})",
+                    [row[c] for c in cols],
+                )
+            written += len(rows)
+    return written
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^\w\-]+", "_", name).strip("_") or "entity"
+
+
+def _write_markdown(store: MemoryStore, folder: Path, persona: str) -> None:
+    c = store.components
+    title = f" of {persona}" if persona else ""
+    parts = [
+        f"# Memory{title}\n",
+        "## Core memory\n",
+        c.core_memory() or "(empty)",
+        "\n## Notepad\n",
+        c.notepad() or "(empty)",
+        "\n## Goals\n",
+    ]
+    for goal in c.goals(status=None):
+        parts.append(f"- [{goal.status}] ({goal.term}-term, priority {goal.priority}) {goal.goal}")
+    parts.append("\n## Episodes\n")
+    for e in c.episodes():
+        parts.append(f"### {e.date} ({e.emotional_tone})\n{e.summary}\n")
+        parts.extend(f"- {k}" for k in e.key_events)
+    parts.append("\n## Dream diary\n")
+    for i in c.insights(limit=10_000):
+        parts.append(
+            f"### {i.created_at[:16]}: {i.trigger_topic}\n{i.insight}\n\n*Strategy:* {i.strategy}\n\n"
+            f"> {i.log_entry}\n"
+        )
+    (folder / "memory.md").write_text("\n".join(parts) + "\n", encoding="utf-8")
+    entities = folder / "entities"
+    entities.mkdir(exist_ok=True)
+    for entity in c.entities():
+        (entities / f"{_slug(entity.name)}.md").write_text(
+            f"# {entity.name}\nUpdated: {entity.updated_at}\n\n{entity.text}\n", encoding="utf-8"
+        )
+    lines = ["# Conversations\n"]
+    for m in store.messages.recent(limit=10_000_000):
+        lines.append(f"**{m.speaker}** ({m.created_at[:16]}): {m.content}\n")
+    (folder / "conversations.md").write_text("\n".join(lines), encoding="utf-8")
+
+
+def backup(store: MemoryStore, folder: Path, *, keep: int = 7, clock: Clock | None = None) -> Path:
+    """Copy memory.db with the online backup API (safe while others write), keep the newest `keep`."""
+    clock = clock or SystemClock()
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = clock.now().strftime("%Y%m%d-%H%M%S")
+    target = folder / f"memory-{stamp}.db"
+    dest = sqlite.connect(str(target))
+    try:
+        store.db.conn.backup(dest)
+    except sqlite.Error as exc:
+        dest.close()
+        target.unlink(missing_ok=True)
+        raise NexusArkError(f"Could not back up {store.path} to {folder}: {exc}") from exc
+    dest.close()
+    for old in sorted(folder.glob("memory-*.db"))[:-keep]:
+        old.unlink()
+    return target
+
+
+def backup_if_due(
+    store: MemoryStore,
+    folder: Path,
+    *,
+    every: timedelta = timedelta(days=1),
+    keep: int = 7,
+    clock: Clock | None = None,
+) -> Path | None:
+    clock = clock or SystemClock()
+    latest = sorted(folder.glob("memory-*.db"))
+    if latest:
+        try:
+            taken = datetime.strptime(latest[-1].stem.removeprefix("memory-"), "%Y%m%d-%H%M%S")
+        except ValueError:
+            taken = None
+        now = clock.now().replace(tzinfo=None)
+        if taken is not None and now - taken < every:
+            return None
+    return backup(store, folder, keep=keep, clock=clock)
+
+
+def verify_backup(path: Path) -> int:
+    """Open a backup and count its messages (proves it is a whole, readable database)."""
+    db = connect(path)
+    try:
+        return db.execute("select count(*) from messages").fetchone()[0]
+    finally:
+        db.close()

@@ -1,0 +1,105 @@
+"""Export then import reproduces a memory; backups are whole while the app writes; old ones rotate out."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.clock import FixedClock
+from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.components import Episode, Goal, Insight
+from nexus_ark.memory.conversation_index import Turn, index_turns
+from nexus_ark.memory.portability import (
+    TABLES,
+    backup,
+    backup_if_due,
+    export_memory,
+    import_memory,
+    verify_backup,
+)
+from nexus_ark.memory.store import MemoryStore
+
+
+def _fill(store: MemoryStore) -> None:
+    store.messages.add(speaker="user", role="user", content="おはよう、アリア")
+    store.messages.add(speaker="aria", role="assistant", content="Good morning!", meta={"tokens": 3})
+    index_turns(
+        store.archive,
+        [Turn(speaker="Mika", text="Luna is twelve.", created_at="2026-01-01T10:00:00", source_id="m1")],
+    )
+    c = store.components
+    c.set_core_memory("I am Aria.")
+    c.set_notepad("Dentist on Friday.")
+    c.write_entity("Luna", "Mika's cat.", ["m1"])
+    c.put_episode(Episode(date="2026-01-01", summary="Talked about Luna.", key_events=["cat"]))
+    c.put_goal(Goal(term="long", goal="Be a good friend to Mika"))
+    c.add_insight(
+        Insight(
+            trigger_topic="Luna",
+            insight="Mika loves her cat.",
+            strategy="Ask about Luna.",
+            log_entry="A cat walked through my dream.",
+        )
+    )
+
+
+def test_export_then_import_reproduces_the_memory(tmp_path: Path) -> None:
+    source = MemoryStore(tmp_path / "a.db")
+    _fill(source)
+    export_memory(source, tmp_path / "export", "Aria")
+    md = (tmp_path / "export" / "memory.md").read_text(encoding="utf-8")
+    assert "I am Aria." in md and "Be a good friend to Mika" in md and "Ask about Luna." in md
+    assert "Mika's cat." in (tmp_path / "export" / "entities" / "Luna.md").read_text(encoding="utf-8")
+    assert "おはよう" in (tmp_path / "export" / "conversations.md").read_text(encoding="utf-8")
+
+    target = MemoryStore(tmp_path / "b.db")
+    import_memory(target, tmp_path / "export")
+    for table in TABLES:
+        query = f"select * from {table} order by rowid"
+        assert list(target.db.query(query)) == list(source.db.query(query)), table
+    assert target.archive.search("Luna", None, mode="fts"), "the full-text index was rebuilt"
+    with pytest.raises(NexusArkError) as err:
+        import_memory(target, tmp_path / "export")
+    assert "already holds memories" in str(err.value)
+    source.close()
+    target.close()
+
+
+def test_backup_while_writing_is_whole(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory.db")
+    writer = MemoryStore(tmp_path / "memory.db")  # a second connection, as the app's worker would be
+    stop = threading.Event()
+
+    def keep_writing() -> None:
+        while not stop.is_set():
+            writer.messages.add(speaker="user", role="user", content="still typing")
+
+    thread = threading.Thread(target=keep_writing)
+    thread.start()
+    try:
+        path = backup(store, tmp_path / "backups")
+    finally:
+        stop.set()
+        thread.join()
+    assert verify_backup(path) > 0
+    store.close()
+    writer.close()
+
+
+def test_backups_rotate_and_run_once_a_day(tmp_path: Path) -> None:
+    clock = FixedClock(datetime(2026, 11, 1, 9, 0, tzinfo=UTC))
+    store = MemoryStore(tmp_path / "memory.db")
+    folder = tmp_path / "backups"
+    for _ in range(10):
+        assert backup_if_due(store, folder, keep=3, clock=clock) is not None
+        assert backup_if_due(store, folder, keep=3, clock=clock) is None  # same day: not again
+        clock.advance(86400)
+    assert [p.name for p in sorted(folder.glob("*.db"))] == [
+        "memory-20261108-090000.db",
+        "memory-20261109-090000.db",
+        "memory-20261110-090000.db",
+    ]
+    store.close()
