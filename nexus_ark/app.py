@@ -25,6 +25,7 @@ from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona, PersonaStore
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
+from nexus_ark.providers.embedders import default_embedder
 from nexus_ark.providers.ollama_backend import OllamaModelInfo
 from nexus_ark.providers.registry import BackendFactory, BackendPool, default_factory
 
@@ -186,7 +187,7 @@ class NexusApp:
                 log.warning("backup skipped: %s", exc)
             if existing is not None:
                 existing.memory.close()
-            session = ChatSession(persona, memory, backend)
+            session = ChatSession(persona, memory, backend, embedder=default_embedder())
             self._sessions[slug] = session
             return session
 

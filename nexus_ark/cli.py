@@ -190,6 +190,7 @@ def _one_turn(session: ChatSession, text: str, out: TextIO) -> bool:
             result = item
     out.write("\n")
     out.flush()
+    session.embed_new_memories()
     if result is not None and result.error:
         print(f"error: {result.error}", file=sys.stderr)
         return False

@@ -6,6 +6,7 @@ Streamed tokens are coalesced into one signal every few tens of milliseconds, ne
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 
@@ -14,6 +15,8 @@ from PySide6.QtCore import QObject, Signal, Slot
 from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
+
+log = logging.getLogger(__name__)
 
 
 class SessionWorker(QObject):
@@ -76,3 +79,7 @@ class SessionWorker(QObject):
         if pending:
             self.delta.emit("".join(pending))
         self.finished.emit(result)
+        try:  # vectors for the two new messages, after the reply is on screen
+            self._session.embed_new_memories()
+        except NexusArkError as exc:  # keyword recall still finds them; vectors follow next turn
+            log.warning("embedding new memories failed: %s", exc)

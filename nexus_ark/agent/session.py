@@ -8,15 +8,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexus_ark.agent.prompt import build_messages
+from nexus_ark.agent.prompt import MemoryContext, build_messages
 from nexus_ark.errors import DatabaseError, NexusArkError
+from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.db import sqlite
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend
+from nexus_ark.providers.embedders import Embedder
 
 USER_SPEAKER = "user"
+RECALL_K = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +49,14 @@ class ChatSession:
         *,
         room: str = DEFAULT_ROOM,
         journal_interval_s: float = 0.5,
+        embedder: Embedder | None = None,
     ) -> None:
         self.persona = persona
         self.memory = memory
         self.backend = backend
         self.room = room
         self.journal_interval_s = journal_interval_s
+        self.embedder = embedder
         self._busy = threading.Lock()
 
     @property
@@ -76,18 +81,55 @@ class ChatSession:
         finally:
             self._busy.release()
 
+    def _memory_context(self, text: str, history: list[StoredMessage]) -> MemoryContext:
+        """Core memory, notepad and strategy always; recalled items that are not already in the prompt."""
+        components = self.memory.components
+        in_prompt = {f"msg:{m.id}" for m in history}
+        recalled = [
+            h.text
+            for h in self.memory.archive.search(text, self.embedder, k=RECALL_K + len(in_prompt) + 1)
+            if h.source_id not in in_prompt and h.kind != "core"
+        ][:RECALL_K]
+        return MemoryContext(
+            core_memory=components.core_memory(),
+            notepad=components.notepad(),
+            strategy=components.latest_strategy(),
+            recalled=recalled,
+        )
+
+    def _index(self, message_id: int, speaker: str, text: str) -> None:
+        created = self.memory.messages.get(message_id).created_at
+        index_turns(
+            self.memory.archive,
+            [
+                Turn(
+                    speaker=speaker,
+                    text=text,
+                    created_at=created,
+                    source_id=f"msg:{message_id}",
+                    room=self.room,
+                )
+            ],
+        )
+
+    def embed_new_memories(self) -> int:
+        """Vectors for what this conversation added (a few items a turn); call it off the UI thread."""
+        return self.memory.archive.embed_pending(self.embedder) if self.embedder is not None else 0
+
     def _turn(self, text: str, cancel: threading.Event | None) -> Iterator[ReplyDelta | TurnResult]:
         store = self.memory.messages
         try:
             history = store.recent(self.room, self.persona.settings.conversation.history_messages)
+            memory = self._memory_context(text, history)
             user_id = store.add(speaker=USER_SPEAKER, role="user", content=text, room=self.room)
+            self._index(user_id, USER_SPEAKER, text)
         except sqlite.Error as exc:
             # Nothing was sent to the model: the caller still holds the text and can offer it again.
             raise DatabaseError(
                 f"Could not save your message in {self.memory.path}: {exc}.",
                 hint="Free some disk space or check the folder's permissions, then send it again.",
             ) from exc
-        messages = build_messages(self.persona, history, text)
+        messages = build_messages(self.persona, history, text, memory)
         params = self.persona.settings.model.generation_params()
 
         parts: list[str] = []
@@ -136,6 +178,8 @@ class ChatSession:
             meta["error"] = error
         if reply_id is not None:
             store.update_content(reply_id, reply, status=status, meta=meta)
+            if reply:
+                self._index(reply_id, self.persona.settings.name, reply)
         elif status == "complete":
             # The model ended without a word: record that honestly rather than an empty bubble.
             status = "error"

@@ -153,6 +153,14 @@ def m002_memory_components(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m003_vector_index_state(db: sqlite_utils.Database) -> None:
+    # Bumped whenever a model's vectors change, so in-memory mirrors of the index know to reload.
+    db.execute("alter table embedding_models add column generation integer not null default 0")
+    # The model's mean vector: bits are taken of (vector - center), see archive.py.
+    db.execute("alter table embedding_models add column center blob")
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -80,6 +81,8 @@ def test_backup_while_writing_is_whole(tmp_path: Path) -> None:
     thread = threading.Thread(target=keep_writing)
     thread.start()
     try:
+        while store.messages.count() < 20:  # the writer is well under way
+            time.sleep(0.01)
         path = backup(store, tmp_path / "backups")
     finally:
         stop.set()

