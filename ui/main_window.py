@@ -81,12 +81,16 @@ class MainWindow(QMainWindow):
         self.model_button = QPushButton()
         self.model_button.setObjectName("modelButton")
         self.model_button.clicked.connect(self.edit_models)
+        self.memory_button = QPushButton()
+        self.memory_button.setObjectName("memoryButton")
+        self.memory_button.clicked.connect(self.show_memory)
         self.personas_label = QLabel()
         self.personas_label.setStyleSheet("font-weight:600")
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.addWidget(self.personas_label)
         left_layout.addWidget(self.persona_list)
+        left_layout.addWidget(self.memory_button)
         left_layout.addWidget(self.model_button)
         left_layout.addWidget(self.new_persona_button)
 
@@ -179,6 +183,7 @@ class MainWindow(QMainWindow):
         self.personas_label.setText(tr("Personas"))
         self.new_persona_button.setText(tr("New persona…"))
         self.model_button.setText(tr("Model settings…"))
+        self.memory_button.setText(tr("Memory…"))
         self.model_action.setText(tr("Model settings…"))
         self.input.setPlaceholderText(tr("Write a message (Enter sends, Shift+Enter for a new line)"))
         self.send_button.setText(tr("Send"))
@@ -243,6 +248,19 @@ class MainWindow(QMainWindow):
             return
         self.refresh_personas()
         self.select_persona(info.slug)
+
+    def show_memory(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.memory_window import MemoryWindow
+
+        try:
+            window = MemoryWindow(self.app, self.current_slug, self)
+        except NexusArkError as exc:
+            QMessageBox.warning(self, tr("Persona cannot be opened"), str(exc))
+            return
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        window.show()
 
     def edit_models(self) -> None:
         if not self.current_slug or self.streaming:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -49,19 +50,29 @@ class _Task(QRunnable):
         try:
             value = self._fn()
         except NexusArkError as exc:
-            self.relay.failed.emit(str(exc))
+            self._deliver(self.relay.failed, str(exc))
         except Exception as exc:  # shown to the person, never swallowed
-            self.relay.failed.emit(f"{type(exc).__name__}: {exc}")
+            self._deliver(self.relay.failed, f"{type(exc).__name__}: {exc}")
         else:
-            self.relay.succeeded.emit(value)
+            self._deliver(self.relay.succeeded, value)
+
+    @staticmethod
+    def _deliver(signal: Any, value: Any) -> None:
+        # RuntimeError: the window that asked has been closed meanwhile, so there is nobody to tell.
+        with contextlib.suppress(RuntimeError):
+            signal.emit(value)
 
 
 def run_in_background(
-    fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]
+    fn: Callable[[], Any],
+    on_done: Callable[[Any], None],
+    on_error: Callable[[str], None],
+    pool: QThreadPool | None = None,
 ) -> None:
-    """Call fn on a pool thread; on_done(result) or on_error(message) then runs on the UI thread."""
+    """Call fn on a pool thread; on_done(result) or on_error(message) then runs on the UI thread.
+    A pool with one thread serializes tasks that share a resource (such as one SQLite connection)."""
     relay = _Relay(on_done, on_error)
     task = _Task(fn, relay)
     task.setAutoDelete(False)  # Python, not the pool, owns the wrapper
     _alive.update({relay, task})
-    QThreadPool.globalInstance().start(task)
+    (pool or QThreadPool.globalInstance()).start(task)

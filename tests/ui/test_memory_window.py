@@ -1,0 +1,107 @@
+"""The memory window: a person sees, searches, archives, edits and exports what the persona knows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from nexus_ark.app import NexusApp
+from nexus_ark.memory.conversation_index import Turn, index_turns
+from nexus_ark.providers.embedders import default_embedder
+from ui import i18n
+from ui.memory_window import MemoryWindow
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def core(data_dir: Path):
+    app = NexusApp(data_dir).open()
+    i18n.set_language("en")
+    store = app.open_memory("aria")
+    index_turns(
+        store.archive,
+        [
+            Turn(
+                speaker="Mika",
+                text="My cat Luna hates the vacuum cleaner.",
+                created_at="2026-02-01T10:00:00",
+                source_id="m1",
+            ),
+            Turn(
+                speaker="Mika",
+                text="I moved to Osaka last spring.",
+                created_at="2026-02-01T10:01:00",
+                source_id="m2",
+            ),
+        ],
+    )
+    store.archive.embed_pending(default_embedder())
+    store.close()
+    yield app
+    app.close()
+
+
+def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -> None:
+    window = MemoryWindow(core, "aria")
+    qtbot.addWidget(window)
+    window.query.setText("Where do I live?")
+    qtbot.keyClick(window.query, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "found" in window.status.text(), timeout=30_000)
+    assert window.results.rowCount() == 2
+    assert "Osaka" in window.results.item(0, 2).text()
+    assert window.results.item(0, 0).text() == "conversation"
+
+    window.results.selectRow(0)
+    window.archive_button.click()
+    assert window.results.rowCount() == 1 and "Archived 1" in window.status.text()
+    window.search()
+    qtbot.waitUntil(
+        lambda: window.results.rowCount() == 1 and "found" in window.status.text(), timeout=30_000
+    )
+    assert "Osaka" not in window.results.item(0, 2).text()
+
+    window.core_edit.setPlainText("I am Aria. Mika lives in Osaka.")
+    window.notepad_edit.setPlainText("Ask about the move.")
+    window.save_core()
+    window.entity_name.setText("Luna")
+    window.entity_text.setPlainText("Mika's cat. Afraid of the vacuum cleaner.")
+    window.save_entity()
+    assert [window.entity_list.item(i).text() for i in range(window.entity_list.count())] == ["Luna"]
+
+    window.export_to(tmp_path / "export")
+    qtbot.waitUntil(lambda: "Exported" in window.status.text(), timeout=30_000)
+    text = (tmp_path / "export" / "memory.md").read_text(encoding="utf-8")
+    assert "Mika lives in Osaka" in text and "Ask about the move." in text
+    window.done(0)
+
+    check = core.open_memory("aria")
+    try:
+        assert check.components.core_memory() == "I am Aria. Mika lives in Osaka."
+        assert check.components.entity("luna").text.startswith("Mika's cat")
+    finally:
+        check.close()
+
+
+def test_documents_are_added_in_the_background_and_removed(qtbot, core: NexusApp, tmp_path: Path) -> None:
+    good = tmp_path / "recipes.md"
+    good.write_text("# Recipes\nMika's miso soup uses white miso and tofu.", encoding="utf-8")
+    bad = tmp_path / "scan.pdf"
+    bad.write_bytes(b"%PDF-1.4 broken")
+    window = MemoryWindow(core, "aria")
+    qtbot.addWidget(window)
+    window.add_documents([good, bad])
+    assert not window.progress.isHidden()
+    qtbot.waitUntil(window.progress.isHidden, timeout=60_000)
+    statuses = {
+        window.documents.item(r, 0).text(): window.documents.item(r, 1).text()
+        for r in range(window.documents.rowCount())
+    }
+    assert statuses["recipes"] == "ready" and statuses["scan"].startswith("cannot be read")
+    assert "scan" in window.status.text()
+    window.documents.selectRow(0)
+    window.remove_documents()
+    qtbot.waitUntil(lambda: window.documents.rowCount() == 1, timeout=30_000)
+    window.done(0)

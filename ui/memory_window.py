@@ -1,0 +1,349 @@
+"""What the persona knows, shown to the person: search it, archive what is wrong, edit core memory,
+the notepad and what it knows about people, manage the knowledge base, export everything.
+
+Searches, document imports and exports run on one background thread with their own connection; the
+window only reads small rows itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.archive import SearchHit
+from nexus_ark.memory.knowledge import KnowledgeDocument
+from nexus_ark.memory.portability import export_memory
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.providers.embedders import default_embedder
+from ui.i18n import N_, tr
+from ui.tasks import run_in_background
+
+KIND_LABELS = {
+    "message": N_("conversation"),
+    "episode": N_("episode"),
+    "entity": N_("person or thing"),
+    "insight": N_("dream diary"),
+    "goal": N_("goal"),
+    "core": N_("core memory"),
+    "kb_chunk": N_("document"),
+}
+
+
+class MemoryWindow(QDialog):
+    def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
+        super().__init__(parent)
+        self.app = app
+        self.slug = slug
+        persona = app.personas.load(slug)
+        self.persona_name = persona.settings.name
+        self.setWindowTitle(tr("Memory of {name}", name=self.persona_name))
+        self.resize(900, 620)
+        self.store = app.open_memory(slug)  # UI-thread reads and small edits
+        self._worker_store: MemoryStore | None = None  # used only on the pool's single thread
+        self.pool = QThreadPool(self)
+        self.pool.setMaxThreadCount(1)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._search_tab(), tr("Search"))
+        self.tabs.addTab(self._core_tab(), tr("Core memory and notepad"))
+        self.tabs.addTab(self._entities_tab(), tr("People and things"))
+        self.tabs.addTab(self._knowledge_tab(), tr("Knowledge"))
+        self.status = QLabel()
+        self.status.setObjectName("memoryStatus")
+        self.status.setWordWrap(True)
+        export = QPushButton(tr("Export…"))
+        export.clicked.connect(self.export)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.status, 1)
+        bottom.addWidget(export)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs)
+        layout.addLayout(bottom)
+        self.refresh_documents()
+
+    # -- background work on this window's own connection -------------------------------------------
+    def _in_background(self, fn, on_done) -> None:
+        def task():
+            if self._worker_store is None:
+                self._worker_store = self.app.open_memory(self.slug)
+            return fn(self._worker_store)
+
+        run_in_background(task, on_done, self._show_error, pool=self.pool)
+
+    def _show_error(self, message: str) -> None:
+        self.status.setText(f"<span style='color:#b00'>{message}</span>")
+
+    # -- search -------------------------------------------------------------------------------------
+    def _search_tab(self) -> QWidget:
+        self.query = QLineEdit()
+        self.query.setObjectName("memoryQuery")
+        self.query.setPlaceholderText(tr("Search what {name} remembers…", name=self.persona_name))
+        self.query.returnPressed.connect(self.search)
+        self.show_archived = QCheckBox(tr("Include archived"))
+        search_button = QPushButton(tr("Search"))
+        search_button.clicked.connect(self.search)
+        self.results = QTableWidget(0, 4)
+        self.results.setObjectName("memoryResults")
+        self.results.setHorizontalHeaderLabels([tr("Kind"), tr("When"), tr("Memory"), tr("Item")])
+        self.results.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.results.setColumnHidden(3, True)
+        self.results.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.results.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.results.setWordWrap(True)
+        self.archive_button = QPushButton(tr("Archive selected"))
+        self.archive_button.setToolTip(tr("Moves the memory aside: it is kept, but no longer recalled."))
+        self.archive_button.clicked.connect(self.archive_selected)
+        row = QHBoxLayout()
+        row.addWidget(self.query, 1)
+        row.addWidget(self.show_archived)
+        row.addWidget(search_button)
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.addLayout(row)
+        layout.addWidget(self.results, 1)
+        layout.addWidget(self.archive_button, 0, Qt.AlignmentFlag.AlignRight)
+        return tab
+
+    def search(self) -> None:
+        text = self.query.text().strip()
+        if not text:
+            return
+        include = self.show_archived.isChecked()
+        self.status.setText(tr("Searching…"))
+        self._in_background(
+            lambda store: store.archive.search(text, default_embedder(), k=30, include_archived=include),
+            self._show_hits,
+        )
+
+    def _show_hits(self, hits: list[SearchHit]) -> None:
+        self.results.setRowCount(len(hits))
+        for row, hit in enumerate(hits):
+            values = [
+                tr(KIND_LABELS.get(hit.kind, hit.kind)),
+                hit.timestamp[:16].replace("T", " "),
+                hit.text,
+                str(hit.item_id),
+            ]
+            for col, value in enumerate(values):
+                self.results.setItem(row, col, QTableWidgetItem(value))
+        self.results.resizeRowsToContents()
+        self.status.setText(tr("{count} memories found.", count=len(hits)))
+
+    def archive_selected(self) -> None:
+        rows = sorted({i.row() for i in self.results.selectedIndexes()})
+        protected = 0
+        for row in rows:
+            item_id = int(self.results.item(row, 3).text())
+            item = self.store.archive.get(item_id)
+            if item is None or item["kind"] == "core":
+                protected += 1
+                continue
+            self.store.archive.archive(item_id, "archived by the person in the memory window")
+        for row in reversed(rows):
+            self.results.removeRow(row)
+        self.status.setText(
+            tr("Archived {count}; core memory is edited on its own tab.", count=len(rows) - protected)
+            if protected
+            else tr("Archived {count}.", count=len(rows))
+        )
+
+    # -- core memory and notepad -------------------------------------------------------------------
+    def _core_tab(self) -> QWidget:
+        c = self.store.components
+        self.core_edit = QPlainTextEdit(c.core_memory())
+        self.core_edit.setObjectName("coreMemory")
+        self.notepad_edit = QPlainTextEdit(c.notepad())
+        self.notepad_edit.setObjectName("notepad")
+        save = QPushButton(tr("Save"))
+        save.clicked.connect(self.save_core)
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.addWidget(
+            QLabel(
+                tr(
+                    "Core memory: who {name} is to you, and what must never be forgotten.",
+                    name=self.persona_name,
+                )
+            )
+        )
+        layout.addWidget(self.core_edit, 2)
+        layout.addWidget(QLabel(tr("Notepad: short-term notes.")))
+        layout.addWidget(self.notepad_edit, 1)
+        layout.addWidget(save, 0, Qt.AlignmentFlag.AlignRight)
+        return tab
+
+    def save_core(self) -> None:
+        self.store.components.set_core_memory(self.core_edit.toPlainText().strip())
+        self.store.components.set_notepad(self.notepad_edit.toPlainText().strip())
+        self.status.setText(tr("Saved."))
+
+    # -- entities -------------------------------------------------------------------------------------
+    def _entities_tab(self) -> QWidget:
+        self.entity_list = QListWidget()
+        self.entity_list.setObjectName("entityList")
+        self.entity_list.currentTextChanged.connect(self._show_entity)
+        self.entity_name = QLineEdit()
+        self.entity_name.setPlaceholderText(tr("Name"))
+        self.entity_text = QPlainTextEdit()
+        save = QPushButton(tr("Save"))
+        save.clicked.connect(self.save_entity)
+        right = QWidget()
+        right_layout = QVBoxLayout(right)
+        right_layout.addWidget(self.entity_name)
+        right_layout.addWidget(self.entity_text, 1)
+        right_layout.addWidget(save, 0, Qt.AlignmentFlag.AlignRight)
+        splitter = QSplitter()
+        splitter.addWidget(self.entity_list)
+        splitter.addWidget(right)
+        splitter.setSizes([220, 640])
+        self._load_entities()
+        return splitter
+
+    def _load_entities(self) -> None:
+        self.entity_list.clear()
+        for entity in self.store.components.entities():
+            self.entity_list.addItem(entity.name)
+
+    def _show_entity(self, name: str) -> None:
+        entity = self.store.components.entity(name) if name else None
+        self.entity_name.setText(entity.name if entity else "")
+        self.entity_text.setPlainText(entity.text if entity else "")
+
+    def save_entity(self) -> None:
+        try:
+            self.store.components.write_entity(
+                self.entity_name.text(), self.entity_text.toPlainText().strip()
+            )
+        except NexusArkError as exc:
+            self._show_error(str(exc))
+            return
+        self._load_entities()
+        self.status.setText(tr("Saved."))
+
+    # -- knowledge base ----------------------------------------------------------------------------
+    def _knowledge_tab(self) -> QWidget:
+        self.documents = QTableWidget(0, 4)
+        self.documents.setObjectName("documents")
+        self.documents.setHorizontalHeaderLabels([tr("Document"), tr("Status"), tr("Chunks"), "id"])
+        self.documents.setColumnHidden(3, True)
+        self.documents.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.documents.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.documents.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.progress = QProgressBar()
+        self.progress.setVisible(False)
+        add = QPushButton(tr("Add documents…"))
+        add.clicked.connect(self.choose_documents)
+        remove = QPushButton(tr("Remove selected"))
+        remove.clicked.connect(self.remove_documents)
+        buttons = QHBoxLayout()
+        buttons.addWidget(add)
+        buttons.addWidget(remove)
+        buttons.addStretch(1)
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.addWidget(self.documents, 1)
+        layout.addWidget(self.progress)
+        layout.addLayout(buttons)
+        return tab
+
+    def refresh_documents(self, docs: list[KnowledgeDocument] | None = None) -> None:
+        docs = docs if docs is not None else self.store.knowledge.documents()
+        self.documents.setRowCount(len(docs))
+        for row, doc in enumerate(docs):
+            status = {
+                "done": tr("ready"),
+                "indexing": tr("indexing"),
+                "pending": tr("waiting"),
+                "error": tr("cannot be read"),
+            }.get(doc.status, doc.status)
+            values = [
+                doc.title,
+                status if not doc.error else f"{status}: {doc.error}",
+                f"{doc.chunks_done}/{doc.chunks_total}",
+                str(doc.id),
+            ]
+            for col, value in enumerate(values):
+                self.documents.setItem(row, col, QTableWidgetItem(value))
+
+    def choose_documents(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, tr("Add documents"), "", "Documents (*.txt *.md *.pdf)")
+        if paths:
+            self.add_documents([Path(p) for p in paths])
+
+    def add_documents(self, paths: list[Path]) -> None:
+        self.progress.setVisible(True)
+        self.progress.setRange(0, 0)
+        self.status.setText(tr("Reading documents…"))
+
+        def ingest(store: MemoryStore) -> list[KnowledgeDocument]:
+            for path in paths:
+                store.knowledge.add(path)
+            return store.knowledge.ingest_pending(default_embedder())
+
+        self._in_background(ingest, self._documents_added)
+
+    def _documents_added(self, docs: list[KnowledgeDocument]) -> None:
+        self.progress.setVisible(False)
+        self.refresh_documents(docs)
+        failed = [d for d in docs if d.status == "error"]
+        self.status.setText(
+            tr("Some documents cannot be read: {names}", names=", ".join(d.title for d in failed))
+            if failed
+            else tr("Documents are ready to be recalled.")
+        )
+
+    def remove_documents(self) -> None:
+        rows = sorted({i.row() for i in self.documents.selectedIndexes()})
+        ids = [int(self.documents.item(r, 3).text()) for r in rows]
+        if not ids:
+            return
+
+        def remove(store: MemoryStore) -> list[KnowledgeDocument]:
+            for doc_id in ids:
+                store.knowledge.remove(doc_id)
+            return store.knowledge.documents()
+
+        self._in_background(remove, self.refresh_documents)
+
+    # -- export -------------------------------------------------------------------------------------
+    def export(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, tr("Export memory to a folder"))
+        if folder:
+            self.export_to(Path(folder))
+
+    def export_to(self, folder: Path) -> None:
+        name = self.persona_name
+        self._in_background(
+            lambda store: export_memory(store, folder, name),
+            lambda path: self.status.setText(tr("Exported to {path}", path=str(path.parent))),
+        )
+
+    def done(self, result: int) -> None:
+        self.pool.waitForDone(30_000)
+        if self._worker_store is not None:
+            self._worker_store.close()
+        self.store.close()
+        super().done(result)
