@@ -25,7 +25,7 @@ from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona, PersonaStore
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
-from nexus_ark.providers.embedders import default_embedder
+from nexus_ark.providers.embedders import Embedder, make_embedder
 from nexus_ark.providers.ollama_backend import OllamaModelInfo
 from nexus_ark.providers.registry import BackendFactory, BackendPool, default_factory
 
@@ -57,7 +57,12 @@ class NexusApp:
         self._shipped = shipped_personas if shipped_personas is not None else shipped_personas_dir()
         self._lock = InstanceLock(self.layout.lock_file)
         self._sessions: dict[str, ChatSession] = {}
-        self._sessions_lock = threading.Lock()
+        self._sessions_lock = threading.RLock()
+        self._embedder: Embedder | None = None
+        self._embedder_spec: tuple[str, ...] = ()
+        self._embedding: set[str] = set()
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
         self._opened = False
 
     @property
@@ -187,7 +192,8 @@ class NexusApp:
                 log.warning("backup skipped: %s", exc)
             if existing is not None:
                 existing.memory.close()
-            session = ChatSession(persona, memory, backend, embedder=default_embedder())
+            session = ChatSession(persona, memory, backend, embedder=self.embedder())
+            self._embed_in_background(slug)
             self._sessions[slug] = session
             return session
 
@@ -205,12 +211,51 @@ class NexusApp:
         if session is not None:
             session.memory.close()
 
+    def embedder(self) -> Embedder:
+        """The app's embedder (one per process; loading it is slow, so call this off the UI thread)."""
+        with self._sessions_lock:
+            config = self.settings.embedder
+            if self._embedder is None or self._embedder_spec != config.pool_key():
+                self._embedder = make_embedder(
+                    config.spec or "bundled", api_base=config.api_base, api_key_ref=config.api_key
+                )
+                self._embedder_spec = config.pool_key()
+            return self._embedder
+
+    def _embed_in_background(self, slug: str) -> None:
+        """Give every memory of a persona a vector from the current embedder, on a thread of its own
+        with its own connection: after an import, a crash, or a change of embedder. Resumable, and a
+        no-op when nothing is pending."""
+        if slug in self._embedding:
+            return
+        embedder = self.embedder()
+
+        def run() -> None:
+            try:
+                store = self.open_memory(slug)
+                try:
+                    store.archive.embed_pending(embedder, cancel=self._stopping)
+                finally:
+                    store.close()
+            except Exception as exc:  # logged, and resumed at the next start: nothing is lost
+                log.warning("background embedding for %s stopped: %s", slug, exc)
+            finally:
+                self._embedding.discard(slug)
+
+        self._embedding.add(slug)
+        thread = threading.Thread(target=run, name=f"embed-{slug}", daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
     def open_memory(self, slug: str) -> MemoryStore:
         """A persona's memory on its own connection (for imports and searches; the caller closes it)."""
         persona = self.personas.load(slug)
         return MemoryStore(persona.memory_path, self.clock)
 
     def close(self) -> None:
+        self._stopping.set()
+        for thread in self._threads:
+            thread.join(timeout=30)
         with self._sessions_lock:
             sessions, self._sessions = list(self._sessions.values()), {}
         for session in sessions:

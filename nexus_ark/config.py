@@ -29,6 +29,9 @@ class AppSettings(BaseModel):
     stream_coalesce_ms: int = Field(default=40, ge=10, le=500)
     # Defaults for personas whose persona.toml leaves the model spec empty.
     chat_model: ModelConfig = Field(default_factory=lambda: ModelConfig(spec="bundled"))
+    # What turns memories into vectors: "bundled" (multilingual-e5-small) or a spec like the models'.
+    # Changing it re-embeds every memory in the background, into the new model's own index.
+    embedder: ModelConfig = Field(default_factory=lambda: ModelConfig(spec="bundled"))
     internal_model: ModelConfig | None = None
 
 

@@ -13,7 +13,6 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import SearchHit
 from nexus_ark.memory.importer import import_jsonl
 from nexus_ark.memory.portability import backup, export_memory, import_memory
-from nexus_ark.providers.embedders import default_embedder
 
 
 def run_memory_command(app: NexusApp, args: argparse.Namespace) -> int:
@@ -21,32 +20,32 @@ def run_memory_command(app: NexusApp, args: argparse.Namespace) -> int:
     store = app.open_memory(args.persona)
     try:
         if args.memory_command == "import":
-            return _import(store, args, {persona.slug, persona.settings.name})
+            return _import(app, store, args, {persona.slug, persona.settings.name})
         if args.memory_command == "export":
             path = export_memory(store, args.folder, persona.settings.name)
             print(f"exported to {path.parent} (memory.md, entities/, conversations.md, memory.json)")
             return 0
         if args.memory_command == "restore":
             rows = import_memory(store, args.folder)
-            embedded = store.archive.embed_pending(default_embedder())
+            embedded = store.archive.embed_pending(app.embedder())
             print(f"restored {rows} rows and embedded {embedded} items")
             return 0
         if args.memory_command == "backup":
             print(backup(store, app.layout.backups_dir / persona.slug))
             return 0
         if args.memory_command == "kb":
-            return _knowledge(store, args)
-        return _search(store, args)
+            return _knowledge(app, store, args)
+        return _search(app, store, args)
     finally:
         store.close()
 
 
-def _import(store, args: argparse.Namespace, names: set[str]) -> int:
+def _import(app: NexusApp, store, args: argparse.Namespace, names: set[str]) -> int:
     started = time.perf_counter()
     report = import_jsonl(args.file, store.messages, store.archive, names)
     for error in report.errors:
         print(f"skipped {error}", file=sys.stderr)
-    embedder = default_embedder()
+    embedder = app.embedder()
 
     def progress(done: int, total: int) -> None:
         print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
@@ -72,8 +71,8 @@ def _hit_json(hit: SearchHit) -> dict:
     }
 
 
-def _search(store, args: argparse.Namespace) -> int:
-    embedder = default_embedder() if args.mode != "fts" else None
+def _search(app: NexusApp, store, args: argparse.Namespace) -> int:
+    embedder = app.embedder() if args.mode != "fts" else None
     options = {"k": args.k, "kinds": args.kind, "since": args.since, "until": args.until, "mode": args.mode}
     if args.queries:
         if not args.json:
@@ -104,7 +103,7 @@ def _search(store, args: argparse.Namespace) -> int:
     return 0
 
 
-def _knowledge(store, args: argparse.Namespace) -> int:
+def _knowledge(app: NexusApp, store, args: argparse.Namespace) -> int:
     kb = store.knowledge
     if args.action == "add":
         for target in args.targets:
@@ -114,7 +113,7 @@ def _knowledge(store, args: argparse.Namespace) -> int:
         def progress(title: str, done: int, total: int) -> None:
             print(f"\rindexing {title}: {done}/{total}", end="", file=sys.stderr, flush=True)
 
-        kb.ingest_pending(default_embedder(), progress=progress)
+        kb.ingest_pending(app.embedder(), progress=progress)
         print(file=sys.stderr)
     elif args.action == "remove":
         for target in args.targets:

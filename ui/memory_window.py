@@ -37,7 +37,6 @@ from nexus_ark.memory.archive import SearchHit
 from nexus_ark.memory.knowledge import KnowledgeDocument
 from nexus_ark.memory.portability import export_memory
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.providers.embedders import default_embedder
 from ui.i18n import N_, tr
 from ui.tasks import run_in_background
 
@@ -134,7 +133,7 @@ class MemoryWindow(QDialog):
         include = self.show_archived.isChecked()
         self.status.setText(tr("Searching…"))
         self._in_background(
-            lambda store: store.archive.search(text, default_embedder(), k=30, include_archived=include),
+            lambda store: store.archive.search(text, self.app.embedder(), k=30, include_archived=include),
             self._show_hits,
         )
 
@@ -301,7 +300,7 @@ class MemoryWindow(QDialog):
         def ingest(store: MemoryStore) -> list[KnowledgeDocument]:
             for path in paths:
                 store.knowledge.add(path)
-            return store.knowledge.ingest_pending(default_embedder())
+            return store.knowledge.ingest_pending(self.app.embedder())
 
         self._in_background(ingest, self._documents_added)
 

