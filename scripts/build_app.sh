@@ -17,6 +17,11 @@ echo "== one chat turn with the bundled model"
 reply=$(echo "Say hello in five words." | NEXUS_ARK_HOME="$SMOKE_HOME" "$APP" chat --persona aria)
 echo "$reply"
 [ -n "$reply" ]
+echo "== memory: import and search with the bundled embedder"
+printf '%s\n' '{"id": "s1", "speaker": "Mika", "text": "My cat Luna is twelve.", "timestamp": "2026-01-01T10:00:00"}' \
+    > "$SMOKE_HOME/turns.jsonl"
+NEXUS_ARK_HOME="$SMOKE_HOME" "$APP" memory import --persona aria "$SMOKE_HOME/turns.jsonl"
+NEXUS_ARK_HOME="$SMOKE_HOME" "$APP" memory search --persona aria --json "How old is the cat?" | grep -q '"s1"'
 echo "== the window opens offscreen and quits by itself"
 QT_QPA_PLATFORM=offscreen NEXUS_ARK_HOME="$SMOKE_HOME" NEXUS_ARK_QUIT_AFTER_MS=4000 "$APP"
 echo "smoke test passed"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -17,6 +18,8 @@ from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend
 from nexus_ark.providers.embedders import Embedder
+
+log = logging.getLogger(__name__)
 
 USER_SPEAKER = "user"
 RECALL_K = 3
@@ -85,11 +88,13 @@ class ChatSession:
         """Core memory, notepad and strategy always; recalled items that are not already in the prompt."""
         components = self.memory.components
         in_prompt = {f"msg:{m.id}" for m in history}
-        recalled = [
-            h.text
-            for h in self.memory.archive.search(text, self.embedder, k=RECALL_K + len(in_prompt) + 1)
-            if h.source_id not in in_prompt and h.kind != "core"
-        ][:RECALL_K]
+        k = RECALL_K + len(in_prompt) + 1
+        try:
+            hits = self.memory.archive.search(text, self.embedder, k=k)
+        except NexusArkError as exc:  # no embedder today: keyword recall still works
+            log.warning("recall by meaning unavailable: %s", exc)
+            hits = self.memory.archive.search(text, None, k=k, mode="fts")
+        recalled = [h.text for h in hits if h.source_id not in in_prompt and h.kind != "core"][:RECALL_K]
         return MemoryContext(
             core_memory=components.core_memory(),
             notepad=components.notepad(),
@@ -114,7 +119,13 @@ class ChatSession:
 
     def embed_new_memories(self) -> int:
         """Vectors for what this conversation added (a few items a turn); call it off the UI thread."""
-        return self.memory.archive.embed_pending(self.embedder) if self.embedder is not None else 0
+        if self.embedder is None:
+            return 0
+        try:
+            return self.memory.archive.embed_pending(self.embedder)
+        except NexusArkError as exc:  # they stay pending and are embedded when the embedder works again
+            log.warning("embedding new memories failed: %s", exc)
+            return 0
 
     def _turn(self, text: str, cancel: threading.Event | None) -> Iterator[ReplyDelta | TurnResult]:
         store = self.memory.messages

