@@ -27,12 +27,16 @@ _STATUS_NOTES = {
 
 
 def _time_label(iso_timestamp: str | None) -> str:
-    if not iso_timestamp:
-        return datetime.now().strftime("%H:%M")
+    """Today's messages show the time; older ones the date too."""
     try:
-        return datetime.fromisoformat(iso_timestamp).astimezone().strftime("%Y-%m-%d %H:%M")
+        when = (
+            datetime.fromisoformat(iso_timestamp).astimezone()
+            if iso_timestamp
+            else datetime.now().astimezone()
+        )
     except ValueError:
         return ""
+    return when.strftime("%H:%M" if when.date() == datetime.now().date() else "%Y-%m-%d %H:%M")
 
 
 class ChatView(QTextBrowser):

@@ -7,9 +7,10 @@ window only reads small rows itself.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import Qt, QThreadPool, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -52,6 +53,9 @@ KIND_LABELS = {
 
 
 class MemoryWindow(QDialog):
+    # Emitted from the background thread; Qt queues it to this window's (the UI) thread.
+    document_progress = Signal(str, int, int)
+
     def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
         super().__init__(parent)
         self.app = app
@@ -64,6 +68,8 @@ class MemoryWindow(QDialog):
         self._worker_store: MemoryStore | None = None  # used only on the pool's single thread
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(1)
+        self.cancel_import = threading.Event()
+        self.document_progress.connect(self._on_document_progress)
 
         self.tabs = QTabWidget()
         self.tabs.addTab(self._search_tab(), tr("Search"))
@@ -82,6 +88,8 @@ class MemoryWindow(QDialog):
         layout.addWidget(self.tabs)
         layout.addLayout(bottom)
         self.refresh_documents()
+        if any(d.status in ("pending", "indexing") for d in self.store.knowledge.documents()):
+            self.add_documents([])  # an import stopped by a cancel, a crash or a closed window resumes
 
     # -- background work on this window's own connection -------------------------------------------
     def _in_background(self, fn, on_done) -> None:
@@ -253,6 +261,9 @@ class MemoryWindow(QDialog):
         self.documents.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
+        self.cancel_button = QPushButton(tr("Cancel"))
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(self.cancel_import.set)
         add = QPushButton(tr("Add documents…"))
         add.clicked.connect(self.choose_documents)
         remove = QPushButton(tr("Remove selected"))
@@ -264,7 +275,10 @@ class MemoryWindow(QDialog):
         tab = QWidget()
         layout = QVBoxLayout(tab)
         layout.addWidget(self.documents, 1)
-        layout.addWidget(self.progress)
+        progress_row = QHBoxLayout()
+        progress_row.addWidget(self.progress, 1)
+        progress_row.addWidget(self.cancel_button)
+        layout.addLayout(progress_row)
         layout.addLayout(buttons)
         return tab
 
@@ -295,17 +309,34 @@ class MemoryWindow(QDialog):
     def add_documents(self, paths: list[Path]) -> None:
         self.progress.setVisible(True)
         self.progress.setRange(0, 0)
+        self.cancel_button.setVisible(True)
+        self.cancel_import.clear()
         self.status.setText(tr("Reading documents…"))
 
         def ingest(store: MemoryStore) -> list[KnowledgeDocument]:
             for path in paths:
                 store.knowledge.add(path)
-            return store.knowledge.ingest_pending(self.app.embedder())
+            return store.knowledge.ingest_pending(
+                self.app.embedder(), cancel=self.cancel_import, progress=self.document_progress.emit
+            )
 
         self._in_background(ingest, self._documents_added)
 
+    @Slot(str, int, int)
+    def _on_document_progress(self, title: str, done: int, total: int) -> None:
+        self.progress.setRange(0, max(total, 1))
+        self.progress.setValue(done)
+        self.status.setText(
+            tr("Indexing {title}: {done} of {total} parts", title=title, done=done, total=total)
+        )
+
     def _documents_added(self, docs: list[KnowledgeDocument]) -> None:
         self.progress.setVisible(False)
+        self.cancel_button.setVisible(False)
+        if self.cancel_import.is_set():
+            self.refresh_documents(docs)
+            self.status.setText(tr("Stopped. Adding the documents again continues where it stopped."))
+            return
         self.refresh_documents(docs)
         failed = [d for d in docs if d.status == "error"]
         self.status.setText(
@@ -341,6 +372,7 @@ class MemoryWindow(QDialog):
         )
 
     def done(self, result: int) -> None:
+        self.cancel_import.set()  # an import in progress stops at its next batch and resumes later
         self.pool.waitForDone(30_000)
         if self._worker_store is not None:
             self._worker_store.close()

@@ -200,19 +200,27 @@ class _BitMirror:
     def load(self, db: sqlite_utils.Database, table: str, generation: int) -> None:
         rows = db.execute(f"select item_id, embedding from {table}").fetchall()
         self.ids = np.array([r[0] for r in rows], dtype=np.int64)
-        raw = b"".join(r[1] for r in rows)
         width = len(rows[0][1]) if rows else 8
-        self.words = np.frombuffer(raw, dtype=np.uint8).reshape(len(rows), width).copy().view(np.uint64)
+        packed = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), width)
+        self.words = _as_words(packed)
         self.generation = generation
 
     def nearest(self, query_bits: bytes, k: int) -> np.ndarray:
         if len(self.ids) == 0:
             return self.ids
-        q = np.frombuffer(query_bits, dtype=np.uint8).copy().view(np.uint64)
+        q = _as_words(np.frombuffer(query_bits, dtype=np.uint8).reshape(1, -1))[0]
         distance = np.bitwise_count(np.bitwise_xor(self.words, q)).sum(axis=1)
         k = min(k, len(self.ids))
         top = np.argpartition(distance, k - 1)[:k]
         return self.ids[top]
+
+
+def _as_words(packed: np.ndarray) -> np.ndarray:
+    """Bytes of bits as 64-bit words (zero-padded: any dimension works, not only multiples of 64)."""
+    pad = (-packed.shape[1]) % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)
 
 
 def _pack_bits(vector: np.ndarray, center: np.ndarray) -> bytes:

@@ -161,3 +161,20 @@ def test_cancel_mid_stream(ollama_wire) -> None:
             cancel.set()
         last = chunk
     assert last.finish_reason == "cancelled" and len(texts) <= 3
+
+
+def test_ollama_embedder_feeds_the_archive(ollama_wire, tmp_path: Path) -> None:
+    from nexus_ark.memory.archive import NewItem
+    from nexus_ark.providers.embedders import OllamaEmbedder
+
+    embedder = OllamaEmbedder(SERVED_MODEL, ollama_wire.url)
+    assert embedder.model_id == f"ollama:{SERVED_MODEL}" and embedder.dim == 8
+    memory = MemoryStore(tmp_path / "m.db")
+    try:
+        memory.archive.add(NewItem(kind="message", text="The ferry leaves at nine."))
+        assert memory.archive.embed_pending(embedder) == 1
+        assert (
+            memory.archive.search("The ferry leaves at nine.", embedder, mode="vector")[0].kind == "message"
+        )
+    finally:
+        memory.close()

@@ -105,3 +105,37 @@ def test_documents_are_added_in_the_background_and_removed(qtbot, core: NexusApp
     window.remove_documents()
     qtbot.waitUntil(lambda: window.documents.rowCount() == 1, timeout=30_000)
     window.done(0)
+
+
+def test_document_import_shows_progress_can_be_cancelled_and_resumes(
+    qtbot, core: NexusApp, tmp_path: Path
+) -> None:
+    long_doc = tmp_path / "almanac.txt"
+    long_doc.write_text(
+        "\n\n".join(
+            f"Entry {i}: the tide tables of the northern harbour, volume {i}." * 4 for i in range(300)
+        ),
+        encoding="utf-8",
+    )
+    window = MemoryWindow(core, "aria")
+    qtbot.addWidget(window)
+    seen: list[int] = []
+    window.document_progress.connect(lambda title, done, total: seen.append(done))
+    window.document_progress.connect(
+        lambda title, done, total: window.cancel_import.set() if done >= 32 else None
+    )
+    window.add_documents([long_doc])
+    qtbot.waitUntil(window.progress.isHidden, timeout=60_000)
+    assert seen and "Stopped" in window.status.text()
+    doc = core.open_memory("aria")
+    try:
+        state = doc.knowledge.documents()[0]
+        assert state.status == "indexing" and 0 < state.chunks_done < state.chunks_total
+    finally:
+        doc.close()
+    window.done(0)
+
+    reopened = MemoryWindow(core, "aria")  # resumes by itself
+    qtbot.addWidget(reopened)
+    qtbot.waitUntil(lambda: "ready" in reopened.documents.item(0, 1).text(), timeout=120_000)
+    reopened.done(0)
