@@ -271,16 +271,17 @@ class ModelSettingsDialog(QDialog):
         layout.addWidget(buttons)
 
     def test_connection(self) -> None:
+        """Check the conversation model and, when it is a different one, the internal model too."""
         try:
-            config = self.chat.config()
-            secret = self.chat.typed_secret()
+            pickers = [self.chat] if self.same_as_chat.isChecked() else [self.chat, self.internal]
+            checks = [(p.config(), p.typed_secret()) for p in pickers]
         except (NexusArkError, ValueError) as exc:
             self._show_error(str(exc))
             return
         self.test_button.setEnabled(False)
-        self.result_label.setText(tr("Testing {model}…", model=str(ModelSpec.parse(config.spec))))
+        self.result_label.setText(tr("Testing {model}…", model=str(ModelSpec.parse(checks[0][0].spec))))
 
-        def check() -> ModelCheck:
+        def check_one(config: ModelConfig, secret: str) -> ModelCheck:
             if not secret:
                 return self.app.check_model(config)
             # Try a freshly typed key without writing it anywhere: it lives in this process only
@@ -292,20 +293,20 @@ class ModelSettingsDialog(QDialog):
             finally:
                 os.environ.pop(env, None)
 
-        run_in_background(check, self._tested, self._show_error)
+        run_in_background(lambda: [check_one(c, s) for c, s in checks], self._tested, self._show_error)
 
-    def _tested(self, result: ModelCheck) -> None:
+    def _tested(self, results: list[ModelCheck]) -> None:
         self.test_button.setEnabled(True)
-        self.result_label.setText(
-            "<span style='color:#070'>"
-            + tr(
+        lines = [
+            tr(
                 "Works: {model} answered “{reply}” in {seconds:.1f} s.",
-                model=result.model,
-                reply=result.reply[:40],
-                seconds=result.seconds,
+                model=r.model,
+                reply=r.reply[:40],
+                seconds=r.seconds,
             )
-            + "</span>"
-        )
+            for r in results
+        ]
+        self.result_label.setText("<span style='color:#070'>" + "<br>".join(lines) + "</span>")
 
     def _show_error(self, message: str) -> None:
         self.test_button.setEnabled(True)

@@ -77,6 +77,9 @@ def test_litellm_with_internal_model_and_env_key(qtbot, core: NexusApp, llama_se
     dialog.same_as_chat.setChecked(False)
     assert dialog.internal.isEnabled()
     dialog.internal.backend_box.setCurrentIndex(dialog.internal.backend_box.findData("bundled"))
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.result_label.text().count("Works") == 2, timeout=60_000)
+    assert "SmolLM2" in dialog.result_label.text(), "the internal model was tested too"
     dialog.save()
     persona = core.personas.load("aria")
     assert persona.settings.model.spec == "litellm:openai/local"
