@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.agent.prompt import MemoryContext, build_messages
 from nexus_ark.errors import DatabaseError, NexusArkError
 from nexus_ark.memory.conversation_index import Turn, index_turns
@@ -16,13 +17,15 @@ from nexus_ark.memory.db import sqlite
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
-from nexus_ark.providers.base import ChatBackend
+from nexus_ark.providers.base import ChatBackend, ChatMessage, ToolCall
 from nexus_ark.providers.embedders import Embedder
+from nexus_ark.providers.tools import ToolBox
 
 log = logging.getLogger(__name__)
 
 USER_SPEAKER = "user"
 RECALL_K = 3
+MAX_TOOL_ROUNDS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,13 @@ class ChatSession:
             recalled=recalled,
         )
 
+    def _tools(self) -> ToolBox | None:
+        """The persona's memory tools, offered where the model calls tools natively. (Small local models
+        get no tools in conversation: the text protocol's markup would show in the reply.)"""
+        if not self.persona.settings.conversation.tools or not self.backend.native_tools:
+            return None
+        return MemoryTools(self.memory, self.embedder).toolbox()
+
     def _index(self, message_id: int, speaker: str, text: str) -> None:
         created = self.memory.messages.get(message_id).created_at
         index_turns(
@@ -151,9 +161,20 @@ class ChatSession:
         last_journal = started
         status: MessageStatus = "complete"
         error = ""
+        tools = self._tools()
+        tool_log: list[dict[str, Any]] = []
         try:
-            for chunk in self.backend.stream_chat(messages, params, cancel):
-                if chunk.text:
+            for round_ in range(MAX_TOOL_ROUNDS + 1):
+                round_start = len(parts)
+                calls: tuple[ToolCall, ...] = ()
+                offer = tools.specs() if tools is not None and round_ < MAX_TOOL_ROUNDS else None
+                for chunk in self.backend.stream_chat(messages, params, cancel, tools=offer):
+                    if chunk.tool_calls:
+                        calls = chunk.tool_calls
+                    if not chunk.text:
+                        if chunk.finish_reason == "cancelled":
+                            status = "stopped"
+                        continue
                     now = time.perf_counter()
                     if first_at is None:
                         first_at = now
@@ -171,8 +192,21 @@ class ChatSession:
                     if now - last_journal >= self.journal_interval_s and reply_id is not None:
                         store.update_content(reply_id, "".join(parts))
                         last_journal = now
-                if chunk.finish_reason == "cancelled":
-                    status = "stopped"
+                if not calls or tools is None or status == "stopped":
+                    break
+                # Native tool calls: run them, show the model the results, let it go on answering.
+                messages = [
+                    *messages,
+                    ChatMessage(
+                        role="assistant", content="".join(parts[round_start:]), tool_calls=list(calls)
+                    ),
+                ]
+                for call in calls:
+                    output = tools.run(call)
+                    tool_log.append({"name": call.name, "arguments": call.arguments, "result": output[:500]})
+                    messages.append(
+                        ChatMessage(role="tool", content=output, tool_call_id=call.id, name=call.name)
+                    )
         except NexusArkError as exc:
             status, error = "error", str(exc)
         except Exception as exc:  # a backend bug must not lose the turn
@@ -187,6 +221,8 @@ class ChatSession:
             meta["tokens_per_s"] = round(tps, 2)
         if error:
             meta["error"] = error
+        if tool_log:
+            meta["tool_calls"] = tool_log
         if reply_id is not None:
             store.update_content(reply_id, reply, status=status, meta=meta)
             if reply:

@@ -37,6 +37,8 @@ class ConversationSettings(BaseModel):
 
     # How many recent messages go into the prompt (older ones stay in memory.db).
     history_messages: int = Field(default=40, ge=2, le=1000)
+    # Let the persona search and edit its memory with tools, where the model calls tools natively.
+    tools: bool = True
 
 
 class PersonaSettings(BaseModel):

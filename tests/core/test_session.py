@@ -99,7 +99,11 @@ class _FailsMidStream(ChatBackend):
     model_id = "failing"
 
     def stream_chat(
-        self, messages: Sequence[ChatMessage], params: GenerationParams, cancel: threading.Event | None = None
+        self,
+        messages: Sequence[ChatMessage],
+        params: GenerationParams,
+        cancel: threading.Event | None = None,
+        **options: object,
     ) -> Iterator[StreamChunk]:
         yield StreamChunk("partial ")
         yield StreamChunk("answer")

@@ -178,3 +178,44 @@ def test_ollama_embedder_feeds_the_archive(ollama_wire, tmp_path: Path) -> None:
         )
     finally:
         memory.close()
+
+
+def test_chat_turn_uses_memory_tools_natively(ollama_wire, tmp_path: Path) -> None:
+    from nexus_ark.memory.conversation_index import Turn, index_turns
+
+    persona = PersonaStore(tmp_path / "p").create("Aria")
+    memory = MemoryStore(tmp_path / "m.db")
+    index_turns(
+        memory.archive,
+        [
+            Turn(
+                speaker="Mika",
+                text="Our cats are called Luna and Sol.",
+                created_at="2026-01-01T10:00:00",
+                source_id="cats",
+            )
+        ],
+    )
+    backend = OllamaBackend("tool-caller", ollama_wire.url)
+    session = ChatSession(persona, memory, backend)
+    result = next(r for r in session.send("What are my cats called?") if isinstance(r, TurnResult))
+    assert result.status == "complete"
+    assert result.text.startswith("The tool said: [item") and "Luna and Sol" in result.text
+    assert result.meta["tool_calls"][0]["name"] == "search_memory"
+    assert result.meta["tool_calls"][0]["arguments"] == {"query": "cats"}
+    offered = [r for r in ollama_wire.requests if r.get("model") == "tool-caller"][-2]
+    assert {t["function"]["name"] for t in offered["tools"]} >= {"search_memory", "archive_memory"}
+    stored = memory.messages.recent()[-1]
+    assert stored.content == result.text and stored.meta["tool_calls"]
+    memory.close()
+
+
+def test_tools_can_be_turned_off_per_persona(ollama_wire, tmp_path: Path) -> None:
+    persona = PersonaStore(tmp_path / "p").create("Aria")
+    persona.settings.conversation.tools = False
+    memory = MemoryStore(tmp_path / "m.db")
+    session = ChatSession(persona, memory, OllamaBackend("tool-caller", ollama_wire.url))
+    before = len(ollama_wire.requests)
+    list(session.send("Hello?"))
+    assert "tools" not in ollama_wire.requests[before] or not ollama_wire.requests[before]["tools"]
+    memory.close()
