@@ -63,6 +63,7 @@ class NexusApp:
         self._embedding: set[str] = set()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._retired: list[ChatSession] = []
         self._opened = False
 
     @property
@@ -191,7 +192,7 @@ class NexusApp:
             except NexusArkError as exc:
                 log.warning("backup skipped: %s", exc)
             if existing is not None:
-                existing.memory.close()
+                self._retired.append(existing)
             session = ChatSession(persona, memory, backend, embedder=self.embedder())
             self._embed_in_background(slug)
             self._sessions[slug] = session
@@ -208,8 +209,9 @@ class NexusApp:
         save_toml_model(persona.folder / SETTINGS_FILE, settings)
         with self._sessions_lock:
             session = self._sessions.pop(slug, None)
-        if session is not None:
-            session.memory.close()
+            if session is not None:
+                # The worker may still be finishing a turn on it: retire it, close it at exit.
+                self._retired.append(session)
 
     def embedder(self) -> Embedder:
         """The app's embedder (one per process; loading it is slow, so call this off the UI thread)."""
@@ -257,7 +259,8 @@ class NexusApp:
         for thread in self._threads:
             thread.join(timeout=30)
         with self._sessions_lock:
-            sessions, self._sessions = list(self._sessions.values()), {}
+            sessions, self._sessions = [*self._sessions.values(), *self._retired], {}
+            self._retired = []
         for session in sessions:
             session.memory.close()
         self.pool.close()
