@@ -126,3 +126,17 @@ def test_mid_stream_faults_are_typed_and_quick(ollama_wire, model, error) -> Non
             received.append(chunk.text)
     assert "".join(received) == "Hello", "the text before the fault reached the caller"
     assert time.monotonic() - started < 4
+
+
+def test_litellm_embedder_over_openai_compatible_http(ollama_wire) -> None:
+    """The LiteLLM embedder against a loopback /v1/embeddings (served by the bundled e5 model)."""
+    import numpy as np
+
+    from nexus_ark.providers.embedders import LiteLLMEmbedder, default_embedder
+
+    embedder = LiteLLMEmbedder("openai/e5-small", api_base=f"{ollama_wire.url}/v1")
+    assert embedder.model_id == "litellm:openai/e5-small" and embedder.dim == 384
+    remote = embedder.embed_passages(["The ferry leaves at nine.", "桜が咲きました。"])
+    local = default_embedder().embed_passages(["The ferry leaves at nine.", "桜が咲きました。"])
+    assert remote.shape == (2, 384)
+    assert np.allclose(remote, local, atol=1e-5), "the same vectors arrive over HTTP"
