@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QMessageBox,
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
@@ -123,6 +124,9 @@ class MemoryWindow(QDialog):
         self.archive_button = QPushButton(tr("Archive selected"))
         self.archive_button.setToolTip(tr("Moves the memory aside: it is kept, but no longer recalled."))
         self.archive_button.clicked.connect(self.archive_selected)
+        self.forget_button = QPushButton(tr("Delete selected…"))
+        self.forget_button.setToolTip(tr("Deletes the memory for good, with the message it came from."))
+        self.forget_button.clicked.connect(self.forget_selected)
         row = QHBoxLayout()
         row.addWidget(self.query, 1)
         row.addWidget(self.show_archived)
@@ -131,7 +135,11 @@ class MemoryWindow(QDialog):
         layout = QVBoxLayout(tab)
         layout.addLayout(row)
         layout.addWidget(self.results, 1)
-        layout.addWidget(self.archive_button, 0, Qt.AlignmentFlag.AlignRight)
+        actions = QHBoxLayout()
+        actions.addStretch(1)
+        actions.addWidget(self.forget_button)
+        actions.addWidget(self.archive_button)
+        layout.addLayout(actions)
         return tab
 
     def search(self) -> None:
@@ -176,6 +184,24 @@ class MemoryWindow(QDialog):
             if protected
             else tr("Archived {count}.", count=len(rows))
         )
+
+    def forget_selected(self, ask: bool = True) -> None:
+        rows = sorted({i.row() for i in self.results.selectedIndexes()})
+        if not rows:
+            return
+        if ask:
+            answer = QMessageBox.question(
+                self,
+                tr("Delete memories"),
+                tr("Delete {count} memories for good? This cannot be undone.", count=len(rows)),
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        ids = [int(self.results.item(row, 3).text()) for row in rows]
+        deleted = self.store.forget(ids)
+        for row in reversed(rows):
+            self.results.removeRow(row)
+        self.status.setText(tr("Deleted {count}.", count=deleted))
 
     # -- core memory and notepad -------------------------------------------------------------------
     def _core_tab(self) -> QWidget:

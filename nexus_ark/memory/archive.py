@@ -351,6 +351,33 @@ class Archive:
                 )
             self.db.execute(f"delete from items where id in ({marks})", list(item_ids))
 
+    def scrub(self, text: str, keep_out: Sequence[int] = ()) -> int:
+        """Remove a forgotten text from other items' neighbour context and from the text their vectors
+        were made of (those vectors are dropped and remade without it). Returns the items touched."""
+        rows = self.db.execute(
+            "select id, text, context, embed_text from items "
+            "where instr(context, ?) > 0 or instr(embed_text, ?) > 0",
+            [text, text],
+        ).fetchall()
+        rows = [r for r in rows if r[0] not in set(keep_out)]
+        tables = [r[0] for r in self.db.execute("select vec_table from embedding_models")]
+        with self.db.atomic():
+            for item_id, own, context, embed_text in rows:
+                self.db.execute(
+                    "update items set context = ? where id = ?",
+                    [" ".join(context.replace(text, " ").split()), item_id],
+                )
+                if embed_text and text in embed_text:
+                    self.db.execute(
+                        "update items set embed_text = null, embed_hash = ? where id = ?",
+                        [content_hash(own), item_id],
+                    )
+                    for table in tables:
+                        self.db.execute(f"delete from {table} where item_id = ?", [item_id])
+            if rows:
+                self.db.execute("update embedding_models set generation = generation + 1")
+        return len(rows)
+
     def get(self, item_id: int) -> dict[str, Any] | None:
         rows = list(self.db.query("select * from items where id = ?", [item_id]))
         return rows[0] if rows else None

@@ -39,5 +39,40 @@ class MemoryStore:
         self.knowledge = KnowledgeBase(self.db, self.archive, path.parent / "knowledge", clock)
         self.recovered = self.messages.recover_interrupted()
 
+    def forget(self, item_ids: list[int]) -> int:
+        """Delete memories for good, because the person asked: the archive items, their vectors, the
+        messages they came from, and the component rows (entity, episode, insight, goal) behind them.
+        Core memory is edited, not forgotten. Returns how many items were deleted."""
+        if not item_ids:
+            return 0
+        marks = ",".join("?" * len(item_ids))
+        rows = self.db.execute(
+            f"select id, kind, source_id, text from items where id in ({marks}) and kind != 'core'", item_ids
+        ).fetchall()
+        ids = [r[0] for r in rows]
+        if not ids:
+            return 0
+        marks = ",".join("?" * len(ids))
+        with self.db.atomic():
+            sources = [src for _, kind, src, _ in rows if kind == "message" and src]
+            message_ids = [int(src[4:]) for src in sources if src.startswith("msg:")]
+            other_sources = [src for src in sources if not src.startswith("msg:")]
+            if message_ids:
+                self.db.execute(
+                    f"delete from messages where id in ({','.join('?' * len(message_ids))})", message_ids
+                )
+            if other_sources:
+                self.db.execute(
+                    f"delete from messages where source_id in ({','.join('?' * len(other_sources))})",
+                    other_sources,
+                )
+            for table in ("entities", "episodes", "insights", "goals"):
+                self.db.execute(f"delete from {table} where item_id in ({marks})", ids)
+            self.db.execute(f"update kb_chunks set item_id = null where item_id in ({marks})", ids)
+            self.archive.delete_items(ids)
+            for _, _, _, text in rows:  # neighbours carried it in their context and vectors
+                self.archive.scrub(text, keep_out=ids)
+        return len(ids)
+
     def close(self) -> None:
         self.db.close()

@@ -90,3 +90,53 @@ def test_insights_goals_state_and_emotions(memory: MemoryStore) -> None:
         EmotionEntry(timestamp="2026-11-21T10:00:00+00:00", emotion="joy", value=1.0, snippet="yay")
     )
     assert c.emotions()[0].emotion == "joy"
+
+
+def test_forget_deletes_the_memory_its_message_and_its_component(memory: MemoryStore) -> None:
+    from nexus_ark.memory.conversation_index import Turn, index_turns
+
+    message_id = memory.messages.add(speaker="user", role="user", content="My PIN is 4321.")
+    ids = index_turns(
+        memory.archive,
+        [
+            Turn(
+                speaker="user",
+                text="My PIN is 4321.",
+                created_at="2026-01-01T10:00:00",
+                source_id=f"msg:{message_id}",
+            )
+        ],
+    )
+    memory.components.write_entity("Bank", "Mika banks with Example Bank.")
+    entity_item = memory.db.execute("select item_id from entities").fetchone()[0]
+    memory.components.set_core_memory("I am Aria.")
+    core_item = memory.db.execute("select id from items where kind = 'core'").fetchone()[0]
+
+    assert memory.forget([ids[0], entity_item, core_item]) == 2
+    assert memory.messages.count() == 0, "the message itself is gone"
+    assert memory.components.entity("Bank") is None
+    assert memory.archive.search("PIN 4321", None, mode="fts", include_archived=True) == []
+    assert memory.components.core_memory() == "I am Aria.", "core memory is edited, never forgotten"
+
+
+def test_forget_scrubs_the_text_from_neighbours(memory: MemoryStore) -> None:
+    from nexus_ark.memory.conversation_index import Turn, index_turns
+
+    ids = index_turns(
+        memory.archive,
+        [
+            Turn(speaker="Mika", text="My PIN is 4321.", created_at="2026-01-01T10:00:00", source_id="a"),
+            Turn(
+                speaker="Mika",
+                text="Anyway, how was your day?",
+                created_at="2026-01-01T10:00:05",
+                source_id="b",
+            ),
+        ],
+    )
+    neighbour = memory.archive.get(ids[1])
+    assert "4321" in neighbour["context"] and "4321" in neighbour["embed_text"]
+    memory.forget([ids[0]])
+    neighbour = memory.archive.get(ids[1])
+    assert "4321" not in neighbour["context"]
+    assert neighbour["embed_text"] is None, "its vector will be remade from its own text only"

@@ -63,6 +63,14 @@ def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -
     )
     assert "Osaka" not in window.results.item(0, 2).text()
 
+    window.results.selectRow(0)  # "My cat Luna hates the vacuum cleaner."
+    window.forget_selected(ask=False)
+    assert window.results.rowCount() == 0 and "Deleted 1" in window.status.text()
+    assert window.store.messages.count() == 0 or all(
+        "vacuum" not in m.content for m in window.store.messages.recent()
+    )
+    assert window.store.archive.search("vacuum cleaner", None, mode="fts", include_archived=True) == []
+
     window.core_edit.setPlainText("I am Aria. Mika lives in Osaka.")
     window.notepad_edit.setPlainText("Ask about the move.")
     window.save_core()
