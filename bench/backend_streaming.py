@@ -15,12 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Callable, Iterator
 
 from bench.provider_latency import QUESTION, SOUL, measure
@@ -29,7 +24,7 @@ from nexus_ark.providers.base import ChatMessage, GenerationParams
 from nexus_ark.providers.litellm_backend import LiteLLMBackend, import_litellm
 from nexus_ark.providers.llama_cpp_backend import LlamaCppBackend
 from nexus_ark.providers.ollama_backend import OllamaBackend
-from tests.integration.wire_server import SERVED_MODEL, WireServer
+from tests.integration.wire_server import SERVED_MODEL, WireServer, start_llama_server
 
 MAX_TOKENS = 128
 PARAMS = GenerationParams(max_tokens=MAX_TOKENS, temperature=0.0, seed=1)
@@ -49,40 +44,6 @@ def app_stream(backend) -> Callable[[list[dict[str, str]]], Iterator[str]]:
                 yield c.text
 
     return stream
-
-
-def start_llama_server(model: str) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            model,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "2048",
-            "--n_threads",
-            str(os.cpu_count() or 1),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}/v1"
-    for _ in range(300):
-        try:
-            with urllib.request.urlopen(f"{base}/models", timeout=1):
-                return proc, base
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("llama_cpp.server did not start")
 
 
 def main() -> None:
@@ -113,7 +74,7 @@ def main() -> None:
             if part["choices"][0]["delta"].get("content"):
                 yield part["choices"][0]["delta"]["content"]
 
-    server_proc, base = start_llama_server(str(path))
+    server_proc, base = start_llama_server(path)
     litellm = import_litellm()
     app_litellm = LiteLLMBackend("openai/local", api_base=base)
     app_litellm.ensure_ready()

@@ -198,10 +198,13 @@ class MemoryWindow(QDialog):
             if answer != QMessageBox.StandardButton.Yes:
                 return
         ids = [int(self.results.item(row, 3).text()) for row in rows]
-        deleted = self.store.forget(ids)
         for row in reversed(rows):
             self.results.removeRow(row)
-        self.status.setText(tr("Deleted {count}.", count=deleted))
+        # Scrubbing the text from neighbouring memories scans the archive: not on the UI thread.
+        self._in_background(
+            lambda store: store.forget(ids),
+            lambda deleted: self.status.setText(tr("Deleted {count}.", count=deleted)),
+        )
 
     # -- core memory and notepad -------------------------------------------------------------------
     def _core_tab(self) -> QWidget:

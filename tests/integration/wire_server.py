@@ -12,9 +12,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
@@ -248,3 +254,50 @@ def _hash_vector(text: str, dims: int = 8) -> list[float]:
     """A deterministic stand-in vector: the embedding route is tested for its wire format, not meaning."""
     digest = hashlib.sha256(text.encode()).digest()
     return [b / 255 for b in digest[:dims]]
+
+
+def start_llama_server(
+    model: Path, log: Path | None = None, *, alias: str = "local"
+) -> tuple[subprocess.Popen, str]:
+    """llama-cpp-python's own OpenAI-compatible server on a free 127.0.0.1 port: (process, base URL)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 - handed to the child process
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "2048",
+            "--n_threads",
+            str(os.cpu_count() or 1),
+            "--model_alias",
+            alias,
+        ],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
+    if log:
+        out.close()
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/models", timeout=2) as r:
+                if r.status == 200:
+                    return proc, base
+        except OSError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            detail = log.read_text(errors="replace")[-2000:] if log else ""
+            raise RuntimeError(f"llama_cpp.server did not start: {detail}")
+        time.sleep(0.3)

@@ -65,7 +65,8 @@ def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -
 
     window.results.selectRow(0)  # "My cat Luna hates the vacuum cleaner."
     window.forget_selected(ask=False)
-    assert window.results.rowCount() == 0 and "Deleted 1" in window.status.text()
+    qtbot.waitUntil(lambda: "Deleted 1" in window.status.text(), timeout=30_000)
+    assert window.results.rowCount() == 0
     assert window.store.messages.count() == 0 or all(
         "vacuum" not in m.content for m in window.store.messages.recent()
     )
