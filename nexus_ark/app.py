@@ -199,14 +199,9 @@ class NexusApp:
             return session
 
     def save_persona_models(self, slug: str, chat: dict, internal: ModelConfig | None) -> None:
-        """Write a persona's model choice to its persona.toml; the next session uses it."""
-        from nexus_ark.config import save_toml_model
-        from nexus_ark.personas.model import SETTINGS_FILE, ModelSettings
-
-        persona = self.personas.load(slug)
-        merged = ModelSettings.model_validate({**persona.settings.model.model_dump(), **chat})
-        settings = persona.settings.model_copy(update={"model": merged, "internal_model": internal})
-        save_toml_model(persona.folder / SETTINGS_FILE, settings)
+        """Write a persona's model choice to its persona.toml (edited in place: the person's comments and
+        order stay); the next session uses it."""
+        self.personas.save_models(slug, chat, internal)
         with self._sessions_lock:
             session = self._sessions.pop(slug, None)
             if session is not None:

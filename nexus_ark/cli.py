@@ -6,6 +6,7 @@ import argparse
 import logging
 import sys
 import threading
+import unicodedata
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
@@ -14,6 +15,8 @@ from nexus_ark import __version__
 from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
+from nexus_ark.logfile import setup_logging
+from nexus_ark.paths import DataLayout, resolve_data_dir
 
 WindowOpener = Callable[[argparse.Namespace], int]
 
@@ -93,8 +96,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    # One log for the window and every command: the windowed build has no console (see README).
+    log_file = setup_logging(DataLayout(resolve_data_dir(args.data_dir)).logs_dir, verbose=args.verbose)
+    logging.getLogger(__name__).info(
+        "nexus-ark %s %s (log %s)", __version__, args.command or "window", log_file or "stderr only"
     )
     try:
         if args.command is None:
@@ -117,6 +122,7 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 return run_memory_command(app, args)
     except NexusArkError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        logging.getLogger(__name__).info("stopped: %s", exc)  # the file only: stderr has it above
         return 2
     return 2
 
@@ -125,14 +131,24 @@ def _persona(app: NexusApp, args: argparse.Namespace) -> int:
     if args.persona_command == "list":
         for p in app.list_personas():
             if p.ok:
-                print(f"{p.slug}\t{p.name}\t{p.language}\t{p.description}")
+                fields = [p.slug, p.name, p.language, p.description]
             else:
-                print(f"{p.slug}\t(unusable)\t\t{p.error}")
+                fields = [p.slug, "(unusable)", "", p.error]
+            print("\t".join(_one_field(f) for f in fields))
+            if p.warning:  # usable but damaged: stdout keeps its shape, the person still reads why
+                print(f"warning: {p.slug}: {_one_field(p.warning)}", file=sys.stderr)
         return 0
     info = app.create_persona(args.name, args.language, args.description)
     print(info.slug)
     print(f"created {info.folder}; edit persona.md there to shape who {info.name} is.", file=sys.stderr)
     return 0
+
+
+def _one_field(text: str) -> str:
+    """A tab-separated field on one line: tabs, newlines and other control characters become spaces."""
+    return " ".join(
+        "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text).split()
+    )
 
 
 def _chat(app: NexusApp, args: argparse.Namespace) -> int:

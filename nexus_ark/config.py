@@ -5,11 +5,16 @@ from __future__ import annotations
 import os
 import tempfile
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import tomli_w
+import tomlkit
+import tomlkit.exceptions
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from tomlkit.container import Container
+from tomlkit.items import InlineTable, Table
 
 from nexus_ark.errors import ConfigError
 from nexus_ark.model_config import ModelConfig
@@ -35,14 +40,26 @@ class AppSettings(BaseModel):
     internal_model: ModelConfig | None = None
 
 
-def describe_validation_error(path: Path, exc: ValidationError) -> str:
+def _shown(value: object) -> str:
+    if value is None or isinstance(value, dict):
+        return ""
+    if isinstance(value, str) and len(value) > 40:
+        return f" (got {len(value)} characters: {value[:30]!r}…)"
+    return f" (got {value!r})"
+
+
+def validation_problems(exc: ValidationError) -> list[str]:
+    """One line per problem: the field, what is wrong in words (limits included) and the value given."""
     problems = []
     for err in exc.errors():
         field = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        value = err.get("input")
-        shown = f" (got {value!r})" if value is not None and not isinstance(value, dict) else ""
-        problems.append(f"  {field}: {err['msg']}{shown}")
-    return f"{path} has invalid settings:\n" + "\n".join(problems)
+        message = err["msg"].removeprefix("Value error, ")
+        problems.append(f"{field}: {message}{_shown(err.get('input'))}")
+    return problems
+
+
+def describe_validation_error(path: Path, exc: ValidationError) -> str:
+    return f"{path} has invalid settings:\n" + "\n".join(f"  {p}" for p in validation_problems(exc))
 
 
 def load_toml_model(path: Path, model: type[M]) -> M:
@@ -71,7 +88,57 @@ def load_toml_model(path: Path, model: type[M]) -> M:
 
 def save_toml_model(path: Path, data: BaseModel) -> None:
     """Write atomically: a full disk or a crash leaves the previous file whole."""
-    text = tomli_w.dumps(data.model_dump(mode="json", exclude_none=True))
+    _write_atomically(path, tomli_w.dumps(data.model_dump(mode="json", exclude_none=True)))
+
+
+def edit_toml_file(path: Path, changes: Mapping[str, Any], model: type[M]) -> M:
+    """Change some settings in a TOML file the person may have edited by hand, keeping the rest as written.
+
+    Comments, key order and formatting of untouched keys survive. A mapping in `changes` becomes the whole
+    content of that table (its keys not named are removed), None removes a key, anything else sets it.
+    The result is validated with `model` before anything is written; the validated settings are returned.
+    """
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read {path}: {exc}.") from exc
+    except tomlkit.exceptions.ParseError as exc:
+        raise ConfigError(
+            f"{path} is not valid TOML: {exc}.",
+            hint="Fix the line named above in a text editor; nothing was changed or overwritten.",
+        ) from exc
+    for key, value in changes.items():
+        _sync(doc, key, value, top=True)
+    try:
+        validated = model.model_validate(doc.unwrap())
+    except ValidationError as exc:
+        raise ConfigError(describe_validation_error(path, exc), hint="Nothing was written.") from exc
+    _write_atomically(path, tomlkit.dumps(doc))
+    return validated
+
+
+def _sync(container: Container | Table | InlineTable, key: str, value: Any, *, top: bool = False) -> None:
+    if value is None:
+        if key in container:
+            del container[key]
+        return
+    if isinstance(value, Mapping):
+        current = container.get(key)
+        if not isinstance(current, Table | InlineTable):
+            # A new table: [name] at the top level, name = { ... } inside another table.
+            container[key] = tomlkit.table() if top else tomlkit.inline_table()
+            current = container[key]
+        for old in [k for k in current if k not in value]:
+            del current[old]
+        for sub_key, sub_value in value.items():
+            _sync(current, sub_key, sub_value)
+        return
+    # Only a changed value is written, so an unchanged one keeps its spelling (1_000, 'single quotes').
+    if key not in container or container[key] != value:
+        container[key] = value
+
+
+def _write_atomically(path: Path, text: str) -> None:
     tmp: Path | None = None
     try:
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")

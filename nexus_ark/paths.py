@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.resources
 import importlib.util
 import os
 import sys
@@ -77,16 +78,37 @@ class DataLayout:
             ensure_writable_dir(sub, "folder")
 
 
+# In a wheel (and a PyInstaller bundle) the top-level personas/, models/ and assets/ of the repository live
+# inside the package as nexus_ark/_shipped/<name>/: setup.py's build step and build.spec put them there.
+SHIPPED_PACKAGE_DIR = "_shipped"
+SHIPPED_FOLDERS = ("personas", "models", "assets")
+
+
 def resource_root() -> Path:
     """The folder holding personas/, assets/ and models/ as shipped.
 
-    A PyInstaller build unpacks them next to the executable (sys._MEIPASS); a source checkout
-    (pip install -e .) has them beside the nexus_ark package.
+    Installed (wheel or PyInstaller): the package's own data, found through importlib.resources.
+    A source checkout (pip install -e .) has no copy: the folders are read where they are, beside
+    the nexus_ark package. If neither exists the packaged location is returned, so that what reports
+    the problem (doctor, i18n) can name where the data should have been.
     """
+    packaged = _packaged_root()
+    if packaged is not None and packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parent.parent
+    # pyproject.toml marks a checkout; an installed package's parent is site-packages, which has none.
+    if (checkout / "pyproject.toml").is_file() and (checkout / "personas").is_dir():
+        return checkout
+    return packaged if packaged is not None else checkout / "nexus_ark" / SHIPPED_PACKAGE_DIR
+
+
+def _packaged_root() -> Path | None:
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen:
-        return Path(frozen)
-    return Path(__file__).resolve().parent.parent
+        return Path(frozen) / "nexus_ark" / SHIPPED_PACKAGE_DIR
+    resource = importlib.resources.files("nexus_ark") / SHIPPED_PACKAGE_DIR
+    # Copying personas needs real files: a package imported from a zip is not supported.
+    return resource if isinstance(resource, Path) else None
 
 
 def shipped_personas_dir() -> Path:

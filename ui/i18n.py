@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import json
 import locale
+import logging
 import os
+from pathlib import Path
 
 from nexus_ark.paths import assets_dir
+
+log = logging.getLogger(__name__)
 
 SUPPORTED = ("en", "ja")
 _catalogue: dict[str, str] = {}
@@ -26,24 +30,42 @@ def system_language() -> str:
     return "ja" if code.startswith("ja") else "en"
 
 
-def catalogue_path(language: str):
+def catalogue_path(language: str) -> Path:
     return assets_dir() / "translations" / f"{language}.json"
 
 
-def load_catalogue(language: str) -> dict[str, str]:
+def load_catalogue(language: str) -> dict[str, str] | None:
+    """The translations for a language ({} for English); None when the catalogue is missing or damaged.
+
+    A broken install must still open its window: the settings remember the language, so raising here
+    would stop every later start. The log and `nexus-ark doctor` say what is missing.
+    """
     if language == "en":
         return {}
-    with open(catalogue_path(language), encoding="utf-8") as fh:
-        return json.load(fh)
+    path = catalogue_path(language)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            catalogue = json.load(fh)
+    except (OSError, ValueError) as exc:
+        log.error("cannot read the %s translations %s (%s): showing English", language, path, exc)
+        return None
+    if not isinstance(catalogue, dict):
+        log.error("the %s translations %s are not a JSON object: showing English", language, path)
+        return None
+    return {str(k): str(v) for k, v in catalogue.items()}
 
 
 def set_language(language: str) -> str:
-    """Switch the UI language ("auto" follows the system). Returns the language now in use."""
+    """Switch the UI language ("auto" follows the system). Returns the language now in use: English
+    when the asked language's catalogue cannot be read."""
     global _catalogue, _language
     resolved = system_language() if language == "auto" else language
     if resolved not in SUPPORTED:
         resolved = "en"
-    _catalogue = load_catalogue(resolved)
+    catalogue = load_catalogue(resolved)
+    if catalogue is None:
+        catalogue, resolved = {}, "en"
+    _catalogue = catalogue
     _language = resolved
     return resolved
 

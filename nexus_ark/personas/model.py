@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from nexus_ark.model_config import ModelConfig
 from nexus_ark.providers.base import GenerationParams
@@ -13,6 +14,7 @@ from nexus_ark.providers.base import GenerationParams
 SOUL_FILE = "persona.md"
 SETTINGS_FILE = "persona.toml"
 MEMORY_FILE = "memory.db"
+NAME_MAX = 80
 
 
 class ModelSettings(ModelConfig):
@@ -45,13 +47,23 @@ class PersonaSettings(BaseModel):
     # Unknown top-level tables are kept for later versions' settings; known tables are strict.
     model_config = ConfigDict(extra="allow")
 
-    name: str = Field(min_length=1, max_length=80)
+    name: str = Field(min_length=1, max_length=NAME_MAX)
     language: Literal["en", "ja"] = "en"
     description: str = ""
     model: ModelSettings = Field(default_factory=ModelSettings)
     # Emotion detection, dreaming, summaries, entity extraction; unset = the chat model.
     internal_model: ModelConfig | None = None
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+
+    @field_validator("name")
+    @classmethod
+    def _one_line_name(cls, value: str) -> str:
+        # A name is shown on one line and printed in the tab-separated `persona list`.
+        if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value):
+            raise ValueError("must be one line, without tabs, newlines or other control characters")
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
 
 
 class PersonaInfo(BaseModel):
@@ -62,7 +74,9 @@ class PersonaInfo(BaseModel):
     name: str
     language: str = ""
     description: str = ""
+    # Unusable: why (it cannot be opened). Usable but damaged: what is wrong (e.g. persona.md missing).
     error: str = ""
+    warning: str = ""
 
     @property
     def ok(self) -> bool:

@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import re
 import shutil
+import tomllib
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from nexus_ark.config import load_toml_model, save_toml_model
+from pydantic import ValidationError
+
+from nexus_ark.config import edit_toml_file, load_toml_model, save_toml_model, validation_problems
 from nexus_ark.errors import ConfigError, NexusArkError, PersonaError
+from nexus_ark.model_config import ModelConfig
 from nexus_ark.personas.model import (
     MEMORY_FILE,
+    NAME_MAX,
     SETTINGS_FILE,
     SOUL_FILE,
+    ModelSettings,
     PersonaInfo,
     PersonaSettings,
 )
@@ -47,13 +54,38 @@ class Persona:
         return self.folder / MEMORY_FILE
 
 
+# Names Windows refuses as a file or folder name, with or without an extension ("con.txt" too).
+WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul"}
+    | {f"{dev}{n}" for dev in ("com", "lpt") for n in [*"0123456789", "¹", "²", "³"]}
+)
+SLUG_MAX = 64  # deep data dirs on Windows still stay within MAX_PATH
+
+
 def slugify(name: str, taken: set[str]) -> str:
+    """A folder name that every OS can create: lowercase ASCII letters, digits and single dashes."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    base = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-") or "persona"
+    base = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower())[:SLUG_MAX].strip("-") or "persona"
+    if base in WINDOWS_RESERVED:
+        base = f"{base}-persona"
+    taken_folded = {t.casefold() for t in taken}  # Windows and macOS folders ignore case
     slug, n = base, 2
-    while slug in taken:
+    while slug in taken_folded:
         slug, n = f"{base}-{n}", n + 1
     return slug
+
+
+def soul_problem(folder: Path) -> str:
+    """What is wrong with a persona's soul file, in words; "" when it is there and says something."""
+    soul_file = folder / SOUL_FILE
+    if not soul_file.is_file():
+        return f"{SOUL_FILE} is missing: the persona runs without its identity. Restore {soul_file}."
+    try:
+        if not soul_file.read_text(encoding="utf-8").strip():
+            return f"{SOUL_FILE} is empty: the persona runs without its identity. Describe it in {soul_file}."
+    except (OSError, UnicodeDecodeError):
+        return ""  # load() reports an unreadable soul as an error
+    return ""
 
 
 class PersonaStore:
@@ -77,7 +109,12 @@ class PersonaStore:
             s = persona.settings
             infos.append(
                 PersonaInfo(
-                    slug=slug, folder=folder, name=s.name, language=s.language, description=s.description
+                    slug=slug,
+                    folder=folder,
+                    name=s.name,
+                    language=s.language,
+                    description=s.description,
+                    warning=soul_problem(folder),
                 )
             )
         return infos
@@ -109,8 +146,11 @@ class PersonaStore:
             raise PersonaError("A persona needs a name.")
         try:
             settings = PersonaSettings(name=name, language=language, description=description)  # type: ignore[arg-type]
-        except ValueError as exc:
-            raise ConfigError(f"Invalid persona settings: {exc}") from exc
+        except ValidationError as exc:
+            raise ConfigError(
+                "Cannot create the persona: " + "; ".join(validation_problems(exc)) + ".",
+                hint=f"A name is one line of 1 to {NAME_MAX} characters. Nothing was created.",
+            ) from exc
         slug = slugify(name, set(self.slugs()))
         folder = self.root / slug
         folder.mkdir(parents=True)
@@ -118,6 +158,25 @@ class PersonaStore:
             _SOUL_TEMPLATES[settings.language].format(name=name), encoding="utf-8"
         )
         save_toml_model(folder / SETTINGS_FILE, settings)
+        return self.load(slug)
+
+    def save_models(self, slug: str, chat: Mapping[str, object], internal: ModelConfig | None) -> Persona:
+        """Set a persona's chat model (the keys given) and internal model (None: same as chat) in its
+        persona.toml, editing the file in place so the person's comments and order survive."""
+        persona = self.load(slug)  # refuses a file that is already broken, before we touch it
+        path = persona.folder / SETTINGS_FILE
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        # exclude_unset: what the file already says plus what changed, not every default spelled out.
+        chat_table = ModelSettings.model_validate({**raw.get("model", {}), **chat})
+        changes: dict[str, object] = {"model": chat_table.model_dump(mode="json", exclude_unset=True)}
+        if internal is None:
+            changes["internal_model"] = None
+        else:
+            merged = {**raw.get("internal_model", {}), **internal.model_dump(mode="json", exclude_unset=True)}
+            changes["internal_model"] = ModelConfig.model_validate(merged).model_dump(
+                mode="json", exclude_unset=True
+            )
+        edit_toml_file(path, changes, PersonaSettings)
         return self.load(slug)
 
     def seed_from(self, shipped: Path, already_seeded: list[str]) -> list[str]:

@@ -57,3 +57,17 @@ def test_full_disk_keeps_previous_file(tmp_path: Path, monkeypatch: pytest.Monke
     assert "config.toml" in str(err.value) and "No space left" in str(err.value)
     assert load_app_settings(path).language == "en"
     assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]
+
+
+def test_edit_in_place_refuses_invalid_changes_and_writes_nothing(tmp_path: Path) -> None:
+    from nexus_ark.config import edit_toml_file
+
+    path = tmp_path / "config.toml"
+    original = '# mine\nlanguage = "ja"  # keep\n'
+    path.write_text(original, encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        edit_toml_file(path, {"language": "fr"}, AppSettings)
+    assert "language" in str(err.value) and "'fr'" in str(err.value)
+    assert path.read_text(encoding="utf-8") == original
+    edit_toml_file(path, {"last_persona": "hikari"}, AppSettings)
+    assert path.read_text(encoding="utf-8") == original + 'last_persona = "hikari"\n'

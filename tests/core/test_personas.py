@@ -82,3 +82,115 @@ def test_unknown_persona_lists_known_ones(tmp_path: Path, shipped_copy: Path) ->
     with pytest.raises(PersonaError) as err:
         store.load("nobody")
     assert "nobody" in str(err.value) and "aria" in str(err.value)
+
+
+def _windows_refuses(folder_name: str) -> bool:
+    """Windows' own rules for a file or folder name (an oracle independent of slugify)."""
+    reserved = {"con", "prn", "aux", "nul"} | {f"{d}{n}" for d in ("com", "lpt") for n in "0123456789¹²³"}
+    stem = folder_name.split(".")[0].rstrip(" ").lower()
+    return (
+        not folder_name
+        or folder_name[-1] in ". "
+        or stem in reserved
+        or any(c in '<>:"/\\|?*' or ord(c) < 32 for c in folder_name)
+    )
+
+
+@pytest.mark.parametrize("name", ["CON", "nul", "COM1", "com¹", "Lpt9 ", "con.txt", "aux.", "PRN  "])
+def test_windows_reserved_names_get_folders_every_os_can_create(tmp_path: Path, name: str) -> None:
+    persona = PersonaStore(tmp_path).create(name)
+    assert not _windows_refuses(persona.slug), persona.slug
+    assert persona.folder.name == persona.slug and persona.settings.name == name.strip()
+
+
+def test_slugs_differ_from_existing_folders_in_case_too(tmp_path: Path) -> None:
+    (tmp_path / "Mika").mkdir()  # a folder made by hand: on Windows and macOS "mika" is the same folder
+    assert PersonaStore(tmp_path).create("mika").slug == "mika-2"
+
+
+@pytest.mark.parametrize("name", ["Mi\tka", "Mi\nka", "Mi\rka", "Mi\x00ka", "Mi\u2028ka"])
+def test_names_that_break_one_line_output_are_refused(tmp_path: Path, name: str) -> None:
+    store = PersonaStore(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        store.create(name)
+    assert "name" in err.value.message and "one line" in err.value.message
+    assert store.slugs() == [], "nothing was created"
+
+
+def test_too_long_name_says_field_and_limit_without_a_pydantic_dump(tmp_path: Path) -> None:
+    store = PersonaStore(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        store.create("A" * 300)
+    text = str(err.value)
+    assert "name" in text and "80" in text and "300 characters" in text
+    assert "pydantic" not in text and "http" not in text and "A" * 100 not in text
+    assert store.slugs() == []
+
+
+def test_missing_or_empty_soul_is_reported_but_the_persona_stays_usable(
+    tmp_path: Path, shipped_copy: Path
+) -> None:
+    store = PersonaStore(tmp_path / "personas")
+    store.seed_from(shipped_copy, [])
+    (tmp_path / "personas" / "aria" / "persona.md").unlink()
+    (tmp_path / "personas" / "hikari" / "persona.md").write_text(" \n\n", encoding="utf-8")
+    infos = {i.slug: i for i in store.list()}
+    assert infos["aria"].ok and "persona.md is missing" in infos["aria"].warning
+    assert infos["hikari"].ok and "persona.md is empty" in infos["hikari"].warning
+    assert not PersonaStore(shipped_copy).list()[0].warning
+
+
+HAND_EDITED = """\
+# Aria, tuned by hand: keep these notes
+name = "Aria"
+language = "en"  # English only
+description = "A warm companion."
+
+[model]
+# warmer than the default, on purpose
+temperature = 0.9  # tried 1.2: too wild
+spec = "bundled"
+max_tokens = 1_000
+
+[conversation]
+history_messages = 40
+"""
+
+
+def test_model_change_keeps_comments_order_and_other_settings(tmp_path: Path, shipped_copy: Path) -> None:
+    from nexus_ark.app import NexusApp
+    from nexus_ark.model_config import ModelConfig
+
+    path = shipped_copy / "aria" / "persona.toml"
+    path.write_text(HAND_EDITED, encoding="utf-8")
+    with NexusApp(tmp_path / "data", shipped_personas=shipped_copy) as app:
+        app.save_persona_models(
+            "aria",
+            {"spec": "ollama:qwen2.5:1.5b", "api_base": "http://127.0.0.1:11434", "api_key": ""},
+            ModelConfig(spec="bundled"),
+        )
+        saved = tmp_path / "data" / "personas" / "aria" / "persona.toml"
+        text = saved.read_text(encoding="utf-8")
+        for kept in (
+            "# Aria, tuned by hand: keep these notes",
+            'language = "en"  # English only',
+            "# warmer than the default, on purpose",
+            "temperature = 0.9  # tried 1.2: too wild",
+            "max_tokens = 1_000",
+        ):
+            assert kept in text
+        assert (
+            text.index("temperature") < text.index('spec = "ollama:qwen2.5:1.5b"') < text.index("max_tokens")
+        )
+        persona = app.personas.load("aria")
+        assert persona.settings.model.spec == "ollama:qwen2.5:1.5b"
+        assert persona.settings.model.max_tokens == 1000
+        assert persona.settings.internal_model is not None
+        assert persona.settings.internal_model.spec == "bundled"
+
+        # "Same as the conversation model" removes the internal table and nothing else.
+        app.save_persona_models("aria", {"spec": "bundled", "api_base": "", "api_key": ""}, None)
+        text = saved.read_text(encoding="utf-8")
+        assert "internal_model" not in text
+        assert "# warmer than the default, on purpose" in text and "history_messages = 40" in text
+        assert app.personas.load("aria").settings.model.spec == "bundled"

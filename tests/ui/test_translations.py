@@ -51,3 +51,16 @@ def test_tr_switches_language() -> None:
     finally:
         i18n.set_language("en")
     assert i18n.tr("Send") == "Send"
+
+
+def test_missing_catalogue_shows_english_instead_of_failing(monkeypatch, tmp_path: Path) -> None:
+    """An install without its translations must still open: the settings remember "ja" for every start."""
+    from ui import i18n
+
+    monkeypatch.setattr(i18n, "assets_dir", lambda: tmp_path)  # an install that lacks assets/translations
+    try:
+        assert i18n.set_language("ja") == "en"
+        assert i18n.tr("Send") == "Send"
+        assert i18n.current_language() == "en"
+    finally:
+        i18n.set_language("en")

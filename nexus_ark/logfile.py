@@ -1,0 +1,68 @@
+"""Where warnings go: stderr when there is one, and always a rotating file in the data dir's logs/.
+
+The windowed build has no console, so without the file every warning and crash of the window is lost.
+Set up once per process by the command line (which also starts the window).
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import sys
+from pathlib import Path
+from types import TracebackType
+
+LOG_FILE = "nexus-ark.log"
+MAX_BYTES = 1_000_000
+BACKUP_COUNT = 3  # nexus-ark.log plus .1 .. .3: at most about 4 MB
+FILE_FORMAT = "%(asctime)s %(process)d %(threadName)s %(levelname)s %(name)s: %(message)s"
+_installed: list[logging.Handler] = []
+
+
+def setup_logging(logs_dir: Path | None, *, verbose: bool = False) -> Path | None:
+    """Log to stderr (warnings, or everything with verbose) and to logs_dir/nexus-ark.log (info and up).
+
+    Returns the log file, or None when it could not be opened (then only stderr gets the messages, and
+    a warning there says why). Calling it again replaces the handlers it installed before.
+    """
+    root = logging.getLogger()
+    for handler in _installed:
+        root.removeHandler(handler)
+        handler.close()
+    _installed.clear()
+    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    if sys.stderr is not None:  # None in a windowed build
+        console = logging.StreamHandler(sys.stderr)
+        console.setLevel(logging.DEBUG if verbose else logging.WARNING)
+        console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        _installed.append(console)
+    path: Path | None = None
+    if logs_dir is not None:
+        try:
+            logs_dir.mkdir(parents=True, exist_ok=True)
+            file_handler = logging.handlers.RotatingFileHandler(
+                logs_dir / LOG_FILE, maxBytes=MAX_BYTES, backupCount=BACKUP_COUNT, encoding="utf-8"
+            )
+        except OSError as exc:
+            if sys.stderr is not None:
+                print(f"warning: cannot write the log file in {logs_dir}: {exc.strerror}", file=sys.stderr)
+        else:
+            file_handler.setLevel(logging.DEBUG if verbose else logging.INFO)
+            file_handler.setFormatter(logging.Formatter(FILE_FORMAT))
+            _installed.append(file_handler)
+            path = logs_dir / LOG_FILE
+    for handler in _installed:
+        root.addHandler(handler)
+    logging.captureWarnings(True)
+    # A crash of the window would otherwise vanish with its console-less process.
+    if sys.excepthook is sys.__excepthook__:
+        sys.excepthook = _log_uncaught
+    return path
+
+
+def _log_uncaught(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+    if not issubclass(kind, KeyboardInterrupt):
+        logging.getLogger("nexus_ark").critical("uncaught exception", exc_info=(kind, value, tb))
+    # The console handler (if any) has printed it with its traceback already.
+    if sys.stderr is not None and not any(type(h) is logging.StreamHandler for h in _installed):
+        sys.__excepthook__(kind, value, tb)

@@ -1,0 +1,55 @@
+"""`nexus-ark doctor` says what is missing instead of "ok" (the checks that need no model or server)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from nexus_ark.doctor import check_notifications, check_personas, check_shipped
+from nexus_ark.personas.store import PersonaStore
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_an_install_without_its_shipped_data_fails_and_names_what_is_missing(tmp_path: Path) -> None:
+    checks = {c.name: c for c in check_shipped(tmp_path)}
+    assert {n: c.status for n, c in checks.items()} == {
+        "shipped personas": "fail",
+        "translations": "fail",
+        "model catalogue": "fail",
+    }
+    assert str(tmp_path / "personas") in checks["shipped personas"].detail
+    assert str(tmp_path / "assets" / "translations" / "ja.json") in checks["translations"].detail
+    assert str(tmp_path / "models" / "catalogue.toml") in checks["model catalogue"].detail
+
+
+def test_damaged_shipped_data_fails(tmp_path: Path) -> None:
+    for name in ("personas", "assets", "models"):
+        shutil.copytree(REPO / name, tmp_path / name)
+    (tmp_path / "personas" / "aria" / "persona.md").unlink()
+    (tmp_path / "assets" / "translations" / "ja.json").write_text("{not json", encoding="utf-8")
+    (tmp_path / "models" / "catalogue.toml").write_text("[[model]\n", encoding="utf-8")
+    checks = {c.name: c for c in check_shipped(tmp_path)}
+    assert all(c.status == "fail" for c in checks.values()), checks
+    assert "aria" in checks["shipped personas"].detail and "persona.md" in checks["shipped personas"].detail
+
+
+def test_the_shipped_data_of_this_checkout_is_complete() -> None:
+    checks = {c.name: c for c in check_shipped(REPO)}
+    assert all(c.status == "ok" for c in checks.values()), checks
+    assert "Aria" in checks["shipped personas"].detail and "ひかり" in checks["shipped personas"].detail
+
+
+def test_notifications_are_not_claimed_to_work() -> None:
+    check = check_notifications()
+    assert check.status != "ok" and "not built yet" in check.detail
+
+
+def test_a_persona_without_its_soul_is_named(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    PersonaStore(data / "personas").seed_from(REPO / "personas", [])
+    assert check_personas(str(data)).status == "ok"
+    (data / "personas" / "aria" / "persona.md").unlink()
+    check = check_personas(str(data))
+    assert check.status == "warn"
+    assert "aria" in check.detail and "persona.md is missing" in check.detail
