@@ -79,9 +79,9 @@ class DataLayout:
 
 
 # In a wheel (and a PyInstaller bundle) the top-level personas/, models/ and assets/ of the repository live
-# inside the package as nexus_ark/_shipped/<name>/: setup.py's build step and build.spec put them there.
+# inside the package as nexus_ark/_shipped/<name>/: scripts/shipped_data.py lists them for setup.py and
+# build.spec.
 SHIPPED_PACKAGE_DIR = "_shipped"
-SHIPPED_FOLDERS = ("personas", "models", "assets")
 
 
 def resource_root() -> Path:
