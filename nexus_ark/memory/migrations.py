@@ -161,6 +161,18 @@ def m003_vector_index_state(db: sqlite_utils.Database) -> None:
     db.execute("alter table embedding_models add column center blob")
 
 
+@migrations()
+def m004_vector_log(db: sqlite_utils.Database) -> None:
+    # Every change to a model's bit index in commit order (bits null: the vector was removed), so the
+    # in-memory mirrors of the index (archive.py) apply what is new instead of reloading every vector
+    # after each turn. Pruned; pruning bumps embedding_models.generation, and a mirror reloads then.
+    db.execute(
+        "create table vector_log (seq integer primary key autoincrement, vec_table text not null, "
+        "item_id integer not null, bits blob)"
+    )
+    db.execute("create index vector_log_table on vector_log(vec_table, seq)")
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

@@ -10,6 +10,7 @@ from nexus_ark.clock import Clock
 from nexus_ark.errors import DatabaseError
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.components import Components
+from nexus_ark.memory.conversation_index import forget_in_neighbours
 from nexus_ark.memory.db import connect, sqlite
 from nexus_ark.memory.knowledge import KnowledgeBase
 from nexus_ark.memory.messages import MessageStore
@@ -69,9 +70,10 @@ class MemoryStore:
             for table in ("entities", "episodes", "insights", "goals"):
                 self.db.execute(f"delete from {table} where item_id in ({marks})", ids)
             self.db.execute(f"update kb_chunks set item_id = null where item_id in ({marks})", ids)
+            # Neighbouring turns carried it in their context and vectors: by their recorded links (never
+            # by matching text, which would alter every identical or longer turn), they are rebuilt.
+            forget_in_neighbours(self.archive, ids)
             self.archive.delete_items(ids)
-            for _, _, _, text in rows:  # neighbours carried it in their context and vectors
-                self.archive.scrub(text, keep_out=ids)
         return len(ids)
 
     def close(self) -> None:

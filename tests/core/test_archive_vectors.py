@@ -1,0 +1,284 @@
+"""The archive's vector lifecycle on real SQLite + sqlite-vec: the in-memory bit mirror follows writes made
+by any connection without re-reading the index, two embedding passes never write one item twice, long
+texts are embedded as what the embedder reads, and forgetting a turn touches only its own neighbours.
+
+The embedder here is a deterministic bag-of-words stand-in (texts that share words are near), for the
+logic only; tests/integration runs the real e5 model."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nexus_ark.memory.archive import EMBED_CHARS
+from nexus_ark.memory.conversation_index import Turn, index_turns
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.providers.embedders import Embedder
+
+DEADLINE_S = 30
+
+
+class WordEmbedder(Embedder):
+    """Each word adds a fixed pseudo-random direction; records every text it is given."""
+
+    model_id = "test:words"
+    dim = 64
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def _word(self, word: str) -> np.ndarray:
+        seed = int.from_bytes(hashlib.sha256(word.encode()).digest()[:8], "little")
+        return np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.seen.extend(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                out[row] += self._word(word.strip(".,?!:"))
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1, norms)
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+def memory(path: Path) -> Iterator[MemoryStore]:
+    store = MemoryStore(path)
+    yield store
+    store.close()
+
+
+def _turns(texts: Sequence[str], start_hour: int = 10, source: str = "t") -> list[Turn]:
+    return [
+        Turn(
+            speaker="Mika",
+            text=text,
+            created_at=f"2026-01-01T{start_hour:02d}:{i:02d}:00",
+            source_id=f"{source}{i}",
+        )
+        for i, text in enumerate(texts)
+    ]
+
+
+def _vectors(store: MemoryStore, table: str) -> dict[int, bytes]:
+    return dict(store.db.execute(f"select item_id, embedding from {table}").fetchall())
+
+
+# -- 5: the mirror follows writes instead of reloading ----------------------------------------------------
+def test_search_after_another_connection_writes_finds_the_new_memory_without_reloading(path: Path) -> None:
+    embedder = WordEmbedder()
+    reader, writer = MemoryStore(path), MemoryStore(path)  # the chat's connection, a background pass
+    try:
+        index_turns(writer.archive, _turns([f"note {i} about the harbour boats" for i in range(50)]))
+        writer.archive.embed_pending(embedder)
+        assert reader.archive.search("harbour boats", embedder, mode="vector")  # the mirror is loaded
+        table = reader.archive.vec_table(embedder)
+        full_reads: list[str] = []
+        reader.db.conn.set_trace_callback(
+            lambda sql: full_reads.append(sql) if f"from {table}" in sql and "where" not in sql else None
+        )
+        for round_ in range(3):  # the chat pattern: a turn writes two items, they are embedded, a search
+            index_turns(
+                writer.archive,
+                _turns([f"my cousin plays the theremin {round_}", "wonderful"], 12 + round_, f"r{round_}"),
+            )
+            assert writer.archive.embed_pending(embedder) == 2
+            hits = reader.archive.search(f"cousin theremin {round_}", embedder, mode="vector", k=2)
+            assert f"Mika: my cousin plays the theremin {round_}" in [h.text for h in hits]
+        index_turns(writer.archive, _turns(["the lighthouse keeper retired"], 20, "x"))
+        writer.archive.embed_pending(embedder)
+        writer.forget([writer.db.execute("select max(id) from items").fetchone()[0]])
+        hits = reader.archive.search("lighthouse keeper retired", embedder, mode="vector", k=60)
+        assert all("lighthouse" not in h.text for h in hits), "a forgotten vector left the mirror"
+        assert full_reads == [], "the mirror re-read the whole index after a write"
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_mirror_reloads_when_the_log_was_pruned(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import nexus_ark.memory.archive as archive_module
+
+    monkeypatch.setattr(archive_module, "VECTOR_LOG_KEEP", 4)
+    embedder = WordEmbedder()
+    reader, writer = MemoryStore(path), MemoryStore(path)
+    try:
+        index_turns(writer.archive, _turns(["the red kite", "a blue boat"]))
+        writer.archive.embed_pending(embedder)
+        assert reader.archive.search("red kite", embedder, mode="vector")
+        for i in range(6):  # enough writes that entries the reader has not read are pruned
+            turn = Turn(speaker="Mika", text=f"walrus number {i} sings", created_at=f"2026-02-0{i + 1}T10:00")
+            index_turns(writer.archive, [turn])  # a day apart: each stands alone
+            writer.archive.embed_pending(embedder)
+        assert writer.db.execute("select count(*) from vector_log").fetchone()[0] <= 8
+        hits = reader.archive.search("walrus number 0 sings", embedder, mode="vector", k=1)
+        assert hits[0].text == "Mika: walrus number 0 sings"
+        assert len(reader.archive.search("anything", embedder, mode="vector", k=50)) == 8
+    finally:
+        reader.close()
+        writer.close()
+
+
+# -- 19: two embedding passes over the same pending items ------------------------------------------------
+class GatedEmbedder(WordEmbedder):
+    """Holds its first caller inside embed_passages until released, so a second pass runs meanwhile."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered, self.release = threading.Event(), threading.Event()
+        self._first = True
+        self._lock = threading.Lock()
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock:
+            first, self._first = self._first, False
+        if first:
+            self.entered.set()
+            assert self.release.wait(DEADLINE_S), "the test never released the first embedding pass"
+        return super().embed_passages(texts)
+
+
+@pytest.mark.parametrize("other", ["thread in this process", "another process"])
+def test_two_embedding_passes_at_once_store_each_vector_once(path: Path, other: str) -> None:
+    setup = MemoryStore(path)
+    embedder = GatedEmbedder()
+    table = setup.archive.vec_table(WordEmbedder())  # the index exists; centre probes are embedded
+    ids = index_turns(setup.archive, _turns([f"pending memory number {i}" for i in range(20)]))
+    setup.close()
+
+    first, second = MemoryStore(path), MemoryStore(path)
+    if other == "another process":  # no shared claims: only the database can keep it whole
+        second.archive._db_key = lambda: "elsewhere"  # type: ignore[method-assign]
+    results: dict[str, int] = {}
+    errors: list[BaseException] = []
+
+    def run_first() -> None:
+        try:
+            results["first"] = first.archive.embed_pending(embedder)
+        except BaseException as exc:  # reported below, with the test's own assertion
+            errors.append(exc)
+
+    thread = threading.Thread(target=run_first)
+    thread.start()
+    try:
+        assert embedder.entered.wait(DEADLINE_S), "the first pass never started embedding"
+        results["second"] = second.archive.embed_pending(embedder)
+    finally:
+        embedder.release.set()
+        thread.join(DEADLINE_S)
+    assert not thread.is_alive(), "the first pass did not finish"
+    assert errors == []
+    stored = _vectors(second, table)
+    assert sorted(stored) == sorted(ids), "each item has exactly one vector"
+    assert results["first"] + results["second"] == len(ids)
+    assert second.archive.pending_vectors(embedder) == 0
+    first.close()
+    second.close()
+
+
+# -- 14: long texts --------------------------------------------------------------------------------------
+def test_a_huge_turn_is_kept_whole_but_embedded_as_what_the_embedder_reads(memory: MemoryStore) -> None:
+    embedder = WordEmbedder()
+    huge = "harbour " + "lorem ipsum dolor " * 60_000  # ~1 MB
+    ids = index_turns(memory.archive, _turns(["I will paste the log now", huge, "did you read it?"]))
+    assert memory.archive.embed_pending(embedder) == 3
+    assert max(len(t) for t in embedder.seen) <= EMBED_CHARS
+    assert memory.archive.get(ids[1])["text"] == f"Mika: {huge}", "the archive keeps the whole text"
+    after = memory.archive.get(ids[2])
+    assert after["embed_text"].endswith("Mika: did you read it?"), "its own words are still in its vector"
+    assert len(after["context"]) < 2000, "the neighbour is not copied whole into its context"
+    hits = memory.archive.search("dolor lorem ipsum", embedder, k=3, mode="fts")
+    assert hits and hits[0].item_id == ids[1]
+
+
+def test_embedding_stops_at_a_cancel_between_small_steps(memory: MemoryStore) -> None:
+    embedder = WordEmbedder()
+    index_turns(memory.archive, _turns([f"long story {i} " + "word " * 2000 for i in range(20)]))
+    cancel = threading.Event()
+    done = memory.archive.embed_pending(embedder, cancel=cancel, progress=lambda n, total: cancel.set())
+    assert 0 < done < 20, "a batch of 64 long texts would run to the end before looking at the cancel"
+    assert memory.archive.pending_vectors(embedder) == 20 - done
+
+
+def test_limit_embeds_the_newest_first(memory: MemoryStore) -> None:
+    embedder = WordEmbedder()
+    index_turns(memory.archive, _turns([f"old backlog {i}" for i in range(30)], 9))
+    ids = index_turns(memory.archive, _turns(["what I just said", "the reply"], 15, "new"))
+    assert memory.archive.embed_pending(embedder, limit=2) == 2
+    table = memory.archive.vec_table(embedder)
+    assert sorted(_vectors(memory, table)) == ids
+    assert memory.archive.pending_vectors(embedder) == 30
+
+
+def test_a_huge_query_is_bounded(memory: MemoryStore) -> None:
+    embedder = WordEmbedder()
+    index_turns(memory.archive, _turns(["my sister Keiko has her birthday in March"]))
+    memory.archive.embed_pending(embedder)
+    query = "When is Keiko's birthday? " + " ".join(f"w{i}" for i in range(20_000))
+    embedder.seen.clear()
+    hits = memory.archive.search(query, embedder, k=3)
+    assert hits and "Keiko" in hits[0].text
+    assert all(len(t) <= EMBED_CHARS for t in embedder.seen)
+
+
+# -- 6: forgetting one turn leaves every other memory as it was ---------------------------------------
+def test_forgetting_one_ok_leaves_the_other_ok_and_okay_untouched(memory: MemoryStore) -> None:
+    embedder = WordEmbedder()
+    # Three exchanges hours apart: each is its own context window.
+    first = index_turns(memory.archive, _turns(["Shall we go to the museum?", "ok", "Great, at ten."], 2))
+    second = index_turns(memory.archive, _turns(["Tea or coffee?", "ok", "Green tea it is."], 10, "b"))
+    third = index_turns(memory.archive, _turns(["Can you water the plants?", "okay", "Thanks!"], 18, "c"))
+    memory.archive.embed_pending(embedder)
+    table = memory.archive.vec_table(embedder)
+    untouched = [*second, *third]
+    before = {i: memory.archive.get(i) for i in untouched}
+    vectors_before = _vectors(memory, table)
+
+    assert memory.forget([first[1]]) == 1
+
+    for item_id in untouched:
+        assert memory.archive.get(item_id) == before[item_id], f"item {item_id} changed"
+        assert _vectors(memory, table)[item_id] == vectors_before[item_id]
+    question, answer = memory.archive.get(first[0]), memory.archive.get(first[2])
+    assert question["context"] == "" and question["text"] == "Mika: Shall we go to the museum?"
+    assert answer["context"] == "" and answer["embed_text"] is None, "its vector is remade from itself"
+    assert first[2] not in _vectors(memory, table)
+    embedder.seen.clear()
+    assert memory.archive.embed_pending(embedder) == 1
+    assert embedder.seen == ["Mika: Great, at ten."]
+    assert memory.archive.get(first[1]) is None
+
+
+def test_forgetting_in_a_chat_indexed_turn_by_turn(memory: MemoryStore) -> None:
+    """The app indexes each message as it is sent (one turn a call): links span the calls."""
+    ids = [
+        index_turns(memory.archive, [Turn(speaker="Mika", text=text, created_at=f"2026-01-01T10:0{n}:00")])[0]
+        for n, text in enumerate(["ok", "sure", "ok"])
+    ]
+    assert memory.archive.get(ids[1])["context"] == "Mika: ok Mika: ok"
+    kept = memory.archive.get(ids[2])
+    memory.forget([ids[0]])
+    assert memory.archive.get(ids[1])["context"] == "Mika: ok", "the later 'ok' is still its neighbour"
+    assert memory.archive.get(ids[2]) == kept
+
+
+def test_forgetting_a_turn_indexed_before_links_were_recorded(memory: MemoryStore) -> None:
+    """Memories written by earlier versions carry no links: only the exact span next to it goes."""
+    ids = index_turns(memory.archive, _turns(["the plan", "ok", "okay then", "fine"]))
+    memory.db.execute("update items set meta = null")  # as an earlier version left them
+    last = memory.archive.get(ids[3])
+    memory.forget([ids[1]])
+    assert memory.archive.get(ids[0])["context"] == ""
+    after = memory.archive.get(ids[2])
+    assert after["context"] == "Mika: fine" and after["embed_text"] is None
+    assert memory.archive.get(ids[3]) == last, "'okay then' in its context is not 'ok'"
