@@ -8,6 +8,7 @@ import re
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.errors import NexusArkError
@@ -115,8 +116,16 @@ def _write_markdown(store: MemoryStore, folder: Path, persona: str) -> None:
     (folder / "conversations.md").write_text("\n".join(lines), encoding="utf-8")
 
 
-def backup(store: MemoryStore, folder: Path, *, keep: int = 7, clock: Clock | None = None) -> Path:
-    """Copy memory.db with the online backup API (safe while others write), keep the newest `keep`."""
+def backup(
+    store: MemoryStore,
+    folder: Path,
+    *,
+    keep: int = 7,
+    clock: Clock | None = None,
+    replaces: Path | None = None,
+) -> Path:
+    """Copy memory.db with the online backup API (safe while others write), keep the newest `keep`.
+    `replaces`: an older copy this one supersedes, removed once the new one is whole."""
     clock = clock or SystemClock()
     folder.mkdir(parents=True, exist_ok=True)
     stamp = clock.now().strftime("%Y%m%d-%H%M%S")
@@ -129,6 +138,8 @@ def backup(store: MemoryStore, folder: Path, *, keep: int = 7, clock: Clock | No
         target.unlink(missing_ok=True)
         raise NexusArkError(f"Could not back up {store.path} to {folder}: {exc}") from exc
     dest.close()
+    if replaces is not None and replaces != target:
+        replaces.unlink(missing_ok=True)
     for old in sorted(folder.glob("memory-*.db"))[:-keep]:
         old.unlink()
     return target
@@ -141,18 +152,59 @@ def backup_if_due(
     every: timedelta = timedelta(days=1),
     keep: int = 7,
     clock: Clock | None = None,
+    after_writes: bool = False,
 ) -> Path | None:
+    """A rotating backup: a copy when the newest is older than `every`; the newest `keep` are kept.
+
+    The copy taken when memory opens comes before that day's conversation. Call this again after the
+    day's writes with after_writes=True (when memory closes, and after the first turn of a new day): if
+    the memory changed since the newest copy, a fresh copy is taken, replacing the newest when that one
+    is from the same day (so `keep` copies still cover `keep` days). Returns the new copy, or None."""
     clock = clock or SystemClock()
+    now = clock.now().replace(tzinfo=None)
+    newest, taken = _newest_backup(folder)
+    if newest is None or taken is None or now - taken >= every:
+        return backup(store, folder, keep=keep, clock=clock)
+    if not after_writes or _fingerprint(store.db.conn) == _backup_fingerprint(newest):
+        return None
+    same_day = taken.date() == now.date()
+    return backup(store, folder, keep=keep, clock=clock, replaces=newest if same_day else None)
+
+
+def _newest_backup(folder: Path) -> tuple[Path | None, datetime | None]:
     latest = sorted(folder.glob("memory-*.db"))
-    if latest:
-        try:
-            taken = datetime.strptime(latest[-1].stem.removeprefix("memory-"), "%Y%m%d-%H%M%S")
-        except ValueError:
-            taken = None
-        now = clock.now().replace(tzinfo=None)
-        if taken is not None and now - taken < every:
-            return None
-    return backup(store, folder, keep=keep, clock=clock)
+    if not latest:
+        return None, None
+    try:
+        return latest[-1], datetime.strptime(latest[-1].stem.removeprefix("memory-"), "%Y%m%d-%H%M%S")
+    except ValueError:
+        return latest[-1], None
+
+
+# What a day's use changes: conversation and every memory item (components write items too).
+_FINGERPRINT = (
+    "select (select count(*) from messages), (select max(id) from messages), "
+    "(select max(updated_at) from messages), (select count(*) from items), (select max(id) from items), "
+    "(select max(updated_at) from items)"
+)
+
+
+def _fingerprint(conn: Any) -> tuple[Any, ...]:
+    return tuple(conn.execute(_FINGERPRINT).fetchone())
+
+
+def _backup_fingerprint(path: Path) -> tuple[Any, ...] | None:
+    """Read-only and without WAL files: a backup stays one self-contained file."""
+    try:
+        conn = sqlite.connect(f"file:{quote(path.resolve().as_posix())}?mode=ro", uri=True)
+    except sqlite.Error:
+        return None
+    try:
+        return _fingerprint(conn)
+    except sqlite.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def verify_backup(path: Path) -> int:

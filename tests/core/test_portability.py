@@ -13,6 +13,7 @@ from nexus_ark.clock import FixedClock
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.components import Episode, Goal, Insight
 from nexus_ark.memory.conversation_index import Turn, index_turns
+from nexus_ark.memory.db import connect
 from nexus_ark.memory.portability import (
     TABLES,
     backup,
@@ -81,7 +82,9 @@ def test_backup_while_writing_is_whole(tmp_path: Path) -> None:
     thread = threading.Thread(target=keep_writing)
     thread.start()
     try:
+        deadline = time.monotonic() + 30
         while store.messages.count() < 20:  # the writer is well under way
+            assert time.monotonic() < deadline, "the writer never got going"
             time.sleep(0.01)
         path = backup(store, tmp_path / "backups")
     finally:
@@ -106,3 +109,29 @@ def test_backups_rotate_and_run_once_a_day(tmp_path: Path) -> None:
         "memory-20261110-090000.db",
     ]
     store.close()
+
+
+def test_the_newest_backup_holds_the_day_after_close(tmp_path: Path) -> None:
+    """The backup taken when memory opens comes before that day's talk; the one at close holds it."""
+    clock = FixedClock(datetime(2026, 11, 1, 9, 0, tzinfo=UTC))
+    folder = tmp_path / "backups"
+    for day in range(1, 11):
+        store = MemoryStore(tmp_path / "memory.db", clock)
+        backup_if_due(store, folder, clock=clock)  # as the app does when it opens memory
+        clock.advance(3600)
+        store.messages.add(speaker="user", role="user", content=f"what we said on day {day}")
+        clock.advance(3600)
+        assert backup_if_due(store, folder, clock=clock, after_writes=True) is not None
+        assert backup_if_due(store, folder, clock=clock, after_writes=True) is None, "nothing new: no copy"
+        store.close()
+        newest = sorted(folder.glob("memory-*.db"))[-1]
+        db = connect(newest)
+        try:
+            said = [r[0] for r in db.execute("select content from messages order by id")]
+        finally:
+            db.close()
+        assert said[-1] == f"what we said on day {day}"
+        clock.advance(86400 - 7200)
+    backups = sorted(p.name for p in folder.glob("memory-*.db"))
+    assert len(backups) == 7, "one a day, seven days kept"
+    assert backups[-1] == "memory-20261110-110000.db" and backups[0] == "memory-20261104-110000.db"
