@@ -189,7 +189,7 @@ class KnowledgeBase:
                         )
                     )
                     self.db.execute("update kb_chunks set item_id = ? where id = ?", [item_id, chunk_id])
-            self.archive.embed_pending(embedder, batch=BATCH)
+            self.archive.embed_pending(embedder, batch=BATCH, cancel=cancel)
             done = self.db.execute(
                 "select count(*) from kb_chunks where doc_id = ? and item_id is not null", [doc.id]
             ).fetchone()[0]

@@ -282,3 +282,27 @@ def test_forgetting_a_turn_indexed_before_links_were_recorded(memory: MemoryStor
     after = memory.archive.get(ids[2])
     assert after["context"] == "Mika: fine" and after["embed_text"] is None
     assert memory.archive.get(ids[3]) == last, "'okay then' in its context is not 'ok'"
+
+
+def test_a_document_import_stops_embedding_at_a_cancel(memory: MemoryStore, tmp_path: Path) -> None:
+    cancel = threading.Event()
+
+    class CancellingEmbedder(WordEmbedder):
+        def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+            if len(texts) < 30:  # not the centre probes: the person presses Cancel while it embeds
+                cancel.set()
+            return super().embed_passages(texts)
+
+    embedder = CancellingEmbedder()
+    memory.archive.vec_table(embedder)
+    doc = tmp_path / "notes.md"
+    doc.write_text(
+        "\n\n".join(f"Paragraph {i}. " + "The harbour boats sail at dawn. " * 24 for i in range(40))
+    )
+    memory.knowledge.add(doc)
+    memory.knowledge.ingest_pending(embedder, cancel=cancel)
+    assert memory.knowledge.documents()[0].status != "done"
+    embedded = memory.db.execute("select count(*) from items").fetchone()[0] - memory.archive.pending_vectors(
+        embedder
+    )
+    assert 0 < embedded < 32, "the embedding stopped within its batch, at the next small step"
