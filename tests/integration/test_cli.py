@@ -40,6 +40,17 @@ def test_persona_create_then_chat_with_it(data_dir: Path) -> None:
     assert created.returncode == 0, created.stderr
     assert created.stdout.strip() == "mika"
     assert (data_dir / "personas" / "mika" / "persona.md").is_file()
+    chat = run_cli("--data-dir", str(data_dir), "chat", "--persona", "mika", stdin="こんにちは、ミカ。\n")
+    assert chat.returncode == 0, chat.stderr
+    store = MemoryStore(data_dir / "personas" / "mika" / "memory.db")
+    try:
+        rows = store.messages.recent()
+    finally:
+        store.close()
+    assert [r.role for r in rows] == ["user", "assistant"]
+    assert rows[0].content == "こんにちは、ミカ。"
+    assert rows[1].status == "complete" and rows[1].content.strip()
+    assert rows[1].content.strip() in chat.stdout, "what was printed is what was stored"
 
 
 def test_piped_chat_answers_each_line_and_remembers(data_dir: Path) -> None:
