@@ -1,4 +1,4 @@
-"""The arrows in ARCHITECTURE.md point one way, and the core runs with Qt absent."""
+"""The arrows in docs/architecture.md point one way, and the core runs with Qt absent."""
 
 from __future__ import annotations
 
