@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from nexus_ark import __version__
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.integration
@@ -184,6 +185,8 @@ def test_window_starts_switches_to_japanese_and_starts_again(
     again = _run([_exe(installed, "nexus-ark"), "--data-dir", str(data)], cwd, env)
     assert again.returncode == 0, again.stderr
     assert "Traceback" not in again.stderr
+    # The windowed app has no console: its log is in the data folder (README).
+    assert f"nexus-ark {__version__} window" in (data / "logs" / "nexus-ark.log").read_text(encoding="utf-8")
     restart = (
         "import sys\n"
         "from ui import i18n\n"
