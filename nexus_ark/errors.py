@@ -81,3 +81,8 @@ class ProviderHTTPError(ProviderError):
 
 class StructuredOutputError(ModelError):
     """The model's answer did not validate against the requested schema, even after a repair attempt."""
+
+
+class ToolsUnsupportedError(ProviderHTTPError):
+    """The server refused a request because the model cannot call tools (Ollama answers HTTP 400
+    "... does not support tools"). The request can be sent again without them."""

@@ -106,10 +106,13 @@ class ModelConfig(BaseModel):
         return not self.spec
 
     def pool_key(self) -> tuple[str, ...]:
+        """Configs with equal keys may share one backend: every setting a backend is built from is in it
+        (a persona with its own timeouts gets its own backend, not the first one's)."""
         return (
             str(self.parsed()),
-            self.api_base,
-            self.api_key,
-            str(self.context_size),
-            str(self.state_cache_mb),
+            *(
+                getattr(self, name) if isinstance(getattr(self, name), str) else repr(getattr(self, name))
+                for name in ModelConfig.model_fields
+                if name != "spec"
+            ),
         )

@@ -17,9 +17,9 @@ from nexus_ark.memory.db import sqlite
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
-from nexus_ark.providers.base import ChatBackend, ChatMessage, ToolCall
+from nexus_ark.providers.base import ChatBackend
 from nexus_ark.providers.embedders import Embedder
-from nexus_ark.providers.tools import ToolBox
+from nexus_ark.providers.tools import ToolBox, ToolLoopResult, ToolUse, stream_tool_loop
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +106,10 @@ class ChatSession:
         )
 
     def _tools(self) -> ToolBox | None:
-        """The persona's memory tools, offered where the model calls tools natively. (Small local models
-        get no tools in conversation: the text protocol's markup would show in the reply.)"""
-        if not self.persona.settings.conversation.tools or not self.backend.native_tools:
+        """The persona's memory tools, unless the persona turned them off. The tool loop offers them only
+        where the model calls tools natively (small local models get none in conversation: the text
+        protocol's markup would show in the reply)."""
+        if not self.persona.settings.conversation.tools:
             return None
         return MemoryTools(self.memory, self.embedder).toolbox()
 
@@ -164,49 +165,44 @@ class ChatSession:
         tools = self._tools()
         tool_log: list[dict[str, Any]] = []
         try:
-            for round_ in range(MAX_TOOL_ROUNDS + 1):
-                round_start = len(parts)
-                calls: tuple[ToolCall, ...] = ()
-                offer = tools.specs() if tools is not None and round_ < MAX_TOOL_ROUNDS else None
-                for chunk in self.backend.stream_chat(messages, params, cancel, tools=offer):
-                    if chunk.tool_calls:
-                        calls = chunk.tool_calls
-                    if not chunk.text:
-                        if chunk.finish_reason == "cancelled":
-                            status = "stopped"
-                        continue
-                    now = time.perf_counter()
-                    if first_at is None:
-                        first_at = now
-                        reply_id = store.add(
-                            speaker=self.persona.slug,
-                            role="assistant",
-                            content="",
-                            room=self.room,
-                            status="streaming",
-                        )
-                    last_at = now
-                    tokens += 1
-                    parts.append(chunk.text)
-                    yield ReplyDelta(chunk.text)
-                    if now - last_journal >= self.journal_interval_s and reply_id is not None:
-                        store.update_content(reply_id, "".join(parts))
-                        last_journal = now
-                if not calls or tools is None or status == "stopped":
-                    break
-                # Native tool calls: run them, show the model the results, let it go on answering.
-                messages = [
-                    *messages,
-                    ChatMessage(
-                        role="assistant", content="".join(parts[round_start:]), tool_calls=list(calls)
-                    ),
-                ]
-                for call in calls:
-                    output = tools.run(call)
+            loop = stream_tool_loop(
+                self.backend,
+                messages,
+                tools,
+                params=params,
+                cancel=cancel,
+                max_turns=MAX_TOOL_ROUNDS,
+                answer_after_limit=True,
+                text_protocol=False,
+            )
+            for event in loop:
+                if isinstance(event, ToolUse):
+                    call, output = event.call, event.output
                     tool_log.append({"name": call.name, "arguments": call.arguments, "result": output[:500]})
-                    messages.append(
-                        ChatMessage(role="tool", content=output, tool_call_id=call.id, name=call.name)
+                    continue
+                if isinstance(event, ToolLoopResult):
+                    if event.finish_reason == "cancelled":
+                        status = "stopped"
+                    continue
+                if not event.text:
+                    continue
+                now = time.perf_counter()
+                if first_at is None:
+                    first_at = now
+                    reply_id = store.add(
+                        speaker=self.persona.slug,
+                        role="assistant",
+                        content="",
+                        room=self.room,
+                        status="streaming",
                     )
+                last_at = now
+                tokens += 1
+                parts.append(event.text)
+                yield ReplyDelta(event.text)
+                if now - last_journal >= self.journal_interval_s and reply_id is not None:
+                    store.update_content(reply_id, "".join(parts))
+                    last_journal = now
         except NexusArkError as exc:
             status, error = "error", str(exc)
         except Exception as exc:  # a backend bug must not lose the turn

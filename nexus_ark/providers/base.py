@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import threading
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+from nexus_ark.errors import ToolsUnsupportedError
+
+log = logging.getLogger(__name__)
 
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "length", "cancelled", "tool_calls"]
@@ -63,20 +69,43 @@ class StreamChunk:
     tool_calls: tuple[ToolCall, ...] = ()
 
 
-class ChatBackend(ABC):
+class Capabilities(BaseModel):
+    """What a model can do: facts about the model, known before its first turn (see ChatBackend)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tools: bool = False  # takes `tools` and answers with native tool calls
+    structured: StructuredMode = "none"  # how well it keeps to a JSON schema
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    """One call of stream_chat, as a backend's `_stream` receives it (tools only where they may be sent)."""
+
+    messages: Sequence[ChatMessage]
+    params: GenerationParams
+    cancel: threading.Event | None = None
+    json_schema: dict[str, Any] | None = None
+    tools: tuple[ToolSpec, ...] = ()
+
+
+class ChatBackend(ABC):  # noqa: B024 - subclasses implement _stream (older ones stream_chat)
     """A model that streams chat replies.
 
     stream_chat may be called from any thread; implementations serialize work themselves.
     Setting `cancel` stops generation between tokens and ends the stream with finish_reason "cancelled".
-    `json_schema` asks for output that validates against it (how well depends on `structured_mode`);
-    `tools` are offered natively only where `native_tools` is true (else see providers.tools).
+    `json_schema` asks for output that validates against it (how well: `capabilities().structured`);
+    `tools` are sent only where `capabilities().tools` is true (else see providers.tools' text protocol),
+    and a server that refuses them anyway gets the request again without them, and never again after.
+
+    Backends implement `_stream`; `_learn_capabilities` where the answer depends on the model or its
+    server (it may do I/O: ensure_ready, which runs off the UI thread, learns them first).
     """
 
     model_id: str = ""
-    native_tools: bool = False
     structured_mode: StructuredMode = "none"
+    _known: Capabilities | None = None
 
-    @abstractmethod
     def stream_chat(
         self,
         messages: Sequence[ChatMessage],
@@ -85,7 +114,42 @@ class ChatBackend(ABC):
         *,
         json_schema: dict[str, Any] | None = None,
         tools: Sequence[ToolSpec] | None = None,
-    ) -> Iterator[StreamChunk]: ...
+    ) -> Iterator[StreamChunk]:
+        offer = tuple(tools) if tools and self.capabilities().tools else ()
+        request = ChatRequest(messages, params, cancel, json_schema, offer)
+        if not offer:
+            yield from self._stream(request)
+            return
+        stream = self._stream(request)
+        try:
+            chunk = next(stream, None)  # a refusal comes before anything streams
+        except ToolsUnsupportedError as exc:
+            log.warning("%s refused tools; going on without them: %s", self.describe(), exc.message)
+            self._known = self.capabilities().model_copy(update={"tools": False})
+            yield from self._stream(replace(request, tools=()))
+            return
+        try:
+            if chunk is not None:
+                yield chunk
+                yield from stream
+        finally:
+            stream.close()
+
+    def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        raise NotImplementedError(f"{type(self).__name__} implements neither _stream nor stream_chat")
+
+    def capabilities(self) -> Capabilities:
+        """What this model can do; asks the server the first time where the backend must (off the UI
+        thread). Where it cannot tell yet (the server is down) it assumes the least and asks again."""
+        if self._known is None:
+            learned = self._learn_capabilities()
+            if learned is None:
+                return Capabilities(structured=self.structured_mode)
+            self._known = learned
+        return self._known
+
+    def _learn_capabilities(self) -> Capabilities | None:
+        return Capabilities(structured=self.structured_mode)
 
     def ensure_ready(self) -> None:  # noqa: B027 - optional hook, most backends are ready at once
         """Block until the model is usable; raise ModelError if it is not."""
@@ -103,8 +167,6 @@ def openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
     for m in messages:
         item: dict[str, Any] = {"role": m.role, "content": m.content}
         if m.tool_calls:
-            import json
-
             item["tool_calls"] = [
                 {
                     "id": c.id or f"call_{i}",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -20,6 +23,9 @@ class CatalogueEntry(BaseModel):
     ram_gb: float = 0.0
     license: str = ""
     languages: list[str] = Field(default_factory=list)
+    # Calls tools natively (Ollama lists "tools" among the model's capabilities): only such models get
+    # the persona's memory tools in conversation.
+    tools: bool = False
     note: str = ""
 
     @property
@@ -42,8 +48,47 @@ def load_catalogue(path: Path | None = None) -> list[CatalogueEntry]:
         raise ConfigError(f"The model catalogue {path} cannot be read: {exc}") from exc
 
 
-def total_ram_gb() -> float | None:
+def total_ram_gb(*, platform: str = sys.platform, kernel32: Any = None) -> float | None:
+    """This machine's physical memory in GiB; None where it cannot be told."""
+    try:
+        import psutil  # not a dependency; used where another package brought it
+
+        return psutil.virtual_memory().total / 2**30
+    except ImportError:
+        pass
+    if platform == "win32":
+        total = windows_total_bytes(kernel32)
+        return total / 2**30 if total else None
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    except (AttributeError, ValueError, OSError):  # Windows has no sysconf
+    except (AttributeError, ValueError, OSError):
         return None
+
+
+class MemoryStatusEx(ctypes.Structure):
+    """Windows' MEMORYSTATUSEX: 64 bytes, and GlobalMemoryStatusEx refuses one whose dwLength is not."""
+
+    _fields_ = [
+        ("dwLength", ctypes.c_uint32),
+        ("dwMemoryLoad", ctypes.c_uint32),
+        ("ullTotalPhys", ctypes.c_uint64),
+        ("ullAvailPhys", ctypes.c_uint64),
+        ("ullTotalPageFile", ctypes.c_uint64),
+        ("ullAvailPageFile", ctypes.c_uint64),
+        ("ullTotalVirtual", ctypes.c_uint64),
+        ("ullAvailVirtual", ctypes.c_uint64),
+        ("ullAvailExtendedVirtual", ctypes.c_uint64),
+    ]
+
+
+def windows_total_bytes(kernel32: Any = None) -> int | None:
+    """Physical memory from kernel32's GlobalMemoryStatusEx (`kernel32` is injectable for tests)."""
+    try:
+        kernel32 = kernel32 or ctypes.windll.kernel32  # type: ignore[attr-defined]
+    except AttributeError:  # not Windows
+        return None
+    status = MemoryStatusEx()
+    status.dwLength = ctypes.sizeof(MemoryStatusEx)
+    if not kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
+        return None
+    return int(status.ullTotalPhys) or None

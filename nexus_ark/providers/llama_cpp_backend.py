@@ -12,7 +12,7 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,10 +20,9 @@ from typing import Any
 from nexus_ark.errors import ModelError
 from nexus_ark.providers.base import (
     ChatBackend,
-    ChatMessage,
+    ChatRequest,
     GenerationParams,
     StreamChunk,
-    ToolSpec,
     openai_messages,
 )
 
@@ -101,20 +100,12 @@ class LlamaCppBackend(ChatBackend):
     def describe(self) -> str:
         return self.model_path.stem
 
-    def stream_chat(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        *,
-        json_schema: dict[str, Any] | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-    ) -> Iterator[StreamChunk]:
+    def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
         if self._closed:
             raise ModelError(f"The model {self.model_path.name} has been unloaded.")
         self.ensure_ready()
-        job = _Job(openai_messages(messages), params, threading.Event(), json_schema)
-        outer_cancel = cancel
+        job = _Job(openai_messages(request.messages), request.params, threading.Event(), request.json_schema)
+        outer_cancel = request.cancel
         self._jobs.put(job)
         finished = False
         try:

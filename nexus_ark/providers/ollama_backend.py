@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import json
-import threading
+import logging
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
-from nexus_ark.errors import (
-    ModelNotInstalledError,
-    ProviderError,
-    ProviderHTTPError,
-    ProviderProtocolError,
-    ProviderTimeoutError,
-    ProviderUnavailableError,
-)
+from nexus_ark.errors import ModelNotInstalledError, ProviderError
 from nexus_ark.providers.base import (
+    Capabilities,
     ChatBackend,
     ChatMessage,
-    GenerationParams,
+    ChatRequest,
     StreamChunk,
     ToolCall,
-    ToolSpec,
 )
+from nexus_ark.providers.failures import PERSONA_SETTING, Origin, translate
 from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts, guarded_stream
+
+log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 
@@ -43,7 +38,9 @@ def _same_model(a: str, b: str) -> bool:
 
 
 class OllamaBackend(ChatBackend):
-    native_tools = True
+    """What the model can do is asked of the server (/api/show lists its capabilities, e.g. "tools"):
+    tools go only to models that list them."""
+
     structured_mode = "schema"
 
     def __init__(
@@ -53,6 +50,7 @@ class OllamaBackend(ChatBackend):
         *,
         timeouts: Timeouts | None = None,
         retry: RetryPolicy | None = None,
+        setting: str = PERSONA_SETTING,
     ) -> None:
         self.model = model
         self.host = (host or DEFAULT_HOST).rstrip("/")
@@ -60,11 +58,17 @@ class OllamaBackend(ChatBackend):
         self.timeouts = timeouts or Timeouts()
         self.retry = retry or RetryPolicy()
         self._client_obj: Any = None
+        self._origin = Origin(
+            server=f"Ollama at {self.host}",
+            model=model,
+            setting=setting,
+            down=f"Ollama is not running at {self.host}.",
+            install=f"Install it with: ollama pull {model}",
+        )
 
     def describe(self) -> str:
         return f"{self.model} (Ollama)"
 
-    # -- client and errors ------------------------------------------------------------------------
     def _client(self) -> Any:
         if self._client_obj is None:
             import httpx
@@ -76,37 +80,7 @@ class OllamaBackend(ChatBackend):
         return self._client_obj
 
     def _translate(self, exc: BaseException) -> ProviderError:
-        import httpx
-        from ollama import ResponseError
-
-        where = f"Ollama at {self.host}"
-        if isinstance(exc, ProviderError):
-            return exc
-        if isinstance(exc, ConnectionError | httpx.ConnectError | httpx.ConnectTimeout):
-            return ProviderUnavailableError(
-                f"Ollama is not running at {self.host}.",
-                hint="Start Ollama (or fix the address in the persona's model settings) and try again.",
-            )
-        if isinstance(exc, ResponseError):
-            if exc.status_code == 404 or "not found" in str(exc.error).lower():
-                return ModelNotInstalledError(
-                    f"The model {self.model} is not installed in {where}.",
-                    hint=f"Install it with: ollama pull {self.model}",
-                )
-            return ProviderHTTPError(
-                f"{where} answered HTTP {exc.status_code}: {exc.error}", status=exc.status_code
-            )
-        if isinstance(exc, httpx.TimeoutException):
-            return ProviderTimeoutError(f"{where} did not answer in time ({type(exc).__name__}).")
-        if isinstance(exc, json.JSONDecodeError):
-            return ProviderProtocolError(
-                f"{where} sent a malformed stream chunk: {exc.msg} in {exc.doc[:80]!r}."
-            )
-        if isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
-            err = ProviderProtocolError(f"The connection to {where} closed in the middle of the reply.")
-            err.transient = True
-            return err
-        return ProviderError(f"{where} failed: {type(exc).__name__}: {exc}")
+        return translate(exc, self._origin)
 
     # -- models -----------------------------------------------------------------------------------
     def list_models(self) -> list[OllamaModelInfo]:
@@ -135,6 +109,18 @@ class OllamaBackend(ChatBackend):
                 f"The model {self.model} is not installed in Ollama at {self.host} (installed: {installed}).",
                 hint=f"Install it with: ollama pull {self.model}",
             )
+        self.capabilities()
+
+    def _learn_capabilities(self) -> Capabilities | None:
+        try:
+            listed = self._client().show(self.model).capabilities
+        except Exception as exc:  # down or not installed: the chat request will say so; ask again later
+            log.info("could not ask %s what %s can do: %s", self.host, self.model, self._translate(exc))
+            return None
+        if listed is None:
+            # Servers before capabilities were listed: offer tools, and a refusal turns them off.
+            return Capabilities(tools=True, structured="schema")
+        return Capabilities(tools="tools" in listed, structured="schema")
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         try:
@@ -158,15 +144,8 @@ class OllamaBackend(ChatBackend):
             out.append(item)
         return out
 
-    def stream_chat(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        *,
-        json_schema: dict[str, Any] | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-    ) -> Iterator[StreamChunk]:
+    def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        params, cancel, tools = request.params, request.cancel, request.tools
         options: dict[str, Any] = {
             "num_predict": params.max_tokens,
             "temperature": params.temperature,
@@ -177,7 +156,7 @@ class OllamaBackend(ChatBackend):
             options["stop"] = params.stop
         if params.seed is not None:
             options["seed"] = params.seed
-        payload = self._messages(messages)
+        payload = self._messages(request.messages)
 
         def open_stream() -> Iterator[Any]:
             try:
@@ -186,7 +165,7 @@ class OllamaBackend(ChatBackend):
                     messages=payload,
                     stream=True,
                     options=options,
-                    format=json_schema,
+                    format=request.json_schema,
                     tools=[t.openai_format() for t in tools] if tools else None,
                 )
             except Exception as exc:
@@ -203,10 +182,10 @@ class OllamaBackend(ChatBackend):
         ):
             message = part.message
             if message is not None and message.tool_calls:
-                for i, call in enumerate(message.tool_calls):
+                for call in message.tool_calls:
                     calls.append(
                         ToolCall(
-                            id=f"call_{len(calls) + i}",
+                            id=f"call_{len(calls)}",
                             name=call.function.name,
                             arguments=dict(call.function.arguments or {}),
                         )

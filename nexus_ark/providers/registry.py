@@ -46,7 +46,11 @@ def default_factory(config: ModelConfig) -> ChatBackend:
     from nexus_ark.providers.litellm_backend import LiteLLMBackend
 
     return LiteLLMBackend(
-        spec.target, api_base=config.api_base, api_key_ref=config.api_key, timeouts=config.timeouts
+        spec.target,
+        api_base=config.api_base,
+        api_key_ref=config.api_key,
+        timeouts=config.timeouts,
+        structured_output=config.structured_output,
     )
 
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
-from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, StreamChunk, ToolSpec
+from nexus_ark.providers.base import ChatBackend, ChatMessage, ChatRequest, StreamChunk
 
 Script = Callable[[Sequence[ChatMessage]], str]
 
@@ -31,17 +29,10 @@ class ScriptedBackend(ChatBackend):
         self._turn += 1
         return reply
 
-    def stream_chat(
-        self,
-        messages: Sequence[ChatMessage],
-        params: GenerationParams,
-        cancel: threading.Event | None = None,
-        *,
-        json_schema: dict[str, Any] | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-    ) -> Iterator[StreamChunk]:
-        self.requests.append(list(messages))
-        words = self._reply_for(messages).split(" ")
+    def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        params, cancel = request.params, request.cancel
+        self.requests.append(list(request.messages))
+        words = self._reply_for(request.messages).split(" ")
         for i, word in enumerate(words[: params.max_tokens]):
             if cancel is not None and cancel.is_set():
                 yield StreamChunk(finish_reason="cancelled")

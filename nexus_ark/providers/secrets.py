@@ -11,6 +11,7 @@ import os
 
 from nexus_ark.errors import ConfigError, MissingApiKeyError
 from nexus_ark.model_config import env_reference
+from nexus_ark.providers.failures import PERSONA_SETTING
 
 KEYRING_SERVICE = "nexus-ark"
 # Providers whose models need a key, and the variable LiteLLM reads for each.
@@ -25,8 +26,11 @@ PROVIDER_KEY_ENV = {
 }
 
 
-def resolve_key(reference: str, *, provider: str = "", required: bool = False) -> str | None:
-    """The key a reference points at, or None where there is none (and none is required)."""
+def resolve_key(
+    reference: str, *, provider: str = "", required: bool = False, setting: str = PERSONA_SETTING
+) -> str | None:
+    """The key a reference points at, or None where there is none (and none is required). `setting`
+    names where the person enters the key."""
     key: str | None = None
     if env := env_reference(reference):
         key = os.environ.get(env) or None
@@ -42,9 +46,23 @@ def resolve_key(reference: str, *, provider: str = "", required: bool = False) -
     if required and not key:
         raise MissingApiKeyError(
             f"The API key for provider {provider or 'this model'} is missing (looked in {source}).",
-            hint="Enter the key in the persona's model settings, or set the environment variable.",
+            hint=f"Enter the key in {setting}, or set the environment variable.",
         )
     return key
+
+
+def api_key_for(model: str, *, api_base: str, reference: str, setting: str = PERSONA_SETTING) -> str | None:
+    """The key to send to a LiteLLM model: required by the big providers, not by a local server (whose
+    OpenAI client still insists on one)."""
+    provider = provider_of(model)
+    needs_key = provider in PROVIDER_KEY_ENV and not api_base
+    key = resolve_key(reference, provider=provider, required=needs_key, setting=setting)
+    return key or ("not-needed" if api_base else None)
+
+
+def provider_of(model: str) -> str:
+    """ "anthropic/claude-…" → "anthropic"; a bare model name is OpenAI's, as LiteLLM reads it."""
+    return model.split("/", 1)[0] if "/" in model else "openai"
 
 
 def store_key(service_name: str, key: str) -> str:

@@ -12,11 +12,19 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, ToolCall, ToolSpec
+from nexus_ark.providers.base import (
+    ChatBackend,
+    ChatMessage,
+    FinishReason,
+    GenerationParams,
+    StreamChunk,
+    ToolCall,
+    ToolSpec,
+)
 
 ToolHandler = Callable[[dict[str, Any]], str]
 _BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
@@ -80,13 +88,100 @@ def strip_tool_blocks(text: str) -> str:
     return _BLOCK.sub("", text).strip()
 
 
+@dataclass(frozen=True, slots=True)
+class ToolUse:
+    """A tool the model called, and what the tool answered."""
+
+    call: ToolCall
+    output: str
+
+
 @dataclass
 class ToolLoopResult:
-    text: str
+    text: str  # the last round's answer, tool markup removed
     calls: list[tuple[ToolCall, str]] = field(default_factory=list)
     turns: int = 0
     hit_turn_limit: bool = False
     native: bool = False
+    finish_reason: FinishReason = "stop"
+
+
+LoopEvent = StreamChunk | ToolUse | ToolLoopResult
+
+
+def stream_tool_loop(
+    backend: ChatBackend,
+    messages: Sequence[ChatMessage],
+    tools: ToolBox | None,
+    *,
+    params: GenerationParams,
+    cancel: threading.Event | None = None,
+    max_turns: int = 4,
+    answer_after_limit: bool = False,
+    text_protocol: bool = True,
+) -> Iterator[LoopEvent]:
+    """The one tool loop (chat, dreaming and scripts alike). Yields every chunk as it streams (finish
+    chunks too), a ToolUse for each call run, and last, exactly one ToolLoopResult.
+
+    Tools go natively where the model calls tools (`backend.capabilities()`), else through the text
+    protocol when `text_protocol` allows it, else not at all. Up to `max_turns` rounds offer them;
+    calls made in a round are run and their results shown in the next. With `answer_after_limit`, a
+    model still calling tools after the last of those rounds is asked once more, with no tools, so that
+    it answers. A cancel ends the loop after the round it interrupted.
+    """
+    native = tools is not None and backend.capabilities().tools
+    use_text = tools is not None and not native and text_protocol
+    specs = tools.specs() if tools is not None else []
+    convo = list(messages)
+    if use_text:
+        protocol = text_protocol_prompt(specs)
+        if convo and convo[0].role == "system":
+            convo[0] = ChatMessage(role="system", content=f"{convo[0].content}\n\n{protocol}")
+        else:
+            convo.insert(0, ChatMessage(role="system", content=protocol))
+    result = ToolLoopResult(text="", native=native)
+    rounds = max_turns + 1 if answer_after_limit and (native or use_text) else max_turns
+    for turn in range(1, rounds + 1):
+        if turn > 1 and cancel is not None and cancel.is_set():  # stopped while a tool ran
+            result.finish_reason = "cancelled"
+            break
+        result.turns = turn
+        offering = turn <= max_turns and (native or use_text)
+        parts: list[str] = []
+        native_calls: tuple[ToolCall, ...] = ()
+        result.finish_reason = "stop"
+        for chunk in backend.stream_chat(convo, params, cancel, tools=specs if offering and native else None):
+            parts.append(chunk.text)
+            native_calls = chunk.tool_calls or native_calls
+            result.finish_reason = chunk.finish_reason or result.finish_reason
+            yield chunk
+        text = "".join(parts)
+        result.text = strip_tool_blocks(text) if use_text else text
+        if result.finish_reason == "cancelled" or (cancel is not None and cancel.is_set()):
+            break
+        if not offering:
+            break
+        if native:
+            calls, problems = list(native_calls), []
+        else:
+            calls, problems = parse_text_tool_calls(text)
+        if not calls and not problems:
+            break
+        convo.append(ChatMessage(role="assistant", content=text, tool_calls=calls if native else None))
+        feedback = []
+        for call in calls:
+            output = tools.run(call)  # type: ignore[union-attr]  # offering implies tools
+            result.calls.append((call, output))
+            yield ToolUse(call, output)
+            if native:
+                convo.append(ChatMessage(role="tool", content=output, tool_call_id=call.id, name=call.name))
+            else:
+                feedback.append(f'<tool_result name="{call.name}">{output}</tool_result>')
+        feedback.extend(f"<tool_result>error: {p}</tool_result>" for p in problems)
+        if feedback:
+            convo.append(ChatMessage(role="user", content="\n".join(feedback)))
+        result.hit_turn_limit = turn == max_turns
+    yield result
 
 
 def run_tool_loop(
@@ -98,46 +193,10 @@ def run_tool_loop(
     cancel: threading.Event | None = None,
     max_turns: int = 4,
 ) -> ToolLoopResult:
-    native = backend.native_tools
-    specs = tools.specs()
-    convo = list(messages)
-    if not native:
-        protocol = text_protocol_prompt(specs)
-        if convo and convo[0].role == "system":
-            convo[0] = ChatMessage(role="system", content=f"{convo[0].content}\n\n{protocol}")
-        else:
-            convo.insert(0, ChatMessage(role="system", content=protocol))
-    result = ToolLoopResult(text="", native=native)
-    for turn in range(1, max_turns + 1):
-        result.turns = turn
-        parts: list[str] = []
-        native_calls: tuple[ToolCall, ...] = ()
-        for chunk in backend.stream_chat(convo, params, cancel, tools=specs if native else None):
-            parts.append(chunk.text)
-            if chunk.tool_calls:
-                native_calls = chunk.tool_calls
-        text = "".join(parts)
-        if native:
-            calls, problems = list(native_calls), []
-        else:
-            calls, problems = parse_text_tool_calls(text)
-        result.text = strip_tool_blocks(text)
-        if (not calls and not problems) or (cancel is not None and cancel.is_set()):
-            return result
-        if native:
-            convo.append(ChatMessage(role="assistant", content=text, tool_calls=calls))
-        else:
-            convo.append(ChatMessage(role="assistant", content=text))
-        feedback = []
-        for call in calls:
-            output = tools.run(call)
-            result.calls.append((call, output))
-            if native:
-                convo.append(ChatMessage(role="tool", content=output, tool_call_id=call.id, name=call.name))
-            else:
-                feedback.append(f'<tool_result name="{call.name}">{output}</tool_result>')
-        feedback.extend(f"<tool_result>error: {p}</tool_result>" for p in problems)
-        if feedback:
-            convo.append(ChatMessage(role="user", content="\n".join(feedback)))
-    result.hit_turn_limit = True
-    return result
+    """The tool loop, run to its end (for work nobody watches stream: dreaming, scripts)."""
+    for event in stream_tool_loop(
+        backend, messages, tools, params=params, cancel=cancel, max_turns=max_turns
+    ):
+        if isinstance(event, ToolLoopResult):
+            return event
+    raise AssertionError("stream_tool_loop ends with its result")  # pragma: no cover

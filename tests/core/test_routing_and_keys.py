@@ -130,3 +130,32 @@ def test_keyring_reference_round_trip(monkeypatch: pytest.MonkeyPatch) -> None:
     assert reference == "keyring:nexus-ark/aria-openai"
     assert resolve_key(reference) == "sk-from-keyring"
     assert ModelConfig(spec="litellm:openai/gpt-4o", api_key=reference).api_key == reference
+
+
+def test_personas_with_their_own_timeouts_get_their_own_backend(app: NexusApp) -> None:
+    folder = app.personas.load("aria").folder
+    _write(
+        folder,
+        'name = "Aria"\n[model]\nspec = "bundled"\ntemperature = 0.3\n[model.timeouts]\nfirst_token_s = 7\n',
+    )
+    aria, hikari = app.session("aria"), app.session("hikari")
+    assert aria.backend is not hikari.backend
+    made = {config.timeouts.first_token_s for config in app.made}
+    assert made == {7.0, 120.0}, "each backend is built with its own persona's timeouts"
+
+
+def test_sampling_settings_alone_do_not_split_a_shared_model(app: NexusApp) -> None:
+    folder = app.personas.load("aria").folder
+    _write(folder, 'name = "Aria"\n[model]\nspec = "bundled"\ntemperature = 0.3\n')
+    assert app.session("aria").backend is app.session("hikari").backend
+
+
+def test_structured_output_setting_reaches_the_litellm_backend() -> None:
+    from nexus_ark.providers.registry import BackendPool
+
+    pool = BackendPool()
+    plain = ModelConfig(spec="litellm:openai/local", api_base="http://127.0.0.1:9/v1")
+    json_mode = plain.model_copy(update={"structured_output": "json_object"})
+    backend = pool.get(json_mode)
+    assert backend is not pool.get(plain), "a different structured_output is a different backend"
+    assert backend.structured_output == "json_object"  # type: ignore[attr-defined]

@@ -1,7 +1,8 @@
 """The Ollama backend through the real ollama client, against a loopback server speaking Ollama's wire format.
 
 No Ollama binary can be installed on this machine: tests/integration/wire_server.py speaks the documented
-/api/tags, /api/chat (NDJSON) and /api/embed routes, with replies from the real bundled model.
+/api/tags, /api/show, /api/chat (NDJSON) and /api/embed routes, with replies from the real bundled model and
+vectors from the bundled e5, and refuses tools for a model without them as real Ollama does.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from nexus_ark.errors import (
     ProviderUnavailableError,
 )
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.mind.schemas import EmotionReading
+from nexus_ark.mind.schemas import EMOTION_VALUES, EmotionReading
 from nexus_ark.personas.store import PersonaStore
 from nexus_ark.providers.base import ChatMessage, GenerationParams, ToolSpec
 from nexus_ark.providers.ollama_backend import OllamaBackend
@@ -29,7 +30,7 @@ from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts
 from nexus_ark.providers.structured import generate_structured
 from nexus_ark.providers.tools import ToolBox, run_tool_loop
 from tests.integration.conftest import free_port
-from tests.integration.wire_server import SERVED_MODEL
+from tests.integration.wire_server import CAPABILITIES, EMBED_MODEL, NO_TOOLS_MODEL, SERVED_MODEL, WireServer
 
 pytestmark = pytest.mark.integration
 FAST = Timeouts(connect_s=2, first_token_s=10, between_tokens_s=1)
@@ -41,8 +42,9 @@ def _ask(text: str) -> list[ChatMessage]:
 
 def test_lists_installed_models(ollama_wire) -> None:
     models = OllamaBackend(SERVED_MODEL, ollama_wire.url).list_models()
-    assert [(m.name, m.parameter_size) for m in models] == [(SERVED_MODEL, "135M")]
-    assert models[0].size_bytes == 98_000_000
+    assert [m.name for m in models] == list(CAPABILITIES)
+    served = next(m for m in models if m.name == SERVED_MODEL)
+    assert (served.parameter_size, served.size_bytes) == ("135M", 98_000_000)
 
 
 def test_streams_a_real_reply(ollama_wire) -> None:
@@ -57,9 +59,15 @@ def test_streams_a_real_reply(ollama_wire) -> None:
 
 def test_structured_output_uses_format_schema(ollama_wire) -> None:
     backend = OllamaBackend(SERVED_MODEL, ollama_wire.url)
-    reading = generate_structured(backend, _ask("I finally passed my driving test!"), EmotionReading)
-    assert isinstance(reading, EmotionReading)
-    assert ollama_wire.requests[-1]["format"]["properties"]["emotion"]["enum"][0] == "joy"
+    greedy = GenerationParams(max_tokens=64, temperature=0.0, seed=1)
+    sad = [
+        ChatMessage(role="system", content="Classify the main emotion of the user's message."),
+        ChatMessage(role="user", content="My grandmother passed away last night."),
+    ]
+    reading = generate_structured(backend, sad, EmotionReading, params=greedy)
+    assert EMOTION_VALUES[reading.emotion] < 0, f"a bereavement read as {reading.emotion}"
+    sent = ollama_wire.requests[-1]
+    assert sent["format"]["properties"]["emotion"]["enum"][0] == "joy", "the schema went as `format`"
 
 
 def test_native_tool_call_round_trip(ollama_wire) -> None:
@@ -86,9 +94,16 @@ def test_native_tool_call_round_trip(ollama_wire) -> None:
     }
 
 
-def test_embeddings(ollama_wire) -> None:
-    vectors = OllamaBackend(SERVED_MODEL, ollama_wire.url).embed(["one", "two"])
-    assert len(vectors) == 2 and len(vectors[0]) == 8 and vectors[0] != vectors[1]
+def test_embeddings_carry_meaning(ollama_wire) -> None:
+    import numpy as np
+
+    ferry, boat, tax = np.array(
+        OllamaBackend(EMBED_MODEL, ollama_wire.url).embed(
+            ["The ferry leaves at nine.", "When does the boat depart?", "I filed my tax return."]
+        )
+    )
+    assert ferry.shape == (384,)
+    assert ferry @ boat > ferry @ tax + 0.05, "a paraphrase is nearer than an unrelated sentence"
 
 
 def test_model_not_installed_says_how_to_install(ollama_wire) -> None:
@@ -163,21 +178,114 @@ def test_cancel_mid_stream(ollama_wire) -> None:
     assert last.finish_reason == "cancelled" and len(texts) <= 3
 
 
-def test_ollama_embedder_feeds_the_archive(ollama_wire, tmp_path: Path) -> None:
+MEMORIES = [
+    "The ferry to the island leaves at nine in the morning.",
+    "Mika's sister Hana is a nurse in Osaka.",
+    "The user is allergic to peanuts.",
+    "We planted tomatoes and basil on the balcony.",
+    "The user's laptop battery died during the meeting.",
+]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What time does the boat depart?", 0),
+        ("Which food must the user avoid?", 2),
+        ("What do we grow at home?", 3),
+    ],
+)
+def test_ollama_embedder_recall_finds_a_paraphrase(ollama_wire, tmp_path: Path, query, expected) -> None:
     from nexus_ark.memory.archive import NewItem
     from nexus_ark.providers.embedders import OllamaEmbedder
 
-    embedder = OllamaEmbedder(SERVED_MODEL, ollama_wire.url)
-    assert embedder.model_id == f"ollama:{SERVED_MODEL}" and embedder.dim == 8
+    embedder = OllamaEmbedder(EMBED_MODEL, ollama_wire.url)
     memory = MemoryStore(tmp_path / "m.db")
     try:
-        memory.archive.add(NewItem(kind="message", text="The ferry leaves at nine."))
-        assert memory.archive.embed_pending(embedder) == 1
-        assert (
-            memory.archive.search("The ferry leaves at nine.", embedder, mode="vector")[0].kind == "message"
-        )
+        for text in MEMORIES:
+            memory.archive.add(NewItem(kind="message", text=text))
+        assert memory.archive.embed_pending(embedder) == len(MEMORIES)
+        assert embedder.model_id == f"ollama:{EMBED_MODEL}" and embedder.dim == 384
+        hits = memory.archive.search(query, embedder, k=3, mode="vector")
+        assert hits[0].text == MEMORIES[expected], [h.text for h in hits]
     finally:
         memory.close()
+
+
+def test_embedder_is_built_offline_and_a_down_server_names_the_embedder_setting() -> None:
+    from nexus_ark.providers.embedders import make_embedder
+
+    url = f"http://127.0.0.1:{free_port()}"
+    embedder = make_embedder(f"ollama:{EMBED_MODEL}", api_base=url)  # nothing listens: no error yet
+    assert embedder.model_id == f"ollama:{EMBED_MODEL}"
+    with pytest.raises(ProviderUnavailableError) as err:
+        embedder.embed_query("hello")
+    assert f"Ollama is not running at {url}" in str(err.value)
+    assert "[embedder]" in err.value.hint and "persona" not in err.value.hint
+
+
+def test_stand_in_refuses_tools_like_real_ollama(ollama_wire) -> None:
+    """The loopback server answers as real Ollama does when tools go to a model without them."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    body = {
+        "model": NO_TOOLS_MODEL,
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "t", "description": "", "parameters": {}}}],
+    }
+    url = f"{ollama_wire.url}/api/chat"
+    request = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST")
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(request, timeout=10)
+    assert err.value.code == 400
+    assert json.loads(err.value.read()) == {
+        "error": f"registry.ollama.ai/library/{NO_TOOLS_MODEL} does not support tools"
+    }
+
+
+def test_capabilities_are_asked_of_the_server(ollama_wire) -> None:
+    assert OllamaBackend(NO_TOOLS_MODEL, ollama_wire.url).capabilities().tools is False
+    assert OllamaBackend("tool-caller", ollama_wire.url).capabilities().tools is True
+    shown = [r for r in ollama_wire.requests if r["path"] == "/api/show"]
+    assert {r["model"] for r in shown} >= {NO_TOOLS_MODEL, "tool-caller"}
+
+
+def _chat_requests(server: WireServer, model: str, since: int) -> list[dict]:
+    return [r for r in server.requests[since:] if r["path"] == "/api/chat" and r["model"] == model]
+
+
+def test_persona_on_a_model_without_tools_answers(ollama_wire, tmp_path: Path) -> None:
+    persona = PersonaStore(tmp_path / "p").create("Aria")
+    assert persona.settings.conversation.tools, "memory tools are on by default"
+    memory = MemoryStore(tmp_path / "m.db")
+    backend = OllamaBackend(NO_TOOLS_MODEL, ollama_wire.url)
+    backend.ensure_ready()
+    before = len(ollama_wire.requests)
+    session = ChatSession(persona, memory, backend)
+    result = next(r for r in session.send("Hello!") if isinstance(r, TurnResult))
+    assert result.status == "complete" and result.text and not result.error
+    sent = _chat_requests(ollama_wire, NO_TOOLS_MODEL, before)
+    assert len(sent) == 1 and not sent[0].get("tools"), "no tools offered, so no refusal"
+    assert memory.messages.recent()[-1].content == result.text
+    memory.close()
+
+
+def test_a_server_that_refuses_tools_anyway_is_answered_without_them(shared_llama, tmp_path: Path) -> None:
+    """An Ollama that does not list capabilities still refuses tools: the turn is sent again without them,
+    and the model is not offered tools again."""
+    persona = PersonaStore(tmp_path / "p").create("Aria")
+    memory = MemoryStore(tmp_path / "m.db")
+    with WireServer(shared_llama, list_capabilities=False) as old:
+        session = ChatSession(persona, memory, OllamaBackend(NO_TOOLS_MODEL, old.url))
+        first = next(r for r in session.send("Hello!") if isinstance(r, TurnResult))
+        second = next(r for r in session.send("How are you?") if isinstance(r, TurnResult))
+        sent = _chat_requests(old, NO_TOOLS_MODEL, 0)
+    assert (first.status, first.error) == ("complete", "") and first.text
+    assert (second.status, second.error) == ("complete", "") and second.text
+    assert [bool(r.get("tools")) for r in sent] == [True, False, False]
+    memory.close()
 
 
 def test_chat_turn_uses_memory_tools_natively(ollama_wire, tmp_path: Path) -> None:

@@ -1,0 +1,134 @@
+"""The one place where what a client library raised becomes an error a person can act on.
+
+Every network backend (Ollama through its client, LiteLLM, the embedders on either) hands its exceptions
+here. Libraries wrap transport failures in their own types (LiteLLM reports a refused connection as an
+HTTP 500-ish APIConnectionError), so the whole cause chain is read, by class name and status code: no
+client library is imported here, and a library that is not installed cannot break the translation.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import BaseModel, ConfigDict
+
+from nexus_ark.errors import (
+    ModelNotInstalledError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderProtocolError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+    ToolsUnsupportedError,
+)
+
+PERSONA_SETTING = "the persona's model settings"
+EMBEDDER_SETTING = "the app's embedder setting ([embedder] in config.toml)"
+
+_TIMEOUTS = {"ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException", "APITimeoutError", "Timeout"}
+_REFUSED = {"ConnectError", "ConnectTimeout", "ConnectionRefusedError"}
+_CUT_OFF = {"RemoteProtocolError", "ReadError", "ConnectionResetError", "BrokenPipeError"}
+_TRANSIENT = {"APIConnectionError", "ServiceUnavailableError", "InternalServerError", "RateLimitError"}
+
+
+class Origin(BaseModel):
+    """Who failed, in words, and where the person fixes it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    server: str  # "Ollama at http://127.0.0.1:11434", "http://127.0.0.1:8000/v1", "provider openai"
+    model: str
+    setting: str = PERSONA_SETTING
+    down: str = ""  # the sentence for a server that refuses connections, where a better one is known
+    install: str = ""  # how to get a model the server lacks, where there is a way
+
+
+def translate(exc: BaseException, origin: Origin) -> ProviderError:
+    """A typed ProviderError (with a hint) for any exception a client library raised."""
+    if isinstance(exc, ProviderError):
+        return exc
+    chain = cause_chain(exc)
+    names = {type(e).__name__ for e in chain}
+    text = " ".join(str(e) for e in chain)
+    status = next(
+        (s for e in chain if isinstance(s := getattr(e, "status_code", None), int) and s >= 400), None
+    )
+    where = origin.server
+
+    # Transport first: LiteLLM gives refused connections and stalls a status code of their own.
+    if names & _REFUSED or "Connection refused" in text or _is_plain_connection_error(chain):
+        return ProviderUnavailableError(
+            origin.down or f"Cannot connect to {where}.",
+            hint=f"Check that the server is running and the address in {origin.setting} is right, "
+            "then try again.",
+        )
+    if names & _TIMEOUTS:
+        return ProviderTimeoutError(f"{where} did not answer in time ({_first(chain, _TIMEOUTS)}).")
+    if any(isinstance(e, json.JSONDecodeError) for e in chain) or "JSONDecodeError" in names:
+        return ProviderProtocolError(f"{where} sent a malformed stream chunk: {short(exc)}")
+    if names & _CUT_OFF or "incomplete chunked read" in text or "peer closed" in text:
+        err = ProviderProtocolError(f"The connection to {where} closed in the middle of the reply.")
+        err.transient = True
+        return err
+
+    detail = _server_said(chain) or short(exc)
+    if status == 400 and "does not support tools" in text:
+        return ToolsUnsupportedError(
+            f"{where} says {origin.model} cannot call tools: {detail}",
+            status=400,
+            hint="The conversation goes on without tools for this model.",
+        )
+    if status in (401, 403) or "AuthenticationError" in names or "PermissionDeniedError" in names:
+        return ProviderHTTPError(
+            f"{where} refused the API key for {origin.model}.",
+            status=status or 401,
+            hint=f"Check the key in {origin.setting}.",
+        )
+    if status == 404 or "NotFoundError" in names or (status is not None and "not found" in text.lower()):
+        return ModelNotInstalledError(
+            f"The model {origin.model} is not available from {where}.",
+            hint=origin.install or f"Check the model name in {origin.setting}.",
+        )
+    if status is not None:
+        return ProviderHTTPError(f"{where} answered HTTP {status}: {detail}", status=status)
+    err = ProviderError(f"{where} failed: {type(exc).__name__}: {short(exc)}")
+    err.transient = bool(names & _TRANSIENT)
+    return err
+
+
+def cause_chain(exc: BaseException) -> list[BaseException]:
+    """The exception, what caused it, and what a library wrapped (original_exception), without loops."""
+    seen: list[BaseException] = []
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        current = todo.pop()
+        if current is None or any(current is s for s in seen) or len(seen) > 20:
+            continue
+        seen.append(current)
+        todo.extend([current.__cause__, current.__context__, getattr(current, "original_exception", None)])
+    return seen
+
+
+def short(exc: BaseException) -> str:
+    """The first line of an exception's text, cut to a length a dialog can show."""
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else type(exc).__name__
+
+
+def _is_plain_connection_error(chain: list[BaseException]) -> bool:
+    # The ollama client raises the builtin ConnectionError itself when it cannot connect; its
+    # subclasses (reset, broken pipe) mean a connection that was cut off instead.
+    return any(type(e) is ConnectionError for e in chain)
+
+
+def _first(chain: list[BaseException], names: set[str]) -> str:
+    return next((type(e).__name__ for e in chain if type(e).__name__ in names), "timeout")
+
+
+def _server_said(chain: list[BaseException]) -> str:
+    """The server's own error text where the client kept it (the ollama client's ResponseError.error)."""
+    for e in chain:
+        said = getattr(e, "error", None)
+        if isinstance(said, str) and said.strip():
+            return said.strip()[:300]
+    return ""
