@@ -12,7 +12,8 @@ item, indexed three ways and fused.
   (docs/benchmarks.md).
 
 The three rankings are fused by reciprocal rank (k = 20), then nudged by importance and recency
-(Generative Agents style). A message is indexed with its neighbouring turns as low-weight context and
+(Generative Agents style). Query terms that say nothing (words most items contain, hiragana-only trigrams)
+are left out of the keyword rankings, so they cannot rank noise above the vector ranking's finds. A message is indexed with its neighbouring turns as low-weight context and
 embedded together with the turn before it: answers often sit next to the turn that names the topic
 (measured on LoCoMo in docs/benchmarks.md). Nothing is ever truncated: old items stay searchable; only
 what is embedded is cut to what the embedder reads (EMBED_CHARS).
@@ -48,6 +49,18 @@ RANK_POOL = 50
 # of the keyword query (unless every word is that common, then the rarest two stay).
 COMMON_TERM_SHARE = 0.05
 COMMON_TERM_FLOOR = 2000
+# A keyword ranking built on terms that say nothing ranks noise, and fused with the vector ranking that
+# noise pushes evidence out of the top 10 (Japanese recall@10 fell below the e5 ranking alone:
+# docs/benchmarks.md). Two kinds of such terms are left out whatever the archive's size:
+# - words in more than INFORMATIVE_SHARE of the items, such as a speaker's name that starts each of their
+#   turns (never fewer than INFORMATIVE_FLOOR matches: a turn's words are also indexed in its two
+#   neighbours' context, so one turn alone is about three matches);
+# - trigrams of hiragana only, Japanese grammar ("ている", "てくれ", "のは誰": particles and verb endings),
+#   unless rarer than KANA_TERM_SHARE, where in a large archive they are words (おにぎり).
+# When nothing informative is left, a search that has the vector ranking goes by it alone.
+INFORMATIVE_SHARE = 0.10
+INFORMATIVE_FLOOR = 10
+KANA_TERM_SHARE = 0.01
 TEXT_WEIGHT, CONTEXT_WEIGHT = 2.0, 1.0
 IMPORTANCE_WEIGHT, RECENCY_WEIGHT, RECENCY_HALF_LIFE_DAYS = 0.2, 0.1, 30.0
 # Neighbouring messages belong to one exchange when they are this close in time.
@@ -150,6 +163,7 @@ _STOPWORDS = frozenset(
 )
 _LATIN = re.compile(r"[^\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af]+")
+_KANA_ONLY = re.compile(r"[\u3040-\u309f\u30fc]+")  # hiragana and the long-vowel mark
 
 
 class SearchHit(BaseModel):
@@ -685,18 +699,20 @@ class Archive:
         # Archived items are few: rather than join every keyword match with items, drop them at the end.
         fts_where = where if params else ""
         rankings: list[list[int]] = []
-        if mode in ("hybrid", "fts"):
-            for table, terms in (("items_fts", porter_terms(query)), ("items_tri", trigram_terms(query))):
-                terms = self._informative(table, terms)
-                if terms:
-                    rankings.append(
-                        self._fts(table, " OR ".join(_quote(t) for t in terms), fts_where, params)
-                    )
         if mode in ("hybrid", "vector") and (embedder is not None or query_vector is not None):
             vector = query_vector
             if vector is None:  # a pasted page embeds as its head, not as 40 windows
                 vector = embedder.embed_query(clip_for_embedding(query))  # type: ignore[union-attr]
             rankings.append(self._knn(embedder, vector, where, params))
+        if mode in ("hybrid", "fts"):
+            # Without a vector ranking, common words are better than nothing to rank by.
+            fallback = not any(rankings)
+            for table, terms in (("items_fts", porter_terms(query)), ("items_tri", trigram_terms(query))):
+                terms = self._informative(table, terms, fallback=fallback)
+                if terms:
+                    rankings.append(
+                        self._fts(table, " OR ".join(_quote(t) for t in terms), fts_where, params)
+                    )
         fused: dict[int, float] = {}
         for ranking in rankings:
             for rank, item_id in enumerate(ranking):
@@ -705,23 +721,32 @@ class Archive:
             return []
         return self._rank(fused, k, include_archived)
 
-    def _informative(self, table: str, terms: list[str]) -> list[str]:
-        """Drop words so common that ranking them costs much and tells little (see COMMON_TERM_SHARE)."""
-        if len(terms) <= 1:
+    def _informative(self, table: str, terms: list[str], *, fallback: bool = True) -> list[str]:
+        """The terms worth ranking by: not so common that they cost much (COMMON_TERM_SHARE) or say nothing
+        (INFORMATIVE_SHARE, KANA_TERM_SHARE). With `fallback`, when none is left the rarest two stay."""
+        if not terms:
             return terms
         total = self.db.execute("select max(id) from items").fetchone()[0] or 0
-        limit = max(COMMON_TERM_FLOOR, int(total * COMMON_TERM_SHARE))
-        if total <= limit:
-            return terms
+        common = min(
+            max(COMMON_TERM_FLOOR, int(total * COMMON_TERM_SHARE)),
+            max(INFORMATIVE_FLOOR, int(total * INFORMATIVE_SHARE)),
+        )
+        kana = min(common, int(total * KANA_TERM_SHARE))
+        limits = {t: kana if _KANA_ONLY.fullmatch(t) else common for t in terms}
+        if min(limits.values()) >= total:
+            return terms  # no term can match more items than there are
+        # Counting stops past the limit: a common term costs no more to judge than a rare one.
         counts = {
             t: self.db.execute(
                 f"select count(*) from (select rowid from {table} where {table} match ? limit ?)",
-                [_quote(t), limit + 1],
+                [_quote(t), limits[t] + 1],
             ).fetchone()[0]
             for t in terms
         }
-        kept = [t for t in terms if 0 < counts[t] <= limit]
-        return kept or sorted((t for t in terms if counts[t]), key=counts.get)[:2]
+        kept = [t for t in terms if 0 < counts[t] <= limits[t]]
+        if kept or not fallback:
+            return kept
+        return sorted((t for t in terms if counts[t]), key=counts.get)[:2]
 
     def _filters(self, kinds, since, until, include_archived) -> tuple[str, list[Any]]:
         clauses, params = [], []

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import statistics
 import threading
 from pathlib import Path
 
 import pytest
 
+from bench.memory_recall_ja import DATA as RECALL_JA_DATA
+from bench.memory_recall_ja import evaluate_set
 from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.memory.archive import NewItem
 from nexus_ark.memory.conversation_index import Turn, index_turns
@@ -101,6 +104,22 @@ def test_japanese_and_mixed_recall(memory: MemoryStore) -> None:
         assert expected in [h.source_id for h in hits], (query, [h.text for h in hits])
     # Keyword recall alone works for Japanese too (character trigrams), not only through vectors.
     assert memory.archive.search("歯医者の予約", None, k=1, mode="fts")[0].source_id == "j2"
+
+
+@pytest.mark.parametrize("name", ["ja-tune", "mixed-tune", "ja-heldout", "mixed-heldout"])
+def test_fusion_is_as_good_as_its_best_ranking_in_japanese_and_mixed_chat(name: str, tmp_path: Path) -> None:
+    """The written Japanese and Japanese/English conversations of bench/memory_recall_ja (60+ turns, 26-28
+    questions each, most of them paraphrases): the hybrid search must find the evidence in the top 10 at
+    least as often as the keyword rankings alone and the e5 ranking alone."""
+    scores = evaluate_set(RECALL_JA_DATA / name, tmp_path, default_embedder())
+    recall = {mode: statistics.mean(values[10]) for mode, values in scores.items()}
+    questions = len(scores["hybrid"][10])
+    # Fixed data, a fixed model and exact ranking code: the figures are deterministic, so the slack is
+    # less than one question (it absorbs float noise in near-ties, never a lost question).
+    tolerance = 0.5 / questions
+    assert recall["hybrid"] >= max(recall["fts"], recall["vector"]) - tolerance, recall
+    # A floor under today's figures (0.85-1.0), two to three questions below the weakest set.
+    assert recall["hybrid"] >= 0.80, recall
 
 
 def test_filters_by_kind_and_time(memory: MemoryStore) -> None:
