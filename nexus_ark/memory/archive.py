@@ -14,9 +14,10 @@ item, indexed three ways and fused.
 The three rankings are fused by reciprocal rank (k = 20), then nudged by importance and recency
 (Generative Agents style). Query terms that say nothing (words most items contain, hiragana-only trigrams)
 are left out of the keyword rankings, so they cannot rank noise above the vector ranking's finds. A message
-is indexed with its neighbouring turns as low-weight context and embedded together with the turn before it: answers often sit next to the turn that names the topic
-(measured on LoCoMo in docs/benchmarks.md). Nothing is ever truncated: old items stay searchable; only
-what is embedded is cut to what the embedder reads (EMBED_CHARS).
+is indexed with its neighbouring turns as low-weight context and embedded together with the turn before it:
+answers often sit next to the turn that names the topic (measured on LoCoMo in docs/benchmarks.md).
+Nothing is ever truncated: old items stay searchable; only what is embedded is cut to what the embedder
+reads (EMBED_CHARS).
 """
 
 from __future__ import annotations
