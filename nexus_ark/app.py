@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from datetime import date
 from pathlib import Path
 from typing import Literal
 
@@ -16,10 +17,10 @@ from pydantic import BaseModel
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
-from nexus_ark.errors import ModelError, NexusArkError, PersonaError
+from nexus_ark.errors import DatabaseError, ModelError, NexusArkError, PersonaError
 from nexus_ark.instance_lock import InstanceLock
 from nexus_ark.memory.portability import backup_if_due
-from nexus_ark.memory.store import MemoryStore
+from nexus_ark.memory.store import MemoryStore, StoreRole
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import PersonaInfo
@@ -57,13 +58,18 @@ class NexusApp:
         self._shipped = shipped_personas if shipped_personas is not None else shipped_personas_dir()
         self._lock = InstanceLock(self.layout.lock_file)
         self._sessions: dict[str, ChatSession] = {}
-        self._sessions_lock = threading.RLock()
+        self._memories: dict[str, MemoryStore] = {}  # each persona's owner connection, opened once
+        # _state_lock guards these dicts only and is never held across slow work; each persona has its
+        # own lock for opening (model load, memory, backup), so one persona's load never stalls another's.
+        self._state_lock = threading.Lock()
+        self._persona_locks: dict[str, threading.RLock] = {}
+        self._backed_up_on: dict[str, date] = {}
+        self._embedder_lock = threading.Lock()
         self._embedder: Embedder | None = None
         self._embedder_spec: tuple[str, ...] = ()
         self._embedding: set[str] = set()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._retired: list[ChatSession] = []
         self._opened = False
 
     @property
@@ -167,13 +173,18 @@ class NexusApp:
         return OllamaBackend("", host).list_models()
 
     # -- sessions ---------------------------------------------------------------------------------
+    def _persona_lock(self, slug: str) -> threading.RLock:
+        with self._state_lock:
+            return self._persona_locks.setdefault(slug, threading.RLock())
+
     def session(
         self, slug: str, model_override: str | None = None, api_base: str | None = None
     ) -> ChatSession:
         """Open (or return the open) conversation with a persona. Blocks while the model loads:
         call it from a worker, never from the UI thread."""
-        with self._sessions_lock:
-            existing = self._sessions.get(slug)
+        with self._persona_lock(slug):
+            with self._state_lock:
+                existing = self._sessions.get(slug)
             if existing is not None and model_override is None and api_base is None:
                 return existing
             persona = self.personas.load(slug)
@@ -186,31 +197,80 @@ class NexusApp:
                 )
                 config = ModelConfig.model_validate(config.model_dump())  # validate the override too
             backend = self.backend(config)
-            memory = MemoryStore(persona.memory_path, self.clock)
+            memory = self.memory(slug)
+            embedder, problem = self._embedder_for_recall()
+            session = ChatSession(
+                persona,
+                memory,
+                backend,
+                embedder=embedder,
+                recall_problem=problem,
+                after_turn=lambda: self._backup_after_first_turn_of_day(slug),
+            )
+            with self._state_lock:  # a replaced session finishes its turn; the memory is shared
+                self._sessions[slug] = session
+        if embedder is not None:
+            self._embed_in_background(slug, embedder)
+        return session
+
+    def memory(self, slug: str) -> MemoryStore:
+        """A persona's memory as its owner opens it, once per process: the schema is brought up to date
+        and replies cut off by a crash are marked "interrupted" here and nowhere else. Sessions and the
+        command line write through it; the caller must not close it (close() does)."""
+        with self._persona_lock(slug):
+            with self._state_lock:
+                store = self._memories.get(slug)
+            if store is not None:
+                return store
+            persona = self.personas.load(slug)
+            store = MemoryStore(persona.memory_path, self.clock, role="owner")
+            if store.recovered:
+                log.info("%s: %d replies cut off by a crash were marked interrupted", slug, store.recovered)
+            with self._state_lock:
+                self._memories[slug] = store
             try:  # a rotating daily backup, taken while the memory is opened for the day
-                backup_if_due(memory, self.layout.backups_dir / slug, clock=self.clock)
+                backup_if_due(store, self.layout.backups_dir / slug, clock=self.clock)
             except NexusArkError as exc:
                 log.warning("backup skipped: %s", exc)
-            if existing is not None:
-                self._retired.append(existing)
-            session = ChatSession(persona, memory, backend, embedder=self.embedder())
-            self._embed_in_background(slug)
-            self._sessions[slug] = session
-            return session
+            return store
+
+    def _backup_after_first_turn_of_day(self, slug: str) -> None:
+        """The copy taken when memory opened predates the day's conversation: after the day's first turn,
+        take one that holds it (and again at close), so the newest backup always has the latest day."""
+        today = self.clock.now().date()
+        with self._state_lock:
+            if self._backed_up_on.get(slug) == today:
+                return
+            self._backed_up_on[slug] = today
+            store = self._memories.get(slug)
+        if store is not None:
+            backup_if_due(store, self.layout.backups_dir / slug, clock=self.clock, after_writes=True)
+
+    def open_memory(self, slug: str, *, read_only: bool = False) -> MemoryStore:
+        """Another connection to a persona's memory, for work off the owner's thread (the caller closes
+        it): a peer that may write, or a read-only reader. Neither migrates nor recovers."""
+        persona = self.personas.load(slug)
+        role: StoreRole = "reader" if read_only else "peer"
+        if read_only:
+            try:  # searching needs no recovery: a read-only file can still be searched
+                return MemoryStore(persona.memory_path, self.clock, role=role)
+            except DatabaseError:
+                pass  # not created or not up to date yet: let the owner do that first
+        self.memory(slug)
+        return MemoryStore(persona.memory_path, self.clock, role=role)
 
     def save_persona_models(self, slug: str, chat: dict, internal: ModelConfig | None) -> None:
         """Write a persona's model choice to its persona.toml (edited in place: the person's comments and
         order stay); the next session uses it."""
         self.personas.save_models(slug, chat, internal)
-        with self._sessions_lock:
-            session = self._sessions.pop(slug, None)
-            if session is not None:
-                # The worker may still be finishing a turn on it: retire it, close it at exit.
-                self._retired.append(session)
+        with self._state_lock:
+            # The next session() opens on the new model; a turn still running on the old one finishes.
+            self._sessions.pop(slug, None)
 
     def embedder(self) -> Embedder:
-        """The app's embedder (one per process; loading it is slow, so call this off the UI thread)."""
-        with self._sessions_lock:
+        """The app's embedder (one per process). Cheap to create: models load and servers are reached on
+        first use, so call what uses it off the UI thread."""
+        with self._embedder_lock:
             config = self.settings.embedder
             if self._embedder is None or self._embedder_spec != config.pool_key():
                 self._embedder = make_embedder(
@@ -219,13 +279,22 @@ class NexusApp:
                 self._embedder_spec = config.pool_key()
             return self._embedder
 
-    def _embed_in_background(self, slug: str) -> None:
+    def _embedder_for_recall(self) -> tuple[Embedder | None, str]:
+        """The embedder, or None and why: a chat goes on with keyword recall when it cannot be had."""
+        try:
+            return self.embedder(), ""
+        except NexusArkError as exc:
+            log.warning("recall by meaning unavailable: %s", exc)
+            return None, str(exc)
+
+    def _embed_in_background(self, slug: str, embedder: Embedder) -> None:
         """Give every memory of a persona a vector from the current embedder, on a thread of its own
         with its own connection: after an import, a crash, or a change of embedder. Resumable, and a
         no-op when nothing is pending."""
-        if slug in self._embedding:
-            return
-        embedder = self.embedder()
+        with self._state_lock:
+            if slug in self._embedding or self._stopping.is_set():
+                return
+            self._embedding.add(slug)
 
         def run() -> None:
             try:
@@ -237,27 +306,30 @@ class NexusApp:
             except Exception as exc:  # logged, and resumed at the next start: nothing is lost
                 log.warning("background embedding for %s stopped: %s", slug, exc)
             finally:
-                self._embedding.discard(slug)
+                with self._state_lock:
+                    self._embedding.discard(slug)
 
-        self._embedding.add(slug)
         thread = threading.Thread(target=run, name=f"embed-{slug}", daemon=True)
         self._threads.append(thread)
         thread.start()
 
-    def open_memory(self, slug: str) -> MemoryStore:
-        """A persona's memory on its own connection (for imports and searches; the caller closes it)."""
-        persona = self.personas.load(slug)
-        return MemoryStore(persona.memory_path, self.clock)
-
     def close(self) -> None:
+        """Stop background work (it checks the stop flag between small steps), then close what is idle.
+        Callers stop their own users of a session (a turn in progress) before calling this."""
         self._stopping.set()
         for thread in self._threads:
-            thread.join(timeout=30)
-        with self._sessions_lock:
-            sessions, self._sessions = [*self._sessions.values(), *self._retired], {}
-            self._retired = []
-        for session in sessions:
-            session.memory.close()
+            thread.join(timeout=60)
+            if thread.is_alive():  # it holds its own connection and closes it itself
+                log.warning("%s is still running at exit", thread.name)
+        with self._state_lock:
+            self._sessions = {}
+            memories, self._memories = dict(self._memories), {}
+        for slug, store in memories.items():
+            try:  # the day's conversation into the newest backup
+                backup_if_due(store, self.layout.backups_dir / slug, clock=self.clock, after_writes=True)
+            except Exception as exc:  # a full disk must not stop the rest from closing
+                log.warning("backup at close skipped: %s", exc)
+            store.close()
         self.pool.close()
         if self._opened:
             self._lock.release()

@@ -158,14 +158,16 @@ def _chat(app: NexusApp, args: argparse.Namespace) -> int:
     if sys.stdin.isatty():
         return _chat_interactive(session)
     failures = 0
+    warned: set[str] = set()
     for line in sys.stdin:
         if line.strip():
-            failures += not _one_turn(session, line, sys.stdout)
+            failures += not _one_turn(session, line, sys.stdout, warned)
     return 1 if failures else 0
 
 
 def _chat_interactive(session: ChatSession) -> int:
     name = session.persona.settings.name
+    warned: set[str] = set()
     print(f"Talking with {name} on {session.model_name}. Ctrl-C stops a reply; Ctrl-D or /quit leaves.")
     for message in session.history(limit=6):
         who = name if message.role == "assistant" else "you"
@@ -183,11 +185,12 @@ def _chat_interactive(session: ChatSession) -> int:
             return 0
         if line.strip():
             sys.stdout.write(f"{name}: ")
-            _one_turn(session, line, sys.stdout)
+            _one_turn(session, line, sys.stdout, warned)
 
 
-def _one_turn(session: ChatSession, text: str, out: TextIO) -> bool:
-    """Stream one reply to `out`; Ctrl-C stops it and keeps what was said. Returns False on error."""
+def _one_turn(session: ChatSession, text: str, out: TextIO, warned: set[str]) -> bool:
+    """Stream one reply to `out`; Ctrl-C stops it and keeps what was said. Returns False on error.
+    Warnings (e.g. recall fell back to keywords) go to stderr, each once per session."""
     cancel = threading.Event()
     result: TurnResult | None = None
     turn = session.send(text, cancel)
@@ -206,7 +209,11 @@ def _one_turn(session: ChatSession, text: str, out: TextIO) -> bool:
             result = item
     out.write("\n")
     out.flush()
-    session.embed_new_memories()
+    for warning in result.warnings if result is not None else []:
+        if warning not in warned:
+            warned.add(warning)
+            print(f"warning: {warning}", file=sys.stderr)
+    session.after_turn()
     if result is not None and result.error:
         print(f"error: {result.error}", file=sys.stderr)
         return False

@@ -6,38 +6,65 @@ import argparse
 import json
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import SearchHit
+from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.importer import import_jsonl
 from nexus_ark.memory.portability import backup, export_memory, import_memory
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.personas.store import Persona
 
 
 def run_memory_command(app: NexusApp, args: argparse.Namespace) -> int:
     persona = app.personas.load(args.persona)
-    store = app.open_memory(args.persona)
     try:
-        if args.memory_command == "import":
-            return _import(app, store, args, {persona.slug, persona.settings.name})
-        if args.memory_command == "export":
-            path = export_memory(store, args.folder, persona.settings.name)
-            print(f"exported to {path.parent} (memory.md, entities/, conversations.md, memory.json)")
-            return 0
-        if args.memory_command == "restore":
-            rows = import_memory(store, args.folder)
-            embedded = store.archive.embed_pending(app.embedder())
-            print(f"restored {rows} rows and embedded {embedded} items")
-            return 0
-        if args.memory_command == "backup":
-            print(backup(store, app.layout.backups_dir / persona.slug))
-            return 0
-        if args.memory_command == "kb":
-            return _knowledge(app, store, args)
-        return _search(app, store, args)
-    finally:
-        store.close()
+        if args.memory_command == "search":
+            _check_times(args)
+            store = app.open_memory(persona.slug, read_only=True)  # a search writes nothing
+            try:
+                return _search(app, store, args)
+            finally:
+                store.close()
+        return _write_command(app, app.memory(persona.slug), args, persona)
+    except sqlite.Error as exc:  # a damaged or unwritable file: say which, and what to do
+        raise database_error(exc, persona.memory_path) from exc
+
+
+def _check_times(args: argparse.Namespace) -> None:
+    for flag in ("since", "until"):
+        value = getattr(args, flag)
+        if value is None:
+            continue
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            raise NexusArkError(
+                f"--{flag} {value!r} is not a date or time in ISO-8601 form.",
+                hint="Write it like 2026-11-21 or 2026-11-21T18:30 (local time) or 2026-11-21T09:30Z.",
+            ) from None
+
+
+def _write_command(app: NexusApp, store: MemoryStore, args: argparse.Namespace, persona: Persona) -> int:
+    """Commands that change memory run on the persona's owner connection (this process owns it)."""
+    if args.memory_command == "import":
+        return _import(app, store, args, {persona.slug, persona.settings.name})
+    if args.memory_command == "export":
+        path = export_memory(store, args.folder, persona.settings.name)
+        print(f"exported to {path.parent} (memory.md, entities/, conversations.md, memory.json)")
+        return 0
+    if args.memory_command == "restore":
+        rows = import_memory(store, args.folder)
+        embedded = _embed(app, store)
+        print(f"restored {rows} rows and embedded {embedded} items")
+        return 0
+    if args.memory_command == "backup":
+        print(backup(store, app.layout.backups_dir / persona.slug))
+        return 0
+    return _knowledge(app, store, args)
 
 
 def _import(app: NexusApp, store, args: argparse.Namespace, names: set[str]) -> int:
@@ -45,12 +72,11 @@ def _import(app: NexusApp, store, args: argparse.Namespace, names: set[str]) -> 
     report = import_jsonl(args.file, store.messages, store.archive, names)
     for error in report.errors:
         print(f"skipped {error}", file=sys.stderr)
-    embedder = app.embedder()
 
     def progress(done: int, total: int) -> None:
         print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
 
-    embedded = store.archive.embed_pending(embedder, progress=progress)
+    embedded = _embed(app, store, progress)
     if embedded:
         print(file=sys.stderr)
     seconds = time.perf_counter() - started
@@ -71,9 +97,40 @@ def _hit_json(hit: SearchHit) -> dict:
     }
 
 
-def _search(app: NexusApp, store, args: argparse.Namespace) -> int:
-    embedder = app.embedder() if args.mode != "fts" else None
-    options = {"k": args.k, "kinds": args.kind, "since": args.since, "until": args.until, "mode": args.mode}
+def _embed(app: NexusApp, store: MemoryStore, progress=None) -> int:
+    """Vectors for what is new; when the embedder cannot be had, the items stay pending (keyword search
+    finds them now, vectors follow when it works again) and the command says so instead of failing."""
+    try:
+        return store.archive.embed_pending(app.embedder(), progress=progress)
+    except NexusArkError as exc:
+        print(f"\nwarning: not embedded now (keyword search still finds everything): {exc}", file=sys.stderr)
+        return 0
+
+
+def _searcher(app: NexusApp, store: MemoryStore, mode: str):
+    """search(query) for the chosen mode. Hybrid falls back to keywords, with a warning, when the
+    embedder is down; --mode vector has nothing to fall back to and fails with the reason."""
+    embedder = app.embedder() if mode != "fts" else None
+    warned = False
+
+    def search(query: str, **options) -> list[SearchHit]:
+        nonlocal warned
+        try:
+            return store.archive.search(query, embedder, mode=mode, **options)
+        except NexusArkError as exc:
+            if mode != "hybrid":
+                raise
+            if not warned:
+                print(f"warning: searching by keywords only: {exc}", file=sys.stderr)
+                warned = True
+            return store.archive.search(query, None, mode="fts", **options)
+
+    return search
+
+
+def _search(app: NexusApp, store: MemoryStore, args: argparse.Namespace) -> int:
+    search = _searcher(app, store, args.mode)
+    options = {"k": args.k, "kinds": args.kind, "since": args.since, "until": args.until}
     if args.queries:
         if not args.json:
             raise NexusArkError("--queries writes JSON lines: add --json.")
@@ -89,12 +146,12 @@ def _search(app: NexusApp, store, args: argparse.Namespace) -> int:
                     print(f"skipped {args.queries}:{number}: {exc}", file=sys.stderr)
                     failures += 1
                     continue
-                hits = store.archive.search(query, embedder, **options)
+                hits = search(query, **options)
                 print(json.dumps({"id": qid, "hits": [_hit_json(h) for h in hits]}, ensure_ascii=False))
         return 1 if failures else 0
     if not args.query:
         raise NexusArkError("Give a QUERY to search for, or --queries FILE.jsonl.")
-    hits = store.archive.search(args.query, embedder, **options)
+    hits = search(args.query, **options)
     for hit in hits:
         if args.json:
             print(json.dumps(_hit_json(hit), ensure_ascii=False))

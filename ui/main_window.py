@@ -324,8 +324,11 @@ class MainWindow(QMainWindow):
         self.chat.end_stream(result.text, result.status)
         self.streaming = False
         self._set_busy(False)
+        self.state_label.setToolTip("\n\n".join(result.warnings))
         if result.error:
             self.state_label.setText(tr("Error: {message}", message=result.error.splitlines()[0]))
+        elif result.warnings:  # the turn went on, but the person should know recall was weaker
+            self.state_label.setText(tr("Ready. Memory search used keywords only (details in the tooltip)."))
         else:
             self.state_label.setText(tr("Ready"))
         if result.tokens_per_s:
@@ -364,7 +367,11 @@ class MainWindow(QMainWindow):
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        """Stop cooperatively, then let the core close only what is idle: a reply in progress ends at its
+        next token (what was said is kept), the worker finishes its current step, and only then may the
+        caller close the core. The window disappears at once; it never closes connections under work."""
         self.worker.cancel.set()
         self.thread_.quit()
-        self.thread_.wait(10000)
+        self.hide()
+        self.thread_.wait()
         super().closeEvent(event)

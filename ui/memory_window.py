@@ -1,8 +1,10 @@
 """What the persona knows, shown to the person: search it, archive what is wrong, edit core memory,
 the notepad and what it knows about people, manage the knowledge base, export everything.
 
-Searches, document imports and exports run on one background thread with their own connection; the
-window only reads small rows itself.
+Searches, edits, document imports and exports run in order on one background thread with its own
+connection; the window itself only reads small rows, through a read-only connection. Neither connection
+recovers interrupted replies (the app's owner connection does that once), so opening this window while a
+reply streams leaves the reply alone.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -40,7 +42,7 @@ from nexus_ark.memory.knowledge import KnowledgeDocument
 from nexus_ark.memory.portability import export_memory
 from nexus_ark.memory.store import MemoryStore
 from ui.i18n import N_, tr
-from ui.tasks import run_in_background
+from ui.tasks import SerialWorker
 
 KIND_LABELS = {
     "message": N_("conversation"),
@@ -53,10 +55,14 @@ KIND_LABELS = {
 }
 
 
-class MemoryWindow(QDialog):
-    # Emitted from the background thread; Qt queues it to this window's (the UI) thread.
-    document_progress = Signal(str, int, int)
+class _Progress(QObject):
+    """Progress from the worker thread, queued to the UI thread. Not owned by the window: work told to stop
+    may still report once after the window is gone, and it must find a live object to emit on."""
 
+    changed = Signal(str, int, int)
+
+
+class MemoryWindow(QDialog):
     def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
         super().__init__(parent)
         self.app = app
@@ -65,12 +71,14 @@ class MemoryWindow(QDialog):
         self.persona_name = persona.settings.name
         self.setWindowTitle(tr("Memory of {name}", name=self.persona_name))
         self.resize(900, 620)
-        self.store = app.open_memory(slug)  # UI-thread reads and small edits
-        self._worker_store: MemoryStore | None = None  # used only on the pool's single thread
-        self.pool = QThreadPool(self)
-        self.pool.setMaxThreadCount(1)
+        self.store = app.open_memory(slug, read_only=True)  # small reads on the UI thread, never writes
+        self._worker_store: MemoryStore | None = None  # used only on the worker's single thread
+        self.worker = SerialWorker(f"memory-{slug}")
         self.cancel_import = threading.Event()
+        self._progress = _Progress()
+        self.document_progress = self._progress.changed
         self.document_progress.connect(self._on_document_progress)
+        self._closing = False
 
         self.tabs = QTabWidget()
         self.tabs.addTab(self._search_tab(), tr("Search"))
@@ -99,7 +107,12 @@ class MemoryWindow(QDialog):
                 self._worker_store = self.app.open_memory(self.slug)
             return fn(self._worker_store)
 
-        run_in_background(task, on_done, self._show_error, pool=self.pool)
+        # Results of work that outlived the window have nobody to show them to (the window is closing).
+        self.worker.run(
+            task,
+            lambda value: None if self._closing else on_done(value),
+            lambda message: None if self._closing else self._show_error(message),
+        )
 
     def _show_error(self, message: str) -> None:
         self.status.setText(f"<span style='color:#b00'>{message}</span>")
@@ -148,12 +161,19 @@ class MemoryWindow(QDialog):
             return
         include = self.show_archived.isChecked()
         self.status.setText(tr("Searching…"))
-        self._in_background(
-            lambda store: store.archive.search(text, self.app.embedder(), k=30, include_archived=include),
-            self._show_hits,
-        )
+        app = self.app
 
-    def _show_hits(self, hits: list[SearchHit]) -> None:
+        def search(store: MemoryStore) -> tuple[list[SearchHit], bool]:
+            try:
+                return store.archive.search(text, app.embedder(), k=30, include_archived=include), False
+            except NexusArkError:  # the embedder is down: keywords still find what was said
+                hits = store.archive.search(text, None, k=30, mode="fts", include_archived=include)
+                return hits, True
+
+        self._in_background(search, self._show_hits)
+
+    def _show_hits(self, found: tuple[list[SearchHit], bool]) -> None:
+        hits, keywords_only = found
         self.results.setRowCount(len(hits))
         for row, hit in enumerate(hits):
             values = [
@@ -165,25 +185,43 @@ class MemoryWindow(QDialog):
             for col, value in enumerate(values):
                 self.results.setItem(row, col, QTableWidgetItem(value))
         self.results.resizeRowsToContents()
-        self.status.setText(tr("{count} memories found.", count=len(hits)))
+        self.status.setText(
+            tr(
+                "{count} memories found (by keywords only: the embedding model is unavailable).",
+                count=len(hits),
+            )
+            if keywords_only
+            else tr("{count} memories found.", count=len(hits))
+        )
 
     def archive_selected(self) -> None:
         rows = sorted({i.row() for i in self.results.selectedIndexes()})
-        protected = 0
-        for row in rows:
-            item_id = int(self.results.item(row, 3).text())
-            item = self.store.archive.get(item_id)
-            if item is None or item["kind"] == "core":
-                protected += 1
-                continue
-            self.store.archive.archive(item_id, "archived by the person in the memory window")
+        ids = [int(self.results.item(row, 3).text()) for row in rows]
+        if not ids:
+            return
         for row in reversed(rows):
             self.results.removeRow(row)
-        self.status.setText(
-            tr("Archived {count}; core memory is edited on its own tab.", count=len(rows) - protected)
-            if protected
-            else tr("Archived {count}.", count=len(rows))
-        )
+
+        def archive(store: MemoryStore) -> tuple[int, int]:
+            done = protected = 0
+            for item_id in ids:
+                item = store.archive.get(item_id)
+                if item is None or item["kind"] == "core":
+                    protected += 1
+                    continue
+                store.archive.archive(item_id, "archived by the person in the memory window")
+                done += 1
+            return done, protected
+
+        def archived(counts: tuple[int, int]) -> None:
+            done, protected = counts
+            self.status.setText(
+                tr("Archived {count}; core memory is edited on its own tab.", count=done)
+                if protected
+                else tr("Archived {count}.", count=done)
+            )
+
+        self._in_background(archive, archived)
 
     def forget_selected(self, ask: bool = True) -> None:
         rows = sorted({i.row() for i in self.results.selectedIndexes()})
@@ -232,9 +270,14 @@ class MemoryWindow(QDialog):
         return tab
 
     def save_core(self) -> None:
-        self.store.components.set_core_memory(self.core_edit.toPlainText().strip())
-        self.store.components.set_notepad(self.notepad_edit.toPlainText().strip())
-        self.status.setText(tr("Saved."))
+        core, notepad = self.core_edit.toPlainText().strip(), self.notepad_edit.toPlainText().strip()
+
+        def save(store: MemoryStore) -> None:  # re-indexes the core item: not on the UI thread
+            store.components.set_core_memory(core)
+            store.components.set_notepad(notepad)
+
+        self.status.setText(tr("Saving…"))
+        self._in_background(save, lambda _: self.status.setText(tr("Saved.")))
 
     # -- entities -------------------------------------------------------------------------------------
     def _entities_tab(self) -> QWidget:
@@ -269,15 +312,14 @@ class MemoryWindow(QDialog):
         self.entity_text.setPlainText(entity.text if entity else "")
 
     def save_entity(self) -> None:
-        try:
-            self.store.components.write_entity(
-                self.entity_name.text(), self.entity_text.toPlainText().strip()
-            )
-        except NexusArkError as exc:
-            self._show_error(str(exc))
-            return
-        self._load_entities()
-        self.status.setText(tr("Saved."))
+        name, text = self.entity_name.text(), self.entity_text.toPlainText().strip()
+
+        def saved(_: object) -> None:
+            self._load_entities()
+            self.status.setText(tr("Saved."))
+
+        self.status.setText(tr("Saving…"))
+        self._in_background(lambda store: store.components.write_entity(name, text), saved)
 
     # -- knowledge base ----------------------------------------------------------------------------
     def _knowledge_tab(self) -> QWidget:
@@ -342,11 +384,13 @@ class MemoryWindow(QDialog):
         self.cancel_import.clear()
         self.status.setText(tr("Reading documents…"))
 
+        progress = self._progress  # kept alive by this task, whatever happens to the window
+
         def ingest(store: MemoryStore) -> list[KnowledgeDocument]:
             for path in paths:
                 store.knowledge.add(path)
             return store.knowledge.ingest_pending(
-                self.app.embedder(), cancel=self.cancel_import, progress=self.document_progress.emit
+                self.app.embedder(), cancel=self.cancel_import, progress=progress.changed.emit
             )
 
         self._in_background(ingest, self._documents_added)
@@ -401,9 +445,15 @@ class MemoryWindow(QDialog):
         )
 
     def done(self, result: int) -> None:
-        self.cancel_import.set()  # an import in progress stops at its next batch and resumes later
-        self.pool.waitForDone(30_000)
-        if self._worker_store is not None:
-            self._worker_store.close()
-        self.store.close()
+        """Close without waiting: an import in progress stops at its next cancel check (and resumes
+        next time); the worker's connection is closed by the worker itself once its queue is idle."""
+        self.cancel_import.set()
+        self._closing = True
+
+        def close_worker_store() -> None:
+            if self._worker_store is not None:
+                self._worker_store.close()
+
+        self.worker.close(close_worker_store)
+        self.store.close()  # the UI thread's own read-only connection: only used here, so idle
         super().done(result)

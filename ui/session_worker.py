@@ -79,7 +79,7 @@ class SessionWorker(QObject):
         if pending:
             self.delta.emit("".join(pending))
         self.finished.emit(result)
-        try:  # vectors for the two new messages, after the reply is on screen
-            self._session.embed_new_memories()
+        try:  # vectors for the two new messages and a backup if due, after the reply is on screen
+            self._session.after_turn()
         except NexusArkError as exc:  # keyword recall still finds them; vectors follow next turn
-            log.warning("embedding new memories failed: %s", exc)
+            log.warning("after-turn work failed: %s", exc)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
@@ -76,3 +77,44 @@ def run_in_background(
     task.setAutoDelete(False)  # Python, not the pool, owns the wrapper
     _alive.update({relay, task})
     (pool or QThreadPool.globalInstance()).start(task)
+
+
+class SerialWorker:
+    """One background thread that runs tasks in order (for work sharing one SQLite connection), with
+    results delivered on the UI thread. Closing never blocks the UI: a final task (e.g. closing the
+    connection) is queued behind the running work, which is expected to stop at its next cancel check."""
+
+    def __init__(self, name: str) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+        self._pending = 0
+
+    @property
+    def idle(self) -> bool:
+        return self._pending == 0
+
+    def run(
+        self, fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]
+    ) -> None:
+        # Counted on the UI thread only: incremented here, decremented where the result is delivered.
+        def done(value: Any) -> None:
+            self._pending -= 1
+            on_done(value)
+
+        def error(message: str) -> None:
+            self._pending -= 1
+            on_error(message)
+
+        relay = _Relay(done, error)
+        task = _Task(fn, relay)
+        _alive.update({relay, task})
+        self._pending += 1
+        self._executor.submit(task.run)
+
+    def close(self, final: Callable[[], None] | None = None) -> None:
+        if final is not None:
+            self._executor.submit(final)
+        self._executor.shutdown(wait=False)
+
+    def wait(self) -> None:
+        """For tests and for process exit: block until every queued task has run."""
+        self._executor.shutdown(wait=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +13,7 @@ from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.agent.prompt import MemoryContext, build_messages
 from nexus_ark.errors import DatabaseError, NexusArkError
 from nexus_ark.memory.conversation_index import Turn, index_turns
-from nexus_ark.memory.db import sqlite
+from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 
 USER_SPEAKER = "user"
 RECALL_K = 3
+EMBEDDER_RETRY_S = 60.0
 MAX_TOOL_ROUNDS = 3
 
 
@@ -44,6 +45,8 @@ class TurnResult:
     tokens_per_s: float | None = None
     error: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
+    # Things the person should know that did not stop the turn (e.g. recall fell back to keywords).
+    warnings: list[str] = field(default_factory=list)
 
 
 class ChatSession:
@@ -56,6 +59,8 @@ class ChatSession:
         room: str = DEFAULT_ROOM,
         journal_interval_s: float = 0.5,
         embedder: Embedder | None = None,
+        recall_problem: str = "",
+        after_turn: Callable[[], None] | None = None,
     ) -> None:
         self.persona = persona
         self.memory = memory
@@ -63,6 +68,10 @@ class ChatSession:
         self.room = room
         self.journal_interval_s = journal_interval_s
         self.embedder = embedder
+        # Why recall by meaning is unavailable (no embedder, or it failed recently); empty when it works.
+        self.recall_problem = recall_problem if embedder is None else ""
+        self._embedder_retry_at = 0.0
+        self._after_turn = after_turn
         self._busy = threading.Lock()
 
     @property
@@ -92,10 +101,17 @@ class ChatSession:
         components = self.memory.components
         in_prompt = {f"msg:{m.id}" for m in history}
         k = RECALL_K + len(in_prompt) + 1
-        try:
-            hits = self.memory.archive.search(text, self.embedder, k=k)
-        except NexusArkError as exc:  # no embedder today: keyword recall still works
-            log.warning("recall by meaning unavailable: %s", exc)
+        hits = None
+        if self.embedder is not None and time.monotonic() >= self._embedder_retry_at:
+            try:
+                hits = self.memory.archive.search(text, self.embedder, k=k)
+                self.recall_problem = ""
+            except NexusArkError as exc:  # the embedder is down: keyword recall still works
+                log.warning("recall by meaning unavailable: %s", exc)
+                self.recall_problem = str(exc)
+                # Don't wait on a server that is down at every turn: try it again in a minute.
+                self._embedder_retry_at = time.monotonic() + EMBEDDER_RETRY_S
+        if hits is None:
             hits = self.memory.archive.search(text, None, k=k, mode="fts")
         recalled = [h.text for h in hits if h.source_id not in in_prompt and h.kind != "core"][:RECALL_K]
         return MemoryContext(
@@ -130,13 +146,24 @@ class ChatSession:
 
     def embed_new_memories(self) -> int:
         """Vectors for what this conversation added (a few items a turn); call it off the UI thread."""
-        if self.embedder is None:
+        if self.embedder is None or time.monotonic() < self._embedder_retry_at:
             return 0
         try:
             return self.memory.archive.embed_pending(self.embedder)
         except NexusArkError as exc:  # they stay pending and are embedded when the embedder works again
             log.warning("embedding new memories failed: %s", exc)
+            self._embedder_retry_at = time.monotonic() + EMBEDDER_RETRY_S
             return 0
+
+    def after_turn(self) -> None:
+        """Work that follows a reply and must not delay it: vectors for the new messages, then the owner's
+        hook (a backup after the first turn of a day). Call it after the reply is shown, off the UI thread."""
+        self.embed_new_memories()
+        if self._after_turn is not None:
+            try:
+                self._after_turn()
+            except NexusArkError as exc:
+                log.warning("after-turn work failed: %s", exc)
 
     def _turn(self, text: str, cancel: threading.Event | None) -> Iterator[ReplyDelta | TurnResult]:
         store = self.memory.messages
@@ -147,10 +174,15 @@ class ChatSession:
             self._index(user_id, USER_SPEAKER, text)
         except sqlite.Error as exc:
             # Nothing was sent to the model: the caller still holds the text and can offer it again.
+            problem = database_error(exc, self.memory.path)
             raise DatabaseError(
-                f"Could not save your message in {self.memory.path}: {exc}.",
-                hint="Free some disk space or check the folder's permissions, then send it again.",
+                f"Your message was not saved and not sent. {problem.message}", hint=problem.hint
             ) from exc
+        warnings = []
+        if self.recall_problem:
+            warnings.append(
+                f"Recall by meaning is unavailable, so keywords only were used: {self.recall_problem}"
+            )
         messages = build_messages(self.persona, history, text, memory)
         params = self.persona.settings.model.generation_params()
 
@@ -237,4 +269,5 @@ class ChatSession:
             tokens_per_s=meta.get("tokens_per_s"),
             error=error,
             meta=meta,
+            warnings=warnings,
         )

@@ -12,6 +12,7 @@ import sqlite3 as _stdlib_sqlite3
 import sys
 from pathlib import Path
 from types import ModuleType
+from urllib.parse import quote
 
 
 def _choose_sqlite() -> ModuleType:
@@ -32,13 +33,21 @@ import sqlite_vec  # noqa: E402
 from nexus_ark.errors import DatabaseError  # noqa: E402
 
 
-def connect(path: Path | str) -> sqlite_utils.Database:
-    """Open (creating if needed) a memory database with sqlite-vec loaded, WAL and sane pragmas."""
+def connect(path: Path | str, *, read_only: bool = False) -> sqlite_utils.Database:
+    """Open (creating if needed) a memory database with sqlite-vec loaded, WAL and sane pragmas.
+
+    read_only: a connection that can never write (for searches and views); the file must exist."""
     where = str(path)
     try:
-        conn = sqlite.connect(where, check_same_thread=False, isolation_level=None)
+        if read_only:
+            if not Path(where).is_file():
+                raise DatabaseError(f"There is no memory database at {where}.")
+            uri = f"file:{quote(Path(where).resolve().as_posix())}?mode=ro"
+            conn = sqlite.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        else:
+            conn = sqlite.connect(where, check_same_thread=False, isolation_level=None)
     except sqlite.Error as exc:
-        raise DatabaseError(f"Cannot open the memory database {where}: {exc}.") from exc
+        raise database_error(exc, where) from exc
     try:
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
@@ -51,17 +60,54 @@ def connect(path: Path | str) -> sqlite_utils.Database:
         ) from exc
     try:
         conn.execute("PRAGMA busy_timeout = 5000")
-        if where != ":memory:":
+        if where != ":memory:" and not read_only:
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
-    except sqlite.DatabaseError as exc:
+    except sqlite.Error as exc:
         conn.close()
-        raise DatabaseError(
-            f"{where} is not a Nexus Ark memory database or is damaged: {exc}.",
-            hint="It was left untouched. Restore it from backups/, or move it aside to start afresh.",
-        ) from exc
+        raise database_error(exc, where) from exc
     return sqlite_utils.Database(conn)
+
+
+def database_error(exc: BaseException, path: Path | str) -> DatabaseError:
+    """What a SQLite failure on a memory database means for the person, and what to do about it.
+
+    The same words everywhere (opening, sending, searching): a damaged file, a read-only one and a full disk
+    need different remedies, and pointing at the wrong one costs people their data."""
+    text = str(exc)
+    low = text.lower()
+    where = Path(path)
+    if "readonly" in low or "read-only" in low or "permission" in low or "access permission" in low:
+        return DatabaseError(
+            f"Nexus Ark cannot write the memory database {where}: the file or its folder is read-only "
+            f"({text}).",
+            hint=f"Make {where} and its folder {where.parent} writable for your user (check permissions and "
+            "attributes), then try again. Nothing in it was changed.",
+        )
+    if "disk is full" in low or "database or disk is full" in low or "no space" in low:
+        return DatabaseError(
+            f"The memory database {where} could not be written: the disk is full.",
+            hint="Free some disk space, then try again. What was already saved is safe.",
+        )
+    if "malformed" in low or "not a database" in low or "corrupt" in low:
+        return DatabaseError(
+            f"The memory database {where} is damaged ({text}).",
+            hint=f"It was left untouched. Restore a copy from the backups/ folder of your data folder "
+            f"(or move {where.name} aside to start this persona's memory afresh).",
+        )
+    if "locked" in low or "busy" in low:
+        return DatabaseError(
+            f"The memory database {where} is busy: another program is writing it ({text}).",
+            hint="Close other programs that open it (a database browser, a second Nexus Ark), then try "
+            "again.",
+        )
+    if "unable to open" in low:
+        return DatabaseError(
+            f"The memory database {where} cannot be opened ({text}).",
+            hint=f"Check that the folder {where.parent} exists and that you may read and write it.",
+        )
+    return DatabaseError(f"The memory database {where} failed: {text}.")
 
 
 def vec_version(db: sqlite_utils.Database) -> str:

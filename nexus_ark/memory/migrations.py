@@ -185,3 +185,22 @@ def migrate(db: sqlite_utils.Database, where: str) -> None:
             hint="Update Nexus Ark to open it. It was not changed.",
         )
     migrations.apply(db)
+
+
+def check_current(db: sqlite_utils.Database, where: str) -> None:
+    """For connections that are not the owner: the schema must already be this version's, unchanged."""
+    known = [m.name for m in migrations._migrations]
+    applied = {m.name for m in migrations.applied(db)}  # read-only
+    unknown = sorted(applied - set(known))
+    if unknown:
+        raise DatabaseError(
+            f"The memory database {where} was written by a newer version of Nexus Ark "
+            f"(it has schema steps this version does not know: {', '.join(unknown)}).",
+            hint="Update Nexus Ark to open it. It was not changed.",
+        )
+    missing = [name for name in known if name not in applied]
+    if missing:
+        raise DatabaseError(
+            f"The memory database {where} has not been brought up to date yet (missing: {', '.join(missing)}).",
+            hint="Open the persona in Nexus Ark once (its owner updates the schema), then try again.",
+        )

@@ -1,8 +1,15 @@
-"""Opening a persona's memory.db: connection, migrations, crash recovery."""
+"""Opening a persona's memory.db: connection, migrations, crash recovery.
+
+A persona's memory has one owner in a process (NexusApp opens it once): only the owner migrates the schema
+and marks replies cut off by a crash as "interrupted". Every other connection (a memory window, a
+background embedding pass, a search from the command line) attaches as a peer or a read-only reader and
+never runs recovery, so opening one while a reply streams cannot mark that reply interrupted.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import sqlite_utils
 
@@ -11,34 +18,39 @@ from nexus_ark.errors import DatabaseError
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.components import Components
 from nexus_ark.memory.conversation_index import forget_in_neighbours
-from nexus_ark.memory.db import connect, sqlite
+from nexus_ark.memory.db import connect, database_error, sqlite
 from nexus_ark.memory.knowledge import KnowledgeBase
 from nexus_ark.memory.messages import MessageStore
-from nexus_ark.memory.migrations import migrate
+from nexus_ark.memory.migrations import check_current, migrate
+
+# owner: migrates and recovers (once per process, NexusApp does it); peer: another writing connection
+# for work off the owner's thread; reader: a read-only connection for searches and views.
+StoreRole = Literal["owner", "peer", "reader"]
 
 
 class MemoryStore:
     """Everything a persona remembers, in one SQLite file."""
 
-    def __init__(self, path: Path, clock: Clock | None = None) -> None:
+    def __init__(self, path: Path, clock: Clock | None = None, *, role: StoreRole = "owner") -> None:
         self.path = path
-        self.db: sqlite_utils.Database = connect(path)
+        self.role = role
+        self.db: sqlite_utils.Database = connect(path, read_only=role == "reader")
         try:
-            migrate(self.db, str(path))
-        except sqlite.DatabaseError as exc:
+            if role == "owner":
+                migrate(self.db, str(path))
+            else:
+                check_current(self.db, str(path))
+            self.messages = MessageStore(self.db, clock)
+            self.archive = Archive(self.db, clock)
+            self.components = Components(self.db, self.archive, clock)
+            self.knowledge = KnowledgeBase(self.db, self.archive, path.parent / "knowledge", clock)
+            self.recovered = self.messages.recover_interrupted() if role == "owner" else 0
+        except sqlite.Error as exc:
             self.db.close()
-            raise DatabaseError(
-                f"{path} is not a Nexus Ark memory database or is damaged: {exc}.",
-                hint="It was left untouched. Restore it from the backups/ folder, or move it aside.",
-            ) from exc
+            raise database_error(exc, path) from exc
         except DatabaseError:
             self.db.close()
             raise
-        self.messages = MessageStore(self.db, clock)
-        self.archive = Archive(self.db, clock)
-        self.components = Components(self.db, self.archive, clock)
-        self.knowledge = KnowledgeBase(self.db, self.archive, path.parent / "knowledge", clock)
-        self.recovered = self.messages.recover_interrupted()
 
     def forget(self, item_ids: list[int]) -> int:
         """Delete memories for good, because the person asked: the archive items, their vectors, the

@@ -89,6 +89,7 @@ def test_second_process_on_the_same_data_dir_is_refused(data_dir: Path) -> None:
         deadline = time.monotonic() + 60
         while not (data_dir / ".nexus-ark.pid").exists() and time.monotonic() < deadline:
             time.sleep(0.1)
+        assert (data_dir / ".nexus-ark.pid").exists(), "the first process never claimed the data dir"
         second = run_cli("--data-dir", str(data_dir), "persona", "list")
         assert second.returncode == 2
         assert "Another Nexus Ark" in second.stderr and str(data_dir) in second.stderr

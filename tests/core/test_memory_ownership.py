@@ -1,0 +1,149 @@
+"""Who owns a persona's memory: the app opens it once (migrations, recovery); everything else attaches.
+Locks are per persona: one persona's slow model load never stalls another's turn."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.app import NexusApp
+from nexus_ark.clock import FixedClock
+from nexus_ark.errors import DatabaseError
+from nexus_ark.memory.db import database_error, sqlite
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.model_config import ModelConfig
+from nexus_ark.providers.scripted import ScriptedBackend
+
+
+def _scripted(config: ModelConfig) -> ScriptedBackend:
+    return ScriptedBackend(["Hello."], model_id=config.spec)
+
+
+def test_other_connections_leave_a_streaming_reply_alone_and_the_next_start_recovers_it(
+    data_dir: Path,
+) -> None:
+    app = NexusApp(data_dir, backend_factory=_scripted).open()
+    owner = app.memory("aria")
+    reply = owner.messages.add(speaker="aria", role="assistant", content="Once upon", status="streaming")
+    # A memory window, a background embedding pass and a search each open their own connection.
+    for read_only in (False, True):
+        other = app.open_memory("aria", read_only=read_only)
+        assert other.recovered == 0
+        other.close()
+    assert app.memory("aria") is owner  # opened once per process
+    assert owner.messages.get(reply).status == "streaming"
+    app.close()  # "crash": the reply was never finished
+
+    again = NexusApp(data_dir, backend_factory=_scripted).open()
+    try:
+        recovered = again.memory("aria")
+        assert recovered.recovered == 1
+        message = recovered.messages.get(reply)
+        assert message.status == "interrupted" and message.content == "Once upon"
+    finally:
+        again.close()
+
+
+def test_a_read_only_connection_refuses_writes_with_a_message_about_permissions(data_dir: Path) -> None:
+    app = NexusApp(data_dir, backend_factory=_scripted).open()
+    try:
+        reader = app.open_memory("aria", read_only=True)
+        with pytest.raises(sqlite.Error) as caught:
+            reader.messages.add(speaker="user", role="user", content="hello")
+        reader.close()
+        problem = database_error(caught.value, reader.path)
+        assert "read-only" in problem.message and "writable" in problem.hint
+        assert app.memory("aria").messages.count() == 0
+    finally:
+        app.close()
+
+
+def test_a_peer_refuses_a_database_its_owner_has_not_brought_up_to_date(tmp_path: Path) -> None:
+    with pytest.raises(DatabaseError, match="not been brought up to date"):
+        MemoryStore(tmp_path / "fresh.db", role="peer")
+
+
+def test_a_damaged_database_is_named_damaged_not_a_full_disk(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    MemoryStore(path).close()
+    path.write_bytes(b"this is not SQLite at all" * 200)
+    with pytest.raises(DatabaseError) as caught:
+        MemoryStore(path)
+    assert "damaged" in caught.value.message and "backups" in caught.value.hint
+    assert "disk space" not in str(caught.value)
+
+
+class _SlowToLoad(ScriptedBackend):
+    def __init__(self, release: threading.Event) -> None:
+        super().__init__(["I took my time."], model_id="slow")
+        self._release = release
+
+    def ensure_ready(self) -> None:
+        assert self._release.wait(30), "the test never released the slow model"
+
+
+def test_one_personas_model_load_does_not_stall_another_personas_turn(data_dir: Path) -> None:
+    release = threading.Event()
+
+    def factory(config: ModelConfig) -> ScriptedBackend:
+        return _SlowToLoad(release) if "slow" in config.spec else _scripted(config)
+
+    app = NexusApp(data_dir, backend_factory=factory).open()
+    try:
+        app.save_persona_models("aria", {"spec": "ollama:slow"}, None)
+        loading = threading.Thread(target=app.session, args=("aria",), daemon=True)
+        loading.start()
+        deadline = time.monotonic() + 10
+        while not app.pool._backends and time.monotonic() < deadline:  # aria's load has begun
+            time.sleep(0.01)
+        assert app.pool._backends, "aria's model load never started"
+
+        done = threading.Event()
+        replies: list[str] = []
+
+        def hikari_turn() -> None:
+            session = app.session("hikari")
+            replies.extend(item.text for item in session.send("こんにちは") if hasattr(item, "status"))
+            app.embedder()
+            done.set()
+
+        threading.Thread(target=hikari_turn, daemon=True).start()
+        answered = done.wait(20)
+        still_loading = loading.is_alive()
+        release.set()
+        loading.join(10)
+        assert answered and replies == ["Hello."], "hikari waited for aria's model to load"
+        assert still_loading, "aria's load finished early, so the test proved nothing"
+    finally:
+        release.set()
+        app.close()
+
+
+def _newest_backup_messages(data_dir: Path) -> list[str]:
+    newest = sorted((data_dir / "backups" / "aria").glob("memory-*.db"))[-1]
+    copy = MemoryStore(newest, role="reader")
+    try:
+        return [m.content for m in copy.messages.recent()]
+    finally:
+        copy.close()
+
+
+def test_the_newest_backup_holds_the_latest_days_conversation(data_dir: Path) -> None:
+    clock = FixedClock(datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
+    for text in ("Day one: I planted tulips.", "Day two: the tulips came up!"):
+        app = NexusApp(data_dir, backend_factory=_scripted, clock=clock).open()
+        try:
+            session = app.session("aria")
+            list(session.send(text))
+            session.after_turn()
+            # Already after the day's first turn, not only at close.
+            assert text in _newest_backup_messages(data_dir)
+        finally:
+            app.close()
+        assert text in _newest_backup_messages(data_dir)
+        clock.advance(24 * 3600)
+    assert len(list((data_dir / "backups" / "aria").glob("memory-*.db"))) == 2  # one a day, rotating
