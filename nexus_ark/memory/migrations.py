@@ -173,6 +173,21 @@ def m004_vector_log(db: sqlite_utils.Database) -> None:
     db.execute("create index vector_log_table on vector_log(vec_table, seq)")
 
 
+@migrations()
+def m005_messages_source_unique(db: sqlite_utils.Database) -> None:
+    """An imported line is one message: source_id is unique (a persona is one database, so this is
+    (persona, source_id)). An import killed part-way before this could have left a line twice: the first
+    copy stays, and what pointed at a later copy points at the first."""
+    first = "select min(id) from messages where source_id is not null group by source_id"
+    db.execute(
+        "update emotion_log set message_id = (select min(k.id) from messages k join messages d "
+        "on d.source_id = k.source_id where d.id = emotion_log.message_id) "
+        f"where message_id in (select id from messages where source_id is not null and id not in ({first}))"
+    )
+    db.execute(f"delete from messages where source_id is not null and id not in ({first})")
+    db.execute("create unique index messages_source on messages(source_id) where source_id is not null")
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}
