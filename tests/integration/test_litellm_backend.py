@@ -15,9 +15,11 @@ from nexus_ark.errors import (
     ProviderTimeoutError,
     ProviderUnavailableError,
 )
-from nexus_ark.mind.schemas import DreamInsight, EmotionReading
+from nexus_ark.mind.schemas import EMOTION_VALUES, DreamInsight, EmotionReading
+from nexus_ark.model_config import ModelConfig
 from nexus_ark.providers.base import ChatMessage, GenerationParams
 from nexus_ark.providers.litellm_backend import LiteLLMBackend
+from nexus_ark.providers.registry import default_factory
 from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts
 from nexus_ark.providers.structured import generate_structured
 from tests.integration.conftest import free_port
@@ -41,12 +43,42 @@ def test_streams_from_a_real_openai_compatible_server(llama_server: str) -> None
 
 def test_structured_output_through_the_server(llama_server: str) -> None:
     backend = LiteLLMBackend("openai/local", api_base=llama_server)
-    reading = generate_structured(backend, _ask("I lost my keys again, I am so angry."), EmotionReading)
-    assert isinstance(reading, EmotionReading)
+    greedy = GenerationParams(max_tokens=64, temperature=0.0, seed=1)
+    sad = [
+        ChatMessage(role="system", content="Classify the main emotion of the user's message."),
+        ChatMessage(role="user", content="My grandmother passed away last night."),
+    ]
+    reading = generate_structured(backend, sad, EmotionReading, params=greedy)
+    assert EMOTION_VALUES[reading.emotion] < 0, f"a bereavement read as {reading.emotion}"
     insight = generate_structured(
-        backend, _ask("Reflect on a day spent talking about gardening with the user."), DreamInsight
+        backend,
+        _ask("Reflect on a day spent talking about gardening with the user."),
+        DreamInsight,
+        params=greedy.model_copy(update={"max_tokens": 512}),
     )
-    assert insight.strategy.strip()
+    assert insight.strategy.strip() and insight.insight.strip()
+    assert "garden" in insight.model_dump_json().lower(), "the reflection is about the day it was given"
+
+
+def test_capabilities_are_facts_about_the_model_known_before_the_first_turn() -> None:
+    """From LiteLLM's model map, without a request or a key; a local alias it does not know calls no tools."""
+    cloud = LiteLLMBackend("openai/gpt-4o-mini").capabilities()
+    assert (cloud.tools, cloud.response_format) == (True, "json_schema")
+    local = LiteLLMBackend("openai/local", api_base="http://127.0.0.1:9/v1").capabilities()
+    assert (local.tools, local.response_format) == (False, "json_object_schema")
+
+
+def test_structured_output_setting_reaches_the_request(ollama_wire) -> None:
+    config = ModelConfig(
+        spec="litellm:openai/echo", api_base=f"{ollama_wire.url}/v1", structured_output="json_object"
+    )
+    backend = default_factory(config)
+    schema = EmotionReading.model_json_schema()
+    chunks = backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=8), json_schema=schema)
+    text = "".join(c.text for c in chunks)
+    assert text == "Hello"
+    sent = [r for r in ollama_wire.requests if r["path"] == "/v1/chat/completions"][-1]
+    assert sent["response_format"] == {"type": "json_object"}, "plain JSON mode, as configured"
 
 
 def test_cancel_mid_stream(llama_server: str) -> None:
@@ -140,3 +172,16 @@ def test_litellm_embedder_over_openai_compatible_http(ollama_wire) -> None:
     local = default_embedder().embed_passages(["The ferry leaves at nine.", "桜が咲きました。"])
     assert remote.shape == (2, 384)
     assert np.allclose(remote, local, atol=1e-5), "the same vectors arrive over HTTP"
+
+
+def test_litellm_embedder_is_built_offline_and_a_down_server_is_a_typed_error() -> None:
+    from nexus_ark.providers.embedders import make_embedder
+
+    base = f"http://127.0.0.1:{free_port()}/v1"
+    embedder = make_embedder("litellm:openai/e5-small", api_base=base)  # nothing listens: no error yet
+    started = time.monotonic()
+    with pytest.raises(ProviderUnavailableError) as err:
+        embedder.embed_query("hello")
+    assert base in str(err.value)
+    assert "[embedder]" in err.value.hint and "persona" not in err.value.hint
+    assert time.monotonic() - started < 10

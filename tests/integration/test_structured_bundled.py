@@ -1,50 +1,64 @@
-"""Structured output from the real bundled 135M model (the full 100 + 20 count runs in bench/)."""
+"""Structured output from the real bundled 135M model: what the objects say, not only that they parse.
+
+A 135M model is no emotion classifier (bench/structured_output.py reports its agreement with GoEmotions
+and that every answer validates), so only what it does reliably is asserted: with greedy, schema-
+constrained decoding it tells a bereavement from a won match, and its dream diary is about the day it was
+given. Greedy decoding makes these answers the same from run to run (checked with 1 and 2 threads).
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from nexus_ark.mind.schemas import DreamInsight, EmotionReading
-from nexus_ark.providers.base import ChatMessage
+from nexus_ark.mind.schemas import EMOTION_VALUES, DreamInsight, EmotionReading
+from nexus_ark.providers.base import ChatMessage, GenerationParams
 from nexus_ark.providers.structured import generate_structured
 
 pytestmark = pytest.mark.integration
 
-TEXTS = [
-    "I finally got the job, I can't believe it!",
-    "My grandmother passed away last night.",
-    "Why does the bus never come on time?!",
-    "I have three deadlines tomorrow and no time to sleep.",
-    "Oh wow, I didn't expect a surprise party.",
-    "Just checking the weather.",
-    "I'm scared of the exam results.",
-    "So tired after the night shift.",
-    "We won the match!",
-    "I'm worried my cat is sick.",
-]
+GREEDY = GenerationParams(max_tokens=64, temperature=0.0, seed=1)
 
 
-def test_emotion_readings_all_validate(shared_llama) -> None:
-    for text in TEXTS:
-        reading = generate_structured(
-            shared_llama,
-            [
-                ChatMessage(role="system", content="Classify the main emotion of the user's message."),
-                ChatMessage(role="user", content=text),
-            ],
-            EmotionReading,
-        )
-        assert isinstance(reading, EmotionReading)
+@pytest.mark.parametrize(
+    ("text", "sign"),
+    [
+        ("My grandmother passed away last night.", -1),
+        ("I cried all night, I miss her so much.", -1),
+        ("We won the match!", 1),
+        ("Yay! We won the championship, best day ever!", 1),
+    ],
+)
+def test_clear_emotions_are_read_with_the_right_sign(shared_llama, text: str, sign: int) -> None:
+    reading = generate_structured(
+        shared_llama,
+        [
+            ChatMessage(role="system", content="Classify the main emotion of the user's message."),
+            ChatMessage(role="user", content=text),
+        ],
+        EmotionReading,
+        params=GREEDY,
+    )
+    assert sign * EMOTION_VALUES[reading.emotion] > 0, f"{text!r} read as {reading.emotion}"
 
 
-def test_dream_objects_all_validate(shared_llama) -> None:
-    for day in ("The user talked about a new job.", "We planned a garden.", "The user was sad."):
-        insight = generate_structured(
-            shared_llama,
-            [
-                ChatMessage(role="system", content="You are Aria, reflecting during sleep on today."),
-                ChatMessage(role="user", content=f"Today: {day} Write your dream diary entry."),
-            ],
-            DreamInsight,
-        )
-        assert insight.insight.strip() and insight.strategy.strip() and len(insight.insight) <= 300
+@pytest.mark.parametrize(
+    ("day", "topic_word"),
+    [
+        ("The user talked about a new job.", "job"),
+        ("We planned a garden.", "garden"),
+        ("The user was sad.", "sad"),
+    ],
+)
+def test_dream_entries_are_about_their_day(shared_llama, day: str, topic_word: str) -> None:
+    insight = generate_structured(
+        shared_llama,
+        [
+            ChatMessage(role="system", content="You are Aria, reflecting during sleep on today."),
+            ChatMessage(role="user", content=f"Today: {day} Write your dream diary entry."),
+        ],
+        DreamInsight,
+        params=GREEDY.model_copy(update={"max_tokens": 768}),
+    )
+    assert topic_word in insight.trigger_topic.lower(), insight.trigger_topic
+    for text in (insight.insight, insight.strategy, insight.log_entry):
+        assert len(text.split()) >= 3, f"a sentence, not a placeholder: {text!r}"

@@ -255,7 +255,7 @@ class WireServer:
                 )
                 self._chunk(b"")
 
-            # -- OpenAI /v1/chat/completions: server-sent events (fault modes only) -----------------
+            # -- OpenAI /v1/chat/completions: server-sent events ("Hello", or a fault) --------------
             def _openai_chat(self, body: dict[str, Any]) -> None:
                 model = body.get("model", "")
                 if model == "fault-500":
@@ -279,7 +279,12 @@ class WireServer:
                     ],
                 }
                 self._chunk(f"data: {json.dumps(first)}\n\n".encode())
-                self._misbehave(model, b'data: {"id": "c1", "choices": [{"delta": {"content": "oo\n\n')
+                if model.startswith("fault-"):
+                    self._misbehave(model, b'data: {"id": "c1", "choices": [{"delta": {"content": "oo\n\n')
+                    return
+                last = {**first, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                self._chunk(f"data: {json.dumps(last)}\n\ndata: [DONE]\n\n".encode())
+                self._chunk(b"")
 
             def _misbehave(self, model: str, malformed: bytes) -> None:
                 if model == "fault-stall":
