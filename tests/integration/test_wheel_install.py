@@ -197,3 +197,47 @@ def test_window_starts_switches_to_japanese_and_starts_again(
     reopened = _run([_exe(installed, "python"), "-c", restart, str(data)], cwd, env)
     assert reopened.returncode == 0, reopened.stderr
     assert reopened.stdout.split() == ["0", "ja", "送信"]
+
+
+def test_an_install_missing_its_data_is_named_by_doctor_and_still_opens(
+    installed: Path, elsewhere: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """An install that lost its shipped data (a broken package, a bad bundle): doctor says what is missing
+    and fails; the window remembered as Japanese still opens, in English."""
+    cwd, env = elsewhere
+    locate = "import nexus_ark.paths as p; print(p.resource_root())"
+    shipped = Path(_run([_exe(installed, "python"), "-c", locate], cwd, env).stdout.strip())
+    assert (shipped / "personas" / "aria").is_dir()
+    aside = tmp_path / "aside"
+    aside.mkdir()
+    for name in ("personas", "models", "assets"):
+        shutil.move(shipped / name, aside / name)
+    try:
+        data = tmp_path / "data"
+        data.mkdir()
+        (data / "config.toml").write_text('language = "ja"\n', encoding="utf-8")
+        doctor = _run([_exe(installed, "nexus-ark"), "--data-dir", str(data), "doctor"], cwd, env)
+        assert doctor.returncode == 1, doctor.stdout
+        status = {}
+        for line in doctor.stdout.splitlines():
+            fields = re.split(r"\s{2,}", line.strip())
+            status[fields[1]] = (fields[0], fields[2])
+        for check in ("shipped personas", "translations", "model catalogue"):
+            assert status[check][0] == "fail", doctor.stdout
+        assert str(shipped / "assets" / "translations" / "ja.json") in status["translations"][1]
+
+        window_env = {**env, "QT_QPA_PLATFORM": "offscreen", "NEXUS_ARK_QUIT_AFTER_MS": "1000"}
+        started = _run([_exe(installed, "nexus-ark"), "--data-dir", str(data)], cwd, window_env)
+        assert started.returncode == 0, started.stderr
+        log = (data / "logs" / "nexus-ark.log").read_text(encoding="utf-8")
+        assert "cannot read the ja translations" in log and "showing English" in log
+        code = (
+            "import sys\nfrom ui import i18n\nfrom ui.application import run_window\n"
+            "print(run_window(sys.argv[1]), i18n.current_language())\n"
+        )
+        opened = _run([_exe(installed, "python"), "-c", code, str(data)], cwd, window_env)
+        assert opened.returncode == 0, opened.stderr
+        assert opened.stdout.split() == ["0", "en"]
+    finally:
+        for name in ("personas", "models", "assets"):
+            shutil.move(aside / name, shipped / name)
