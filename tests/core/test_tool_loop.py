@@ -11,8 +11,6 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from nexus_ark.agent.session import MAX_TOOL_ROUNDS, ChatSession, ReplyDelta, TurnResult
 from nexus_ark.errors import ToolsUnsupportedError
 from nexus_ark.memory.store import MemoryStore
@@ -83,20 +81,15 @@ def _toolbox(log: list[dict], on_call=None) -> ToolBox:
     return tools
 
 
-@pytest.fixture
-def persona(tmp_path: Path):
-    return PersonaStore(tmp_path / "personas").create("Aria")
+def _session(tmp_path: Path, backend: ChatBackend) -> ChatSession:
+    persona = PersonaStore(tmp_path / "personas").create("Aria")
+    return ChatSession(persona, MemoryStore(tmp_path / "m.db"), backend)
 
 
 def _turn(session: ChatSession, text: str, cancel: threading.Event | None = None) -> tuple[str, TurnResult]:
-    deltas, result = [], None
-    for item in session.send(text, cancel):
-        if isinstance(item, ReplyDelta):
-            deltas.append(item.text)
-        else:
-            result = item
-    assert result is not None
-    return "".join(deltas), result
+    *deltas, result = session.send(text, cancel)
+    assert isinstance(result, TurnResult) and all(isinstance(d, ReplyDelta) for d in deltas)
+    return "".join(d.text for d in deltas), result
 
 
 def test_loop_streams_text_and_reports_each_tool_use() -> None:
@@ -123,10 +116,10 @@ def test_loop_streams_text_and_reports_each_tool_use() -> None:
     assert log == [{"query": "cat"}]
 
 
-def test_chat_turn_streams_the_answer_and_records_the_calls(persona, tmp_path: Path) -> None:
-    memory = MemoryStore(tmp_path / "m.db")
+def test_chat_turn_streams_the_answer_and_records_the_calls(tmp_path: Path) -> None:
     backend = _NativeCaller()
-    streamed, result = _turn(ChatSession(persona, memory, backend), "What is my cat called?")
+    session = _session(tmp_path, backend)
+    streamed, result = _turn(session, "What is my cat called?")
     assert streamed == ANSWER and result.status == "complete" and not result.error
     [recorded] = result.meta["tool_calls"]
     assert recorded["name"] == "search_memory" and recorded["arguments"] == {"query": "cat"}
@@ -134,26 +127,25 @@ def test_chat_turn_streams_the_answer_and_records_the_calls(persona, tmp_path: P
     # The model saw the tool's answer in the round after its call.
     second = backend.requests[1].messages
     assert second[-2].tool_calls and second[-1].role == "tool" and second[-1].name == "search_memory"
-    stored = memory.messages.recent()[-1]
+    stored = session.memory.messages.recent()[-1]
     assert (stored.content, stored.status) == (ANSWER, "complete")
     assert stored.meta["tool_calls"][0]["name"] == "search_memory"
-    memory.close()
+    session.memory.close()
 
 
-def test_a_model_that_keeps_calling_tools_is_asked_to_answer_without_them(persona, tmp_path: Path) -> None:
-    memory = MemoryStore(tmp_path / "m.db")
+def test_a_model_that_keeps_calling_tools_is_asked_to_answer_without_them(tmp_path: Path) -> None:
     backend = _NativeCaller(calls_wanted=99)
-    streamed, result = _turn(ChatSession(persona, memory, backend), "What is my cat called?")
+    session = _session(tmp_path, backend)
+    streamed, result = _turn(session, "What is my cat called?")
     assert len(result.meta["tool_calls"]) == MAX_TOOL_ROUNDS
     assert [bool(r.tools) for r in backend.requests] == [True] * MAX_TOOL_ROUNDS + [False]
     assert streamed == ANSWER and result.status == "complete"
-    memory.close()
+    session.memory.close()
 
 
-def test_tools_a_model_refuses_are_dropped_and_not_offered_again(persona, tmp_path: Path) -> None:
-    memory = MemoryStore(tmp_path / "m.db")
+def test_tools_a_model_refuses_are_dropped_and_not_offered_again(tmp_path: Path) -> None:
     backend = _NativeCaller(refuses=True)
-    session = ChatSession(persona, memory, backend)
+    session = _session(tmp_path, backend)
     streamed, result = _turn(session, "Hello!")
     assert (streamed, result.status, result.error) == (ANSWER, "complete", "")
     assert [bool(r.tools) for r in backend.requests] == [True, False], "refused once, sent again without"
@@ -161,16 +153,15 @@ def test_tools_a_model_refuses_are_dropped_and_not_offered_again(persona, tmp_pa
     assert again.status == "complete"
     assert [bool(r.tools) for r in backend.requests] == [True, False, False], "remembered for the model"
     assert backend.capabilities().tools is False
-    memory.close()
+    session.memory.close()
 
 
-def test_stop_during_a_tool_round_ends_the_turn_as_stopped(persona, tmp_path: Path) -> None:
-    memory = MemoryStore(tmp_path / "m.db")
+def test_stop_during_a_tool_round_ends_the_turn_as_stopped(tmp_path: Path) -> None:
     cancel = threading.Event()
     backend = _NativeCaller()
-    session = ChatSession(persona, memory, backend)
+    session = _session(tmp_path, backend)
     session._tools = lambda: _toolbox([], on_call=cancel.set)  # type: ignore[method-assign]
     streamed, result = _turn(session, "What is my cat called?", cancel)
     assert result.status == "stopped" and streamed == ""
     assert len(backend.requests) == 1, "no round after the stop"
-    memory.close()
+    session.memory.close()

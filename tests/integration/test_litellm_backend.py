@@ -23,6 +23,7 @@ from nexus_ark.providers.registry import default_factory
 from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts
 from nexus_ark.providers.structured import generate_structured
 from tests.integration.conftest import free_port
+from tests.integration.structured_checks import GREEDY, read_emotion
 
 pytestmark = pytest.mark.integration
 FAST = Timeouts(connect_s=2, first_token_s=10, between_tokens_s=1)
@@ -43,18 +44,13 @@ def test_streams_from_a_real_openai_compatible_server(llama_server: str) -> None
 
 def test_structured_output_through_the_server(llama_server: str) -> None:
     backend = LiteLLMBackend("openai/local", api_base=llama_server)
-    greedy = GenerationParams(max_tokens=64, temperature=0.0, seed=1)
-    sad = [
-        ChatMessage(role="system", content="Classify the main emotion of the user's message."),
-        ChatMessage(role="user", content="My grandmother passed away last night."),
-    ]
-    reading = generate_structured(backend, sad, EmotionReading, params=greedy)
+    reading = read_emotion(backend, "My grandmother passed away last night.")
     assert EMOTION_VALUES[reading.emotion] < 0, f"a bereavement read as {reading.emotion}"
     insight = generate_structured(
         backend,
         _ask("Reflect on a day spent talking about gardening with the user."),
         DreamInsight,
-        params=greedy.model_copy(update={"max_tokens": 512}),
+        params=GREEDY.model_copy(update={"max_tokens": 512}),
     )
     assert insight.strategy.strip() and insight.insight.strip()
     assert "garden" in insight.model_dump_json().lower(), "the reflection is about the day it was given"

@@ -22,14 +22,14 @@ from nexus_ark.errors import (
     ProviderUnavailableError,
 )
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.mind.schemas import EMOTION_VALUES, EmotionReading
+from nexus_ark.mind.schemas import EMOTION_VALUES
 from nexus_ark.personas.store import PersonaStore
 from nexus_ark.providers.base import ChatMessage, GenerationParams, ToolSpec
 from nexus_ark.providers.ollama_backend import OllamaBackend
 from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts
-from nexus_ark.providers.structured import generate_structured
 from nexus_ark.providers.tools import ToolBox, run_tool_loop
 from tests.integration.conftest import free_port
+from tests.integration.structured_checks import read_emotion
 from tests.integration.wire_server import CAPABILITIES, EMBED_MODEL, NO_TOOLS_MODEL, SERVED_MODEL, WireServer
 
 pytestmark = pytest.mark.integration
@@ -59,12 +59,7 @@ def test_streams_a_real_reply(ollama_wire) -> None:
 
 def test_structured_output_uses_format_schema(ollama_wire) -> None:
     backend = OllamaBackend(SERVED_MODEL, ollama_wire.url)
-    greedy = GenerationParams(max_tokens=64, temperature=0.0, seed=1)
-    sad = [
-        ChatMessage(role="system", content="Classify the main emotion of the user's message."),
-        ChatMessage(role="user", content="My grandmother passed away last night."),
-    ]
-    reading = generate_structured(backend, sad, EmotionReading, params=greedy)
+    reading = read_emotion(backend, "My grandmother passed away last night.")
     assert EMOTION_VALUES[reading.emotion] < 0, f"a bereavement read as {reading.emotion}"
     sent = ollama_wire.requests[-1]
     assert sent["format"]["properties"]["emotion"]["enum"][0] == "joy", "the schema went as `format`"

@@ -3,20 +3,19 @@
 A 135M model is no emotion classifier (bench/structured_output.py reports its agreement with GoEmotions
 and that every answer validates), so only what it does reliably is asserted: with greedy, schema-
 constrained decoding it tells a bereavement from a won match, and its dream diary is about the day it was
-given. Greedy decoding makes these answers the same from run to run (checked with 1 and 2 threads).
+given. Greedy decoding makes these answers the same from run to run.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from nexus_ark.mind.schemas import EMOTION_VALUES, DreamInsight, EmotionReading
-from nexus_ark.providers.base import ChatMessage, GenerationParams
+from nexus_ark.mind.schemas import EMOTION_VALUES, DreamInsight
+from nexus_ark.providers.base import ChatMessage
 from nexus_ark.providers.structured import generate_structured
+from tests.integration.structured_checks import GREEDY, read_emotion
 
 pytestmark = pytest.mark.integration
-
-GREEDY = GenerationParams(max_tokens=64, temperature=0.0, seed=1)
 
 
 @pytest.mark.parametrize(
@@ -29,15 +28,7 @@ GREEDY = GenerationParams(max_tokens=64, temperature=0.0, seed=1)
     ],
 )
 def test_clear_emotions_are_read_with_the_right_sign(shared_llama, text: str, sign: int) -> None:
-    reading = generate_structured(
-        shared_llama,
-        [
-            ChatMessage(role="system", content="Classify the main emotion of the user's message."),
-            ChatMessage(role="user", content=text),
-        ],
-        EmotionReading,
-        params=GREEDY,
-    )
+    reading = read_emotion(shared_llama, text)
     assert sign * EMOTION_VALUES[reading.emotion] > 0, f"{text!r} read as {reading.emotion}"
 
 
