@@ -104,8 +104,10 @@ def database_error(exc: BaseException, path: Path | str) -> DatabaseError:
         )
     if "unable to open" in low:
         return DatabaseError(
-            f"The memory database {where} cannot be opened ({text}).",
-            hint=f"Check that the folder {where.parent} exists and that you may read and write it.",
+            f"The memory database {where} cannot be opened ({text}): its folder may be read-only, missing "
+            "or not yours.",
+            hint=f"Check the permissions of {where.parent}: you must be able to create files in it (SQLite "
+            "keeps memory.db-wal and memory.db-shm beside memory.db). Nothing was changed.",
         )
     return DatabaseError(f"The memory database {where} failed: {text}.")
 

@@ -6,11 +6,13 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import tomli_w
 
 from nexus_ark.memory.store import MemoryStore
 from tests.conftest import cli_command, subprocess_env
@@ -58,18 +60,22 @@ def _memory_with_history(data_dir: Path, turns: int = 400) -> Path:
 
 
 def _damage_index_pages(path: Path) -> None:
-    """Overwrite pages in the middle of the file (the search indexes); the header and schema stay intact."""
+    """Overwrite the pages of the archive and its keyword indexes; the header and schema stay intact."""
     store = MemoryStore(path)
     store.db.execute("pragma wal_checkpoint(truncate)")
     page_size = store.db.execute("pragma page_size").fetchone()[0]
+    pages = [
+        row[0]
+        for row in store.db.execute(
+            "select pageno from dbstat where name like 'items%' and name not like '%config'"
+        ).fetchall()
+    ]
     store.close()
-    data = bytearray(path.read_bytes())
-    pages = len(data) // page_size
-    assert pages > 20, "the test database is too small to damage realistically"
-    for page in range(pages // 3, pages - 2):
-        start = page * page_size
-        data[start : start + page_size] = b"\xa5" * page_size
-    path.write_bytes(bytes(data))
+    assert len(pages) > 20, "the test database is too small to damage realistically"
+    with path.open("r+b") as fh:
+        for page in pages:
+            fh.seek((page - 1) * page_size)
+            fh.write(b"\xa5" * page_size)
 
 
 @contextmanager
@@ -134,10 +140,9 @@ def test_a_network_embedder_that_is_down_degrades_chat_to_keyword_recall(data_di
     assert run_cli(data_dir, "persona", "list").returncode == 0
     config = data_dir / "config.toml"
     closed = f"http://127.0.0.1:{free_port()}" + ("/v1" if kind.startswith("litellm") else "")
-    config.write_text(
-        config.read_text(encoding="utf-8") + f'\n[embedder]\nspec = "{kind}"\napi_base = "{closed}"\n',
-        encoding="utf-8",
-    )
+    settings = tomllib.loads(config.read_text(encoding="utf-8"))
+    settings["embedder"] = {**settings.get("embedder", {}), "spec": kind, "api_base": closed}
+    config.write_text(tomli_w.dumps(settings), encoding="utf-8")
     proc = run_cli(
         data_dir, "chat", "--persona", "aria", stdin="My sister is called Hana.\nWhat is her name?\n"
     )
