@@ -29,6 +29,8 @@ from ui.i18n import tr
 from ui.persona_dialog import NewPersonaDialog
 from ui.session_worker import SessionWorker
 
+NAME_ROLE = Qt.ItemDataRole.UserRole + 1  # the display name, without markers
+
 
 class MessageInput(QPlainTextEdit):
     """Enter sends, Shift+Enter starts a new line (IME composition never reaches keyPressEvent)."""
@@ -206,10 +208,12 @@ class MainWindow(QMainWindow):
     def refresh_personas(self) -> None:
         self.persona_list.clear()
         for info in self.app.list_personas():
-            label = info.name if info.ok else f"{info.slug} ⚠"
+            # ⚠ marks a persona that cannot be opened, or one that runs but lost something (its soul).
+            label = info.name if info.ok and not info.warning else f"{info.name if info.ok else info.slug} ⚠"
             item = QListWidgetItem(label)
             item.setData(Qt.ItemDataRole.UserRole, info.slug)
-            item.setToolTip(info.description if info.ok else info.error)
+            item.setData(NAME_ROLE, info.name if info.ok else info.slug)
+            item.setToolTip(info.error if not info.ok else info.warning or info.description)
             if not info.ok:
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
             self.persona_list.addItem(item)
@@ -219,7 +223,7 @@ class MainWindow(QMainWindow):
             item = self.persona_list.item(row)
             if item.data(Qt.ItemDataRole.UserRole) == slug:
                 self.persona_list.setCurrentItem(item)
-                self.current_name = item.text()
+                self.current_name = item.data(NAME_ROLE)
         self.current_slug = slug
         self._ready = False
         self._set_busy(True)

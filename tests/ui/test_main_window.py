@@ -155,3 +155,36 @@ def test_start_on_a_data_dir_in_use_shows_a_clear_dialog(qtbot, data_dir: Path) 
     finally:
         holder.close()
     assert seen and "Another Nexus Ark" in seen[0] and str(data_dir) in seen[0]
+
+
+def test_a_persona_that_lost_its_soul_is_marked_in_the_list(qtbot, open_window, data_dir: Path) -> None:
+    window = open_window()
+    (data_dir / "personas" / "hikari" / "persona.md").unlink()
+    window.refresh_personas()
+    list_ = window.persona_list
+    items = {list_.item(i).text(): list_.item(i) for i in range(list_.count())}
+    assert "ひかり ⚠" in items and "persona.md" in items["ひかり ⚠"].toolTip()
+    assert "Aria" in items  # the others are unmarked
+
+
+def test_an_embedder_that_is_down_leaves_chat_working_and_says_so(qtbot, data_dir: Path) -> None:
+    from nexus_ark.model_config import ModelConfig
+    from tests.integration.conftest import free_port
+
+    core = NexusApp(data_dir).open()
+    i18n.set_language("en")
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    core.settings.embedder = ModelConfig(spec="litellm:openai/text-embedding-3-small", api_base=closed)
+    window = MainWindow(core)
+    qtbot.addWidget(window)
+    try:
+        qtbot.waitUntil(lambda: window.send_button.isEnabled(), timeout=60_000)
+        with qtbot.waitSignal(window.turn_finished, timeout=120_000) as finished:
+            _send(qtbot, window, "My sister is called Hana.")
+        result = finished.args[0]
+        assert result.status == "complete" and result.text
+        assert "keywords only" in window.state_label.text()
+        assert "embedder" in window.state_label.toolTip()  # the details name the app's embedder setting
+    finally:
+        window.close()
+        core.close()
