@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -52,3 +53,16 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     env["PYTHONIOENCODING"] = "utf-8"
     env.update(extra)
     return env
+
+
+def run_cli(*args: str, stdin: str = "", timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """`nexus-ark ARGS` in a fresh process, stdin given, output captured as text."""
+    return subprocess.run(
+        cli_command(*args),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=subprocess_env(),
+        encoding="utf-8",
+    )

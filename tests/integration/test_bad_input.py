@@ -15,22 +15,14 @@ import pytest
 import tomli_w
 
 from nexus_ark.memory.store import MemoryStore
-from tests.conftest import cli_command, subprocess_env
+from tests.conftest import run_cli as _run_cli
 from tests.integration.conftest import free_port
 
 pytestmark = pytest.mark.integration
 
 
 def run_cli(data_dir: Path, *args: str, stdin: str = "", timeout: float = 180) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        cli_command("--data-dir", str(data_dir), *args),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=subprocess_env(),
-        encoding="utf-8",
-    )
+    return _run_cli("--data-dir", str(data_dir), *args, stdin=stdin, timeout=timeout)
 
 
 def _digest(path: Path) -> str:

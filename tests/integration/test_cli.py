@@ -10,21 +10,9 @@ from pathlib import Path
 import pytest
 
 from nexus_ark.memory.store import MemoryStore
-from tests.conftest import cli_command, subprocess_env
+from tests.conftest import cli_command, run_cli, subprocess_env
 
 pytestmark = pytest.mark.integration
-
-
-def run_cli(*args: str, stdin: str = "", timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        cli_command(*args),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=subprocess_env(),
-        encoding="utf-8",
-    )
 
 
 def test_persona_list_puts_the_persona_name_first(data_dir: Path) -> None:
