@@ -58,7 +58,8 @@ COMMON_TERM_FLOOR = 2000
 #   neighbours' context, so one turn alone is about three matches);
 # - trigrams of hiragana only, Japanese grammar ("ている", "てくれ", "のは誰": particles and verb endings),
 #   unless rarer than KANA_TERM_SHARE, where in a large archive they are words (おにぎり).
-# When nothing informative is left, a search that has the vector ranking goes by it alone.
+# Only beside the vector ranking: alone, a keyword ranking is better off with them (bm25 weighs them little),
+# and when nothing informative is left the vector ranking goes alone.
 INFORMATIVE_SHARE = 0.10
 INFORMATIVE_FLOOR = 10
 KANA_TERM_SHARE = 0.01
@@ -706,10 +707,10 @@ class Archive:
                 vector = embedder.embed_query(clip_for_embedding(query))  # type: ignore[union-attr]
             rankings.append(self._knn(embedder, vector, where, params))
         if mode in ("hybrid", "fts"):
-            # Without a vector ranking, common words are better than nothing to rank by.
-            fallback = not any(rankings)
+            # Uninformative terms only do harm beside a vector ranking; alone, bm25 weighs them itself.
+            beside_vectors = any(rankings)
             for table, terms in (("items_fts", porter_terms(query)), ("items_tri", trigram_terms(query))):
-                terms = self._informative(table, terms, fallback=fallback)
+                terms = self._informative(table, terms, beside_vectors=beside_vectors)
                 if terms:
                     rankings.append(
                         self._fts(table, " OR ".join(_quote(t) for t in terms), fts_where, params)
@@ -722,17 +723,18 @@ class Archive:
             return []
         return self._rank(fused, k, include_archived)
 
-    def _informative(self, table: str, terms: list[str], *, fallback: bool = True) -> list[str]:
-        """The terms worth ranking by: not so common that they cost much (COMMON_TERM_SHARE) or say nothing
-        (INFORMATIVE_SHARE, KANA_TERM_SHARE). With `fallback`, when none is left the rarest two stay."""
+    def _informative(self, table: str, terms: list[str], *, beside_vectors: bool) -> list[str]:
+        """The terms worth ranking by: never those so common that they cost much (COMMON_TERM_SHARE; if every
+        term is, the rarest two stay); beside a vector ranking, none that say nothing either
+        (INFORMATIVE_SHARE, KANA_TERM_SHARE; if every term is such, the vector ranking goes alone)."""
         if not terms:
             return terms
         total = self.db.execute("select max(id) from items").fetchone()[0] or 0
-        common = min(
-            max(COMMON_TERM_FLOOR, int(total * COMMON_TERM_SHARE)),
-            max(INFORMATIVE_FLOOR, int(total * INFORMATIVE_SHARE)),
-        )
-        kana = min(common, int(total * KANA_TERM_SHARE))
+        common = max(COMMON_TERM_FLOOR, int(total * COMMON_TERM_SHARE))
+        kana = common
+        if beside_vectors:
+            common = min(common, max(INFORMATIVE_FLOOR, int(total * INFORMATIVE_SHARE)))
+            kana = min(common, int(total * KANA_TERM_SHARE))
         limits = {t: kana if _KANA_ONLY.fullmatch(t) else common for t in terms}
         if min(limits.values()) >= total:
             return terms  # no term can match more items than there are
@@ -745,7 +747,7 @@ class Archive:
             for t in terms
         }
         kept = [t for t in terms if 0 < counts[t] <= limits[t]]
-        if kept or not fallback:
+        if kept or beside_vectors:
             return kept
         return sorted((t for t in terms if counts[t]), key=counts.get)[:2]
 
