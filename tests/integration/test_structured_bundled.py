@@ -35,7 +35,6 @@ def test_clear_emotions_are_read_with_the_right_sign(shared_llama, text: str, si
 @pytest.mark.parametrize(
     ("day", "topic_word"),
     [
-        ("The user talked about a new job.", "job"),
         ("We planned a garden.", "garden"),
         ("The user was sad.", "sad"),
     ],
