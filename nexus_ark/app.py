@@ -274,7 +274,10 @@ class NexusApp:
             config = self.settings.embedder
             if self._embedder is None or self._embedder_spec != config.pool_key():
                 self._embedder = make_embedder(
-                    config.spec or "bundled", api_base=config.api_base, api_key_ref=config.api_key
+                    config.spec or "bundled",
+                    api_base=config.api_base,
+                    api_key_ref=config.api_key,
+                    timeouts=config.timeouts,
                 )
                 self._embedder_spec = config.pool_key()
             return self._embedder
