@@ -425,6 +425,7 @@ class Archive:
                 "update items set text = ?, embed_text = null, embed_hash = ?, updated_at = ? where id = ?",
                 [text, content_hash(text), iso(self.clock.now()), item_id],
             )
+            self.drop_vectors([item_id])  # made of the old text: pending again, embedded anew
 
     def set_context(self, item_id: int, context: str) -> None:
         with self.db.atomic():

@@ -306,3 +306,15 @@ def test_a_document_import_stops_embedding_at_a_cancel(memory: MemoryStore, tmp_
         embedder
     )
     assert 0 < embedded < 32, "the embedding stopped within its batch, at the next small step"
+
+
+def test_an_edited_memory_is_embedded_again(memory: MemoryStore) -> None:
+    """An entity rewritten by a dream keeps vector recall of what it now says."""
+    embedder = WordEmbedder()
+    memory.components.write_entity("Luna", "Luna is a grey kitten.")
+    memory.archive.embed_pending(embedder)
+    memory.components.write_entity("Luna", "Luna became a champion swimmer.")
+    assert memory.archive.pending_vectors(embedder) == 1, "the old text's vector no longer stands for it"
+    memory.archive.embed_pending(embedder)
+    hits = memory.archive.search("champion swimmer", embedder, mode="vector", k=1)
+    assert hits and "champion swimmer" in hits[0].text
