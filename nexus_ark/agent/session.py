@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 USER_SPEAKER = "user"
 RECALL_K = 3
 EMBEDDER_RETRY_S = 60.0
+AFTER_TURN_EMBED_LIMIT = 8
 MAX_TOOL_ROUNDS = 3
 
 
@@ -149,7 +150,8 @@ class ChatSession:
         if self.embedder is None or time.monotonic() < self._embedder_retry_at:
             return 0
         try:
-            return self.memory.archive.embed_pending(self.embedder)
+            # The newest few (what this turn said): an import's backlog is the background pass's work.
+            return self.memory.archive.embed_pending(self.embedder, limit=AFTER_TURN_EMBED_LIMIT)
         except NexusArkError as exc:  # they stay pending and are embedded when the embedder works again
             log.warning("embedding new memories failed: %s", exc)
             self._embedder_retry_at = time.monotonic() + EMBEDDER_RETRY_S
