@@ -180,7 +180,7 @@ class ChatSession:
             raise DatabaseError(
                 f"Your message was not saved and not sent. {problem.message}", hint=problem.hint
             ) from exc
-        warnings = []
+        warnings: list[str] = []
         if self.recall_problem:
             warnings.append(
                 f"Recall by meaning is unavailable, so keywords only were used: {self.recall_problem}"
@@ -254,9 +254,15 @@ class ChatSession:
         if tool_log:
             meta["tool_calls"] = tool_log
         if reply_id is not None:
-            store.update_content(reply_id, reply, status=status, meta=meta)
-            if reply:
-                self._index(reply_id, self.persona.settings.name, reply)
+            try:
+                store.update_content(reply_id, reply, status=status, meta=meta)
+                if reply:
+                    self._index(reply_id, self.persona.settings.name, reply)
+            except sqlite.Error as exc:  # e.g. the disk filled while it streamed: say so, in words
+                problem = database_error(exc, self.memory.path)
+                raise DatabaseError(
+                    f"The reply could not be saved completely. {problem.message}", hint=problem.hint
+                ) from exc
         elif status == "complete":
             # The model ended without a word: record that honestly rather than an empty bubble.
             status = "error"
