@@ -1,16 +1,22 @@
-"""`memory import`: conversation turns from JSON Lines, every good line kept, every bad one named."""
+"""`memory import`: conversation turns from JSON Lines, every good line kept, every bad one named.
+
+The writing half (`TurnWriter`) is shared with the ChatGPT importer (chatgpt_import.py): turns are
+written in batches, each batch to messages and archive items in one transaction, and a turn whose
+source_id is already there is skipped, so any import can be re-run, also after it was killed."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime
+from itertools import groupby
 from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError, field_validator
 
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.conversation_index import Turn, index_turns
-from nexus_ark.memory.messages import MessageStore
+from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStore
 
 BATCH = 500
 
@@ -34,23 +40,101 @@ class ImportReport(BaseModel):
     errors: list[str] = []
 
 
+class ImportedTurn(BaseModel):
+    """One turn on its way into memory, whatever file it came from."""
+
+    source_id: str
+    speaker: str
+    role: Literal["user", "assistant"]
+    text: str
+    created_at: str
+    room: str = DEFAULT_ROOM
+    meta: dict[str, Any] | None = None
+
+
+class TurnWriter:
+    """Batched, idempotent writing of imported turns (messages are unique by source_id, migration m005).
+
+    Call add() for each turn in conversation order and flush() at the end. A turn found in only one of
+    messages and items (a database from before batches) gets the other."""
+
+    def __init__(self, messages: MessageStore, archive: Archive, report: ImportReport) -> None:
+        self.messages = messages
+        self.archive = archive
+        self.report = report
+        db = archive.db
+        self._in_messages = {
+            r[0] for r in db.execute("select source_id from messages where source_id is not null")
+        }
+        self._in_items = {r[0] for r in db.execute("select source_id from items where source_id is not null")}
+        self._batch: list[ImportedTurn] = []
+
+    def done(self, source_id: str) -> bool:
+        """Whether this turn is already fully in memory."""
+        return source_id in self._in_messages and source_id in self._in_items
+
+    def add(self, turn: ImportedTurn) -> None:
+        if self.done(turn.source_id):
+            self.report.skipped_duplicates += 1
+            return
+        self._batch.append(turn)
+        if len(self._batch) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the batch to messages and items in one transaction: a kill leaves all of it or none."""
+        if not self._batch:
+            return
+        turns: list[Turn] = []
+        with self.archive.db.atomic():
+            for turn in self._batch:
+                if self.done(turn.source_id):
+                    self.report.skipped_duplicates += 1  # the same id twice in one batch
+                    continue
+                if turn.source_id not in self._in_messages:
+                    self.messages.add(
+                        speaker=turn.speaker,
+                        role=turn.role,
+                        content=turn.text,
+                        room=turn.room,
+                        source_id=turn.source_id,
+                        meta=turn.meta,
+                        created_at=turn.created_at,
+                    )
+                if turn.source_id not in self._in_items:
+                    turns.append(
+                        Turn(
+                            speaker=turn.speaker,
+                            text=turn.text,
+                            created_at=turn.created_at,
+                            source_id=turn.source_id,
+                            room=turn.room,
+                        )
+                    )
+                self._in_messages.add(turn.source_id)
+                self._in_items.add(turn.source_id)
+                self.report.imported += 1
+            # index_turns links a run's first turn to the newest item of its own room, so each room's
+            # run is indexed on its own (a batch may end one conversation and start the next).
+            for _, run in groupby(turns, key=lambda t: t.room):
+                index_turns(self.archive, list(run))
+        self._batch.clear()
+
+
 def import_jsonl(
     path: Path, messages: MessageStore, archive: Archive, persona_names: set[str]
 ) -> ImportReport:
     """Each line {"id", "speaker", "text", "timestamp"} becomes a message (its id kept as source_id) and an
     archive item. Lines already imported (same source_id) are skipped, so an import can be re-run, also after
-    it was killed: each batch of lines is written to messages and items in one transaction, and a line found
-    in only one of them (a database from before batches) gets the other."""
+    it was killed: each batch of lines is written to messages and items in one transaction."""
     report = ImportReport()
-    db = archive.db
-    in_messages = {r[0] for r in db.execute("select source_id from messages where source_id is not null")}
-    in_items = {r[0] for r in db.execute("select source_id from items where source_id is not null")}
-    batch: list[TurnLine] = []
     try:
         fh = path.open("rb")
     except OSError as exc:
         report.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
         return report
+    writer = TurnWriter(messages, archive, report)
+    lowered = {n.lower() for n in persona_names}
     with fh:
         # Bytes, split at \n only: one bad byte costs its line, not the file, and a U+2028 inside a JSON
         # string (valid JSON) does not end a line as str.splitlines() would make it.
@@ -77,50 +161,14 @@ def import_jsonl(
                 )
                 report.errors.append(f"{path}:{number}: {fields}")
                 continue
-            if line.id in in_messages and line.id in in_items:
-                report.skipped_duplicates += 1
-                continue
-            batch.append(line)
-            if len(batch) >= BATCH:
-                _flush(batch, messages, archive, persona_names, report, in_messages, in_items)
-    _flush(batch, messages, archive, persona_names, report, in_messages, in_items)
-    return report
-
-
-def _flush(
-    batch: list[TurnLine],
-    messages: MessageStore,
-    archive: Archive,
-    names: set[str],
-    report: ImportReport,
-    in_messages: set[str],
-    in_items: set[str],
-) -> None:
-    """Write a batch to messages and items in one transaction: a kill leaves all of it or none."""
-    if not batch:
-        return
-    lowered = {n.lower() for n in names}
-    turns: list[Turn] = []
-    with archive.db.atomic():
-        for line in batch:
-            if line.id in in_messages and line.id in in_items:
-                report.skipped_duplicates += 1  # the same id twice in one batch
-                continue
-            if line.id not in in_messages:
-                role = "assistant" if line.speaker.lower() in lowered else "user"
-                messages.add(
-                    speaker=line.speaker,
-                    role=role,
-                    content=line.text,
+            writer.add(
+                ImportedTurn(
                     source_id=line.id,
+                    speaker=line.speaker,
+                    role="assistant" if line.speaker.lower() in lowered else "user",
+                    text=line.text,
                     created_at=line.timestamp,
                 )
-            if line.id not in in_items:
-                turns.append(
-                    Turn(speaker=line.speaker, text=line.text, created_at=line.timestamp, source_id=line.id)
-                )
-            in_messages.add(line.id)
-            in_items.add(line.id)
-            report.imported += 1
-        index_turns(archive, turns)
-    batch.clear()
+            )
+    writer.flush()
+    return report
