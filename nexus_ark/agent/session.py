@@ -123,12 +123,16 @@ class ChatSession:
         )
 
     def _tools(self) -> ToolBox | None:
-        """The persona's memory tools, unless the persona turned them off. The tool loop offers them only
-        where the model calls tools natively (small local models get none in conversation: the text
-        protocol's markup would show in the reply)."""
+        """The persona's memory tools, unless the persona turned them off."""
         if not self.persona.settings.conversation.tools:
             return None
         return MemoryTools(self.memory, self.embedder).toolbox()
+
+    def _text_tools(self) -> bool:
+        """Whether a model without native tool calls gets the text protocol (its markup is hidden from the
+        reply as it streams)."""
+        setting = self.persona.settings.conversation.text_tools
+        return setting == "on" or (setting == "auto" and self.backend.capabilities().text_tools)
 
     def _index(self, message_id: int, speaker: str, text: str) -> None:
         created = self.memory.messages.get(message_id).created_at
@@ -207,7 +211,7 @@ class ChatSession:
                 cancel=cancel,
                 max_turns=MAX_TOOL_ROUNDS,
                 answer_after_limit=True,
-                text_protocol=False,
+                text_protocol=self._text_tools(),
             )
             for event in loop:
                 if isinstance(event, ToolUse):

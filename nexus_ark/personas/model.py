@@ -39,8 +39,12 @@ class ConversationSettings(BaseModel):
 
     # How many recent messages go into the prompt (older ones stay in memory.db).
     history_messages: int = Field(default=40, ge=2, le=1000)
-    # Let the persona search and edit its memory with tools, where the model calls tools natively.
+    # Let the persona search and edit its memory with tools: natively where the model calls tools, else
+    # through the text protocol where the model can follow it (see text_tools).
     tools: bool = True
+    # The text protocol for models without native tool calls: "auto" uses it where the model is big
+    # enough to follow it (not the tiny bundled model), "on" always, "off" never.
+    text_tools: Literal["auto", "on", "off"] = "auto"
 
 
 class PersonaSettings(BaseModel):

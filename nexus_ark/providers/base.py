@@ -76,6 +76,8 @@ class Capabilities(BaseModel):
 
     tools: bool = False  # takes `tools` and answers with native tool calls
     structured: StructuredMode = "none"  # how well it keeps to a JSON schema
+    # Follows the text tool protocol well enough to use it in conversation (tiny models invent calls).
+    text_tools: bool = True
 
 
 @dataclass(frozen=True, slots=True)

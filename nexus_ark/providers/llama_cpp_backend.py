@@ -19,6 +19,7 @@ from typing import Any
 
 from nexus_ark.errors import ModelError
 from nexus_ark.providers.base import (
+    Capabilities,
     ChatBackend,
     ChatRequest,
     GenerationParams,
@@ -29,6 +30,7 @@ from nexus_ark.providers.base import (
 log = logging.getLogger(__name__)
 
 GGUF_MAGIC = b"GGUF"
+TEXT_TOOLS_MIN_PARAMS = 1_000_000_000
 _DONE = object()
 # Tokens reserved beyond the reply for the chat template's role markers.
 _TEMPLATE_OVERHEAD_PER_MESSAGE = 8
@@ -99,6 +101,13 @@ class LlamaCppBackend(ChatBackend):
 
     def describe(self) -> str:
         return self.model_path.stem
+
+    def _learn_capabilities(self) -> Capabilities | None:
+        if not self._loaded.is_set() or self._llm is None:
+            return None  # known once loaded
+        # Below about a billion parameters a model writes tool calls nobody asked for, or none at all.
+        params = self._llm._model.n_params()
+        return Capabilities(structured=self.structured_mode, text_tools=params >= TEXT_TOOLS_MIN_PARAMS)
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
         if self._closed:

@@ -88,6 +88,58 @@ def strip_tool_blocks(text: str) -> str:
     return _BLOCK.sub("", text).strip()
 
 
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
+
+
+class MarkupFilter:
+    """What the person sees of a text-protocol reply: tool-call blocks removed as the text streams.
+
+    A chunk may end inside an opener ("<tool" ... "_call>" in the next chunk): text that could be the start
+    of one is held back until it is clearly not, so no markup ever flashes on screen. Text inside a block is
+    never shown, even when the block is never closed."""
+
+    def __init__(self) -> None:
+        self._pending = ""  # not yet shown: a possible opener, or everything inside an open block
+        self._inside = False
+
+    def feed(self, text: str) -> str:
+        self._pending += text
+        shown: list[str] = []
+        while self._pending:
+            if self._inside:
+                end = self._pending.find(_CLOSE)
+                if end < 0:
+                    return "".join(shown)  # wait for the closer
+                self._pending = self._pending[end + len(_CLOSE) :]
+                self._inside = False
+                continue
+            start = self._pending.find(_OPEN)
+            if start >= 0:
+                shown.append(self._pending[:start])
+                self._pending = self._pending[start + len(_OPEN) :]
+                self._inside = True
+                continue
+            keep = _possible_opener_suffix(self._pending)
+            shown.append(self._pending[: len(self._pending) - keep])
+            self._pending = self._pending[len(self._pending) - keep :]
+            break
+        return "".join(shown)
+
+    def flush(self) -> str:
+        """At the end of a round: a held-back "<too" that never became a tag was the model's text."""
+        rest, self._pending = ("" if self._inside else self._pending), ""
+        self._inside = False
+        return rest
+
+
+def _possible_opener_suffix(text: str) -> int:
+    """The length of the longest end of `text` that is a proper prefix of the opener."""
+    for size in range(min(len(_OPEN) - 1, len(text)), 0, -1):
+        if _OPEN.startswith(text[-size:]):
+            return size
+    return 0
+
+
 @dataclass(frozen=True, slots=True)
 class ToolUse:
     """A tool the model called, and what the tool answered."""
@@ -150,11 +202,19 @@ def stream_tool_loop(
         parts: list[str] = []
         native_calls: tuple[ToolCall, ...] = ()
         result.finish_reason = "stop"
+        shown = MarkupFilter() if use_text else None
         for chunk in backend.stream_chat(convo, params, cancel, tools=specs if offering and native else None):
             parts.append(chunk.text)
             native_calls = chunk.tool_calls or native_calls
             result.finish_reason = chunk.finish_reason or result.finish_reason
+            if shown is not None:  # the protocol's markup is for us, not for the person reading
+                visible = shown.feed(chunk.text)
+                if chunk.finish_reason:
+                    visible += shown.flush()
+                chunk = StreamChunk(visible, chunk.finish_reason, chunk.tool_calls)
             yield chunk
+        if shown is not None and (tail := shown.flush()):
+            yield StreamChunk(tail)
         text = "".join(parts)
         result.text = strip_tool_blocks(text) if use_text else text
         if result.finish_reason == "cancelled" or (cancel is not None and cancel.is_set()):

@@ -122,3 +122,9 @@ def test_truncated_gguf_fails_to_load_with_a_clear_error(tmp_path: Path, bundled
             list(backend.stream_chat(_messages("hi"), GenerationParams(max_tokens=2)))
     finally:
         backend.close()
+
+
+def test_the_tiny_bundled_model_is_not_given_the_text_tool_protocol(backend: LlamaCppBackend) -> None:
+    backend.ensure_ready()
+    caps = backend.capabilities()
+    assert caps.tools is False and caps.text_tools is False  # 135M parameters: it would invent calls
