@@ -114,5 +114,12 @@ class MemoryTools:
             return f"refused: item {item_id} is your {item['kind']} memory and cannot be archived"
         if item["archived"]:
             return f"item {item_id} was already archived"
-        self.memory.archive.archive(item_id, reason)
+        with self.memory.db.atomic():  # the move and its timeline entry commit together
+            self.memory.archive.archive(item_id, reason)
+            self.memory.activity.memory_write(
+                "archive",
+                f"item {item_id} ({item['kind']}) moved aside: {reason}",
+                item_id=item_id,
+                reason=reason,
+            )
         return json.dumps({"archived": item_id, "reason": reason})

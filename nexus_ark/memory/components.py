@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.activity import ActivityLog, clip
 from nexus_ark.memory.archive import Archive, NewItem
 
 GoalTerm = Literal["short", "long"]
@@ -85,17 +86,31 @@ class EmotionEntry(BaseModel):
     message_id: int | None = None
 
 
+def _said(text: str) -> str:
+    """What a rewritten text says now, for the timeline (an emptied one says so)."""
+    return clip(text) if text.strip() else "(emptied)"
+
+
 def _json_list(value: str | None) -> list[Any]:
     return json.loads(value) if value else []
 
 
 class Components:
-    """Reads and edits of every component, each change in one transaction with its archive item."""
+    """Reads and edits of every component, each change in one transaction with its archive item and its
+    entry in the activity timeline."""
 
-    def __init__(self, db: sqlite_utils.Database, archive: Archive, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        archive: Archive,
+        clock: Clock | None = None,
+        *,
+        activity: ActivityLog | None = None,
+    ) -> None:
         self.db = db
         self.archive = archive
         self.clock = clock or SystemClock()
+        self.activity = activity or ActivityLog(db, self.clock)
 
     def _now(self) -> str:
         return iso(self.clock.now())
@@ -114,10 +129,12 @@ class Components:
                 [text, self._now()],
             )
             row = self.db.execute("select id from items where kind = 'core' limit 1").fetchone()
+            item_id = row[0] if row else None
             if row:
                 self.archive.update_text(row[0], text)
             elif text.strip():
-                self.archive.add(NewItem(kind="core", text=text, importance=1.0))
+                item_id = self.archive.add(NewItem(kind="core", text=text, importance=1.0))
+            self.activity.memory_write("core memory", _said(text), item_id=item_id, chars=len(text))
 
     def notepad(self) -> str:
         row = self.db.execute("select text from notepad where id = 1").fetchone()
@@ -130,6 +147,7 @@ class Components:
                 "on conflict(id) do update set text = excluded.text, updated_at = excluded.updated_at",
                 [text, self._now()],
             )
+            self.activity.memory_write("notepad", _said(text), chars=len(text))
 
     # -- episodes ---------------------------------------------------------------------------------
     def put_episode(self, episode: Episode) -> None:
@@ -167,6 +185,7 @@ class Components:
                     now,
                 ],
             )
+            self.activity.memory_write("episode", f"{episode.date}: {episode.summary}", item_id=item_id)
 
     def episodes(self, since: str | None = None) -> list[Episode]:
         rows = self.db.execute(
@@ -203,6 +222,7 @@ class Components:
             sources = sorted({*(_json_list(row[1]) if row else []), *(source_ids or [])})
             item_text = f"{name}: {text}"
             if row and row[0]:
+                item_id = row[0]
                 self.archive.update_text(row[0], item_text)
                 self.db.execute(
                     "update entities set text = ?, source_ids = ?, updated_at = ? where name = ?",
@@ -215,6 +235,7 @@ class Components:
                     "values (?,?,?,?,?,?)",
                     [name, text, json.dumps(sources), item_id, now, now],
                 )
+            self.activity.memory_write("entity", f"{name}: {text}", item_id=item_id, name=name)
         entity = self.entity(name)
         assert entity is not None
         return entity
@@ -251,6 +272,9 @@ class Components:
                     now,
                 ],
             )
+            self.activity.memory_write(
+                "insight", f"{insight.trigger_topic}: {insight.insight}", item_id=item_id
+            )
         return int(cur.lastrowid)
 
     def insights(self, limit: int = 50) -> list[Insight]:
@@ -277,6 +301,7 @@ class Components:
         text = f"{goal.term}-term goal ({goal.status}): {goal.goal}"
         with self.db.atomic():
             row = self.db.execute("select item_id from goals where id = ?", [goal.id]).fetchone()
+            change = "updated" if row else "added"
             if row and row[0]:
                 self.archive.update_text(row[0], text)
                 item_id = row[0]
@@ -303,6 +328,12 @@ class Components:
                     now,
                     now,
                 ],
+            )
+            self.activity.memory_write(
+                "goal",
+                f"{goal.term}-term {change} ({goal.status}): {goal.goal}",
+                item_id=item_id,
+                goal_id=goal.id,
             )
         return goal
 
@@ -365,13 +396,21 @@ class Components:
                     question.created_at or self._now(),
                 ],
             )
+            self.activity.memory_write(
+                "open question", f"asked: {question.question}", question_id=int(cur.lastrowid)
+            )
         return int(cur.lastrowid)
 
     def resolve_question(self, question_id: int) -> None:
         with self.db.atomic():
-            self.db.execute(
+            cur = self.db.execute(
                 "update open_questions set resolved_at = ? where id = ?", [self._now(), question_id]
             )
+            if cur.rowcount:
+                question = self.db.execute(
+                    "select question from open_questions where id = ?", [question_id]
+                ).fetchone()[0]
+                self.activity.memory_write("open question", f"resolved: {question}", question_id=question_id)
 
     def open_questions(self, include_resolved: bool = False) -> list[OpenQuestion]:
         rows = self.db.execute(

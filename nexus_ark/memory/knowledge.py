@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive, NewItem
 from nexus_ark.providers.embedders import Embedder
 
@@ -94,12 +95,19 @@ def chunk_text(text: str, size: int = CHUNK_CHARS, overlap: int = OVERLAP_CHARS)
 
 class KnowledgeBase:
     def __init__(
-        self, db: sqlite_utils.Database, archive: Archive, folder: Path, clock: Clock | None = None
+        self,
+        db: sqlite_utils.Database,
+        archive: Archive,
+        folder: Path,
+        clock: Clock | None = None,
+        *,
+        activity: ActivityLog | None = None,
     ) -> None:
         self.db = db
         self.archive = archive
         self.folder = folder
         self.clock = clock or SystemClock()
+        self.activity = activity or ActivityLog(db, self.clock)
 
     def documents(self) -> list[KnowledgeDocument]:
         rows = self.db.query("select * from kb_documents order by id")
@@ -124,6 +132,12 @@ class KnowledgeBase:
                 "insert into kb_documents (path, title, sha256, status, added_at, updated_at) values (?,?,?,?,?,?)",
                 [str(stored), source.stem, digest, "pending", now, now],
             )
+            self.activity.imported(
+                f"document {source.name} added to the knowledge base",
+                source="knowledge",
+                document_id=int(cur.lastrowid),
+                title=source.stem,
+            )
         return self._get(int(cur.lastrowid))
 
     def remove(self, doc_id: int) -> None:
@@ -139,6 +153,9 @@ class KnowledgeBase:
             self.archive.delete_items(item_ids)
             self.db.execute("delete from kb_chunks where doc_id = ?", [doc_id])
             self.db.execute("delete from kb_documents where id = ?", [doc_id])
+            self.activity.memory_write(
+                "knowledge", f"document {doc.title} removed", document_id=doc_id, chunks=len(item_ids)
+            )
         Path(doc.path).unlink(missing_ok=True)
 
     def ingest_pending(
@@ -158,7 +175,13 @@ class KnowledgeBase:
             try:
                 chunks = chunk_text(extract_text(Path(doc.path)))
             except (UnreadableDocumentError, OSError) as exc:
-                self._set(doc.id, status="error", error=str(exc))
+                with self.db.atomic():
+                    self._set(doc.id, status="error", error=str(exc))
+                    self.activity.error(
+                        f"document {doc.title} could not be read: {exc}",
+                        source="knowledge",
+                        document_id=doc.id,
+                    )
                 return
             with self.db.atomic():
                 self.db.execute("delete from kb_chunks where doc_id = ?", [doc.id])
@@ -200,7 +223,15 @@ class KnowledgeBase:
             "select count(*) from kb_chunks where doc_id = ? and item_id is null", [doc.id]
         ).fetchone()[0]
         if remaining == 0:
-            self._set(doc.id, status="done")
+            with self.db.atomic():
+                self._set(doc.id, status="done")
+                self.activity.imported(
+                    f"document {doc.title} indexed: {doc.chunks_total} chunks",
+                    source="knowledge",
+                    document_id=doc.id,
+                    title=doc.title,
+                    chunks=doc.chunks_total,
+                )
 
     def _get(self, doc_id: int) -> KnowledgeDocument:
         row = next(iter(self.db.query("select * from kb_documents where id = ?", [doc_id])), None)

@@ -188,6 +188,33 @@ def m005_messages_source_unique(db: sqlite_utils.Database) -> None:
     db.execute("create unique index messages_source on messages(source_id) where source_id is not null")
 
 
+@migrations()
+def m006_activity(db: sqlite_utils.Database) -> None:
+    """The activity timeline (memory/activity.py): append-only, one row per thing that happened. `kind` is
+    free text so later kinds (dreams, drives, autonomous messages) need no new step; `data` is JSON."""
+    db.execute(
+        """create table activity (
+            id integer primary key, time text not null, kind text not null,
+            summary text not null default '', message_id integer,
+            data text check (data is null or json_valid(data)))"""
+    )
+    db.execute("create index activity_time on activity(time)")
+    db.execute("create index activity_kind on activity(kind, time)")
+    db.execute("create index activity_message on activity(message_id) where message_id is not null")
+    db.execute("create index activity_item on activity(json_extract(data, '$.item_id'))")
+    # Privacy: a person who forgets a memory expects its words gone, from the timeline too. Deleting a
+    # message or an archive item blanks the entries that point at it; their time and kind stay.
+    redact = "update activity set summary = '(forgotten)', data = '{\"redacted\": true}'"
+    db.execute(
+        f"create trigger activity_forget_message after delete on messages begin "
+        f"{redact} where message_id = old.id; end"
+    )
+    db.execute(
+        f"create trigger activity_forget_item after delete on items begin "
+        f"{redact} where json_extract(data, '$.item_id') = old.id; end"
+    )
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

@@ -15,6 +15,7 @@ import sqlite_utils
 
 from nexus_ark.clock import Clock
 from nexus_ark.errors import DatabaseError
+from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.components import Components
 from nexus_ark.memory.conversation_index import forget_in_neighbours
@@ -42,8 +43,11 @@ class MemoryStore:
                 check_current(self.db, str(path))
             self.messages = MessageStore(self.db, clock)
             self.archive = Archive(self.db, clock)
-            self.components = Components(self.db, self.archive, clock)
-            self.knowledge = KnowledgeBase(self.db, self.archive, path.parent / "knowledge", clock)
+            self.activity = ActivityLog(self.db, clock)  # the timeline; components record their writes in it
+            self.components = Components(self.db, self.archive, clock, activity=self.activity)
+            self.knowledge = KnowledgeBase(
+                self.db, self.archive, path.parent / "knowledge", clock, activity=self.activity
+            )
             self.recovered = self.messages.recover_interrupted() if role == "owner" else 0
         except sqlite.Error as exc:
             self.db.close()

@@ -1,0 +1,220 @@
+"""The activity timeline: every kind recorded and found by time and kind, short entries, append-only,
+memory writes recorded with the write, forgotten words gone from the timeline."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.agent.memory_tools import MemoryTools
+from nexus_ark.clock import FixedClock
+from nexus_ark.memory.activity import KINDS, SUMMARY_CHARS, ActivityLog
+from nexus_ark.memory.archive import NewItem
+from nexus_ark.memory.components import Episode, Goal, Insight, OpenQuestion
+from nexus_ark.memory.db import connect
+from nexus_ark.memory.migrations import migrations
+from nexus_ark.memory.store import MemoryStore
+
+START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(START)
+
+
+@pytest.fixture
+def memory(tmp_path: Path, clock: FixedClock):
+    store = MemoryStore(tmp_path / "memory.db", clock)
+    yield store
+    store.close()
+
+
+def test_every_kind_is_recorded_and_found_by_time_and_kind(memory: MemoryStore, clock: FixedClock) -> None:
+    log = memory.activity
+    user = memory.messages.add(speaker="Mika", role="user", content="I got the job!")
+    log.message(user, "Mika", "I got the job!", role="user")
+    log.emotion("joy", 1.0, 0.91, message_id=user, snippet="I got the job!")
+    clock.advance(60)
+    log.tool_call(
+        "search_memory", {"query": "job interview"}, "[item 3] interview on Monday", message_id=user
+    )
+    memory.components.set_notepad("Congratulate Mika again tomorrow.")
+    clock.advance(3600)
+    log.compression("Mika talked about the interview.", [1, 2, 3, 4])
+    log.imported("conversations.jsonl: 12 messages", source="jsonl", count=12)
+    log.error("the model stopped answering", message_id=user)
+    log.append("dream", "a later kind needs no schema change", data={"level": 1})
+
+    entries = log.query()
+    assert [e.kind for e in entries] == [
+        "message",
+        "emotion",
+        "tool_call",
+        "memory_write",
+        "compression",
+        "import",
+        "error",
+        "dream",
+    ]
+    assert set(KINDS) <= {e.kind for e in entries}
+    assert entries[0].summary == "Mika: I got the job!" and entries[0].message_id == user
+    assert entries[1].data == {"label": "joy", "value": 1.0, "confidence": 0.91}
+    assert entries[2].data is not None and entries[2].data["name"] == "search_memory"
+    assert "interview on Monday" in entries[2].summary
+    assert entries[3].summary == "notepad: Congratulate Mika again tomorrow."
+
+    assert [e.kind for e in log.query(kinds=["emotion", "error"])] == ["emotion", "error"]
+    # Times are inclusive; a time without a zone would be local, these name theirs.
+    assert [e.kind for e in log.query(until="2026-11-20T09:00:00+00:00")] == ["message", "emotion"]
+    late = log.query(since="2026-11-20T10:00:00Z")
+    assert [e.kind for e in late] == ["compression", "import", "error", "dream"]
+    assert [e.kind for e in log.query(since="2026-11-20T19:00:00+09:00", kinds=["import"])] == ["import"]
+    # A limit keeps the newest, still read oldest first.
+    assert [e.kind for e in log.query(limit=2)] == ["error", "dream"]
+    assert all(e.time.endswith("+00:00") for e in entries)
+
+
+def test_entries_are_short_whatever_was_said(memory: MemoryStore) -> None:
+    huge = "Once upon a time\n" + "word " * 200_000  # about 1 MB
+    memory.activity.message(1, "Mika", huge, role="user")
+    memory.activity.tool_call("write_entity", {"name": "Mika", "text": huge}, huge)
+    for entry in memory.activity.query():
+        assert len(entry.summary) <= SUMMARY_CHARS and entry.summary.endswith("…")
+        assert "\n" not in entry.summary
+        assert len(json.dumps(entry.data)) < 2_000
+    assert memory.activity.query()[0].summary.startswith("Mika: Once upon a time word word")
+    size = memory.db.execute(
+        "select sum(length(summary) + length(coalesce(data, ''))) from activity"
+    ).fetchone()
+    assert size[0] < 5_000
+
+
+def test_a_short_summary_is_kept_whole(memory: MemoryStore) -> None:
+    memory.activity.message(1, "aria", "おはよう、ミカ。今日は晴れだね。", role="assistant")
+    assert memory.activity.query()[0].summary == "aria: おはよう、ミカ。今日は晴れだね。"
+
+
+def test_the_timeline_has_no_way_to_edit_or_delete(memory: MemoryStore) -> None:
+    public = {name for name in dir(ActivityLog) if not name.startswith("_")}
+    assert not {n for n in public if any(w in n for w in ("delete", "remove", "update", "edit", "clear"))}
+
+
+def test_a_failed_entry_never_fails_the_caller(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory.db")
+    store.close()
+    reader = MemoryStore(tmp_path / "memory.db", role="reader")
+    try:
+        assert reader.activity.append("error", "cannot be written on a read-only connection") is None
+        assert reader.activity.append("Not A Kind!", "refused") is None
+    finally:
+        reader.close()
+
+
+def test_memory_writes_are_recorded_with_the_write(memory: MemoryStore) -> None:
+    c = memory.components
+    c.set_core_memory("I am Aria. Mika is my person.")
+    c.write_entity("Luna", "Mika's cat, a grey tabby.")
+    c.put_episode(Episode(date="2026-11-19", summary="Talked about Luna's vet visit."))
+    c.add_insight(Insight(trigger_topic="vets", insight="Mika worries.", strategy="Reassure.", log_entry="."))
+    goal = c.put_goal(Goal(term="short", goal="Learn Mika's favourite tea"))
+    c.put_goal(goal.model_copy(update={"status": "completed"}))
+    question = c.add_question(OpenQuestion(question="What is Luna's birthday?"))
+    c.resolve_question(question)
+    summaries = [e.summary for e in memory.activity.query(kinds=["memory_write"])]
+    assert summaries == [
+        "core memory: I am Aria. Mika is my person.",
+        "entity: Luna: Mika's cat, a grey tabby.",
+        "episode: 2026-11-19: Talked about Luna's vet visit.",
+        "insight: vets: Mika worries.",
+        "goal: short-term added (active): Learn Mika's favourite tea",
+        "goal: short-term updated (completed): Learn Mika's favourite tea",
+        "open question: asked: What is Luna's birthday?",
+        "open question: resolved: What is Luna's birthday?",
+    ]
+
+
+def test_a_write_that_fails_leaves_no_entry(memory: MemoryStore) -> None:
+    # The entry rides the write's transaction: a write rolled back is not in the timeline either.
+    with pytest.raises(RuntimeError), memory.db.atomic():
+        memory.components.set_notepad("never saved")
+        raise RuntimeError("the disk went away")
+    assert memory.components.notepad() == ""
+    assert memory.activity.query() == []
+
+
+def test_the_persona_archiving_a_memory_is_recorded(memory: MemoryStore) -> None:
+    memory.components.write_entity("Bob", "An old colleague.")
+    item_id = memory.db.execute("select id from items where kind = 'entity'").fetchone()[0]
+    tools = MemoryTools(memory, None)
+    tools.archive_memory({"target": f"item {item_id}", "reason": "Bob moved away"})
+    last = memory.activity.query()[-1]
+    assert last.kind == "memory_write"
+    assert last.summary == f"archive: item {item_id} (entity) moved aside: Bob moved away"
+
+
+def test_knowledge_documents_are_recorded_as_imports(memory: MemoryStore, tmp_path: Path) -> None:
+    doc = tmp_path / "recipes.md"
+    doc.write_text("# Curry\n\nMild, for Keiko.", encoding="utf-8")
+    bad = tmp_path / "empty.pdf"
+    bad.write_bytes(b"not a pdf")
+    added = memory.knowledge.add(doc)
+    memory.knowledge.add(bad)
+
+    class NoVectors:  # ingestion indexes first; vectors are not what this test is about
+        name = "none"
+
+    memory.archive.embed_pending = lambda *a, **k: 0  # type: ignore[method-assign]
+    memory.knowledge.ingest_pending(NoVectors())  # type: ignore[arg-type]
+    memory.knowledge.remove(added.id)
+    entries = [(e.kind, e.summary) for e in memory.activity.query(kinds=["import", "error", "memory_write"])]
+    assert entries[:2] == [
+        ("import", "document recipes.md added to the knowledge base"),
+        ("import", "document empty.pdf added to the knowledge base"),
+    ]
+    assert entries[2] == ("import", "document recipes indexed: 1 chunks")
+    assert entries[3][0] == "error" and entries[3][1].startswith("document empty could not be read")
+    assert entries[4] == ("memory_write", "knowledge: document recipes removed")
+
+
+def test_forgetting_removes_the_words_from_the_timeline(memory: MemoryStore) -> None:
+    """A person who forgets a memory expects its words gone: the entries of a forgotten message (by its
+    message id) and of a forgotten entity (by its item) are blanked; their time and kind stay."""
+    secret = "My PIN is 4721."
+    kept = memory.messages.add(speaker="Mika", role="user", content="Good morning!")
+    said = memory.messages.add(speaker="Mika", role="user", content=secret)
+    memory.activity.message(kept, "Mika", "Good morning!", role="user")
+    memory.activity.message(said, "Mika", secret, role="user")
+    memory.activity.emotion("neutral", 0.0, 0.5, message_id=said, snippet=secret)
+    message_item = memory.archive.add(NewItem(kind="message", text=secret, source_id=f"msg:{said}"))
+    memory.components.write_entity("PIN", secret)
+    entity_item = memory.db.execute("select item_id from entities where name = 'PIN'").fetchone()[0]
+
+    assert memory.forget([message_item, entity_item]) == 2
+
+    entries = memory.activity.query()
+    assert "4721" not in json.dumps([e.model_dump() for e in entries], ensure_ascii=False)
+    assert [e.kind for e in entries] == ["message", "message", "emotion", "memory_write"]
+    assert entries[0].summary == "Mika: Good morning!"  # what was not forgotten stays
+    assert [e.summary for e in entries[1:]] == ["(forgotten)"] * 3
+    assert [e.data for e in entries[1:]] == [{"redacted": True}] * 3
+
+
+def test_existing_databases_get_the_timeline(tmp_path: Path) -> None:
+    """A memory.db from before the timeline gains it when its owner opens it; its messages are kept."""
+    path = tmp_path / "memory.db"
+    db = connect(path)
+    migrations.apply(db, stop_before="m006_activity")
+    db.execute("insert into messages (speaker, role, content, created_at) values ('Mika', 'user', 'hi', 'x')")
+    assert "activity" not in db.table_names()
+    db.close()
+    store = MemoryStore(path)
+    try:
+        assert store.messages.count() == 1
+        store.activity.message(1, "Mika", "hi", role="user")
+        assert [e.summary for e in store.activity.query()] == ["Mika: hi"]
+    finally:
+        store.close()
