@@ -8,6 +8,7 @@ import sys
 import threading
 import unicodedata
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -158,17 +159,20 @@ def _chat(app: NexusApp, args: argparse.Namespace) -> int:
     if sys.stdin.isatty():
         return _chat_interactive(session)
     failures = 0
-    warned: set[str] = set()
+    state = _ChatState()
     for line in sys.stdin:
         if line.strip():
-            failures += not _one_turn(session, line, sys.stdout, warned)
+            failures += not _one_turn(session, line, sys.stdout, state)
     return 1 if failures else 0
 
 
 def _chat_interactive(session: ChatSession) -> int:
     name = session.persona.settings.name
-    warned: set[str] = set()
-    print(f"Talking with {name} on {session.model_name}. Ctrl-C stops a reply; Ctrl-D or /quit leaves.")
+    state = _ChatState()
+    print(
+        f"Talking with {name} on {session.model_name}. Ctrl-C stops a reply; /continue goes on with a reply "
+        "the token limit cut; Ctrl-D or /quit leaves."
+    )
     for message in session.history(limit=6):
         who = name if message.role == "assistant" else "you"
         print(f"  [{who}] {message.content}")
@@ -185,15 +189,29 @@ def _chat_interactive(session: ChatSession) -> int:
             return 0
         if line.strip():
             sys.stdout.write(f"{name}: ")
-            _one_turn(session, line, sys.stdout, warned)
+            _one_turn(session, line, sys.stdout, state)
 
 
-def _one_turn(session: ChatSession, text: str, out: TextIO, warned: set[str]) -> bool:
+@dataclass
+class _ChatState:
+    warned: set[str] = field(default_factory=set)  # each warning once per session
+    cut_reply: int | None = None  # the last reply the token limit cut, for /continue
+
+
+def _one_turn(session: ChatSession, text: str, out: TextIO, state: _ChatState) -> bool:
     """Stream one reply to `out`; Ctrl-C stops it and keeps what was said. Returns False on error.
+    "/continue" goes on with the last reply the token limit cut (appended to that message).
     Warnings (e.g. recall fell back to keywords) go to stderr, each once per session."""
     cancel = threading.Event()
     result: TurnResult | None = None
-    turn = session.send(text, cancel)
+    if text.strip() == "/continue":
+        if state.cut_reply is None:
+            print("note: there is no reply cut by the token limit to continue.", file=sys.stderr)
+            out.write("\n")
+            return True
+        turn = session.continue_reply(state.cut_reply, cancel)
+    else:
+        turn = session.send(text, cancel)
     while True:
         try:
             item = next(turn)
@@ -210,9 +228,12 @@ def _one_turn(session: ChatSession, text: str, out: TextIO, warned: set[str]) ->
     out.write("\n")
     out.flush()
     for warning in result.warnings if result is not None else []:
-        if warning not in warned:
-            warned.add(warning)
+        if warning not in state.warned:
+            state.warned.add(warning)
             print(f"warning: {warning}", file=sys.stderr)
+    state.cut_reply = result.reply_id if result is not None and result.cut_by_limit else None
+    if state.cut_reply is not None:
+        print("note: the reply reached the token limit; send /continue to go on.", file=sys.stderr)
     session.after_turn()
     if result is not None and result.error:
         print(f"error: {result.error}", file=sys.stderr)

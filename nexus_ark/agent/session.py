@@ -10,14 +10,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_ark.agent.memory_tools import MemoryTools
-from nexus_ark.agent.prompt import MemoryContext, build_messages
+from nexus_ark.agent.prompt import BuiltPrompt, MemoryContext, build_messages, build_prompt
+from nexus_ark.agent.prompt_inputs import gather_inputs
 from nexus_ark.errors import DatabaseError, NexusArkError
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
-from nexus_ark.providers.base import ChatBackend
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.embedders import Embedder
 from nexus_ark.providers.tools import ToolBox, ToolLoopResult, ToolUse, stream_tool_loop
 
@@ -28,6 +29,8 @@ RECALL_K = 3
 EMBEDDER_RETRY_S = 60.0
 AFTER_TURN_EMBED_LIMIT = 8
 MAX_TOOL_ROUNDS = 3
+# Sent, not stored, to have the model go on where the token limit stopped it.
+CONTINUE_PROMPT = "Continue exactly where your last message stopped, without repeating it."
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,28 @@ class TurnResult:
     meta: dict[str, Any] = field(default_factory=dict)
     # Things the person should know that did not stop the turn (e.g. recall fell back to keywords).
     warnings: list[str] = field(default_factory=list)
+    # The reply ended at the token limit: it can be continued (ChatSession.continue_reply).
+    cut_by_limit: bool = False
+
+
+@dataclass
+class _Reply:
+    """A reply as it is generated: what streamed, where it is stored, how it ended."""
+
+    started: float
+    reply_id: int | None = None
+    parts: list[str] = field(default_factory=list)
+    tokens: int = 0
+    first_at: float | None = None
+    last_at: float | None = None
+    status: MessageStatus = "complete"
+    error: str = ""
+    finish: str | None = None
+    tool_log: list[dict[str, Any]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def text(self) -> str:
+        return "".join(self.parts)
 
 
 class ChatSession:
@@ -98,8 +123,9 @@ class ChatSession:
             self._busy.release()
 
     def _memory_context(self, text: str, history: list[StoredMessage]) -> MemoryContext:
-        """Core memory, notepad and strategy always; recalled items that are not already in the prompt."""
-        components = self.memory.components
+        """What memory puts into this turn's prompt (agent.prompt_inputs): the stable components, the
+        episodes before the conversation, recalled items not already in the prompt, and entities and
+        documents that match the text."""
         in_prompt = {f"msg:{m.id}" for m in history}
         k = RECALL_K + len(in_prompt) + 1
         hits = None
@@ -114,13 +140,44 @@ class ChatSession:
                 self._embedder_retry_at = time.monotonic() + EMBEDDER_RETRY_S
         if hits is None:
             hits = self.memory.archive.search(text, None, k=k, mode="fts")
-        recalled = [h.text for h in hits if h.source_id not in in_prompt and h.kind != "core"][:RECALL_K]
-        return MemoryContext(
-            core_memory=components.core_memory(),
-            notepad=components.notepad(),
-            strategy=components.latest_strategy(),
-            recalled=recalled,
+        return gather_inputs(
+            self.memory,
+            text,
+            history,
+            hits,
+            lookback_days=self.persona.settings.conversation.episode_lookback_days,
+            now=self.memory.messages.clock.now(),
+            recall_k=RECALL_K,
         )
+
+    def preview_prompt(self, text: str, history: list[StoredMessage] | None = None) -> BuiltPrompt:
+        """The prompt a message would be sent with, and each section's tokens (the model's tokenizer where
+        it is local). Stores nothing: a dry run may use a read-only memory. Raises NexusArkError when the
+        stable sections alone cannot fit the model's context."""
+        text = text.strip()
+        if not text:
+            raise NexusArkError("The message is empty: there is no prompt to show.")
+        if history is None:
+            limit = self.persona.settings.conversation.history_messages
+            history = self.memory.messages.recent(self.room, limit)
+        memory = self._memory_context(text, history)
+        # The loaded model's context where the backend knows it (a --model override), else the persona's.
+        context_size = getattr(self.backend, "n_ctx", None) or self.persona.settings.model.context_size
+        built = build_prompt(
+            self.persona,
+            history,
+            text,
+            memory,
+            count=self.backend.count_tokens,
+            context_size=context_size,
+            max_tokens=self.persona.settings.model.max_tokens,
+        )
+        if self.recall_problem:
+            built.warnings.append(
+                f"Recall by meaning is unavailable, so keywords only were used: {self.recall_problem}"
+            )
+        log.debug("prompt sections: %s", [(r.name, r.tokens, r.cut) for r in built.sections])
+        return built
 
     def _tools(self) -> ToolBox | None:
         """The persona's memory tools, unless the persona turned them off."""
@@ -175,7 +232,8 @@ class ChatSession:
         store = self.memory.messages
         try:
             history = store.recent(self.room, self.persona.settings.conversation.history_messages)
-            memory = self._memory_context(text, history)
+            # Built before the message is stored: a prompt that cannot fit is refused with nothing sent.
+            prompt = self.preview_prompt(text, history)
             user_id = store.add(speaker=USER_SPEAKER, role="user", content=text, room=self.room)
             self._index(user_id, USER_SPEAKER, text)
         except sqlite.Error as exc:
@@ -189,19 +247,23 @@ class ChatSession:
             warnings.append(
                 f"Recall by meaning is unavailable, so keywords only were used: {self.recall_problem}"
             )
-        messages = build_messages(self.persona, history, text, memory)
+        messages = prompt.messages
         params = self.persona.settings.model.generation_params()
+        reply = _Reply(started=time.perf_counter())
+        yield from self._generate(messages, params, cancel, reply, self._tools())
+        yield self._commit(reply, user_id, warnings)
 
-        parts: list[str] = []
-        reply_id: int | None = None
-        tokens = 0
-        started = time.perf_counter()
-        first_at = last_at = None
-        last_journal = started
-        status: MessageStatus = "complete"
-        error = ""
-        tools = self._tools()
-        tool_log: list[dict[str, Any]] = []
+    def _generate(
+        self,
+        messages: list[ChatMessage],
+        params: GenerationParams,
+        cancel: threading.Event | None,
+        reply: _Reply,
+        tools: ToolBox | None,
+    ) -> Iterator[ReplyDelta]:
+        """Stream the model's answer (tool rounds included) into `reply`, journaling it as it comes."""
+        store = self.memory.messages
+        last_journal = reply.started
         try:
             loop = stream_tool_loop(
                 self.backend,
@@ -216,52 +278,65 @@ class ChatSession:
             for event in loop:
                 if isinstance(event, ToolUse):
                     call, output = event.call, event.output
-                    tool_log.append({"name": call.name, "arguments": call.arguments, "result": output[:500]})
+                    reply.tool_log.append(
+                        {"name": call.name, "arguments": call.arguments, "result": output[:500]}
+                    )
                     continue
                 if isinstance(event, ToolLoopResult):
+                    reply.finish = event.finish_reason
                     if event.finish_reason == "cancelled":
-                        status = "stopped"
+                        reply.status = "stopped"
                     continue
                 if not event.text:
                     continue
                 now = time.perf_counter()
-                if first_at is None:
-                    first_at = now
-                    reply_id = store.add(
-                        speaker=self.persona.slug,
-                        role="assistant",
-                        content="",
-                        room=self.room,
-                        status="streaming",
-                    )
-                last_at = now
-                tokens += 1
-                parts.append(event.text)
+                if reply.first_at is None:
+                    reply.first_at = now
+                    if reply.reply_id is None:
+                        reply.reply_id = store.add(
+                            speaker=self.persona.slug,
+                            role="assistant",
+                            content="",
+                            room=self.room,
+                            status="streaming",
+                        )
+                    else:  # a continuation streams into the message it continues
+                        store.update_content(reply.reply_id, reply.text(), status="streaming")
+                reply.last_at = now
+                reply.tokens += 1
+                reply.parts.append(event.text)
                 yield ReplyDelta(event.text)
-                if now - last_journal >= self.journal_interval_s and reply_id is not None:
-                    store.update_content(reply_id, "".join(parts))
+                if now - last_journal >= self.journal_interval_s:
+                    store.update_content(reply.reply_id, reply.text())
                     last_journal = now
         except NexusArkError as exc:
-            status, error = "error", str(exc)
+            reply.status, reply.error = "error", str(exc)
         except Exception as exc:  # a backend bug must not lose the turn
-            status, error = "error", f"{type(exc).__name__}: {exc}"
+            reply.status, reply.error = "error", f"{type(exc).__name__}: {exc}"
 
-        reply = "".join(parts).strip()
+    def _commit(self, reply: _Reply, user_id: int, warnings: list[str]) -> TurnResult:
+        """Store the final reply with its status and meta, and index it for recall."""
+        store = self.memory.messages
+        text = reply.text().strip()
+        first_at, last_at, tokens = reply.first_at, reply.last_at, reply.tokens
         tps = (tokens - 1) / (last_at - first_at) if first_at and last_at and last_at > first_at else None
-        meta: dict[str, Any] = {"model": self.backend.model_id, "tokens": tokens}
+        meta: dict[str, Any] = {**reply.meta, "model": self.backend.model_id, "tokens": tokens}
         if first_at is not None:
-            meta["first_token_s"] = round(first_at - started, 4)
+            meta["first_token_s"] = round(first_at - reply.started, 4)
         if tps:
             meta["tokens_per_s"] = round(tps, 2)
-        if error:
-            meta["error"] = error
-        if tool_log:
-            meta["tool_calls"] = tool_log
-        if reply_id is not None:
+        if reply.error:
+            meta["error"] = reply.error
+        if reply.tool_log:
+            meta["tool_calls"] = [*meta.get("tool_calls", []), *reply.tool_log]
+        # The token limit ended it: said in the reply's meta, and Continue can pick it up.
+        meta["cut_by_limit"] = reply.finish == "length" and reply.status == "complete"
+        status, error = reply.status, reply.error
+        if reply.reply_id is not None:
             try:
-                store.update_content(reply_id, reply, status=status, meta=meta)
-                if reply:
-                    self._index(reply_id, self.persona.settings.name, reply)
+                store.update_content(reply.reply_id, text, status=status, meta=meta)
+                if text:
+                    self._index(reply.reply_id, self.persona.settings.name, text)
             except sqlite.Error as exc:  # e.g. the disk filled while it streamed: say so, in words
                 problem = database_error(exc, self.memory.path)
                 raise DatabaseError(
@@ -271,10 +346,10 @@ class ChatSession:
             # The model ended without a word: record that honestly rather than an empty bubble.
             status = "error"
             error = error or "The model returned an empty reply."
-        yield TurnResult(
+        return TurnResult(
             user_message_id=user_id,
-            reply_id=reply_id,
-            text=reply,
+            reply_id=reply.reply_id,
+            text=text,
             status=status,
             tokens=tokens,
             first_token_s=meta.get("first_token_s"),
@@ -282,4 +357,36 @@ class ChatSession:
             error=error,
             meta=meta,
             warnings=warnings,
+            cut_by_limit=meta["cut_by_limit"],
         )
+
+    def continue_reply(
+        self, reply_id: int, cancel: threading.Event | None = None
+    ) -> Iterator[ReplyDelta | TurnResult]:
+        """Go on with a reply the token limit cut short: the next part is appended to the same message."""
+        if not self._busy.acquire(blocking=False):
+            raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
+        try:
+            message = self.memory.messages.get(reply_id)
+            if message.role != "assistant" or not message.meta.get("cut_by_limit"):
+                raise NexusArkError("Only a reply that the token limit cut short can be continued.")
+            history = self.memory.messages.recent(
+                self.room, self.persona.settings.conversation.history_messages
+            )
+            history = [m for m in history if m.id <= reply_id]
+            user = next((m for m in reversed(history) if m.role == "user"), None)
+            memory = self._memory_context(user.content if user else message.content, history)
+            messages = build_messages(self.persona, history, CONTINUE_PROMPT, memory)
+            reply = _Reply(started=time.perf_counter(), reply_id=reply_id, parts=[message.content])
+            reply.meta = {k: v for k, v in message.meta.items() if k == "tool_calls"}
+            reply.meta["continued"] = int(message.meta.get("continued", 0)) + 1
+            gap = "" if message.content.endswith((" ", "\n")) else " "
+            params = self.persona.settings.model.generation_params()
+            deltas = self._generate(messages, params, cancel, reply, None)
+            for i, delta in enumerate(deltas):
+                yield ReplyDelta(gap + delta.text.lstrip()) if i == 0 else delta
+                if i == 0:
+                    reply.parts[1] = gap + reply.parts[1].lstrip()
+            yield self._commit(reply, user.id if user else reply_id, [])
+        finally:
+            self._busy.release()

@@ -10,7 +10,7 @@ import pytest
 
 from nexus_ark.agent.prompt import build_messages
 from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
-from nexus_ark.errors import ModelError
+from nexus_ark.errors import ModelError, NexusArkError
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import PersonaStore
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, StreamChunk
@@ -188,3 +188,39 @@ def test_chat_keeps_working_and_recalls_by_keyword_without_an_embedder(persona, 
     assert result.status == "complete"
     assert "Luna the cat is twelve." in backend.requests[0][-1].content
     assert session.embed_new_memories() == 0, "vectors wait for a working embedder"
+
+
+def test_a_reply_cut_by_the_token_limit_says_so_and_continues_in_the_same_message(
+    persona, tmp_path: Path
+) -> None:
+    persona.settings.model.max_tokens = 4
+    memory = MemoryStore(tmp_path / "m.db")
+    backend = ScriptedBackend(["Once upon a time there", "there was a cat."])
+    session = ChatSession(persona, memory, backend)
+    streamed, result = _run(session, "Tell me a story.")
+    assert streamed == "Once upon a time" and result.cut_by_limit
+    assert memory.messages.get(result.reply_id).meta["cut_by_limit"] is True
+
+    deltas, more = [], None
+    for item in session.continue_reply(result.reply_id):
+        if isinstance(item, ReplyDelta):
+            deltas.append(item.text)
+        else:
+            more = item
+    assert more is not None and more.reply_id == result.reply_id and not more.cut_by_limit
+    assert "".join(deltas) == " there was a cat."
+    stored = memory.messages.get(result.reply_id)
+    assert stored.content == "Once upon a time there was a cat." and stored.status == "complete"
+    assert stored.meta["continued"] == 1 and not stored.meta["cut_by_limit"]
+    # One message each for the person and the persona: the nudge to go on was sent, never stored.
+    assert [m.role for m in memory.messages.recent()] == ["user", "assistant"]
+    assert backend.requests[-1][-1].role == "user" and "Continue" in backend.requests[-1][-1].content
+
+
+def test_only_a_cut_reply_can_be_continued(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    session = ChatSession(persona, memory, ScriptedBackend(["Short."]))
+    _, result = _run(session, "Hi")
+    assert not result.cut_by_limit
+    with pytest.raises(NexusArkError, match="cut short"):
+        list(session.continue_reply(result.reply_id))
