@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
 import threading
@@ -60,9 +61,17 @@ def build_parser() -> argparse.ArgumentParser:
     memory = sub.add_parser("memory", help="import conversations into a persona's memory, or search it")
     msub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
     imp = msub.add_parser(
-        "import", help='JSON Lines: {"id", "speaker", "text", "timestamp"}; ids kept as source_id'
+        "import",
+        help='earlier conversations: JSON Lines {"id", "speaker", "text", "timestamp"} (ids kept as '
+        "source_id), or a ChatGPT export's conversations.json (--format chatgpt)",
     )
     imp.add_argument("--persona", required=True)
+    imp.add_argument(
+        "--format",
+        choices=["jsonl", "chatgpt"],
+        default="jsonl",
+        help="jsonl (default) or chatgpt: conversations.json from a ChatGPT data export, or its .zip",
+    )
     imp.add_argument("file", type=Path)
     search = msub.add_parser("search", help="hybrid recall (keywords + meaning), best first")
     search.add_argument("--persona", required=True)
@@ -91,6 +100,19 @@ def build_parser() -> argparse.ArgumentParser:
     kb.add_argument("action", choices=["add", "list", "remove"])
     kb.add_argument("targets", nargs="*", help="files to add, or document ids to remove")
 
+    prompt = sub.add_parser(
+        "prompt",
+        help="print the exact messages TEXT would be sent with, and each section's tokens "
+        "(a dry run: nothing is stored)",
+    )
+    prompt.add_argument("--persona", help="the persona's name as `persona list` prints it first")
+    prompt.add_argument(
+        "--json",
+        action="store_true",
+        help='one object: {"messages": [{"role", "content"}], "sections": [{"name", "tokens", "cut"}]}',
+    )
+    prompt.add_argument("text")
+
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     return parser
 
@@ -117,6 +139,8 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 return _persona(app, args)
             if args.command == "chat":
                 return _chat(app, args)
+            if args.command == "prompt":
+                return _prompt(app, args)
             if args.command == "memory":
                 from nexus_ark.memory_cli import run_memory_command
 
@@ -150,6 +174,27 @@ def _one_field(text: str) -> str:
     return " ".join(
         "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text).split()
     )
+
+
+def _prompt(app: NexusApp, args: argparse.Namespace) -> int:
+    """`nexus-ark prompt`: what a message would send, as text to read or one JSON object."""
+    built = app.preview_prompt(args.persona or app.default_persona(), args.text)
+    for warning in built.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        out = {
+            "messages": [{"role": m.role, "content": m.content} for m in built.messages],
+            "sections": [s.model_dump(include={"name", "tokens", "cut"}) for s in built.sections],
+        }
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    for message in built.messages:
+        print(f"--- {message.role} ---")
+        print(message.content)
+    print("--- sections (tokens; * = cut to fit) ---")
+    for section in built.sections:
+        print(f"{section.name}\t{section.tokens}{' *' if section.cut else ''}")
+    return 0
 
 
 def _chat(app: NexusApp, args: argparse.Namespace) -> int:

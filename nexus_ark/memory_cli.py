@@ -12,8 +12,9 @@ from pathlib import Path
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import SearchHit
+from nexus_ark.memory.chatgpt_import import ChatGPTImportReport, import_chatgpt
 from nexus_ark.memory.db import database_error, sqlite
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import ImportReport, import_jsonl
 from nexus_ark.memory.portability import backup, export_memory, import_memory
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
@@ -51,7 +52,7 @@ def _check_times(args: argparse.Namespace) -> None:
 def _write_command(app: NexusApp, store: MemoryStore, args: argparse.Namespace, persona: Persona) -> int:
     """Commands that change memory run on the persona's owner connection (this process owns it)."""
     if args.memory_command == "import":
-        return _import(app, store, args, {persona.slug, persona.settings.name})
+        return _import(app, store, args, persona)
     if args.memory_command == "export":
         path = export_memory(store, args.folder, persona.settings.name)
         print(f"exported to {path.parent} (memory.md, entities/, conversations.md, memory.json)")
@@ -67,11 +68,20 @@ def _write_command(app: NexusApp, store: MemoryStore, args: argparse.Namespace, 
     return _knowledge(app, store, args)
 
 
-def _import(app: NexusApp, store, args: argparse.Namespace, names: set[str]) -> int:
+def _import(app: NexusApp, store, args: argparse.Namespace, persona: Persona) -> int:
+    """Exit code 0, or 1 when some lines or conversations were skipped (each named on stderr). A ChatGPT
+    export that cannot be read at all raises (exit code 2); what earlier runs imported stays either way."""
     started = time.perf_counter()
-    report = import_jsonl(args.file, store.messages, store.archive, names)
-    for error in report.errors:
-        print(f"skipped {error}", file=sys.stderr)
+    report: ImportReport
+    if args.format == "chatgpt":
+        report = import_chatgpt(args.file, store.messages, store.archive, persona.slug)
+        for error in report.errors:  # each says what happened to its conversation
+            print(error, file=sys.stderr)
+    else:
+        names = {persona.slug, persona.settings.name}
+        report = import_jsonl(args.file, store.messages, store.archive, names)
+        for error in report.errors:
+            print(f"skipped {error}", file=sys.stderr)
 
     def progress(done: int, total: int) -> None:
         print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
@@ -80,10 +90,18 @@ def _import(app: NexusApp, store, args: argparse.Namespace, names: set[str]) -> 
     if embedded:
         print(file=sys.stderr)
     seconds = time.perf_counter() - started
-    print(
-        f"imported {report.imported} turns ({report.skipped_duplicates} already there, "
-        f"{len(report.errors)} bad lines) and embedded {embedded} items in {seconds:.1f} s"
-    )
+    if isinstance(report, ChatGPTImportReport):
+        print(
+            f"imported {report.imported} messages from {report.conversations} conversations "
+            f"({report.skipped_duplicates} already there, {report.skipped_conversations} conversations "
+            f"skipped, {report.other_branches} messages on other branches left out) and embedded "
+            f"{embedded} items in {seconds:.1f} s"
+        )
+    else:
+        print(
+            f"imported {report.imported} turns ({report.skipped_duplicates} already there, "
+            f"{len(report.errors)} bad lines) and embedded {embedded} items in {seconds:.1f} s"
+        )
     return 1 if report.errors else 0
 
 
