@@ -113,6 +113,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     prompt.add_argument("text")
 
+    activity = sub.add_parser(
+        "activity",
+        help="a persona's timeline: messages, emotions, tool calls, memory writes, imports, errors",
+    )
+    activity.add_argument("--persona", required=True)
+    activity.add_argument(
+        "--since",
+        type=_iso_time,
+        metavar="TIME",
+        help="only entries at or after this ISO-8601 time, e.g. 2026-11-20 or 2026-11-20T18:30+09:00 "
+        "(without a zone: local time)",
+    )
+    activity.add_argument(
+        "--until", type=_iso_time, metavar="TIME", help="only entries at or before this time"
+    )
+    activity.add_argument(
+        "--kind",
+        action="append",
+        metavar="KIND",
+        help="only this kind; repeat for several (message, emotion, tool_call, memory_write, compression, "
+        "import, error)",
+    )
+    activity.add_argument("--limit", type=int, metavar="N", help="only the newest N entries")
+    activity.add_argument(
+        "--json",
+        action="store_true",
+        help='one object a line: {"time", "kind", "summary", "message_id", "data", "id"}',
+    )
+
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     return parser
 
@@ -135,6 +164,8 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
 
             return run_doctor(args.data_dir, sys.stdout)
         with NexusApp(args.data_dir) as app:
+            if args.command == "activity":
+                return _activity(app, args)
             if args.command == "persona":
                 return _persona(app, args)
             if args.command == "chat":
@@ -284,6 +315,60 @@ def _one_turn(session: ChatSession, text: str, out: TextIO, state: _ChatState) -
         print(f"error: {result.error}", file=sys.stderr)
         return False
     return True
+
+
+def _iso_time(value: str) -> str:
+    """--since/--until: ISO-8601 or refused (argparse exits with 2 and this message)."""
+    from datetime import datetime
+
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not an ISO-8601 time; write it like 2026-11-20, 2026-11-20T18:30 (local time) "
+            "or 2026-11-20T09:30:00Z"
+        ) from None
+    return value
+
+
+def _activity(app: NexusApp, args: argparse.Namespace) -> int:
+    """The persona's timeline, oldest first, through a read-only connection (it never writes)."""
+    import json
+    from datetime import datetime
+
+    from nexus_ark.memory.activity import KINDS
+    from nexus_ark.memory.db import database_error, sqlite
+
+    persona = app.personas.load(args.persona)
+    store = app.open_memory(persona.slug, read_only=True)
+    try:
+        entries = store.activity.query(since=args.since, until=args.until, kinds=args.kind, limit=args.limit)
+        present = set(store.activity.kinds())
+    except sqlite.Error as exc:
+        raise database_error(exc, persona.memory_path) from exc
+    finally:
+        store.close()
+    for kind in args.kind or []:
+        if kind not in KINDS and kind not in present:  # a typo should not look like an empty timeline
+            print(
+                f"warning: no entries of kind {kind!r}; kinds here: {', '.join(sorted(present)) or 'none'}",
+                file=sys.stderr,
+            )
+    for entry in entries:
+        if args.json:
+            line = {
+                "time": entry.time,
+                "kind": entry.kind,
+                "summary": entry.summary,
+                "message_id": entry.message_id,
+                "data": entry.data,
+                "id": entry.id,
+            }
+            print(json.dumps(line, ensure_ascii=False))
+        else:
+            when = datetime.fromisoformat(entry.time).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+            print(f"{when}  {entry.kind:<12}  {entry.summary}")
+    return 0
 
 
 if __name__ == "__main__":
