@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from nexus_ark.agent.prompt import BuiltPrompt
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
@@ -258,6 +259,21 @@ class NexusApp:
                 pass  # not created or not up to date yet: let the owner do that first
         self.memory(slug)
         return MemoryStore(persona.memory_path, self.clock, role=role)
+
+    def preview_prompt(self, slug: str, text: str) -> BuiltPrompt:
+        """The exact messages `text` would be sent with to the persona's chat model, and each section's
+        tokens (a dry run: `nexus-ark prompt`). Nothing is stored: the memory is read on a read-only
+        connection, no background embedding starts, and the model is used for counting tokens only.
+        Blocks while the model loads: never call it on the UI thread."""
+        persona = self.personas.load(slug)
+        backend = self.backend(self.model_config(persona, "chat"))
+        embedder, problem = self._embedder_for_recall()
+        memory = self.open_memory(slug, read_only=True)
+        try:
+            session = ChatSession(persona, memory, backend, embedder=embedder, recall_problem=problem)
+            return session.preview_prompt(text)
+        finally:
+            memory.close()
 
     def save_persona_models(self, slug: str, chat: dict, internal: ModelConfig | None) -> None:
         """Write a persona's model choice to its persona.toml (edited in place: the person's comments and

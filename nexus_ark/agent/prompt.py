@@ -1,43 +1,347 @@
-"""Builds the messages sent to the model.
+"""Builds the messages sent to the model from named sections, each with a token budget.
 
-Stable parts come first (the soul, core memory, notepad, the latest strategy from the dream diary), then
-the recent turns, and the parts that change every turn (memories recalled for this message) ride on the
-newest user message. So the llama.cpp KV cache of the previous turn stays a prefix of the next prompt
-and only the new text is evaluated.
+Layout, chosen so the llama.cpp KV cache of one turn stays a prefix of the next (only new tokens are
+evaluated):
+
+    system message   soul, core memory, notepad, goals, latest dream strategy   (stable: edited rarely)
+                     episodes of the days before the conversation in the prompt  (changes about once a day)
+    earlier turns    the conversation, oldest first                              (grows at the end)
+    newest user msg  how you feel now, recalled memories, entities, documents,   (changes every turn)
+                     then the user's text
+
+Everything that changes every turn rides on the newest user message, after the earlier turns: putting it in
+the system message would invalidate the cached conversation after it at every turn. Episodes sit at the end
+of the system message: they change only when the oldest message in the prompt moves to another day.
+
+Budgets are shares of the window left after the reply (context size - max_tokens). A section that needs
+less than its share leaves the rest to the conversation; the stable sections share their pool among
+themselves (a long soul may use an empty notepad's share). A section over its budget is cut by rank (the
+lowest-ranked items go first) and a single text is cut at a sentence boundary, never mid-sentence; every cut
+is logged. A stable section that would lose more than half of itself is refused instead, with a message
+naming what to shorten: a persona silently missing most of its soul is worse than an error. The user's own
+text is never cut: if it does not fit, the backend says so (the message is kept, as with any model error).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import re
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, Field
 
+from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.personas.store import Persona
-from nexus_ark.providers.base import ChatMessage
+from nexus_ark.providers.base import ChatMessage, estimate_tokens
+
+log = logging.getLogger(__name__)
+
+Counter = Callable[[str], int]
 
 _FALLBACK_SOUL = "You are {name}, a friendly companion."
 # Messages whose text was cut short still belong to the conversation; failed ones with no text do not.
 _PROMPT_STATUSES = {"complete", "stopped", "interrupted", "error"}
+# Tokens a chat template adds around each message (role markers); the llama.cpp backend reserves the same.
+MESSAGE_OVERHEAD = 8
+# A stable section may be cut to no less than this share of itself; below it the person is asked to act.
+MIN_STABLE_KEEP = 0.5
+
+STABLE_SECTIONS = ("soul", "core_memory", "notepad", "goals", "strategy")
+CHANGING_SECTIONS = ("episodes", "feelings", "recalled", "entities", "knowledge")
+SECTION_ORDER = (*STABLE_SECTIONS, *CHANGING_SECTIONS, "conversation")
+
+# Shares of the window left after the reply. What the sections do not use goes to the conversation,
+# which always has at least the rest (here 25 %).
+BUDGET_SHARES: dict[str, float] = {
+    "soul": 0.28,
+    "core_memory": 0.10,
+    "notepad": 0.06,
+    "goals": 0.03,
+    "strategy": 0.02,
+    "episodes": 0.06,
+    "feelings": 0.02,
+    "recalled": 0.08,
+    "entities": 0.04,
+    "knowledge": 0.06,
+}
+
+# What a person edits to shorten a stable section (named in the error).
+_WHAT_TO_SHORTEN = {
+    "soul": "persona.md",
+    "core_memory": "the core memory",
+    "notepad": "the notepad",
+    "goals": "the goals",
+    "strategy": "the latest dream strategy",
+}
+
+_HEADINGS = {
+    "core_memory": "## Core memory",
+    "notepad": "## Notepad",
+    "goals": "## Your goals",
+    "strategy": "## What you decided to try",
+    "episodes": "## The days before this conversation",
+    "feelings": "(How you feel now:",
+    "recalled": "(Things you remember that may matter here:",
+    "entities": "(What you know about who and what is mentioned:",
+    "knowledge": "(From your documents:",
+}
+
+# A sentence ends at . ! ? (and their full-width forms) followed by space, or at a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
+
+
+class EpisodeNote(BaseModel):
+    date: str  # YYYY-MM-DD
+    text: str
 
 
 class MemoryContext(BaseModel):
+    """What the memory components put into one prompt (gathered by agent.prompt_inputs)."""
+
     core_memory: str = ""
     notepad: str = ""
+    # Already chosen and in rank order (priority): 3 short-term, 2 long-term.
+    goals_short: list[str] = Field(default_factory=list)
+    goals_long: list[str] = Field(default_factory=list)
     strategy: str = ""
-    recalled: list[str] = Field(default_factory=list)
+    episodes: list[EpisodeNote] = Field(default_factory=list)  # oldest first
+    # "How you feel now": empty until the drives fill it; the section is left out when empty.
+    feelings: str = ""
+    recalled: list[str] = Field(default_factory=list)  # best first
+    entities: list[str] = Field(default_factory=list)  # best first, only ones that match the message
+    knowledge: list[str] = Field(default_factory=list)  # best first, only chunks that match the message
+
+
+class SectionReport(BaseModel):
+    name: str
+    tokens: int
+    cut: bool = False
+
+
+class BuiltPrompt(BaseModel):
+    messages: list[ChatMessage]
+    sections: list[SectionReport]
+    # Things the person should know that did not stop the build (e.g. recall fell back to keywords).
+    warnings: list[str] = Field(default_factory=list)
+
+    def section(self, name: str) -> SectionReport | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+
+class PromptTooLargeError(NexusArkError):
+    """The stable sections alone do not fit the model's context."""
+
+
+# -- cutting ----------------------------------------------------------------------------------------
+def cut_text(text: str, budget: int, count: Counter) -> str:
+    """The longest beginning of `text` that ends at a sentence boundary and fits `budget` tokens ("" if
+    not even the first sentence fits). Paragraph breaks are kept."""
+    text = text.strip()
+    if count(text) <= budget:
+        return text
+    # Boundaries: offsets just after each sentence, so the kept prefix keeps the original spacing.
+    ends = [m.start() for m in _SENTENCE_END.finditer(text)] + [len(text)]
+    ends = sorted({e for e in ends if text[:e].strip()})
+    lo, hi, best = 0, len(ends) - 1, ""
+    while lo <= hi:  # binary search: counting is a tokenizer call
+        mid = (lo + hi) // 2
+        candidate = text[: ends[mid]].rstrip()
+        if count(candidate) <= budget:
+            best, lo = candidate, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def _fit_items(items: Sequence[str], budget: int, count: Counter) -> tuple[list[str], bool]:
+    """Items in rank order while they fit; one that does not fit whole is cut at a sentence boundary to
+    what is left, and lower-ranked ones still get a chance at the space after it."""
+    kept: list[str] = []
+    used = 0
+    cut = False
+    for item in items:
+        cost = count(item) + 1  # the line break and bullet
+        if used + cost <= budget:
+            kept.append(item)
+            used += cost
+            continue
+        cut = True
+        piece = cut_text(item, budget - used - 1, count) if budget - used > 1 else ""
+        if piece:
+            kept.append(piece)
+            used += count(piece) + 1
+    return kept, cut
+
+
+# -- rendering ----------------------------------------------------------------------------------------
+def _bullets(items: Sequence[str]) -> str:
+    return "\n".join(f"- {i}" for i in items)
+
+
+def _render(name: str, body: str) -> str:
+    if not body.strip():
+        return ""
+    heading = _HEADINGS.get(name)
+    if heading is None:
+        return body.strip()
+    if heading.startswith("("):  # notes on the user's message are wrapped in parentheses
+        return f"{heading}\n{body.strip()})"
+    return f"{heading}\n{body.strip()}"
+
+
+def _goal_items(memory: MemoryContext) -> list[str]:
+    return [f"(short-term) {g}" for g in memory.goals_short] + [f"(long-term) {g}" for g in memory.goals_long]
 
 
 def system_prompt(persona: Persona, memory: MemoryContext | None = None) -> str:
-    parts = [persona.soul.strip() or _FALLBACK_SOUL.format(name=persona.settings.name)]
-    if memory is not None:
-        if memory.core_memory.strip():
-            parts.append("## Core memory\n" + memory.core_memory.strip())
-        if memory.notepad.strip():
-            parts.append("## Notepad\n" + memory.notepad.strip())
-        if memory.strategy.strip():
-            parts.append("## What you decided to try\n" + memory.strategy.strip())
-    return "\n\n".join(parts)
+    """The system message uncut (the stable sections, then episodes), as `build_prompt` lays it out."""
+    return build_prompt(persona, [], "", memory, context_size=1 << 20, max_tokens=0).messages[0].content
+
+
+# -- the builder ------------------------------------------------------------------------------------
+def _allot(needs: dict[str, int], shares: dict[str, int]) -> dict[str, int]:
+    """Each section gets what it needs up to its share; the pool's spare goes to those that need more,
+    in section order (the soul first)."""
+    grant = {n: min(needs[n], shares[n]) for n in needs}
+    spare = sum(shares.values()) - sum(grant.values())
+    for n in needs:
+        extra = min(needs[n] - grant[n], spare)
+        if extra > 0:
+            grant[n] += extra
+            spare -= extra
+    return grant
+
+
+def _log_cut(name: str, before: int, after: int) -> None:
+    log.info("prompt section %s cut from %d to %d tokens to fit its budget", name, before, after)
+
+
+def build_prompt(
+    persona: Persona,
+    history: Sequence[StoredMessage],
+    user_text: str,
+    memory: MemoryContext | None = None,
+    *,
+    count: Counter = estimate_tokens,
+    context_size: int | None = None,
+    max_tokens: int | None = None,
+) -> BuiltPrompt:
+    """The messages for one turn and what each section cost. `count` is the model's tokenizer (an
+    estimate by default); context_size and max_tokens default to the persona's model settings."""
+    memory = memory or MemoryContext()
+    settings = persona.settings
+    context_size = context_size if context_size is not None else settings.model.context_size
+    max_tokens = max_tokens if max_tokens is not None else settings.model.max_tokens
+    # The window left for the prompt; the system message's own template markers come off it too.
+    available = max(0, context_size - max_tokens - MESSAGE_OVERHEAD)
+    shares = {n: int(available * s) for n, s in BUDGET_SHARES.items()}
+    reports: dict[str, SectionReport] = {}
+
+    # Stable sections: single texts cut at sentence boundaries, goals by rank.
+    soul = persona.soul.strip() or _FALLBACK_SOUL.format(name=settings.name)
+    texts = {
+        "soul": soul,
+        "core_memory": memory.core_memory.strip(),
+        "notepad": memory.notepad.strip(),
+        "strategy": memory.strategy.strip(),
+    }
+    goals = _goal_items(memory)
+    rendered = {n: _render(n, t) for n, t in texts.items()}
+    rendered["goals"] = _render("goals", _bullets(goals))
+    needs = {n: count(rendered[n]) if rendered[n] else 0 for n in STABLE_SECTIONS}
+    grants = _allot(needs, {n: shares[n] for n in STABLE_SECTIONS})
+    stable: dict[str, str] = {}
+    for name in STABLE_SECTIONS:
+        need, grant = needs[name], grants[name]
+        if need <= grant:
+            stable[name] = rendered[name]
+            reports[name] = SectionReport(name=name, tokens=need)
+            continue
+        if grant < need * MIN_STABLE_KEEP:
+            what = _WHAT_TO_SHORTEN[name]
+            subject = what if what.endswith(".md") else what[0].upper() + what[1:]  # a file keeps its name
+            raise PromptTooLargeError(
+                f"{subject} is {need:,} tokens; the model's context is {context_size:,} "
+                f"({context_size - max_tokens:,} after the reply's {max_tokens:,}), and {what} may use "
+                f"{grant:,} of it: shorten {what}.",
+                hint="Or use a model with a larger context (context_size in persona.toml), "
+                "or lower max_tokens there.",
+            )
+        heading = _HEADINGS.get(name)
+        head_cost = count(heading) + 1 if heading else 0
+        if name == "goals":
+            kept, _ = _fit_items(goals, grant - head_cost, count)
+            stable[name] = _render(name, _bullets(kept))
+        else:
+            stable[name] = _render(name, cut_text(texts[name], grant - head_cost, count))
+        tokens = count(stable[name]) if stable[name] else 0
+        _log_cut(name, need, tokens)
+        reports[name] = SectionReport(name=name, tokens=tokens, cut=True)
+
+    # Changing sections: lists cut by rank (best first), the feelings as one text.
+    changing: dict[str, str] = {}
+    episode_items = [f"{e.date}: {e.text.strip()}" for e in reversed(memory.episodes) if e.text.strip()]
+    lists = {
+        "episodes": episode_items,  # newest first: the nearest days matter most
+        "recalled": memory.recalled,
+        "entities": memory.entities,
+        "knowledge": memory.knowledge,
+    }
+    for name in CHANGING_SECTIONS:
+        heading = _HEADINGS[name]
+        budget = shares[name] - count(heading) - 1
+        if name == "feelings":
+            full = memory.feelings.strip()
+            body = cut_text(full, budget, count) if full else ""
+            cut = body != full
+        else:
+            items = [i.strip() for i in lists[name] if i.strip()]
+            kept, cut = _fit_items(items, budget, count) if items else ([], False)
+            if name == "episodes":
+                kept.reverse()  # shown in date order
+            body = _bullets(kept)
+        changing[name] = _render(name, body)
+        tokens = count(changing[name]) if changing[name] else 0
+        if cut:
+            full_cost = count(_render(name, memory.feelings if name == "feelings" else _bullets(lists[name])))
+            _log_cut(name, full_cost, tokens)
+        reports[name] = SectionReport(name=name, tokens=tokens, cut=cut)
+
+    system = "\n\n".join(p for p in (*(stable[n] for n in STABLE_SECTIONS), changing["episodes"]) if p)
+    notes = "\n".join(p for n in ("feelings", "recalled", "entities", "knowledge") if (p := changing[n]))
+    final = f"{notes}\n\n{user_text}" if notes else user_text
+
+    # The conversation: the newest turns that fit in what is left, the new message always.
+    used = sum(r.tokens for r in reports.values())
+    limit = settings.conversation.history_messages
+    turns = [
+        ChatMessage(role="assistant" if m.role == "assistant" else "user", content=m.content)
+        for m in history
+        if m.role in ("user", "assistant") and m.status in _PROMPT_STATUSES and m.content.strip()
+    ][-limit:]
+    own = count(user_text) + MESSAGE_OVERHEAD
+    room = available - used - own
+    kept_turns: list[ChatMessage] = []
+    for turn in reversed(turns):  # ranked by recency: the oldest go first
+        cost = count(turn.content) + MESSAGE_OVERHEAD
+        if cost > room:
+            break
+        kept_turns.append(turn)
+        room -= cost
+    kept_turns.reverse()
+    dropped = len(turns) - len(kept_turns)
+    conversation_tokens = own + sum(count(t.content) + MESSAGE_OVERHEAD for t in kept_turns)
+    if dropped:
+        log.info("prompt section conversation cut: %d of %d earlier messages left out", dropped, len(turns))
+    reports["conversation"] = SectionReport(name="conversation", tokens=conversation_tokens, cut=dropped > 0)
+
+    messages = [
+        ChatMessage(role="system", content=system),
+        *kept_turns,
+        ChatMessage(role="user", content=final),
+    ]
+    return BuiltPrompt(messages=messages, sections=[reports[n] for n in SECTION_ORDER])
 
 
 def build_messages(
@@ -46,19 +350,5 @@ def build_messages(
     user_text: str,
     memory: MemoryContext | None = None,
 ) -> list[ChatMessage]:
-    """System prompt, then up to `history_messages` earlier turns, then the new user message."""
-    limit = persona.settings.conversation.history_messages
-    turns = [
-        ChatMessage(role="assistant" if m.role == "assistant" else "user", content=m.content)
-        for m in history
-        if m.role in ("user", "assistant") and m.status in _PROMPT_STATUSES and m.content.strip()
-    ][-limit:]
-    final = user_text
-    if memory is not None and memory.recalled:
-        notes = "\n".join(f"- {r}" for r in memory.recalled)
-        final = f"(Things you remember that may matter here:\n{notes})\n\n{user_text}"
-    return [
-        ChatMessage(role="system", content=system_prompt(persona, memory)),
-        *turns,
-        ChatMessage(role="user", content=final),
-    ]
+    """The messages alone, counted with an estimate (see build_prompt)."""
+    return build_prompt(persona, history, user_text, memory).messages

@@ -39,6 +39,8 @@ class ConversationSettings(BaseModel):
 
     # How many recent messages go into the prompt (older ones stay in memory.db).
     history_messages: int = Field(default=40, ge=2, le=1000)
+    # The day summaries put into the prompt: those of this many days before the oldest message in it.
+    episode_lookback_days: int = Field(default=3, ge=0, le=365)
     # Let the persona search and edit its memory with tools: natively where the model calls tools, else
     # through the text protocol where the model can follow it (see text_tools).
     tools: bool = True

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import math
+import re
 import threading
 from abc import ABC
 from collections.abc import Iterator, Sequence
@@ -156,11 +158,29 @@ class ChatBackend(ABC):  # noqa: B024 - subclasses implement _stream (older ones
     def ensure_ready(self) -> None:  # noqa: B027 - optional hook, most backends are ready at once
         """Block until the model is usable; raise ModelError if it is not."""
 
+    def count_tokens(self, text: str) -> int:
+        """How many tokens `text` is for this model. An estimate here; backends with the model's own
+        tokenizer at hand (llama.cpp) count exactly. Safe to call from any thread."""
+        return estimate_tokens(text)
+
     def describe(self) -> str:
         return self.model_id
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Free the model. Safe to call twice."""
+
+
+# CJK ideographs, kana and hangul: about one token each in the usual multilingual vocabularies.
+_DENSE_SCRIPT = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af]"
+)
+
+
+def estimate_tokens(text: str) -> int:
+    """A tokenizer-free estimate, for models whose tokenizer is not at hand (remote ones): one token per
+    CJK character, one per four other characters (English averages about that)."""
+    dense = len(_DENSE_SCRIPT.findall(text))
+    return dense + math.ceil((len(text) - dense) / 4)
 
 
 def openai_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:

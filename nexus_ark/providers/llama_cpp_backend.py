@@ -109,6 +109,20 @@ class LlamaCppBackend(ChatBackend):
         params = self._llm._model.n_params()
         return Capabilities(structured=self.structured_mode, text_tools=params >= TEXT_TOOLS_MIN_PARAMS)
 
+    def count_tokens(self, text: str) -> int:
+        """Exactly, with the model's own tokenizer (waits for the model to load). Called from the caller's
+        thread on purpose: tokenizing reads only the vocabulary, which llama.cpp never changes after
+        loading (its server tokenizes on HTTP threads while a slot decodes); the context, which is not
+        thread-safe, is not touched. Before the model loads, or after it is unloaded, an estimate."""
+        if self._closed:
+            return super().count_tokens(text)
+        self.ensure_ready()
+        llm = self._llm
+        if llm is None:
+            return super().count_tokens(text)
+        # special=True like the chat template's own tokenization (and _fit_to_context).
+        return len(llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
+
     def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
         if self._closed:
             raise ModelError(f"The model {self.model_path.name} has been unloaded.")
