@@ -1,0 +1,76 @@
+"""The emotion labels Nexus Ark detects in the user's messages and the value each plots as.
+
+Seed 001 names the labels (positive joy, happy, surprise; neutral; negative sadness, anger, fear, anxious,
+tired, busy, stressed; the issue adds disgust) and fixes three values: joy 1.0, neutral 0.0, sadness -0.6,
+anger -1.0. The rest are ours, chosen so the dashboard's line falls with how heavy the feeling is:
+happy 0.8 (glad, calmer than joy), surprise 0.3 (mostly pleasant in chat), busy -0.2 (pressed for time,
+not unhappy), tired -0.4, anxious -0.5, stressed -0.6 (as heavy as sadness), disgust -0.7, fear -0.8.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+EmotionName = Literal[
+    "joy",
+    "happy",
+    "surprise",
+    "neutral",
+    "sadness",
+    "anger",
+    "fear",
+    "anxious",
+    "tired",
+    "busy",
+    "stressed",
+    "disgust",
+]
+
+# The order is the head's output order: changing it means retraining (the head stores its own label list
+# and the detector checks it against this one).
+LABELS: tuple[EmotionName, ...] = (
+    "joy",
+    "happy",
+    "surprise",
+    "neutral",
+    "sadness",
+    "anger",
+    "fear",
+    "anxious",
+    "tired",
+    "busy",
+    "stressed",
+    "disgust",
+)
+
+VALUES: dict[str, float] = {
+    "joy": 1.0,
+    "happy": 0.8,
+    "surprise": 0.3,
+    "neutral": 0.0,
+    "busy": -0.2,
+    "tired": -0.4,
+    "anxious": -0.5,
+    "sadness": -0.6,
+    "stressed": -0.6,
+    "disgust": -0.7,
+    "fear": -0.8,
+    "anger": -1.0,
+}
+
+# Our labels grouped to Ekman's six + neutral, to compare with GoEmotions' Ekman grouping (bench/emotion.py).
+# tired reads as low mood (sadness), anxious and stressed as fear's family, busy as no emotion.
+EKMAN_GROUP: dict[str, str] = {
+    "joy": "joy",
+    "happy": "joy",
+    "surprise": "surprise",
+    "neutral": "neutral",
+    "sadness": "sadness",
+    "tired": "sadness",
+    "anger": "anger",
+    "fear": "fear",
+    "anxious": "fear",
+    "stressed": "fear",
+    "busy": "neutral",
+    "disgust": "disgust",
+}
