@@ -386,11 +386,13 @@ class _Text:
                 obj, self.pos = _DECODE(self.buf, self.pos)
                 return obj
             except json.JSONDecodeError as exc:
+                where = self.dropped + exc.pos + 1  # counted from 1, as editors count; before fill() moves it
                 if not self.fill(len(self.buf) - self.pos):
-                    raise _Broken(f"not JSON at character {self.dropped + exc.pos} ({exc.msg})") from None
+                    raise _Broken(f"not JSON at character {where} ({exc.msg})") from None
 
     def at(self) -> int:
-        return self.dropped + self.pos
+        """The read position as a character number counted from 1."""
+        return self.dropped + self.pos + 1
 
 
 def _elements(stream: IO[bytes]) -> Iterator[Any]:
