@@ -23,6 +23,7 @@ _STATUS_NOTES = {
     "stopped": N_("stopped"),
     "interrupted": N_("interrupted: the app closed while this reply was being written"),
     "error": N_("the model failed"),
+    "cut": N_("cut at the token limit: Continue goes on"),
 }
 
 

@@ -49,6 +49,7 @@ class MessageInput(QPlainTextEdit):
 class MainWindow(QMainWindow):
     request_open = Signal(str)
     request_send = Signal(str)
+    request_continue = Signal(int)
     # Re-emitted on the UI thread once the window has shown the result.
     persona_opened = Signal(str)
     turn_finished = Signal(object)
@@ -105,10 +106,16 @@ class MainWindow(QMainWindow):
         self.send_button.setObjectName("sendButton")
         self.send_button.setDefault(True)
         self.send_button.clicked.connect(self.send_message)
+        self.continue_button = QPushButton()
+        self.continue_button.setObjectName("continueButton")
+        self.continue_button.setVisible(False)  # shown under a reply the token limit cut
+        self.continue_button.clicked.connect(self.continue_reply)
+        self._cut_reply: int | None = None
         self.stop_button = QPushButton()
         self.stop_button.setObjectName("stopButton")
         self.stop_button.clicked.connect(self.stop_reply)
         buttons = QVBoxLayout()
+        buttons.addWidget(self.continue_button)
         buttons.addWidget(self.send_button)
         buttons.addWidget(self.stop_button)
         input_row = QHBoxLayout()
@@ -173,6 +180,8 @@ class MainWindow(QMainWindow):
         self.worker.moveToThread(self.thread_)
         self.request_open.connect(self.worker.open_persona)
         self.request_send.connect(self.worker.send)
+        self.request_continue.connect(self.worker.continue_reply)
+        self.worker.reloaded.connect(self._show_history)
         self.worker.opened.connect(self._on_opened)
         self.worker.open_failed.connect(self._on_open_failed)
         self.worker.delta.connect(self._on_delta)
@@ -189,6 +198,7 @@ class MainWindow(QMainWindow):
         self.model_action.setText(tr("Model settings…"))
         self.input.setPlaceholderText(tr("Write a message (Enter sends, Shift+Enter for a new line)"))
         self.send_button.setText(tr("Send"))
+        self.continue_button.setText(tr("Continue"))
         self.stop_button.setText(tr("Stop"))
         self.file_menu.setTitle(tr("&File"))
         self.new_persona_action.setText(tr("New persona…"))
@@ -283,12 +293,7 @@ class MainWindow(QMainWindow):
         if slug != self.current_slug:
             return
         self.model_name = model_name
-        self.chat.clear_messages()
-        for message in history:
-            who = tr("You") if message.role == "user" else self.current_name
-            self.chat.add_message(
-                who, message.role, message.content, timestamp=message.created_at, status=message.status
-            )
+        self._show_history(history)
         if not history:
             self.chat.show_placeholder(tr("Say hello to {name}.", name=self.current_name))
         self._ready = True
@@ -296,6 +301,32 @@ class MainWindow(QMainWindow):
         self.retranslate()
         self.input.setFocus()
         self.persona_opened.emit(slug)
+
+    def _show_history(self, history: list[StoredMessage]) -> None:
+        self.chat.clear_messages()
+        for message in history:
+            who = tr("You") if message.role == "user" else self.current_name
+            cut = message.status == "complete" and message.meta.get("cut_by_limit")
+            self.chat.add_message(
+                who,
+                message.role,
+                message.content,
+                timestamp=message.created_at,
+                status="cut" if cut else message.status,
+            )
+        last = history[-1] if history else None
+        self._cut_reply = last.id if last is not None and last.meta.get("cut_by_limit") else None
+        self.continue_button.setVisible(self._cut_reply is not None)
+
+    def continue_reply(self) -> None:
+        if self._cut_reply is None or self.streaming or not self._ready:
+            return
+        self.continue_button.setVisible(False)
+        self.chat.begin_stream(self.current_name)
+        self.streaming = True
+        self._set_busy(True)
+        self.state_label.setText(tr("{name} is writing…", name=self.current_name))
+        self.request_continue.emit(self._cut_reply)
 
     def _on_open_failed(self, slug: str, message: str) -> None:
         self.state_label.setText(tr("Could not open {name}", name=slug))
@@ -308,6 +339,7 @@ class MainWindow(QMainWindow):
         if not text or self.streaming or not self._ready:
             return
         self.input.clear()
+        self.continue_button.setVisible(False)
         self._last_sent = text
         self.chat.add_message(tr("You"), "user", text)
         self.chat.begin_stream(self.current_name)
@@ -325,7 +357,9 @@ class MainWindow(QMainWindow):
         self.chat.append_stream(text)
 
     def _on_finished(self, result: TurnResult) -> None:
-        self.chat.end_stream(result.text, result.status)
+        self.chat.end_stream(result.text, "cut" if result.cut_by_limit else result.status)
+        self._cut_reply = result.reply_id if result.cut_by_limit else None
+        self.continue_button.setVisible(self._cut_reply is not None)
         self.streaming = False
         self._set_busy(False)
         self.state_label.setToolTip("\n\n".join(result.warnings))

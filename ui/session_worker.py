@@ -25,6 +25,7 @@ class SessionWorker(QObject):
     reply_started = Signal()
     delta = Signal(str)
     finished = Signal(object)  # TurnResult
+    reloaded = Signal(object)  # the conversation again (list[StoredMessage]), after a continued reply
     failed = Signal(str)
 
     def __init__(self, app: NexusApp, coalesce_ms: int = 40) -> None:
@@ -54,13 +55,30 @@ class SessionWorker(QObject):
         if self._session is None:
             self.failed.emit("No persona is open.")
             return
+        session = self._session
+        self._stream(lambda: session.send(text, self.cancel))
+
+    @Slot(int)
+    def continue_reply(self, reply_id: int) -> None:
+        """Go on with a reply the token limit cut; the window shows the whole message again after."""
+        if self._session is None:
+            self.failed.emit("No persona is open.")
+            return
+        session = self._session
+        self._stream(lambda: session.continue_reply(reply_id, self.cancel))
+        try:
+            self.reloaded.emit(session.history())
+        except NexusArkError as exc:
+            self.failed.emit(str(exc))
+
+    def _stream(self, start) -> None:
         self.cancel.clear()
         pending: list[str] = []
         last_emit = 0.0
         result: TurnResult | None = None
         try:
             self.reply_started.emit()
-            for item in self._session.send(text, self.cancel):
+            for item in start():
                 if isinstance(item, ReplyDelta):
                     pending.append(item.text)
                     now = time.monotonic()

@@ -47,6 +47,16 @@ class _UiThreadProbe(QObject):
         self.seen.append(self.check(text))
 
 
+class _Reloaded(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = False
+
+    @Slot(object)
+    def on_reloaded(self, _history) -> None:
+        self.seen = True
+
+
 def _send(qtbot, window: MainWindow, text: str) -> None:
     window.input.setPlainText(text)
     qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
@@ -188,3 +198,28 @@ def test_an_embedder_that_is_down_leaves_chat_working_and_says_so(qtbot, data_di
     finally:
         window.close()
         core.close()
+
+
+def test_a_reply_cut_by_the_token_limit_offers_continue_into_the_same_message(
+    qtbot, open_window, data_dir: Path
+) -> None:
+    window = open_window()
+    window.app.save_persona_models("aria", {"max_tokens": 16}, None)  # the next session uses it
+    with qtbot.waitSignal(window.persona_opened, timeout=60_000):
+        window.select_persona("hikari")
+    with qtbot.waitSignal(window.persona_opened, timeout=60_000):
+        window.select_persona("aria")
+    with qtbot.waitSignal(window.turn_finished, timeout=120_000) as finished:
+        _send(qtbot, window, "Write a long story about a lighthouse keeper and the sea.")
+    first = finished.args[0]
+    assert first.cut_by_limit and not window.continue_button.isHidden()
+    assert "cut at the token limit" in window.chat.toPlainText()
+    reloaded = _Reloaded()
+    window.worker.reloaded.connect(reloaded.on_reloaded)  # runs on the UI thread, like the window's slot
+    qtbot.mouseClick(window.continue_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: reloaded.seen, timeout=120_000)
+    store = window.app.memory("aria")
+    replies = [m for m in store.messages.recent() if m.role == "assistant"]
+    assert len(replies) == 1 and replies[0].id == first.reply_id  # one message, grown
+    assert len(replies[0].content) > len(first.text) and replies[0].meta["continued"] == 1
+    assert replies[0].content.split()[0] in window.chat.toPlainText()
