@@ -234,7 +234,9 @@ class ChatSession:
             history = store.recent(self.room, self.persona.settings.conversation.history_messages)
             # Built before the message is stored: a prompt that cannot fit is refused with nothing sent.
             prompt = self.preview_prompt(text, history)
-            user_id = store.add(speaker=USER_SPEAKER, role="user", content=text, room=self.room)
+            with self.memory.db.atomic():  # the message and its timeline entry together
+                user_id = store.add(speaker=USER_SPEAKER, role="user", content=text, room=self.room)
+                self.memory.activity.message(user_id, USER_SPEAKER, text, role="user")
             self._index(user_id, USER_SPEAKER, text)
         except sqlite.Error as exc:
             # Nothing was sent to the model: the caller still holds the text and can offer it again.
@@ -334,7 +336,9 @@ class ChatSession:
         status, error = reply.status, reply.error
         if reply.reply_id is not None:
             try:
-                store.update_content(reply.reply_id, text, status=status, meta=meta)
+                with self.memory.db.atomic():  # the final reply and what the timeline says of it
+                    store.update_content(reply.reply_id, text, status=status, meta=meta)
+                    self._record(reply, text, status)
                 if text:
                     self._index(reply.reply_id, self.persona.settings.name, text)
             except sqlite.Error as exc:  # e.g. the disk filled while it streamed: say so, in words
@@ -342,10 +346,13 @@ class ChatSession:
                 raise DatabaseError(
                     f"The reply could not be saved completely. {problem.message}", hint=problem.hint
                 ) from exc
-        elif status == "complete":
-            # The model ended without a word: record that honestly rather than an empty bubble.
-            status = "error"
-            error = error or "The model returned an empty reply."
+        else:
+            if status == "complete":
+                # The model ended without a word: record that honestly rather than an empty bubble.
+                status = "error"
+                error = error or "The model returned an empty reply."
+            if error:
+                self.memory.activity.error(error, message_id=user_id)
         return TurnResult(
             user_message_id=user_id,
             reply_id=reply.reply_id,
@@ -359,6 +366,16 @@ class ChatSession:
             warnings=warnings,
             cut_by_limit=meta["cut_by_limit"],
         )
+
+    def _record(self, reply: _Reply, text: str, status: MessageStatus) -> None:
+        """The turn in the persona's activity timeline: its tool calls, the reply, what went wrong."""
+        activity = self.memory.activity
+        for call in reply.tool_log:
+            activity.tool_call(call["name"], call["arguments"], call["result"], message_id=reply.reply_id)
+        if text:
+            activity.message(reply.reply_id, self.persona.settings.name, text, role="assistant")
+        if status == "error" and reply.error:
+            activity.error(reply.error, message_id=reply.reply_id)
 
     def continue_reply(
         self, reply_id: int, cancel: threading.Event | None = None

@@ -224,3 +224,19 @@ def test_only_a_cut_reply_can_be_continued(persona, tmp_path: Path) -> None:
     assert not result.cut_by_limit
     with pytest.raises(NexusArkError, match="cut short"):
         list(session.continue_reply(result.reply_id))
+
+
+def test_a_failed_turn_is_in_the_timeline(persona, tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+
+    class Broken(ScriptedBackend):
+        def _stream(self, request):
+            raise ModelError("The model file is damaged.")
+            yield  # pragma: no cover
+
+    session = ChatSession(persona, memory, Broken(["unused"]))
+    _, result = _run(session, "Hello?")
+    assert result.status == "error"
+    errors = memory.activity.query(kinds=["error"])
+    assert len(errors) == 1 and "damaged" in errors[0].summary
+    assert errors[0].message_id == result.user_message_id

@@ -104,3 +104,15 @@ def test_which_models_get_the_text_protocol(
     session = ChatSession(persona, MemoryStore(tmp_path / "m.db"), backend)
     _run(session, "Hi")
     assert ("<tool_call>" in backend.requests[0][0].content) == offered
+
+
+def test_a_turn_leaves_its_messages_and_tool_calls_in_the_timeline(tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "m.db")
+    memory.components.set_core_memory("Mika's cat is called Luna.")
+    session = ChatSession(_persona(tmp_path), memory, ScriptedBackend(_calls_then_answers, text_tools=True))
+    _, result = _run(session, "What is my cat called?")
+    turn = [e for e in memory.activity.query() if e.kind in ("message", "tool_call")]
+    assert [e.kind for e in turn] == ["message", "tool_call", "message"]
+    assert "What is my cat called?" in turn[0].summary and turn[0].message_id == result.user_message_id
+    assert "search_memory" in turn[1].summary and turn[1].message_id == result.reply_id
+    assert "Luna" in turn[2].summary and turn[2].message_id == result.reply_id
