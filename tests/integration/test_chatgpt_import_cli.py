@@ -1,0 +1,101 @@
+"""`nexus-ark memory import --format chatgpt` as a person runs it: a ChatGPT export imported, embedded and
+recalled; run again; broken conversations and unreadable files named with the exit codes scripts rely on."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.integration
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "chatgpt"
+
+
+def _import(data_dir: Path, export: Path):  # type: ignore[no-untyped-def]
+    return run_cli(
+        "--data-dir",
+        str(data_dir),
+        "memory",
+        "import",
+        "--persona",
+        "aria",
+        "--format",
+        "chatgpt",
+        str(export),
+    )
+
+
+def _search(data_dir: Path, query: str, k: int = 1) -> list[dict]:
+    proc = run_cli(
+        "--data-dir", str(data_dir), "memory", "search", "--persona", "aria", "-k", str(k), "--json", query
+    )
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def _messages(data_dir: Path) -> list[tuple[str, str]]:
+    db = data_dir / "personas" / "aria" / "memory.db"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        return conn.execute("select source_id, content from messages order by id").fetchall()
+
+
+def test_an_export_imports_embeds_and_is_recalled_and_a_rerun_adds_nothing(data_dir: Path) -> None:
+    first = _import(data_dir, DATA / "conversations.json")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith(
+        "imported 9 messages from 3 conversations (0 already there, 0 conversations skipped, "
+        "3 messages on other branches left out) and embedded 9 items"
+    ), first.stdout
+
+    again = _import(data_dir, DATA / "conversations.json")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith("imported 0 messages from 3 conversations (9 already there"), again.stdout
+    assert len(_messages(data_dir)) == 9
+
+    hits = _search(data_dir, "When does my new job start?")
+    assert hits[0]["source_id"] == "chatgpt:conv-job-0003:j-u1", hits
+    assert hits[0]["timestamp"].startswith("2024-07-01T09:01"), "the time the export gives, not today's"
+    # The reply after it carries the question as its context, so either may come first.
+    hits = _search(data_dir, "姉の恵子と京都へ行くのはいつ？", k=2)
+    assert "chatgpt:conv-kyoto-0002:k-u1" in [h["source_id"] for h in hits], hits
+
+
+def test_broken_conversations_are_named_exit_1_and_an_unreadable_file_exit_2_losing_nothing(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    malformed = DATA / "malformed.json"
+    partly = _import(data_dir, malformed)
+    assert partly.returncode == 1, (partly.stdout, partly.stderr)
+    assert (
+        f"{malformed}: conversation 3 ('Going round', id conv-cycle): its mapping has a cycle"
+        in partly.stderr
+    )
+    assert partly.stderr.count("; skipped") == 5, partly.stderr
+    assert "imported 2 messages from 2 conversations" in partly.stdout
+    before = _messages(data_dir)
+    assert [s for s, _ in before] == ["chatgpt:conv-good-a:g1-u", "chatgpt:conv-good-b:g2-u"]
+
+    not_json = tmp_path / "conversations.json"
+    not_json.write_text("<html>This is chat.html, not conversations.json</html>", encoding="utf-8")
+    refused = _import(data_dir, not_json)
+    assert refused.returncode == 2, (refused.stdout, refused.stderr)
+    assert f"{not_json} is not a ChatGPT export" in refused.stderr and "Traceback" not in refused.stderr
+    assert _messages(data_dir) == before
+
+    unknown = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "memory",
+        "import",
+        "--persona",
+        "aria",
+        "--format",
+        "claude",
+        str(malformed),
+    )
+    assert unknown.returncode == 2 and "invalid choice: 'claude'" in unknown.stderr
