@@ -194,11 +194,6 @@ def _goal_items(memory: MemoryContext) -> list[str]:
     return [f"(short-term) {g}" for g in memory.goals_short] + [f"(long-term) {g}" for g in memory.goals_long]
 
 
-def system_prompt(persona: Persona, memory: MemoryContext | None = None) -> str:
-    """The system message uncut (the stable sections, then episodes), as `build_prompt` lays it out."""
-    return build_prompt(persona, [], "", memory, context_size=1 << 20, max_tokens=0).messages[0].content
-
-
 # -- the builder ------------------------------------------------------------------------------------
 def _allot(needs: dict[str, int], shares: dict[str, int]) -> dict[str, int]:
     """Each section gets what it needs up to its share; the pool's spare goes to those that need more,

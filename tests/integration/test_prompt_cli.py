@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from nexus_ark.agent.prompt import SECTION_ORDER
+from nexus_ark.providers.base import ChatMessage, GenerationParams
+from nexus_ark.providers.llama_cpp_backend import LlamaCppBackend
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.integration
@@ -100,3 +102,23 @@ def test_a_soul_too_long_for_the_model_is_named_with_what_to_shorten(data_dir: P
     assert "persona.md is " in proc.stderr and "shorten persona.md" in proc.stderr, proc.stderr
     assert "4,096" in proc.stderr, "the model's context is named"
     assert proc.stdout == ""
+
+
+def test_the_bundled_model_counts_with_its_own_tokenizer_even_while_it_generates(
+    shared_llama: LlamaCppBackend,
+) -> None:
+    text = "Keiko makes pottery in Kyoto."
+    exact = shared_llama.count_tokens(text)
+    assert 0 < exact < len(text)
+    assert shared_llama.count_tokens("こんにちは、ケイコさん。") > 0
+    stream = shared_llama.stream_chat(
+        [ChatMessage(role="user", content="Count from one to ten.")],
+        GenerationParams(max_tokens=24, temperature=0),
+    )
+    first = next(stream)
+    # Counting from this thread while the inference thread decodes: same answers, and the stream goes on.
+    counts = {shared_llama.count_tokens(text) for _ in range(50)}
+    rest = list(stream)
+    assert counts == {exact}
+    assert first.text or rest[0].text
+    assert rest[-1].finish_reason in ("stop", "length")
