@@ -70,6 +70,7 @@ class _Reply:
     finish: str | None = None
     tool_log: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    version_of: int | None = None  # a regenerated reply: the first version's id
 
     def text(self) -> str:
         return "".join(self.parts)
@@ -98,6 +99,7 @@ class ChatSession:
         self.recall_problem = recall_problem if embedder is None else ""
         self._embedder_retry_at = 0.0
         self._after_turn = after_turn
+        self._recall_exclude: set[str] = set()  # sources the prompt carries already (a regeneration's)
         self._busy = threading.Lock()
 
     @property
@@ -122,12 +124,97 @@ class ChatSession:
         finally:
             self._busy.release()
 
+    # -- regenerate, edit, delete -----------------------------------------------------------------
+    def regenerate(
+        self, reply_id: int, cancel: threading.Event | None = None
+    ) -> Iterator[ReplyDelta | TurnResult]:
+        """A new version of a reply. Earlier versions are kept (messages.versions, choose_version); the
+        new one is what the conversation shows and the next prompt sees."""
+        if not self._busy.acquire(blocking=False):
+            raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
+        try:
+            store = self.memory.messages
+            old = store.get(reply_id)
+            if old.role != "assistant" or old.hidden or old.room != self.room:
+                raise NexusArkError("Only a reply in the conversation as it stands can be regenerated.")
+            limit = self.persona.settings.conversation.history_messages
+            history = [m for m in store.recent(self.room, limit + 1) if m.id < old.id]
+            user = next((m for m in reversed(history) if m.role == "user"), None)
+            if user is None:
+                raise NexusArkError("This reply answers no message of yours, so there is nothing to redo.")
+            store.hide_from(old.id)  # with anything after it: kept as that version's branch
+            self._recall_exclude = {f"msg:{user.id}"}  # the message answered is in the prompt already
+            try:
+                prompt = self.preview_prompt(user.content, [m for m in history if m.id < user.id])
+            except NexusArkError:
+                store.choose_version(old.id)
+                raise
+            finally:
+                self._recall_exclude = set()
+            reply = _Reply(started=time.perf_counter(), version_of=old.version_group)
+            params = self.persona.settings.model.generation_params()
+            yield from self._generate(prompt.messages, params, cancel, reply, self._tools())
+            result = self._commit(reply, user.id, [])
+            if result.reply_id is None:  # nothing came: the conversation keeps the version it had
+                store.choose_version(old.id)
+            yield result
+        finally:
+            self._busy.release()
+
+    def edit(
+        self, message_id: int, text: str, cancel: threading.Event | None = None
+    ) -> Iterator[ReplyDelta | TurnResult]:
+        """Say a message of yours differently and go on from there. What followed the old wording is
+        kept as its branch (choosing the old version again brings it back)."""
+        text = text.strip()
+        if not text:
+            raise ValueError("empty message")
+        if not self._busy.acquire(blocking=False):
+            raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
+        try:
+            store = self.memory.messages
+            old = store.get(message_id)
+            if old.role != "user" or old.hidden or old.room != self.room:
+                raise NexusArkError("Only a message of yours in the conversation as it stands can be edited.")
+            store.hide_from(old.id)
+            try:
+                yield from self._turn(text, cancel, version_of=old.version_group)
+            except NexusArkError:  # not sent (too long, a damaged file): the old wording stays
+                store.choose_version(old.id)
+                raise
+        finally:
+            self._busy.release()
+
+    def delete(self, message_id: int, *, forget: bool = False) -> None:
+        """Delete a message. With `forget`, also what memory derived from it (its archive item, and the
+        text it lent its neighbours); otherwise recall may still find what was said."""
+        message = self.memory.messages.get(message_id)
+        if forget:
+            items = [
+                r[0]
+                for r in self.memory.db.execute(
+                    "select id from items where source_id = ?", [f"msg:{message.id}"]
+                ).fetchall()
+            ]
+            self.memory.forget(items)
+        still_there = self.memory.db.execute("select 1 from messages where id = ?", [message.id]).fetchone()
+        if still_there:  # forget() deletes the message with its memory; else it goes on its own
+            self.memory.messages.delete(message.id)
+
     def _memory_context(self, text: str, history: list[StoredMessage]) -> MemoryContext:
         """What memory puts into this turn's prompt (agent.prompt_inputs): the stable components, the
         episodes before the conversation, recalled items not already in the prompt, and entities and
         documents that match the text."""
         in_prompt = {f"msg:{m.id}" for m in history}
-        k = RECALL_K + len(in_prompt) + 1
+        # Earlier versions and the branches they left are off the conversation's line: not recalled either
+        # (a regenerated reply must not come back through memory).
+        off_line = {
+            f"msg:{r[0]}"
+            for r in self.memory.db.execute(
+                "select id from messages where room = ? and hidden = 1", [self.room]
+            ).fetchall()
+        }
+        k = RECALL_K + len(in_prompt) + 1 + min(len(off_line), 20)
         hits = None
         if self.embedder is not None and time.monotonic() >= self._embedder_retry_at:
             try:
@@ -140,6 +227,7 @@ class ChatSession:
                 self._embedder_retry_at = time.monotonic() + EMBEDDER_RETRY_S
         if hits is None:
             hits = self.memory.archive.search(text, None, k=k, mode="fts")
+        hits = [h for h in hits if h.source_id not in off_line and h.source_id not in self._recall_exclude]
         return gather_inputs(
             self.memory,
             text,
@@ -228,14 +316,18 @@ class ChatSession:
             except NexusArkError as exc:
                 log.warning("after-turn work failed: %s", exc)
 
-    def _turn(self, text: str, cancel: threading.Event | None) -> Iterator[ReplyDelta | TurnResult]:
+    def _turn(
+        self, text: str, cancel: threading.Event | None, *, version_of: int | None = None
+    ) -> Iterator[ReplyDelta | TurnResult]:
         store = self.memory.messages
         try:
             history = store.recent(self.room, self.persona.settings.conversation.history_messages)
             # Built before the message is stored: a prompt that cannot fit is refused with nothing sent.
             prompt = self.preview_prompt(text, history)
             with self.memory.db.atomic():  # the message and its timeline entry together
-                user_id = store.add(speaker=USER_SPEAKER, role="user", content=text, room=self.room)
+                user_id = store.add(
+                    speaker=USER_SPEAKER, role="user", content=text, room=self.room, version_of=version_of
+                )
                 self.memory.activity.message(user_id, USER_SPEAKER, text, role="user")
             self._index(user_id, USER_SPEAKER, text)
         except sqlite.Error as exc:
@@ -301,6 +393,7 @@ class ChatSession:
                             content="",
                             room=self.room,
                             status="streaming",
+                            version_of=reply.version_of,
                         )
                     else:  # a continuation streams into the message it continues
                         store.update_content(reply.reply_id, reply.text(), status="streaming")

@@ -7,8 +7,10 @@ from typing import Any, Literal
 
 import sqlite_utils
 from pydantic import BaseModel
+from sqlite_utils.db import NotFoundError
 
 from nexus_ark.clock import Clock, SystemClock, iso
+from nexus_ark.errors import NexusArkError
 
 MessageStatus = Literal["complete", "streaming", "stopped", "interrupted", "error"]
 DEFAULT_ROOM = "main"
@@ -25,6 +27,13 @@ class StoredMessage(BaseModel):
     updated_at: str | None = None
     source_id: str | None = None
     meta: dict[str, Any] = {}
+    version_of: int | None = None  # the first version's id, for a regenerated reply or an edited message
+    hidden: bool = False  # not on the conversation's current line (an earlier version, or its branch)
+    branch_of: int | None = None
+
+    @property
+    def version_group(self) -> int:
+        return self.version_of or self.id
 
 
 class MessageStore:
@@ -43,6 +52,7 @@ class MessageStore:
         source_id: str | None = None,
         meta: dict[str, Any] | None = None,
         created_at: str | None = None,
+        version_of: int | None = None,
     ) -> int:
         now = iso(self.clock.now())
         with self.db.atomic():
@@ -57,6 +67,7 @@ class MessageStore:
                     "updated_at": now,
                     "source_id": source_id,
                     "meta": json.dumps(meta) if meta else None,
+                    "version_of": version_of,
                 }
             )
         return int(table.last_pk)
@@ -79,14 +90,73 @@ class MessageStore:
 
     def recent(self, room: str = DEFAULT_ROOM, limit: int = 200) -> list[StoredMessage]:
         rows = self.db.execute(
-            "select * from (select * from messages where room = ? order by id desc limit ?) order by id",
+            "select * from (select * from messages where room = ? and hidden = 0 order by id desc limit ?) "
+            "order by id",
             [room, limit],
         )
         cols = [c[0] for c in rows.description]
         return [self._to_model(dict(zip(cols, row, strict=True))) for row in rows.fetchall()]
 
     def get(self, message_id: int) -> StoredMessage:
-        return self._to_model(self.db["messages"].get(message_id))
+        try:
+            return self._to_model(self.db["messages"].get(message_id))
+        except NotFoundError:
+            raise NexusArkError(f"There is no message {message_id}.") from None
+
+    # -- versions and branches --------------------------------------------------------------------
+    def versions(self, message_id: int) -> list[StoredMessage]:
+        """Every version of a message (a regenerated reply, an edited message), oldest first."""
+        group = self.get(message_id).version_group
+        rows = self.db.query(
+            "select * from messages where id = ? or version_of = ? order by id", [group, group]
+        )
+        return [self._to_model(r) for r in rows]
+
+    def hide_from(self, message_id: int) -> int:
+        """Take a message and everything after it on the current line off that line, as its branch
+        (kept, not deleted: choosing this version again brings them back). Returns how many."""
+        message = self.get(message_id)
+        with self.db.atomic():
+            cur = self.db.execute(
+                "update messages set hidden = 1, branch_of = ? where room = ? and hidden = 0 and id > ?",
+                [message.id, message.room, message.id],
+            )
+            self.db.execute("update messages set hidden = 1 where id = ?", [message.id])
+        return cur.rowcount + 1
+
+    def choose_version(self, message_id: int) -> None:
+        """Make this version the one the conversation shows and the next prompt sees: the version on the
+        line now steps aside with what followed it, and this one comes back with its own branch."""
+        target = self.get(message_id)
+        current = next((v for v in self.versions(message_id) if not v.hidden), None)
+        if current is not None and current.id == target.id:
+            return
+        with self.db.atomic():
+            if current is not None:
+                self.hide_from(current.id)
+            self.db.execute(
+                "update messages set hidden = 0, branch_of = null where id = ? or branch_of = ?",
+                [target.id, target.id],
+            )
+
+    def delete(self, message_id: int) -> None:
+        """Delete one message (its words leave the timeline too). What memory derived from it stays
+        unless the caller also forgets it (MemoryStore.forget)."""
+        self.get(message_id)
+        with self.db.atomic():
+            # Later versions point at the first: the next one becomes the group's first.
+            rest = [
+                r[0]
+                for r in self.db.execute(
+                    "select id from messages where version_of = ? order by id", [message_id]
+                ).fetchall()
+            ]
+            if rest:
+                self.db.execute("update messages set version_of = null where id = ?", [rest[0]])
+                self.db.execute(
+                    "update messages set version_of = ? where version_of = ?", [rest[0], message_id]
+                )
+            self.db.execute("delete from messages where id = ?", [message_id])
 
     def count(self, room: str | None = None) -> int:
         if room is None:
@@ -106,4 +176,5 @@ class MessageStore:
     def _to_model(row: dict[str, Any]) -> StoredMessage:
         row = dict(row)
         row["meta"] = json.loads(row["meta"]) if row.get("meta") else {}
+        row["hidden"] = bool(row.get("hidden"))
         return StoredMessage.model_validate(row)

@@ -215,6 +215,20 @@ def m006_activity(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m007_message_versions(db: sqlite_utils.Database) -> None:
+    """Regenerated replies and edited messages keep every version. `version_of`: the first version's id
+    (null on the first). `hidden`: 1 when not on the conversation's current line (an earlier version, or
+    what followed it). `branch_of`: for what was hidden with a version, that version's id, so choosing it
+    again brings back its branch."""
+    db.execute("alter table messages add column version_of integer")
+    db.execute("alter table messages add column hidden integer not null default 0")
+    db.execute("alter table messages add column branch_of integer")
+    db.execute("create index messages_line on messages(room, hidden, id)")
+    db.execute("create index messages_versions on messages(version_of) where version_of is not null")
+    db.execute("create index messages_branch on messages(branch_of) where branch_of is not null")
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}
