@@ -82,6 +82,15 @@ def _import(app: NexusApp, store, args: argparse.Namespace, persona: Persona) ->
         report = import_jsonl(args.file, store.messages, store.archive, names)
         for error in report.errors:
             print(f"skipped {error}", file=sys.stderr)
+    if report.imported or report.errors:  # a re-run that found everything there is not news
+        store.activity.imported(
+            f"{report.imported} messages imported from {args.file.name} ({args.format})",
+            file=str(args.file),
+            format=args.format,
+            imported=report.imported,
+            already_there=report.skipped_duplicates,
+            problems=len(report.errors),
+        )
 
     def progress(done: int, total: int) -> None:
         print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
