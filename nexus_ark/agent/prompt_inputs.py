@@ -69,7 +69,8 @@ def gather_inputs(
         ]
     shown_days = {f"{e.date}:" for e in episodes}
 
-    in_prompt = {f"msg:{m.id}" for m in history}
+    # A message is indexed under "msg:<id>", or under the id it was imported with.
+    in_prompt = {f"msg:{m.id}" for m in history} | {m.source_id for m in history if m.source_id}
     shown_goals = [f": {g}" for g in (*short, *long)]
     recalled: list[str] = []
     for hit in hits:

@@ -20,7 +20,7 @@ from nexus_ark.agent.prompt import (
 from nexus_ark.agent.prompt_inputs import gather_inputs
 from nexus_ark.agent.session import ChatSession, TurnResult
 from nexus_ark.clock import FixedClock
-from nexus_ark.memory.archive import NewItem
+from nexus_ark.memory.archive import NewItem, SearchHit
 from nexus_ark.memory.components import Episode, Goal, Insight
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore
@@ -247,3 +247,28 @@ def test_the_dry_run_shows_what_the_turn_sends_and_stores_nothing(persona, memor
     result = next(r for r in session.send("Good morning") if isinstance(r, TurnResult))
     assert result.status == "complete"
     assert backend.requests[0] == preview.messages
+
+
+def test_recall_leaves_out_messages_already_in_the_conversation_imported_ones_too(memory) -> None:
+    hits = [
+        SearchHit(
+            item_id=1,
+            source_id="chatgpt:abc",
+            kind="message",
+            text="Mika: my sister is Keiko",
+            score=1,
+            timestamp="",
+        ),
+        SearchHit(
+            item_id=2, source_id="msg:7", kind="message", text="Mika: she paints", score=0.9, timestamp=""
+        ),
+        SearchHit(
+            item_id=3, source_id="msg:99", kind="message", text="Mika: Keiko moved", score=0.8, timestamp=""
+        ),
+    ]
+    history = [
+        _msg(5, "my sister is Keiko").model_copy(update={"source_id": "chatgpt:abc"}),
+        _msg(7, "she paints"),
+    ]
+    context = gather_inputs(memory, "Keiko?", history, hits, lookback_days=0, now=NOW, recall_k=3)
+    assert context.recalled == ["Mika: Keiko moved"]
