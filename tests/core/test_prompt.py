@@ -272,3 +272,10 @@ def test_recall_leaves_out_messages_already_in_the_conversation_imported_ones_to
     ]
     context = gather_inputs(memory, "Keiko?", history, hits, lookback_days=0, now=NOW, recall_k=3)
     assert context.recalled == ["Mika: Keiko moved"]
+
+
+def test_an_entity_named_in_japanese_comes_with_the_message(memory) -> None:
+    memory.components.write_entity("ケイコ", "ミカの姉。京都で陶芸をしている。")
+    memory.components.write_entity("タロウ", "ミカの同僚。")
+    context = gather_inputs(memory, "ケイコは元気かな？", [], [], lookback_days=0, now=NOW, recall_k=3)
+    assert context.entities == ["ケイコ: ミカの姉。京都で陶芸をしている。"]
