@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_ark.agent.memory_tools import MemoryTools
-from nexus_ark.agent.prompt import BuiltPrompt, MemoryContext, build_messages, build_prompt
+from nexus_ark.agent.prompt import BuiltPrompt, MemoryContext, build_prompt
 from nexus_ark.agent.prompt_inputs import gather_inputs
 from nexus_ark.errors import DatabaseError, NexusArkError
 from nexus_ark.memory.conversation_index import Turn, index_turns
@@ -486,7 +486,15 @@ class ChatSession:
             history = [m for m in history if m.id <= reply_id]
             user = next((m for m in reversed(history) if m.role == "user"), None)
             memory = self._memory_context(user.content if user else message.content, history)
-            messages = build_messages(self.persona, history, CONTINUE_PROMPT, memory)
+            messages = build_prompt(
+                self.persona,
+                history,
+                CONTINUE_PROMPT,
+                memory,
+                count=self.backend.count_tokens,
+                context_size=getattr(self.backend, "n_ctx", None) or self.persona.settings.model.context_size,
+                max_tokens=self.persona.settings.model.max_tokens,
+            ).messages
             reply = _Reply(started=time.perf_counter(), reply_id=reply_id, parts=[message.content])
             reply.meta = {k: v for k, v in message.meta.items() if k == "tool_calls"}
             reply.meta["continued"] = int(message.meta.get("continued", 0)) + 1
