@@ -22,6 +22,7 @@ from nexus_ark.errors import DatabaseError, ModelError, NexusArkError, PersonaEr
 from nexus_ark.instance_lock import InstanceLock
 from nexus_ark.memory.portability import backup_if_due
 from nexus_ark.memory.store import MemoryStore, StoreRole
+from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import PersonaInfo
@@ -66,6 +67,8 @@ class NexusApp:
         self._persona_locks: dict[str, threading.RLock] = {}
         self._backed_up_on: dict[str, date] = {}
         self._embedder_lock = threading.Lock()
+        # Reads each message's emotion on the bundled e5 vectors its head was trained on (loaded on use).
+        self._emotions = EmotionDetector()
         self._embedder: Embedder | None = None
         self._embedder_spec: tuple[str, ...] = ()
         self._embedding: set[str] = set()
@@ -207,6 +210,7 @@ class NexusApp:
                 embedder=embedder,
                 recall_problem=problem,
                 after_turn=lambda: self._backup_after_first_turn_of_day(slug),
+                emotions=self._emotions,
             )
             with self._state_lock:  # a replaced session finishes its turn; the memory is shared
                 self._sessions[slug] = session

@@ -12,11 +12,14 @@ from typing import Any
 from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.agent.prompt import BuiltPrompt, MemoryContext, build_prompt
 from nexus_ark.agent.prompt_inputs import gather_inputs
+from nexus_ark.clock import iso
 from nexus_ark.errors import DatabaseError, NexusArkError
+from nexus_ark.memory.components import EmotionEntry
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind.emotion import EmotionDetector, EmotionReading
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.embedders import Embedder
@@ -88,6 +91,7 @@ class ChatSession:
         embedder: Embedder | None = None,
         recall_problem: str = "",
         after_turn: Callable[[], None] | None = None,
+        emotions: EmotionDetector | None = None,
     ) -> None:
         self.persona = persona
         self.memory = memory
@@ -99,6 +103,7 @@ class ChatSession:
         self.recall_problem = recall_problem if embedder is None else ""
         self._embedder_retry_at = 0.0
         self._after_turn = after_turn
+        self.emotions = emotions  # how the person feels, read from each message (mind.emotion)
         self._recall_exclude: set[str] = set()  # sources the prompt carries already (a regeneration's)
         self._busy = threading.Lock()
 
@@ -324,11 +329,14 @@ class ChatSession:
             history = store.recent(self.room, self.persona.settings.conversation.history_messages)
             # Built before the message is stored: a prompt that cannot fit is refused with nothing sent.
             prompt = self.preview_prompt(text, history)
-            with self.memory.db.atomic():  # the message and its timeline entry together
+            feeling = self._read_emotion(text)
+            with self.memory.db.atomic():  # the message, how it felt, and its timeline entries together
                 user_id = store.add(
                     speaker=USER_SPEAKER, role="user", content=text, room=self.room, version_of=version_of
                 )
                 self.memory.activity.message(user_id, USER_SPEAKER, text, role="user")
+                if feeling is not None:
+                    self._log_emotion(feeling, user_id, text)
             self._index(user_id, USER_SPEAKER, text)
         except sqlite.Error as exc:
             # Nothing was sent to the model: the caller still holds the text and can offer it again.
@@ -458,6 +466,31 @@ class ChatSession:
             meta=meta,
             warnings=warnings,
             cut_by_limit=meta["cut_by_limit"],
+        )
+
+    def _read_emotion(self, text: str) -> EmotionReading | None:
+        """The emotion in the person's message (tens of milliseconds: it runs inside the turn). A detector
+        that cannot run costs the turn nothing but this reading."""
+        if self.emotions is None:
+            return None
+        try:
+            return self.emotions.classify(text)
+        except NexusArkError as exc:
+            log.warning("emotion detection unavailable: %s", exc)
+            return None
+
+    def _log_emotion(self, feeling: EmotionReading, message_id: int, text: str) -> None:
+        self.memory.components.log_emotion(
+            EmotionEntry(
+                timestamp=iso(self.memory.messages.clock.now()),
+                emotion=feeling.label,
+                value=feeling.value,
+                snippet=text[:200],
+                message_id=message_id,
+            )
+        )
+        self.memory.activity.emotion(
+            feeling.label, feeling.value, feeling.confidence, message_id=message_id, snippet=text
         )
 
     def _record(self, reply: _Reply, text: str, status: MessageStatus) -> None:
