@@ -168,3 +168,16 @@ def test_a_time_filter_that_is_not_a_time_is_refused(data_dir: Path, flag: str) 
     proc = run_cli(data_dir, "memory", "search", "--persona", "aria", flag, "yesterday", "jam")
     assert proc.returncode == 2
     assert f"{flag} 'yesterday'" in proc.stderr and "2026-11-21" in proc.stderr
+
+
+def test_a_one_megabyte_message_is_kept_and_refused_in_words(data_dir: Path) -> None:
+    message = "word " * 200_000  # 1 MB on one line
+    proc = run_cli(data_dir, "chat", "--persona", "aria", stdin=message + "\n")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "too long" in proc.stderr and "context" in proc.stderr
+    store = MemoryStore(data_dir / "personas" / "aria" / "memory.db")
+    try:
+        kept = [m for m in store.messages.recent() if m.role == "user"]
+        assert len(kept) == 1 and len(kept[0].content) == len(message.strip())  # nothing lost
+    finally:
+        store.close()
