@@ -167,6 +167,9 @@ class MainWindow(QMainWindow):
             self.language_menu.addAction(action)
             self.language_actions[code] = action
         self.language_actions[self.app.settings.language].setChecked(True)
+        self.prompt_action = QAction(self)  # a debug view: what the model would be sent
+        self.prompt_action.triggered.connect(self.show_prompt)
+        self.view_menu.addAction(self.prompt_action)
 
         self.help_menu = bar.addMenu("")
         self.about_action = QAction(self)
@@ -198,6 +201,7 @@ class MainWindow(QMainWindow):
         self.model_action.setText(tr("Model settings…"))
         self.input.setPlaceholderText(tr("Write a message (Enter sends, Shift+Enter for a new line)"))
         self.send_button.setText(tr("Send"))
+        self.prompt_action.setText(tr("Show the prompt…"))
         self.continue_button.setText(tr("Continue"))
         self.stop_button.setText(tr("Stop"))
         self.file_menu.setTitle(tr("&File"))
@@ -275,6 +279,16 @@ class MainWindow(QMainWindow):
             return
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.show()
+
+    def show_prompt(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.prompt_view import PromptView
+
+        text = self.input.toPlainText().strip() or tr("Hello!")
+        view = PromptView(self.app, self.current_slug, text, self)
+        view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        view.show()
 
     def edit_models(self) -> None:
         if not self.current_slug or self.streaming:

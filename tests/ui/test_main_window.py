@@ -223,3 +223,16 @@ def test_a_reply_cut_by_the_token_limit_offers_continue_into_the_same_message(
     assert len(replies) == 1 and replies[0].id == first.reply_id  # one message, grown
     assert len(replies[0].content) > len(first.text) and replies[0].meta["continued"] == 1
     assert replies[0].content.split()[0] in window.chat.toPlainText()
+
+
+def test_the_prompt_view_shows_the_sections_and_messages_of_the_next_message(qtbot, open_window) -> None:
+    from ui.prompt_view import PromptView
+
+    window = open_window()
+    view = PromptView(window.app, "aria", "What is my sister's name?")
+    qtbot.addWidget(view)
+    qtbot.waitUntil(lambda: "tokens in all" in view.status.text(), timeout=60_000)
+    names = [view.sections.item(r, 0).text() for r in range(view.sections.rowCount())]
+    assert names[0] == "soul" and "conversation" in names
+    assert "What is my sister's name?" in view.messages.toPlainText()
+    assert window.app.memory("aria").messages.count() == 0  # a dry run stores nothing

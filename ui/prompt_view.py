@@ -1,0 +1,80 @@
+"""A debug view of the prompt: the exact messages a message would be sent with and what each section costs
+(the window's face of `nexus-ark prompt`). Built on a pool thread: it loads the model to count tokens."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+from nexus_ark.agent.prompt import BuiltPrompt
+from nexus_ark.app import NexusApp
+from ui.i18n import tr
+from ui.tasks import run_in_background
+
+
+class PromptView(QDialog):
+    def __init__(self, app: NexusApp, slug: str, text: str = "", parent=None) -> None:
+        super().__init__(parent)
+        self.app, self.slug = app, slug
+        self.setWindowTitle(tr("Prompt of the next message"))
+        self.resize(900, 640)
+        self.text = QLineEdit(text)
+        self.text.setPlaceholderText(tr("A message to build the prompt for"))
+        self.text.returnPressed.connect(self.refresh)
+        show = QPushButton(tr("Show"))
+        show.clicked.connect(self.refresh)
+        self.sections = QTableWidget(0, 3)
+        self.sections.setObjectName("promptSections")
+        self.sections.setHorizontalHeaderLabels([tr("Section"), tr("Tokens"), tr("Cut")])
+        self.sections.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.messages = QPlainTextEdit()
+        self.messages.setObjectName("promptMessages")
+        self.messages.setReadOnly(True)
+        self.status = QLabel()
+        row = QHBoxLayout()
+        row.addWidget(self.text, 1)
+        row.addWidget(show)
+        splitter = QSplitter()
+        splitter.addWidget(self.sections)
+        splitter.addWidget(self.messages)
+        splitter.setSizes([260, 640])
+        layout = QVBoxLayout(self)
+        layout.addLayout(row)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.status)
+        if text.strip():
+            self.refresh()
+
+    def refresh(self) -> None:
+        text = self.text.text().strip()
+        if not text:
+            return
+        self.status.setText(tr("Building the prompt…"))
+        app, slug = self.app, self.slug
+        run_in_background(lambda: app.preview_prompt(slug, text), self._show, self._failed)
+
+    def _show(self, built: BuiltPrompt) -> None:
+        self.sections.setRowCount(len(built.sections))
+        for row, section in enumerate(built.sections):
+            values = [section.name, str(section.tokens), tr("yes") if section.cut else ""]
+            for col, value in enumerate(values):
+                self.sections.setItem(row, col, QTableWidgetItem(value))
+        self.messages.setPlainText(
+            "\n\n".join(f"── {message.role} ──\n{message.content}" for message in built.messages)
+        )
+        total = sum(section.tokens for section in built.sections)
+        self.status.setText(tr("{tokens} tokens in all.", tokens=total))
+
+    def _failed(self, message: str) -> None:
+        self.status.setText(message)
