@@ -105,6 +105,8 @@ class ChatSession:
         self._after_turn = after_turn
         self.emotions = emotions  # how the person feels, read from each message (mind.emotion)
         self._recall_exclude: set[str] = set()  # sources the prompt carries already (a regeneration's)
+        # How long the last prompt's recall and build took: the turn puts them in meta["timings"].
+        self._prompt_timings: dict[str, float] = {}
         self._busy = threading.Lock()
 
     @property
@@ -253,7 +255,9 @@ class ChatSession:
         if history is None:
             limit = self.persona.settings.conversation.history_messages
             history = self.memory.messages.recent(self.room, limit)
+        started = time.perf_counter()
         memory = self._memory_context(text, history)
+        recalled_at = time.perf_counter()
         # The loaded model's context where the backend knows it (a --model override), else the persona's.
         context_size = getattr(self.backend, "n_ctx", None) or self.persona.settings.model.context_size
         built = build_prompt(
@@ -265,6 +269,10 @@ class ChatSession:
             context_size=context_size,
             max_tokens=self.persona.settings.model.max_tokens,
         )
+        self._prompt_timings = {
+            "recall_s": round(recalled_at - started, 4),
+            "build_s": round(time.perf_counter() - recalled_at, 4),
+        }
         if self.recall_problem:
             built.warnings.append(
                 f"Recall by meaning is unavailable, so keywords only were used: {self.recall_problem}"
@@ -329,7 +337,11 @@ class ChatSession:
             history = store.recent(self.room, self.persona.settings.conversation.history_messages)
             # Built before the message is stored: a prompt that cannot fit is refused with nothing sent.
             prompt = self.preview_prompt(text, history)
+            # Where the turn's time goes before the reply streams (bench.turn_latency reports it).
+            timings = dict(self._prompt_timings)
+            emotion_started = time.perf_counter()
             feeling = self._read_emotion(text)
+            timings["emotion_s"] = round(time.perf_counter() - emotion_started, 4)
             with self.memory.db.atomic():  # the message, how it felt, and its timeline entries together
                 user_id = store.add(
                     speaker=USER_SPEAKER, role="user", content=text, room=self.room, version_of=version_of
@@ -352,7 +364,10 @@ class ChatSession:
         messages = prompt.messages
         params = self.persona.settings.model.generation_params()
         reply = _Reply(started=time.perf_counter())
+        reply.meta["timings"] = timings
         yield from self._generate(messages, params, cancel, reply, self._tools())
+        if reply.first_at is not None:
+            timings["first_token_s"] = round(reply.first_at - reply.started, 4)
         yield self._commit(reply, user_id, warnings)
 
     def _generate(
