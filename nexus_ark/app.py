@@ -211,6 +211,8 @@ class NexusApp:
                 recall_problem=problem,
                 after_turn=lambda: self._backup_after_first_turn_of_day(slug),
                 emotions=self._emotions,
+                # Compression and open questions: loaded when first needed, off the user's path.
+                internal=lambda: self.backend(self.model_config(persona, "internal")),
             )
             with self._state_lock:  # a replaced session finishes its turn; the memory is shared
                 self._sessions[slug] = session
@@ -340,6 +342,13 @@ class NexusApp:
         """Stop background work (it checks the stop flag between small steps), then close what is idle.
         Callers stop their own users of a session (a turn in progress) before calling this."""
         self._stopping.set()
+        with self._state_lock:
+            sessions = list(self._sessions.values())
+        for session in sessions:  # the conversations end: their open questions are checked
+            try:
+                session.end_conversation()
+            except Exception as exc:  # closing must go on whatever one persona's memory does
+                log.warning("ending the conversation with %s failed: %s", session.persona.slug, exc)
         for thread in self._threads:
             thread.join(timeout=60)
             if thread.is_alive():  # it holds its own connection and closes it itself

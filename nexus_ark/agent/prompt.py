@@ -5,6 +5,7 @@ evaluated):
 
     system message   soul, core memory, notepad, goals, latest dream strategy   (stable: edited rarely)
                      episodes of the days before the conversation in the prompt  (changes about once a day)
+                     the running summary of the older turns                     (changes when compressed)
     earlier turns    the conversation, oldest first                              (grows at the end)
     newest user msg  how you feel now, recalled memories, entities, documents,   (changes every turn)
                      then the user's text
@@ -49,7 +50,10 @@ MIN_STABLE_KEEP = 0.5
 
 STABLE_SECTIONS = ("soul", "core_memory", "notepad", "goals", "strategy")
 CHANGING_SECTIONS = ("episodes", "feelings", "recalled", "entities", "knowledge")
-SECTION_ORDER = (*STABLE_SECTIONS, *CHANGING_SECTIONS, "conversation")
+# The running summary of the turns compression took out of the prompt (agent/compression.py): right
+# before the conversation it stands for. It is paid from the conversation's room, at most half of it.
+SECTION_ORDER = (*STABLE_SECTIONS, *CHANGING_SECTIONS, "summary", "conversation")
+SUMMARY_MAX_SHARE = 0.5
 
 # Shares of the window left after the reply. What the sections do not use goes to the conversation,
 # which always has at least the rest (here 25 %).
@@ -85,6 +89,7 @@ _HEADINGS = {
     "recalled": "(Things you remember that may matter here:",
     "entities": "(What you know about who and what is mentioned:",
     "knowledge": "(From your documents:",
+    "summary": "## Earlier in this conversation (a summary)",
 }
 
 # A sentence ends at . ! ? (and their full-width forms) followed by space, or at a line break.
@@ -111,6 +116,8 @@ class MemoryContext(BaseModel):
     recalled: list[str] = Field(default_factory=list)  # best first
     entities: list[str] = Field(default_factory=list)  # best first, only ones that match the message
     knowledge: list[str] = Field(default_factory=list)  # best first, only chunks that match the message
+    # The running summary of the turns before the conversation in the prompt (empty: none compressed).
+    summary: str = ""
 
 
 class SectionReport(BaseModel):
@@ -303,7 +310,6 @@ def build_prompt(
             _log_cut(name, full_cost, tokens)
         reports[name] = SectionReport(name=name, tokens=tokens, cut=cut)
 
-    system = "\n\n".join(p for p in (*(stable[n] for n in STABLE_SECTIONS), changing["episodes"]) if p)
     notes = "\n".join(p for n in ("feelings", "recalled", "entities", "knowledge") if (p := changing[n]))
     final = f"{notes}\n\n{user_text}" if notes else user_text
 
@@ -317,6 +323,22 @@ def build_prompt(
     ][-limit:]
     own = count(user_text) + MESSAGE_OVERHEAD
     room = available - used - own
+    # The summary stands for the oldest turns: it is paid from the conversation's room before them.
+    summary_text = memory.summary.strip()
+    summary = _render("summary", summary_text)
+    summary_cut = False
+    if summary:
+        cap = int(max(0, room) * SUMMARY_MAX_SHARE)
+        if count(summary) > cap:
+            summary_cut = True
+            body = cut_text(summary_text, cap - count(_HEADINGS["summary"]) - 1, count)
+            _log_cut("summary", count(summary), count(_render("summary", body)) if body else 0)
+            summary = _render("summary", body)
+    summary_tokens = count(summary) if summary else 0
+    reports["summary"] = SectionReport(name="summary", tokens=summary_tokens, cut=summary_cut)
+    room -= summary_tokens
+    system_parts = (*(stable[n] for n in STABLE_SECTIONS), changing["episodes"], summary)
+    system = "\n\n".join(p for p in system_parts if p)
     kept_turns: list[ChatMessage] = []
     for turn in reversed(turns):  # ranked by recency: the oldest go first
         cost = count(turn.content) + MESSAGE_OVERHEAD

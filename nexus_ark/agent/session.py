@@ -7,10 +7,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
+from nexus_ark.agent.compression import CompressionResult, compress
 from nexus_ark.agent.memory_tools import MemoryTools
-from nexus_ark.agent.prompt import BuiltPrompt, MemoryContext, build_prompt
+from nexus_ark.agent.open_questions import ResolutionReport, resolve_open_questions
+from nexus_ark.agent.prompt import MESSAGE_OVERHEAD, BuiltPrompt, MemoryContext, build_prompt
 from nexus_ark.agent.prompt_inputs import gather_inputs
 from nexus_ark.clock import iso
 from nexus_ark.errors import DatabaseError, NexusArkError
@@ -19,6 +22,7 @@ from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.memory.summaries import ConversationSummary, Summaries
 from nexus_ark.mind.emotion import EmotionDetector, EmotionReading
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
@@ -34,6 +38,10 @@ AFTER_TURN_EMBED_LIMIT = 8
 MAX_TOOL_ROUNDS = 3
 # Sent, not stored, to have the model go on where the token limit stopped it.
 CONTINUE_PROMPT = "Continue exactly where your last message stopped, without repeating it."
+# Where the last conversation end was (the newest message it read), per room, in reflection_meta.
+CONVERSATION_END_KEY = "conversation_end:{room}"
+# The most messages one conversation end reads (the newest; open_questions bounds them in tokens too).
+END_READS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +100,10 @@ class ChatSession:
         recall_problem: str = "",
         after_turn: Callable[[], None] | None = None,
         emotions: EmotionDetector | None = None,
+        internal: ChatBackend | Callable[[], ChatBackend] | None = None,
     ) -> None:
+        """internal: the persona's internal model for compression and open questions (or a function that
+        loads it when first needed); the chat model when None."""
         self.persona = persona
         self.memory = memory
         self.backend = backend
@@ -108,6 +119,11 @@ class ChatSession:
         # How long the last prompt's recall and build took: the turn puts them in meta["timings"].
         self._prompt_timings: dict[str, float] = {}
         self._busy = threading.Lock()
+        self._internal_source = internal
+        self._internal: ChatBackend | None = internal if isinstance(internal, ChatBackend) else None
+        # The room the conversation had in the last prompt built (what compression measures against).
+        self._conversation_room: int | None = None
+        self._background = threading.Lock()  # compression and conversation ends, one at a time
 
     @property
     def model_name(self) -> str:
@@ -234,8 +250,11 @@ class ChatSession:
                 self._embedder_retry_at = time.monotonic() + EMBEDDER_RETRY_S
         if hits is None:
             hits = self.memory.archive.search(text, None, k=k, mode="fts")
+        summary = self._summary()
+        if summary is not None:  # the prompt carries it already
+            off_line.add(summary.source_id)
         hits = [h for h in hits if h.source_id not in off_line and h.source_id not in self._recall_exclude]
-        return gather_inputs(
+        context = gather_inputs(
             self.memory,
             text,
             history,
@@ -244,6 +263,105 @@ class ChatSession:
             now=self.memory.messages.clock.now(),
             recall_k=RECALL_K,
         )
+        context.summary = summary.text if summary is not None else ""
+        return context
+
+    # -- rolling compression and conversation ends ------------------------------------------------
+    def _summary(self) -> ConversationSummary | None:
+        """The running summary of this conversation's older turns (None before the first compression)."""
+        store = self.memory
+        return Summaries(store.db, store.archive, store.activity, store.messages.clock).current(self.room)
+
+    def _after_summary(self, history: list[StoredMessage]) -> list[StoredMessage]:
+        """The turns the summary does not cover: the prompt carries the summary and these verbatim."""
+        summary = self._summary()
+        return history if summary is None else [m for m in history if m.id > summary.last_id]
+
+    def internal_backend(self) -> ChatBackend:
+        """The internal model, loaded when first needed; the chat model when it cannot be had."""
+        if self._internal is None:
+            source = self._internal_source
+            if callable(source) and not isinstance(source, ChatBackend):
+                try:
+                    self._internal = source()
+                except NexusArkError as exc:
+                    log.warning("the internal model is unavailable, the chat model does its work: %s", exc)
+                    self._internal = self.backend
+            else:
+                self._internal = self.backend
+        return self._internal
+
+    def compress_if_due(self, *, force: bool = False) -> CompressionResult | None:
+        """One rolling-compression step when the turns after the running summary pass `compress_at` of
+        the conversation's room (agent.compression). Never raises: a failure is logged and recorded in
+        the timeline, and the conversation stays as it was (every message is still in memory.db)."""
+        if not self._background.acquire(blocking=False):
+            return None  # one is running already
+        try:
+            settings = self.persona.settings
+            line = self._after_summary(
+                self.memory.messages.recent(self.room, settings.conversation.history_messages)
+            )
+            room = self._conversation_room
+            if room is None:  # no prompt built yet in this session: half the window is a fair guess
+                context_size = getattr(self.backend, "n_ctx", None) or settings.model.context_size
+                room = (context_size - settings.model.max_tokens - MESSAGE_OVERHEAD) // 2
+            return compress(
+                self.memory,
+                self.persona,
+                self.internal_backend(),
+                line,
+                room,
+                channel=self.room,
+                count=self.backend.count_tokens,
+                force=force,
+            )
+        except Exception as exc:  # whatever failed, the conversation must stay as it is
+            log.warning("compression failed; the conversation is unchanged: %s", exc)
+            self.memory.activity.error(f"compression failed: {exc}")
+            return None
+        finally:
+            self._background.release()
+
+    def end_conversation(self) -> ResolutionReport | None:
+        """The conversation ended (the window closed, or it was idle for `idle_minutes_end`): the internal
+        model marks the open questions that what was said since the last end answered, each with its
+        evidence message. None when there was nothing new, or it failed (logged; the next end reads the
+        same messages again)."""
+        if not self._background.acquire(blocking=False):
+            return None
+        try:
+            components = self.memory.components
+            key = CONVERSATION_END_KEY.format(room=self.room)
+            since = int(components.reflection_meta().get(key, "0") or 0)
+            rows = self.memory.messages.recent(self.room, END_READS)
+            messages = [m for m in rows if m.id > since]
+            if not messages:
+                return None
+            try:
+                report = resolve_open_questions(self.memory, self.persona, self.internal_backend(), messages)
+            except Exception as exc:  # the questions stay open; the next end tries again
+                log.warning("open questions could not be checked at the conversation's end: %s", exc)
+                self.memory.activity.error(f"open questions not checked: {exc}")
+                return None
+            components.set_reflection_meta(key, str(messages[-1].id))
+            return report
+        finally:
+            self._background.release()
+
+    def end_if_idle(self, now: datetime) -> ResolutionReport | None:
+        """End the conversation when its newest message is `idle_minutes_end` old at `now` and it has not
+        ended since (the runtime's scheduler calls this with its clock)."""
+        newest = self.memory.messages.recent(self.room, 1)
+        if not newest:
+            return None
+        said = datetime.fromisoformat(newest[0].created_at)
+        idle = timedelta(minutes=self.persona.settings.conversation.idle_minutes_end)
+        key = CONVERSATION_END_KEY.format(room=self.room)
+        ended_at = int(self.memory.components.reflection_meta().get(key, "0") or 0)
+        if now - said < idle or newest[0].id <= ended_at:
+            return None
+        return self.end_conversation()
 
     def preview_prompt(self, text: str, history: list[StoredMessage] | None = None) -> BuiltPrompt:
         """The prompt a message would be sent with, and each section's tokens (the model's tokenizer where
@@ -255,6 +373,7 @@ class ChatSession:
         if history is None:
             limit = self.persona.settings.conversation.history_messages
             history = self.memory.messages.recent(self.room, limit)
+        history = self._after_summary(history)
         started = time.perf_counter()
         memory = self._memory_context(text, history)
         recalled_at = time.perf_counter()
@@ -277,6 +396,10 @@ class ChatSession:
             built.warnings.append(
                 f"Recall by meaning is unavailable, so keywords only were used: {self.recall_problem}"
             )
+        # The conversation's room: what the window leaves after every other section (compression's measure).
+        others = sum(r.tokens for r in built.sections if r.name not in ("conversation", "summary"))
+        available = context_size - self.persona.settings.model.max_tokens - MESSAGE_OVERHEAD
+        self._conversation_room = max(0, available - others)
         log.debug("prompt sections: %s", [(r.name, r.tokens, r.cut) for r in built.sections])
         return built
 
@@ -321,8 +444,10 @@ class ChatSession:
 
     def after_turn(self) -> None:
         """Work that follows a reply and must not delay it: vectors for the new messages, then the owner's
-        hook (a backup after the first turn of a day). Call it after the reply is shown, off the UI thread."""
+        hook (a backup after the first turn of a day). Call it after the reply is shown, off the UI thread.
+        Compression, when due, runs here too, so the next send never waits for it."""
         self.embed_new_memories()
+        self.compress_if_due()
         if self._after_turn is not None:
             try:
                 self._after_turn()
@@ -531,7 +656,7 @@ class ChatSession:
             history = self.memory.messages.recent(
                 self.room, self.persona.settings.conversation.history_messages
             )
-            history = [m for m in history if m.id <= reply_id]
+            history = self._after_summary([m for m in history if m.id <= reply_id])
             user = next((m for m in reversed(history) if m.role == "user"), None)
             memory = self._memory_context(user.content if user else message.content, history)
             messages = build_prompt(

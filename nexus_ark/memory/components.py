@@ -401,16 +401,29 @@ class Components:
             )
         return int(cur.lastrowid)
 
-    def resolve_question(self, question_id: int) -> None:
+    def resolve_question(self, question_id: int, *, evidence_message_id: int | None = None) -> None:
+        """Mark a question answered. With the message that answered it, that message joins the
+        question's source ids and its timeline entry points at it."""
         with self.db.atomic():
             cur = self.db.execute(
                 "update open_questions set resolved_at = ? where id = ?", [self._now(), question_id]
             )
             if cur.rowcount:
-                question = self.db.execute(
-                    "select question from open_questions where id = ?", [question_id]
-                ).fetchone()[0]
-                self.activity.memory_write("open question", f"resolved: {question}", question_id=question_id)
+                question, sources = self.db.execute(
+                    "select question, source_ids from open_questions where id = ?", [question_id]
+                ).fetchone()
+                if evidence_message_id is not None:
+                    evidence = f"msg:{evidence_message_id}"
+                    ids = [s for s in _json_list(sources) if s != evidence] + [evidence]
+                    self.db.execute(
+                        "update open_questions set source_ids = ? where id = ?", [json.dumps(ids), question_id]
+                    )
+                self.activity.memory_write(
+                    "open question",
+                    f"resolved: {question}",
+                    message_id=evidence_message_id,
+                    question_id=question_id,
+                )
 
     def open_questions(self, include_resolved: bool = False) -> list[OpenQuestion]:
         rows = self.db.execute(

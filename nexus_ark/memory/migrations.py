@@ -229,6 +229,25 @@ def m007_message_versions(db: sqlite_utils.Database) -> None:
     db.execute("create index messages_branch on messages(branch_of) where branch_of is not null")
 
 
+
+@migrations()
+def m008_conversation_summaries(db: sqlite_utils.Database) -> None:
+    """Rolling compression (agent/compression.py): each row is the running summary after one step. It
+    extends the previous one (previous_id) with the messages of this step (`covered`, a JSON list of
+    message ids), so the ids a summary covers are its own plus its predecessors'. last_id is the newest
+    message covered: the prompt carries the summary and the turns after it. item_id: its archive item
+    (kind "summary"), so recall finds it."""
+    db.execute(
+        """create table conversation_summaries (
+            id integer primary key, room text not null, text text not null,
+            previous_id integer references conversation_summaries(id),
+            first_id integer not null, last_id integer not null,
+            covered text not null check (json_valid(covered)),
+            item_id integer, model text not null default '', tokens integer not null default 0,
+            created_at text not null)"""
+    )
+    db.execute("create index conversation_summaries_room on conversation_summaries(room, id)")
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

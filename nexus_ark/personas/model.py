@@ -47,6 +47,12 @@ class ConversationSettings(BaseModel):
     # The text protocol for models without native tool calls: "auto" uses it where the model is big
     # enough to follow it (not the tiny bundled model), "on" always, "off" never.
     text_tools: Literal["auto", "on", "off"] = "auto"
+    # Rolling compression: when the turns in the prompt pass this share of the room the conversation has
+    # there, the oldest are summarised by the internal model (the messages stay in memory.db).
+    compress_at: float = Field(default=0.6, gt=0.0, le=1.0)
+    # A conversation ends after this many idle minutes (or when the window closes): the internal model
+    # then marks the open questions it answered.
+    idle_minutes_end: int = Field(default=30, ge=1, le=24 * 60)
 
 
 class PersonaSettings(BaseModel):

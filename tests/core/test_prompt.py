@@ -67,6 +67,7 @@ def _full_context() -> MemoryContext:
         recalled=["Mika's sister is Keiko."],
         entities=["Keiko: Mika's sister, a potter."],
         knowledge=["Raku firing uses low temperatures."],
+        summary="Mika said her sister took up pottery.",
     )
 
 
@@ -84,9 +85,10 @@ def test_sections_come_in_order_stable_first_changing_on_the_newest_message(pers
         "Be a good friend",
         "Ask about her day",
         "We talked about spring",
+        "her sister took up pottery",
     ]
     positions = [system.index(text) for text in order]
-    assert positions == sorted(positions), "soul, core memory, notepad, goals, strategy, then episodes"
+    assert positions == sorted(positions), "soul, core memory, notepad, goals, strategy, episodes, summary"
     assert [(m.role, m.content) for m in built.messages[1:3]] == [("user", "earlier"), ("assistant", "ok")]
     last = built.messages[-1].content
     notes = ["A little curious.", "sister is Keiko", "a potter", "Raku firing", "How is Keiko?"]

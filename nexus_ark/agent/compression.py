@@ -1,0 +1,239 @@
+"""Rolling compression: the oldest turns of a long conversation become a running summary.
+
+When the turns the prompt would carry pass `compress_at` of the room the conversation has in the prompt (or
+fill `history_messages`, so the next turn would drop one), the oldest turns outside the recent window are
+summarised by the internal model. The summary is rolling: summary_n = summarise(summary_{n-1} + the next
+oldest turns), so earlier turns are never summarised twice. The recent window stays verbatim; the messages
+stay in the database whatever happens (memory.summaries stores the summary with the ids it covers, as an
+archive item recall can find, with a "compression" entry in the timeline).
+
+It runs after the reply is shown (ChatSession.after_turn), never on the user's path. A model that fails
+costs nothing but the compression: the conversation stays as it was, the failure is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from nexus_ark.agent.prompt import MESSAGE_OVERHEAD, cut_text
+from nexus_ark.memory.messages import StoredMessage
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.memory.summaries import ConversationSummary, Summaries
+from nexus_ark.personas.store import Persona
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
+
+log = logging.getLogger(__name__)
+
+Counter = Callable[[str], int]
+
+# Messages that count as the conversation in the prompt (agent.prompt keeps the same ones).
+PROMPT_STATUSES = {"complete", "stopped", "interrupted", "error"}
+# The newest messages always stay verbatim (two exchanges), whatever their size.
+MIN_RECENT = 4
+# A summary's size: at most this many tokens, and at most a quarter of the conversation's room.
+SUMMARY_MAX_TOKENS = 300
+SUMMARY_MIN_TOKENS = 48
+# Room left in the internal model's context for its instruction and answer when sizing a step.
+INSTRUCTION_RESERVE = 256
+
+
+@dataclass
+class CompressionResult:
+    summary: ConversationSummary
+    covered: list[int]  # the messages this step added to the summary
+    seconds: float
+    prompt_tokens: int  # what the internal model read (its tokenizer)
+    output_tokens: int  # what it wrote (streamed pieces)
+
+
+def in_prompt(message: StoredMessage) -> bool:
+    return (
+        message.role in ("user", "assistant")
+        and message.status in PROMPT_STATUSES
+        and bool(message.content.strip())
+    )
+
+
+def turn_tokens(message: StoredMessage, count: Counter) -> int:
+    return count(message.content) + MESSAGE_OVERHEAD if in_prompt(message) else 0
+
+
+def summary_budget(room: int) -> int:
+    return max(SUMMARY_MIN_TOKENS, min(SUMMARY_MAX_TOKENS, room // 4))
+
+
+def is_due(
+    line: Sequence[StoredMessage], room: int, *, compress_at: float, history_messages: int, count: Counter
+) -> bool:
+    """Whether the turns after the running summary pass `compress_at` of the conversation's room in
+    tokens, or fill the message window (the next turn would drop the oldest one unsummarised)."""
+    load = sum(turn_tokens(m, count) for m in line)
+    return load > compress_at * room or len(line) >= history_messages
+
+
+def plan(
+    line: Sequence[StoredMessage],
+    room: int,
+    *,
+    compress_at: float,
+    history_messages: int,
+    count: Counter,
+    step_budget: int,
+) -> list[StoredMessage]:
+    """The oldest messages to summarise now: all but the recent window (the newest turns within half of
+    the trigger, so the next compression is not due at once; at least MIN_RECENT of them, at most half the
+    message window), bounded by what the internal model can read in one step. Ends after a reply where
+    it can, so the prompt goes on with the person's message."""
+    keep_tokens = compress_at * room / 2
+    keep_at_most = max(MIN_RECENT, history_messages // 2)
+    kept, used, shown = 0, 0, 0
+    for message in reversed(line):
+        cost = turn_tokens(message, count)
+        if shown >= MIN_RECENT and (used + cost > keep_tokens or kept >= keep_at_most):
+            break
+        kept += 1
+        used += cost
+        shown += 1 if cost else 0
+    older = list(line[: len(line) - kept])
+    chunk: list[StoredMessage] = []
+    total = 0
+    for message in older:
+        cost = turn_tokens(message, count)
+        if chunk and total + cost > step_budget:
+            break
+        chunk.append(message)
+        total += cost
+    while len(chunk) > 1 and chunk[-1].role == "user":
+        chunk.pop()
+    return chunk
+
+
+def _instruction(persona: Persona, budget: int) -> str:
+    name = persona.settings.name
+    words = max(30, int(budget * 0.6))
+    language = "Japanese" if persona.settings.language == "ja" else "English"
+    return (
+        f"You keep the running summary of a conversation between the user and {name}, so that {name} "
+        "remembers it after its words leave the context. Keep names, facts, dates, numbers, decisions, "
+        "promises, how the user felt, and topics left open; drop greetings and small talk. "
+        f"Write plain prose in {language}, at most {words} words. Write only the summary."
+    )
+
+
+def _transcript(persona: Persona, messages: Sequence[StoredMessage], budget: int, count: Counter) -> str:
+    name = persona.settings.name
+    lines = []
+    for m in messages:
+        if not in_prompt(m):
+            continue
+        text = m.content.strip()
+        if count(text) > budget:  # one huge message: its beginning stands for it
+            text = cut_text(text[: budget * 4], budget, count) or text[: budget * 2]
+        lines.append(f"{'User' if m.role == 'user' else name}: {text}")
+    return "\n".join(lines)
+
+
+def summarise(
+    internal: ChatBackend,
+    persona: Persona,
+    previous: str,
+    messages: Sequence[StoredMessage],
+    *,
+    budget: int,
+    count: Counter,
+    step_budget: int,
+) -> tuple[str, int, int]:
+    """The updated summary (cut to `budget` tokens at a sentence), the tokens read and written.
+    Raises what the backend raises; an empty answer is a failure too."""
+    request = [
+        ChatMessage(role="system", content=_instruction(persona, budget)),
+        ChatMessage(
+            role="user",
+            content=(
+                f"Summary so far:\n{previous.strip() or '(none yet)'}\n\n"
+                f"The conversation that follows it:\n{_transcript(persona, messages, step_budget, count)}\n\n"
+                "Write the updated summary of all of it."
+            ),
+        ),
+    ]
+    params = GenerationParams(max_tokens=budget + 32, temperature=0.2, top_p=0.9, repeat_penalty=1.1)
+    pieces = [c.text for c in internal.stream_chat(request, params) if c.text]
+    text = "".join(pieces).strip()
+    for label in ("Updated summary:", "Summary:"):  # small models like to label their answer
+        if text.startswith(label):
+            text = text[len(label) :].strip()
+    text = cut_text(text, budget, count)
+    if not text:
+        raise ValueError(f"{internal.describe()} returned an empty summary")
+    read = sum(internal.count_tokens(m.content) + MESSAGE_OVERHEAD for m in request)
+    return text, read, len(pieces)
+
+
+def compress(
+    memory: MemoryStore,
+    persona: Persona,
+    internal: ChatBackend,
+    line: Sequence[StoredMessage],
+    room: int,
+    *,
+    channel: str,
+    count: Counter,
+    force: bool = False,
+) -> CompressionResult | None:
+    """One compression step if it is due (or `force`): the running summary of `channel` extended with the
+    oldest turns of `line` (the messages after the current summary, oldest first). None when nothing was
+    due or there was nothing to compress; raises what the model or the database raises."""
+    settings = persona.settings.conversation
+    if not force and not is_due(
+        line, room, compress_at=settings.compress_at, history_messages=settings.history_messages, count=count
+    ):
+        return None
+    summaries = Summaries(memory.db, memory.archive, memory.activity, memory.messages.clock)
+    previous = summaries.current(channel)
+    budget = summary_budget(room)
+    internal_ctx = getattr(internal, "n_ctx", None) or persona.settings.model.context_size
+    step_budget = max(256, internal_ctx - budget - INSTRUCTION_RESERVE - (previous.tokens if previous else 0))
+    chunk = plan(
+        line,
+        room,
+        compress_at=settings.compress_at,
+        history_messages=settings.history_messages,
+        count=count,
+        step_budget=step_budget,
+    )
+    if not chunk:
+        return None
+    started = time.perf_counter()
+    text, read, written = summarise(
+        internal,
+        persona,
+        previous.text if previous else "",
+        chunk,
+        budget=budget,
+        count=count,
+        step_budget=step_budget,
+    )
+    covered = [m.id for m in chunk]
+    summary = summaries.add(
+        channel,
+        text,
+        covered,
+        previous=previous,
+        model=internal.model_id,
+        tokens=count(text),
+        speaker=persona.settings.name,
+    )
+    seconds = time.perf_counter() - started
+    log.info(
+        "compressed messages %d-%d into the running summary (%d tokens) in %.2f s",
+        covered[0],
+        covered[-1],
+        summary.tokens,
+        seconds,
+    )
+    return CompressionResult(
+        summary=summary, covered=covered, seconds=seconds, prompt_tokens=read, output_tokens=written
+    )
