@@ -1,9 +1,16 @@
 """GGUF models in process through llama-cpp-python.
 
 A llama.cpp context is not thread-safe, so each loaded model owns one inference thread; every caller
-(chat, and later emotion detection and dreaming) queues requests to it. The model stays loaded, so a
-prompt that extends the previous one only evaluates the new tokens (llama-cpp-python keeps the KV state
-of the longest common prefix).
+(chat, and the internal work: emotion confirmation, compression, structured output) queues requests to it.
+The model stays loaded, so a prompt that extends the previous one only evaluates the new tokens
+(llama-cpp-python keeps the KV state of the longest common prefix).
+
+The model has more than one context (`contexts`, default 2), each with its own KV cache, all driven by the
+one inference thread. A request goes to the context whose last prompt it extends; a prompt that extends none
+(an internal request between two chat turns) takes the least recently used one. So the chat keeps its own
+context resident and internal work gets another: the next chat turn evaluates only its new tokens, instead
+of restoring a saved copy of the whole KV state (a copy that grows with the conversation). The extra
+contexts load the same GGUF again, memory-mapped, so the weights' pages are shared; each costs its KV cache.
 """
 
 from __future__ import annotations
@@ -56,6 +63,45 @@ def check_gguf_file(path: Path) -> None:
 
 
 @dataclass
+class _Slot:
+    """One llama.cpp context of the model, and what it last evaluated (to route the next prompt)."""
+
+    index: int
+    llm: Any = None  # loaded on first use: a model used only for chat never pays for a second KV cache
+    text: str = ""  # the last prompt and reply, flattened as _flatten does
+    used: int = 0  # when it last answered (a counter): the least recently used one is reused first
+
+
+@dataclass(frozen=True, slots=True)
+class EvalStats:
+    """What llama.cpp did for the last finished request: which context answered it and how many prompt
+    tokens it evaluated (llama.cpp's own counter; a reused prefix is not evaluated again)."""
+
+    context: int
+    prompt_evaluated: int
+    context_tokens: int  # the tokens the context holds afterwards (prompt and reply)
+
+
+def _flatten(messages: list[dict[str, Any]]) -> str:
+    # Monotonic in the chat template: a shared prefix here is a shared prefix of the prompt's tokens.
+    return "".join(f"\x00{m['role']}\x01{m.get('content') or ''}" for m in messages)
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # binary search on the first difference: prompts run to tens of thousands of chars
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@dataclass
 class _Job:
     messages: list[dict[str, Any]]
     params: GenerationParams
@@ -65,8 +111,10 @@ class _Job:
 
 
 class LlamaCppBackend(ChatBackend):
-    """`state_cache_mb` > 0 keeps the KV state of recent prompts in RAM, so a chat turn that follows an
-    internal request (emotion, dreaming) on the same model still reuses the chat's cached prefix."""
+    """`contexts` llama.cpp contexts share the model (see the module's note): with 2 or more, a chat turn
+    that follows an internal request (emotion, dreaming) on the same model finds the chat's prefix still
+    in its own context. `state_cache_mb` > 0 applies with a single context only: it keeps the KV state of
+    recent prompts in RAM and restores it, copying the whole state each time."""
 
     structured_mode = "schema"  # JSON-schema-constrained decoding (a grammar built from the schema)
 
@@ -77,9 +125,14 @@ class LlamaCppBackend(ChatBackend):
         n_ctx: int = 4096,
         n_threads: int | None = None,
         state_cache_mb: int = 0,
+        contexts: int = 2,
     ) -> None:
         check_gguf_file(model_path)
         self.state_cache_mb = state_cache_mb
+        self.contexts = max(1, contexts)
+        self._slots = [_Slot(i) for i in range(self.contexts)]
+        self._clock = 0
+        self.last_eval: EvalStats | None = None  # set on the inference thread before a request ends
         self.model_path = model_path
         self.model_id = f"gguf:{model_path.name}"
         self.n_ctx = n_ctx
@@ -163,6 +216,7 @@ class LlamaCppBackend(ChatBackend):
     def _run(self) -> None:
         try:
             self._llm = self._load()
+            self._slots[0].llm = self._llm
         except ModelError as exc:
             self._load_error = exc
         finally:
@@ -183,6 +237,8 @@ class LlamaCppBackend(ChatBackend):
                 job.out.put(ModelError(f"The model {self.model_path.name} failed while answering: {exc}"))
             job.out.put(_DONE)
         self._llm = None
+        for slot in self._slots:
+            slot.llm = None
 
     def _load(self) -> Any:
         from llama_cpp import Llama  # heavy import, kept off the caller's thread
@@ -195,7 +251,7 @@ class LlamaCppBackend(ChatBackend):
                 n_threads_batch=self.n_threads,
                 verbose=False,
             )
-            if self.state_cache_mb > 0:
+            if self.state_cache_mb > 0 and self.contexts == 1:
                 from llama_cpp import LlamaRAMCache
 
                 llm.set_cache(LlamaRAMCache(capacity_bytes=self.state_cache_mb << 20))
@@ -228,10 +284,49 @@ class LlamaCppBackend(ChatBackend):
             )
         return [messages[i] for i in keep]
 
+    def _pick_slot(self, flat: str) -> _Slot:
+        """The context whose last prompt this one extends the most (at least half of it shared, as
+        llama.cpp's server picks a slot); else an idle loaded one, else a new one, else the least recently
+        used. Runs on the inference thread."""
+        best = max(self._slots, key=lambda s: _shared_prefix(s.text, flat) if s.llm is not None else -1)
+        if best.llm is not None and _shared_prefix(best.text, flat) * 2 >= len(flat):
+            return best
+        for slot in self._slots:
+            if slot.llm is not None and not slot.text:
+                return slot
+        for slot in self._slots:
+            if slot.llm is None:
+                try:
+                    slot.llm = self._load()
+                    return slot
+                except ModelError:  # e.g. no memory for another KV cache: share the ones there are
+                    log.warning("could not add a context for %s", self.model_path.name, exc_info=True)
+                    break
+        return min((s for s in self._slots if s.llm is not None), key=lambda s: s.used)
+
     def _generate(self, job: _Job) -> None:
         p = job.params
         messages = self._fit_to_context(job.messages, p.max_tokens)
-        stream = self._llm.create_chat_completion(
+        flat = _flatten(messages)
+        slot = self._pick_slot(flat)
+        self._clock += 1
+        slot.used = self._clock
+        slot.text = flat  # until it answers: a failed request leaves an unknown state, never a false prefix
+        llm = slot.llm
+        from llama_cpp import llama_perf_context, llama_perf_context_reset
+
+        llama_perf_context_reset(llm._ctx.ctx)
+        reply: list[str] = []
+        try:
+            self._complete(llm, job, messages, reply)
+        finally:
+            slot.text = flat + _flatten([{"role": "assistant", "content": "".join(reply)}])
+            perf = llama_perf_context(llm._ctx.ctx)
+            self.last_eval = EvalStats(slot.index, int(perf.n_p_eval), int(llm.n_tokens))
+
+    def _complete(self, llm: Any, job: _Job, messages: list[dict[str, Any]], reply: list[str]) -> None:
+        p = job.params
+        stream = llm.create_chat_completion(
             messages=messages,
             stream=True,
             max_tokens=p.max_tokens,
@@ -251,6 +346,7 @@ class LlamaCppBackend(ChatBackend):
                 choice = part["choices"][0]
                 text = choice["delta"].get("content")
                 if text:
+                    reply.append(text)
                     job.out.put(StreamChunk(text=text))
                 if choice.get("finish_reason"):
                     finish = choice["finish_reason"]

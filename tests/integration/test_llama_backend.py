@@ -9,7 +9,7 @@ import pytest
 
 from nexus_ark.errors import ModelError
 from nexus_ark.providers.base import ChatMessage, GenerationParams
-from nexus_ark.providers.llama_cpp_backend import LlamaCppBackend
+from nexus_ark.providers.llama_cpp_backend import EvalStats, LlamaCppBackend
 
 pytestmark = pytest.mark.integration
 
@@ -128,3 +128,72 @@ def test_the_tiny_bundled_model_is_not_given_the_text_tool_protocol(backend: Lla
     backend.ensure_ready()
     caps = backend.capabilities()
     assert caps.tools is False and caps.text_tools is False  # 135M parameters: it would invent calls
+
+
+# A persona-sized system prompt: a few hundred tokens that the chat's next turn must not evaluate again.
+_SOUL = " ".join(
+    f"Rule {i}: you are Aria, a calm companion who remembers small details, answers briefly and kindly, "
+    f"and asks one question at a time about the person's day number {i}."
+    for i in range(12)
+)
+_GREEDY = GenerationParams(max_tokens=12, temperature=0.0, seed=1)
+
+
+def _chat_then_internal_then_chat(
+    backend: LlamaCppBackend,
+) -> tuple[EvalStats | None, EvalStats | None, EvalStats | None]:
+    """A chat turn, an internal structured request on the same model, then the chat's next turn."""
+    chat = [ChatMessage(role="system", content=_SOUL), ChatMessage(role="user", content="Hi, I'm home.")]
+    reply = "".join(c.text for c in backend.stream_chat(chat, _GREEDY))
+    first = backend.last_eval
+    internal = [
+        ChatMessage(role="system", content="Classify the emotion of the message."),
+        ChatMessage(role="user", content="Hi, I'm home."),
+    ]
+    schema = {"type": "object", "properties": {"emotion": {"type": "string"}}, "required": ["emotion"]}
+    list(backend.stream_chat(internal, _GREEDY, json_schema=schema))
+    between = backend.last_eval
+    chat += [ChatMessage(role="assistant", content=reply), ChatMessage(role="user", content="Long day.")]
+    assert "".join(c.text for c in backend.stream_chat(chat, _GREEDY))  # whole: last_eval is set at the end
+    return first, between, backend.last_eval
+
+
+def test_an_internal_request_leaves_the_chat_prefix_in_place(backend: LlamaCppBackend) -> None:
+    soul_tokens = backend.count_tokens(_SOUL)
+    first, between, second = _chat_then_internal_then_chat(backend)
+    assert first is not None and between is not None and second is not None
+    assert first.prompt_evaluated >= soul_tokens  # llama.cpp's counter sees a cold prompt whole
+    assert between.context != first.context  # internal work got a context of its own
+    assert second.context == first.context
+    # The next chat turn evaluates only what is new since its last turn, not the soul again.
+    assert second.prompt_evaluated < soul_tokens / 4
+
+
+def test_chat_turns_around_internal_work_copy_no_kv_state(
+    bundled_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The app's default state cache used to save the whole KV state after every request and restore it
+    before the chat's next turn: a copy that grows with the conversation. Nothing is copied now."""
+    from llama_cpp import Llama
+
+    copies: list[str] = []
+    real_save, real_load = Llama.save_state, Llama.load_state
+    monkeypatch.setattr(Llama, "save_state", lambda self: copies.append("save") or real_save(self))
+    monkeypatch.setattr(Llama, "load_state", lambda self, s: copies.append("load") or real_load(self, s))
+    backend = LlamaCppBackend(bundled_model, n_ctx=1024, state_cache_mb=256)
+    try:
+        backend.ensure_ready()
+        _, _, second = _chat_then_internal_then_chat(backend)
+        assert copies == []
+        assert second is not None and second.prompt_evaluated < backend.count_tokens(_SOUL) / 4
+    finally:
+        backend.close()
+
+
+def test_one_context_still_answers_requests_in_turn(bundled_model: Path) -> None:
+    backend = LlamaCppBackend(bundled_model, n_ctx=1024, contexts=1)
+    try:
+        first, between, second = _chat_then_internal_then_chat(backend)
+        assert [s.context if s else None for s in (first, between, second)] == [0, 0, 0]
+    finally:
+        backend.close()
