@@ -1,9 +1,9 @@
 """Emotion detection for each user message: a small trained head on the bundled multilingual-e5 embedding.
 
-One query embedding (~15 ms on two cores) and a 12-way softmax: fast enough to run inside the chat turn,
-and the same e5 model the memory already loads. The head's weights, how they were trained and the
-training data's licence are in emotion_head.md beside emotion_head.npz (scripts/train_emotion.py
-rebuilds them).
+One query embedding (~15 ms on two cores), hashed words and a 12-way softmax: fast enough to run inside
+the chat turn, and the same e5 model the memory already loads. The head's weights, how they were
+trained and the training data's licence are in emotion_head.md beside emotion_head.npz
+(scripts/train_emotion.py rebuilds them).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from nexus_ark.errors import ModelError
+from nexus_ark.mind.features import lexical_features
 from nexus_ark.mind.labels import LABELS, VALUES, EmotionName
 from nexus_ark.providers.embedders import Embedder, default_embedder
 
@@ -40,7 +41,8 @@ def head_path() -> Path:
 
 
 class EmotionHead:
-    """Softmax over LABELS from an L2-normalized embedding; optionally one hidden ReLU layer."""
+    """Softmax over LABELS from an L2-normalized embedding (optionally through one hidden ReLU layer)
+    plus a linear term on the text's hashed words (features.py)."""
 
     def __init__(self, path: Path) -> None:
         try:
@@ -59,17 +61,21 @@ class EmotionHead:
         self.bias = arrays["b"].astype(np.float32)
         self.hidden_weight = arrays["W1"].astype(np.float32) if "W1" in arrays else None
         self.hidden_bias = arrays["b1"].astype(np.float32) if "b1" in arrays else None
+        self.lexical = arrays["lex"].astype(np.float32) if "lex" in arrays else None  # (buckets, labels)
 
     @property
     def dim(self) -> int:
         first = self.hidden_weight if self.hidden_weight is not None else self.weight
         return int(first.shape[0])
 
-    def probabilities(self, embeddings: np.ndarray) -> np.ndarray:
-        x = np.atleast_2d(np.asarray(embeddings, np.float32))
+    def probabilities(self, embedding: np.ndarray, text: str) -> np.ndarray:
+        x = np.asarray(embedding, np.float32).reshape(1, -1)
         if self.hidden_weight is not None:
             x = np.maximum(x @ self.hidden_weight + self.hidden_bias, 0.0)
         logits = x @ self.weight + self.bias
+        if self.lexical is not None:
+            index, values = lexical_features(text, self.lexical.shape[0])
+            logits += values @ self.lexical[index]
         logits -= logits.max(axis=1, keepdims=True)
         exp = np.exp(logits)
         return exp / exp.sum(axis=1, keepdims=True)
@@ -129,6 +135,6 @@ class EmotionDetector:
                 readings.append(NEUTRAL_READING)
                 continue
             # Queries, as in training: e5 embeds "query: " and "passage: " texts differently.
-            probs = head.probabilities(embedder.embed_query(cleaned))[0]
+            probs = head.probabilities(embedder.embed_query(cleaned), cleaned)[0]
             readings.append(reading_from(probs))
         return readings

@@ -1,0 +1,115 @@
+"""Emotion detection: quality on GoEmotions dev (grouped to Ekman + neutral) and on the project's own
+Japanese/English check (tests/data/emotion_ja.jsonl, never trained on), and milliseconds per message.
+
+    .venv/bin/python -m bench.emotion [--data ../shared/data/goemotions] [--head PATH] [--limit N]
+
+Every text goes through EmotionDetector.classify, one message at a time as in a chat turn, so the time
+per message is the real one (e5 query embedding + head). GoEmotions comments whose labels fall in more
+than one Ekman group (about 6 % of dev) are left out; our twelve labels are grouped by
+nexus_ark.mind.labels.EKMAN_GROUP (their probabilities summed per group).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from nexus_ark.mind.emotion import EmotionDetector
+from nexus_ark.mind.labels import EKMAN_GROUP, LABELS, VALUES
+
+ROOT = Path(__file__).resolve().parents[1]
+EKMAN = ("anger", "disgust", "fear", "joy", "sadness", "surprise", "neutral")
+JA_CHECK = ROOT / "tests" / "data" / "emotion_ja.jsonl"
+
+
+def macro_f1(gold: list[str], pred: list[str], classes: list[str]) -> float:
+    f1s = []
+    for c in classes:
+        tp = sum(g == c and p == c for g, p in zip(gold, pred, strict=True))
+        fp = sum(g != c and p == c for g, p in zip(gold, pred, strict=True))
+        fn = sum(g == c and p != c for g, p in zip(gold, pred, strict=True))
+        f1s.append(0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn))
+    return statistics.fmean(f1s)
+
+
+def report(name: str, gold: list[str], pred: list[str], classes: list[str]) -> None:
+    acc = statistics.fmean(g == p for g, p in zip(gold, pred, strict=True))
+    majority, count = Counter(gold).most_common(1)[0]
+    base = [majority] * len(gold)
+    print(
+        f"{name}: n={len(gold)}  accuracy {acc:.3f}  macro-F1 {macro_f1(gold, pred, classes):.3f}  |  "
+        f"majority class ({majority}) accuracy {count / len(gold):.3f}  "
+        f"macro-F1 {macro_f1(gold, base, classes):.3f}"
+    )
+
+
+def ekman_of(scores: dict[str, float]) -> str:
+    grouped: Counter[str] = Counter()
+    for label, p in scores.items():
+        grouped[EKMAN_GROUP[label]] += p
+    return grouped.most_common(1)[0][0]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "goemotions")
+    parser.add_argument("--head", type=Path, help="another head .npz (default: the shipped one)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N dev comments")
+    args = parser.parse_args()
+    detector = EmotionDetector(head=args.head)
+    detector.classify("warm-up")  # loads e5 and the head; not timed
+
+    names = (args.data / "labels.txt").read_text(encoding="utf-8").split()
+    mapping = json.loads((args.data / "ekman_mapping.json").read_text(encoding="utf-8"))
+    group_of = {n: g for g, ns in mapping.items() for n in ns} | {"neutral": "neutral"}
+    texts, gold = [], []
+    for line in (args.data / "dev.tsv").read_text(encoding="utf-8").splitlines():
+        text, ids, _ = line.split("\t")
+        groups = {group_of[names[int(i)]] for i in ids.split(",")}
+        if len(groups) == 1:
+            texts.append(text)
+            gold.append(groups.pop())
+    if args.limit:
+        texts, gold = texts[: args.limit], gold[: args.limit]
+    times, pred = [], []
+    for text in texts:
+        t0 = time.perf_counter()
+        reading = detector.classify(text)
+        times.append((time.perf_counter() - t0) * 1000)
+        pred.append(ekman_of(reading.scores))
+    report("GoEmotions dev, Ekman + neutral", gold, pred, list(EKMAN))
+    print(
+        f"ms per message: median {statistics.median(times):.1f}  "
+        f"p95 {float(np.percentile(times, 95)):.1f}  mean {statistics.fmean(times):.1f}"
+    )
+
+    rows = [json.loads(line) for line in JA_CHECK.read_text(encoding="utf-8").splitlines() if line.strip()]
+    readings = detector.classify_many(r["text"] for r in rows)
+    for lang in ("ja", "en", "mixed", None):
+        chosen = [(r, x) for r, x in zip(rows, readings, strict=True) if lang is None or r["lang"] == lang]
+        name = f"own check [{lang or 'all'}], 12 labels"
+        report(name, [r["label"] for r, _ in chosen], [x.label for _, x in chosen], list(LABELS))
+    ja = [(r, x) for r, x in zip(rows, readings, strict=True) if r["lang"] == "ja"]
+    report(
+        "own check [ja], Ekman + neutral",
+        [EKMAN_GROUP[r["label"]] for r, _ in ja],
+        [ekman_of(x.scores) for _, x in ja],
+        list(EKMAN),
+    )
+    signs = statistics.fmean(
+        np.sign(x.value) == np.sign(VALUES[r["label"]]) for r, x in ja if VALUES[r["label"]]
+    )
+    print(f"own check [ja]: value sign agrees (non-neutral gold) {signs:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
