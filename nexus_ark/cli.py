@@ -142,6 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
         help='one object a line: {"time", "kind", "summary", "message_id", "data", "id"}',
     )
 
+    emotion = sub.add_parser("emotion", help="read the emotion in texts (no persona or chat model needed)")
+    esub = emotion.add_subparsers(dest="emotion_command", required=True)
+    classify = esub.add_parser(
+        "classify", help='one text per stdin line -> {"label", "value", "confidence", "scores"} a line'
+    )
+    classify.add_argument("--json", action="store_true", help="JSON lines out (default: readable lines)")
+
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     return parser
 
@@ -163,6 +170,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
             from nexus_ark.doctor import run_doctor
 
             return run_doctor(args.data_dir, sys.stdout)
+        if args.command == "emotion":  # needs only the bundled embedder: no data folder opened
+            from nexus_ark.mind.emotion_stream import classify_stream
+
+            return classify_stream(sys.stdin.buffer, sys.stdout, as_json=args.json)
         with NexusApp(args.data_dir) as app:
             if args.command == "activity":
                 return _activity(app, args)
