@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
-# The emotions detected in the user's messages, and the value each plots as on the dashboard.
-EmotionLabel = Literal[
-    "joy", "happy", "surprise", "neutral", "sadness", "anger", "fear", "anxious", "tired", "busy", "stressed"
-]
-EMOTION_VALUES: dict[str, float] = {
-    "joy": 1.0,
-    "happy": 0.8,
-    "surprise": 0.3,
-    "neutral": 0.0,
-    "busy": -0.2,
-    "tired": -0.4,
-    "anxious": -0.5,
-    "stressed": -0.6,
-    "sadness": -0.6,
-    "fear": -0.8,
-    "anger": -1.0,
-}
+from nexus_ark.mind.labels import VALUES, EmotionName
+
+# The emotions detected in the user's messages and the value each plots as: one list for the trained
+# detector (mind/emotion.py) and the internal model's constrained answer.
+EmotionLabel = EmotionName
+EMOTION_VALUES: dict[str, float] = VALUES
 
 
 class EmotionReading(BaseModel):
