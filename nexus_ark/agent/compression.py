@@ -14,6 +14,7 @@ costs nothing but the compression: the conversation stays as it was, the failure
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -145,9 +146,10 @@ def summarise(
     budget: int,
     count: Counter,
     step_budget: int,
+    cancel: threading.Event | None = None,
 ) -> tuple[str, int, int]:
     """The updated summary (cut to `budget` tokens at a sentence), the tokens read and written.
-    Raises what the backend raises; an empty answer is a failure too."""
+    Raises what the backend raises; an empty or cancelled answer is a failure too (never half a summary)."""
     request = [
         ChatMessage(role="system", content=_instruction(persona, budget)),
         ChatMessage(
@@ -160,7 +162,12 @@ def summarise(
         ),
     ]
     params = GenerationParams(max_tokens=budget + 32, temperature=0.2, top_p=0.9, repeat_penalty=1.1)
-    pieces = [c.text for c in internal.stream_chat(request, params) if c.text]
+    pieces: list[str] = []
+    for chunk in internal.stream_chat(request, params, cancel):
+        if chunk.finish_reason == "cancelled":
+            raise InterruptedError("compression was cancelled; it runs again after the next reply")
+        if chunk.text:
+            pieces.append(chunk.text)
     text = "".join(pieces).strip()
     for label in ("Updated summary:", "Summary:"):  # small models like to label their answer
         if text.startswith(label):
@@ -182,6 +189,7 @@ def compress(
     channel: str,
     count: Counter,
     force: bool = False,
+    cancel: threading.Event | None = None,
 ) -> CompressionResult | None:
     """One compression step if it is due (or `force`): the running summary of `channel` extended with the
     oldest turns of `line` (the messages after the current summary, oldest first). None when nothing was
@@ -215,6 +223,7 @@ def compress(
         budget=budget,
         count=count,
         step_budget=step_budget,
+        cancel=cancel,
     )
     covered = [m.id for m in chunk]
     summary = summaries.add(

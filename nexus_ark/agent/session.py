@@ -124,6 +124,8 @@ class ChatSession:
         # The room the conversation had in the last prompt built (what compression measures against).
         self._conversation_room: int | None = None
         self._background = threading.Lock()  # compression and conversation ends, one at a time
+        # Set by interrupt_background(): a compression the user's next message would wait for gives way.
+        self._background_cancel = threading.Event()
 
     @property
     def model_name(self) -> str:
@@ -251,8 +253,10 @@ class ChatSession:
         if hits is None:
             hits = self.memory.archive.search(text, None, k=k, mode="fts")
         summary = self._summary()
-        if summary is not None:  # the prompt carries it already
-            off_line.add(summary.source_id)
+        if summary is not None:  # the prompt carries it, and it holds what its predecessors said
+            store = self.memory
+            chain = Summaries(store.db, store.archive, store.activity).all(self.room)
+            off_line |= {s.source_id for s in chain if s.id <= summary.id}
         hits = [h for h in hits if h.source_id not in off_line and h.source_id not in self._recall_exclude]
         context = gather_inputs(
             self.memory,
@@ -291,12 +295,18 @@ class ChatSession:
                 self._internal = self.backend
         return self._internal
 
+    def interrupt_background(self) -> None:
+        """Have a compression in progress give way (the window calls this when the person sends while
+        after-turn work still holds the model); it is redone after the next reply."""
+        self._background_cancel.set()
+
     def compress_if_due(self, *, force: bool = False) -> CompressionResult | None:
         """One rolling-compression step when the turns after the running summary pass `compress_at` of
         the conversation's room (agent.compression). Never raises: a failure is logged and recorded in
         the timeline, and the conversation stays as it was (every message is still in memory.db)."""
         if not self._background.acquire(blocking=False):
             return None  # one is running already
+        self._background_cancel.clear()
         try:
             settings = self.persona.settings
             line = self._after_summary(
@@ -315,7 +325,11 @@ class ChatSession:
                 channel=self.room,
                 count=self.backend.count_tokens,
                 force=force,
+                cancel=self._background_cancel,
             )
+        except InterruptedError as exc:  # the person came first: not a failure
+            log.info("%s", exc)
+            return None
         except Exception as exc:  # whatever failed, the conversation must stay as it is
             log.warning("compression failed; the conversation is unchanged: %s", exc)
             self.memory.activity.error(f"compression failed: {exc}")

@@ -190,3 +190,21 @@ def test_a_failing_internal_model_leaves_the_conversation_intact(persona, memory
     _send(session, "Still there?")
     assert "marker007" in "".join(m.content for m in chat.requests[-1])
     assert session.preview_prompt("Hello").section("summary").tokens == 0
+
+
+def test_a_compression_gives_way_when_the_person_sends_again(persona, memory) -> None:
+    sessions: list[ChatSession] = []
+
+    def interrupted(messages: Sequence[ChatMessage]) -> str:
+        sessions[0].interrupt_background()  # the person pressed send while it was summarising
+        return "A summary that must not be kept."
+
+    internal = ScriptedBackend(interrupted, model_id="internal")
+    session, _ = _session(persona, memory, internal)
+    sessions.append(session)
+    summaries = Summaries(memory.db, memory.archive, memory.activity)
+    _chat(session, 0, 8)
+    assert internal.requests, "compression was tried"
+    assert summaries.all("main") == [], "no half summary is kept"
+    assert memory.activity.query(kinds=["error"]) == [], "giving way is not a failure"
+    assert len(memory.messages.recent("main", 200)) == 16
