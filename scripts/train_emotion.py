@@ -289,13 +289,19 @@ def tune(data: Path, cache: Path, grid: list[Settings]) -> None:
             x = np.vstack([x_go[~hold], x_seed[train_seed]])
             y = np.vstack([y_go[~hold], y_seed[train_seed]])
             is_seed = np.r_[np.zeros((~hold).sum(), bool), np.ones(train_seed.sum(), bool)]
-            params = train(x, y, sample_weights(y, is_seed, s), s)
+            chosen = [t for t, h in zip(texts, hold, strict=True) if not h]
+            chosen += [t for t, keep in zip(s_texts, train_seed, strict=True) if keep]
+            lex = lexical_matrix(chosen, s.buckets) if s.buckets else None
+            params = train(x, y, sample_weights(y, is_seed, s), s, lex)
             if fold == 0:
-                pred = to_ekman(predict(params, x_go[hold])).argmax(1)
+                held = [t for t, h in zip(texts, hold, strict=True) if h]
+                probs = predict(params, x_go[hold], lexical_matrix(held, s.buckets) if s.buckets else None)
                 keep = gold_hold >= 0
-                f1s.append(macro_f1(gold_hold[keep], pred[keep], len(EKMAN)))
+                f1s.append(macro_f1(gold_hold[keep], to_ekman(probs).argmax(1)[keep], len(EKMAN)))
             test = (folds == fold) & ja
-            ja_hits.extend(predict(params, x_seed[test]).argmax(1) == y_seed[test].argmax(1))
+            tested = [t for t, keep in zip(s_texts, test, strict=True) if keep]
+            probs = predict(params, x_seed[test], lexical_matrix(tested, s.buckets) if s.buckets else None)
+            ja_hits.extend(probs.argmax(1) == y_seed[test].argmax(1))
         print(
             f"{s}: GoEmotions-holdout Ekman macro-F1 {f1s[0]:.3f}; seed-ja 5-fold acc "
             f"{np.mean(ja_hits):.3f} ({time.perf_counter() - t0:.0f} s)",
@@ -322,10 +328,10 @@ def main() -> int:
             args.data,
             args.cache,
             [
-                Settings(),
-                Settings(balance=1.0),
-                Settings(seed_weight=60.0),
-                Settings(hidden=256, l2=1e-4, epochs=300),
+                FINAL,
+                Settings(l2=1e-4),  # e5 alone
+                Settings(hidden=256, l2=1e-4),  # e5 through a hidden layer
+                Settings(l2=1e-4, buckets=16384, lex_l2=1e-4, epochs=20),
             ],
         )
         return 0
