@@ -352,6 +352,9 @@ class ChatSession:
             messages = [m for m in rows if m.id > since]
             if not messages:
                 return None
+            if not components.open_questions():  # nothing to resolve: no model is loaded for it
+                components.set_reflection_meta(key, str(messages[-1].id))
+                return ResolutionReport()
             try:
                 report = resolve_open_questions(self.memory, self.persona, self.internal_backend(), messages)
             except Exception as exc:  # the questions stay open; the next end tries again

@@ -160,3 +160,16 @@ def test_a_failing_model_leaves_the_questions_open_for_the_next_end(persona, mem
     internal.down = False  # the model is back: the same conversation is read again
     report = session.end_conversation()
     assert report is not None and [r.question_id for r in report.resolved] == [sister]
+
+
+def test_with_no_open_question_the_internal_model_is_not_even_loaded(persona, memory) -> None:
+    loads: list[str] = []
+
+    def load() -> ScriptedBackend:
+        loads.append("internal")
+        return Judge()
+
+    session = ChatSession(persona, memory, ScriptedBackend(["How lovely."]), internal=load)
+    _send(session, "My sister Keiko is coming to visit!")
+    report = session.end_conversation()
+    assert report is not None and report.resolved == [] and loads == []
