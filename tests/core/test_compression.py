@@ -208,3 +208,29 @@ def test_a_compression_gives_way_when_the_person_sends_again(persona, memory) ->
     assert summaries.all("main") == [], "no half summary is kept"
     assert memory.activity.query(kinds=["error"]) == [], "giving way is not a failure"
     assert len(memory.messages.recent("main", 200)) == 16
+
+
+def test_the_trigger_is_the_share_of_the_conversations_room() -> None:
+    from nexus_ark.agent.compression import is_due
+    from nexus_ark.memory.messages import StoredMessage
+
+    def line(tokens_each: int, n: int) -> list[StoredMessage]:
+        return [
+            StoredMessage(
+                id=i + 1,
+                room="main",
+                speaker="user",
+                role="user" if i % 2 == 0 else "assistant",
+                content="x" * (tokens_each * 4),
+                status="complete",
+                created_at="2026-04-01T10:00:00",
+            )
+            for i in range(n)
+        ]
+
+    def due(turns: list[StoredMessage]) -> bool:  # four characters a token, plus 8 per message
+        return is_due(turns, 1000, compress_at=0.6, history_messages=40, count=lambda t: len(t) // 4)
+
+    assert not due(line(42, 12))  # 12 × 50 = 600: at the share, not past it
+    assert due(line(43, 12))  # 12 × 51 = 612: past it
+    assert due(line(1, 40)), "a full message window compresses too (the next turn would drop one)"
