@@ -147,3 +147,18 @@ def test_the_newest_backup_holds_the_latest_days_conversation(data_dir: Path) ->
         assert text in _newest_backup_messages(data_dir)
         clock.advance(24 * 3600)
     assert len(list((data_dir / "backups" / "aria").glob("memory-*.db"))) == 2  # one a day, rotating
+
+
+def test_each_message_of_yours_gets_its_emotion_logged_with_the_message(data_dir: Path) -> None:
+    app = NexusApp(data_dir, backend_factory=_scripted).open()
+    try:
+        session = app.session("aria")
+        result = [item for item in session.send("My grandmother died last night. I can't stop crying.")][-1]
+        memory = app.memory("aria")
+        logged = memory.components.emotions()
+        assert len(logged) == 1 and logged[0].message_id == result.user_message_id
+        assert logged[0].value < 0 and logged[0].emotion in ("sadness", "fear", "anxious", "stressed")
+        entry = memory.activity.query(kinds=["emotion"])[0]
+        assert entry.message_id == result.user_message_id and entry.data["label"] == logged[0].emotion
+    finally:
+        app.close()
