@@ -416,7 +416,8 @@ class Components:
                     evidence = f"msg:{evidence_message_id}"
                     ids = [s for s in _json_list(sources) if s != evidence] + [evidence]
                     self.db.execute(
-                        "update open_questions set source_ids = ? where id = ?", [json.dumps(ids), question_id]
+                        "update open_questions set source_ids = ? where id = ?",
+                        [json.dumps(ids), question_id],
                     )
                 self.activity.memory_write(
                     "open question",

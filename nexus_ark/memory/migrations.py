@@ -229,7 +229,6 @@ def m007_message_versions(db: sqlite_utils.Database) -> None:
     db.execute("create index messages_branch on messages(branch_of) where branch_of is not null")
 
 
-
 @migrations()
 def m008_conversation_summaries(db: sqlite_utils.Database) -> None:
     """Rolling compression (agent/compression.py): each row is the running summary after one step. It
@@ -247,6 +246,7 @@ def m008_conversation_summaries(db: sqlite_utils.Database) -> None:
             created_at text not null)"""
     )
     db.execute("create index conversation_summaries_room on conversation_summaries(room, id)")
+
 
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
