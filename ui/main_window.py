@@ -340,6 +340,7 @@ class MainWindow(QMainWindow):
         self.streaming = True
         self._set_busy(True)
         self.state_label.setText(tr("{name} is writing…", name=self.current_name))
+        self.worker.interrupt_background()
         self.request_continue.emit(self._cut_reply)
 
     def _on_open_failed(self, slug: str, message: str) -> None:
@@ -360,6 +361,7 @@ class MainWindow(QMainWindow):
         self.streaming = True
         self._set_busy(True)
         self.state_label.setText(tr("{name} is writing…", name=self.current_name))
+        self.worker.interrupt_background()  # the person first: a compression still running gives way
         self.request_send.emit(text)
 
     def stop_reply(self) -> None:

@@ -50,6 +50,13 @@ class SessionWorker(QObject):
         self._app.remember_persona(slug)
         self.opened.emit(slug, history, session.model_name)
 
+    def interrupt_background(self) -> None:
+        """Called on the UI thread when the person sends: after-turn work still holding the model (a
+        compression) gives way at its next step, so the queued send runs now, not minutes later."""
+        session = self._session
+        if session is not None:
+            session.interrupt_background()
+
     @Slot(str)
     def send(self, text: str) -> None:
         if self._session is None:

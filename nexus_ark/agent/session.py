@@ -144,6 +144,7 @@ class ChatSession:
             raise ValueError("empty message")
         if not self._busy.acquire(blocking=False):
             raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
+        self._background_cancel.clear()  # the person's turn is running: background work may follow it
         try:
             yield from self._turn(text, cancel)
         finally:
@@ -157,6 +158,7 @@ class ChatSession:
         new one is what the conversation shows and the next prompt sees."""
         if not self._busy.acquire(blocking=False):
             raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
+        self._background_cancel.clear()  # the person's turn is running: background work may follow it
         try:
             store = self.memory.messages
             old = store.get(reply_id)
@@ -196,6 +198,7 @@ class ChatSession:
             raise ValueError("empty message")
         if not self._busy.acquire(blocking=False):
             raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
+        self._background_cancel.clear()  # the person's turn is running: background work may follow it
         try:
             store = self.memory.messages
             old = store.get(message_id)
@@ -306,7 +309,9 @@ class ChatSession:
         the timeline, and the conversation stays as it was (every message is still in memory.db)."""
         if not self._background.acquire(blocking=False):
             return None  # one is running already
-        self._background_cancel.clear()
+        if self._background_cancel.is_set():  # the person is already waiting: after their turn
+            self._background.release()
+            return None
         try:
             settings = self.persona.settings
             line = self._after_summary(
@@ -666,6 +671,7 @@ class ChatSession:
         """Go on with a reply the token limit cut short: the next part is appended to the same message."""
         if not self._busy.acquire(blocking=False):
             raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
+        self._background_cancel.clear()  # the person's turn is running: background work may follow it
         try:
             message = self.memory.messages.get(reply_id)
             if message.role != "assistant" or not message.meta.get("cut_by_limit"):

@@ -234,3 +234,17 @@ def test_the_trigger_is_the_share_of_the_conversations_room() -> None:
     assert not due(line(42, 12))  # 12 × 50 = 600: at the share, not past it
     assert due(line(43, 12))  # 12 × 51 = 612: past it
     assert due(line(1, 40)), "a full message window compresses too (the next turn would drop one)"
+
+
+def test_a_send_that_comes_before_the_compression_starts_skips_it_until_after_that_turn(
+    persona, memory
+) -> None:
+    internal = ScriptedBackend(["The running summary."], model_id="internal")
+    session, _ = _session(persona, memory, internal)
+    summaries = Summaries(memory.db, memory.archive, memory.activity)
+    _chat(session, 0, 7)
+    session.interrupt_background()  # the window: the person pressed send while after-turn work was queued
+    assert session.compress_if_due(force=True) is None and internal.requests == []
+    _send(session, "One more thing.")  # the person's turn runs; background work may follow it again
+    assert session.compress_if_due(force=True) is not None
+    assert summaries.all("main") and internal.requests
