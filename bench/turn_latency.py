@@ -141,6 +141,9 @@ def run_conversation(turns: int, max_tokens: int, cold: LlamaCppBackend) -> list
             assert result is not None and result.status == "complete", result
             row: dict[str, float] = {"turn": turn + 1, "total_s": total}
             row.update({k: result.meta["timings"].get(k, float("nan")) for k in STAGES})
+            # llama.cpp's count of the prompt tokens the turn evaluated (what the reused prefix saved).
+            stats = getattr(backend, "last_eval", None)
+            row["evaluated_tokens"] = stats.prompt_evaluated if stats is not None else float("nan")
             prompt = sent[-1]
             # Off the user's path, as the app runs it: vectors for the new messages, the internal request.
             session.after_turn()
@@ -174,6 +177,14 @@ def slope_ms_per_turn(rows: list[dict[str, float]], key: str) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
 
 
+def theil_sen(rows: list[dict[str, float]]) -> float:
+    """The median of the pairwise slopes of the first token (ms per turn)."""
+    pts = [(r["turn"], r["first_token_s"] * 1000) for r in rows]
+    return statistics.median(
+        (y2 - y1) / (x2 - x1) for i, (x1, y1) in enumerate(pts) for x2, y2 in pts[i + 1 :]
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--turns", type=int, default=20)
@@ -189,7 +200,7 @@ def main() -> None:
         runs.append(run_conversation(args.turns, args.max_tokens, cold))
     cold.close()
 
-    keys = [*STAGES, "total_s", "cold_s", "prompt_tokens"]
+    keys = [*STAGES, "total_s", "cold_s", "prompt_tokens", "evaluated_tokens"]
     rows = [
         {"turn": i + 1, **{k: statistics.median(run[i][k] for run in runs) for k in keys}}
         for i in range(args.turns)
@@ -200,19 +211,26 @@ def main() -> None:
         )
 
     print(
-        "| turn | prompt tokens | emotion (ms) | recall (ms) | build (ms) | first token (ms) | total (ms) "
-        "| cold first token (ms) | first token / cold |"
+        "| turn | prompt tokens | evaluated | emotion (ms) | recall (ms) | build (ms) | first token (ms) "
+        "| total (ms) | cold first token (ms) | first token / cold |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
-        ms = {k: row[k] * 1000 for k in keys if k != "prompt_tokens"}
+        ms = {k: row[k] * 1000 for k in keys if not k.endswith("_tokens")}
         print(
-            f"| {row['turn']} | {row['prompt_tokens']:.0f} | {ms['emotion_s']:.0f} | {ms['recall_s']:.0f} "
+            f"| {row['turn']} | {row['prompt_tokens']:.0f} | {row['evaluated_tokens']:.0f} "
+            f"| {ms['emotion_s']:.0f} | {ms['recall_s']:.0f} "
             f"| {ms['build_s']:.0f} | {ms['first_token_s']:.0f} | {ms['total_s']:.0f} | {ms['cold_s']:.0f} "
             f"| {row['ratio']:.3f} |"
         )
     later = rows[1:]
     ten = rows[min(9, len(rows) - 1)]
+    first = [r["first_token_s"] * 1000 for r in later]
+    print(
+        f"first token, median of turns 2-5: {statistics.median(first[:4]):.0f} ms; "
+        f"of the last 5 turns: {statistics.median(first[-5:]):.0f} ms; "
+        f"Theil-Sen slope (robust to one-off stalls on a shared machine): {theil_sen(later):+.1f} ms/turn"
+    )
     print(
         f"turn {ten['turn']}: first token / cold = {ten['ratio']:.3f};  "
         f"median ratio turns 2-{len(rows)} = {statistics.median(r['ratio'] for r in later):.3f};  "
