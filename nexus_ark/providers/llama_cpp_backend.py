@@ -301,6 +301,8 @@ class LlamaCppBackend(ChatBackend):
                     return slot
                 except ModelError:  # e.g. no memory for another KV cache: share the ones there are
                     log.warning("could not add a context for %s", self.model_path.name, exc_info=True)
+                    # Not tried again at every request: the contexts there are will do.
+                    self._slots = [s for s in self._slots if s.llm is not None]
                     break
         return min((s for s in self._slots if s.llm is not None), key=lambda s: s.used)
 
