@@ -62,6 +62,14 @@ class _Progress(QObject):
     changed = Signal(str, int, int)
 
 
+class _WorkerStore:
+    store: MemoryStore | None = None
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+
 class MemoryWindow(QDialog):
     def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
         super().__init__(parent)
@@ -72,7 +80,9 @@ class MemoryWindow(QDialog):
         self.setWindowTitle(tr("Memory of {name}", name=self.persona_name))
         self.resize(900, 620)
         self.store = app.open_memory(slug, read_only=True)  # small reads on the UI thread, never writes
-        self._worker_store: MemoryStore | None = None  # used only on the worker's single thread
+        # The worker's own connection, used only on its single thread; kept in a plain holder so the
+        # closing task needs no reference to this window (a worker must never drop a window's last one).
+        self._worker = _WorkerStore()
         self.worker = SerialWorker(f"memory-{slug}")
         self.cancel_import = threading.Event()
         self._progress = _Progress()
@@ -103,9 +113,9 @@ class MemoryWindow(QDialog):
     # -- background work on this window's own connection -------------------------------------------
     def _in_background(self, fn, on_done) -> None:
         def task():
-            if self._worker_store is None:
-                self._worker_store = self.app.open_memory(self.slug)
-            return fn(self._worker_store)
+            if self._worker.store is None:
+                self._worker.store = self.app.open_memory(self.slug)
+            return fn(self._worker.store)
 
         # Results of work that outlived the window have nobody to show them to (the window is closing).
         self.worker.run(
@@ -450,10 +460,6 @@ class MemoryWindow(QDialog):
         self.cancel_import.set()
         self._closing = True
 
-        def close_worker_store() -> None:
-            if self._worker_store is not None:
-                self._worker_store.close()
-
-        self.worker.close(close_worker_store)
+        self.worker.close(self._worker.close)
         self.store.close()  # the UI thread's own read-only connection: only used here, so idle
         super().done(result)

@@ -1,82 +1,88 @@
-"""Run a blocking call on Qt's thread pool and get its result back on the UI thread."""
+"""Run blocking calls off the UI thread and get their results back on it.
+
+Qt objects must be created, used and destroyed on their own thread. So the worker threads here are plain
+Python threads that never own a Qt object: they run the call and emit one signal on a dispatcher that
+lives on the UI thread for the whole process and is never deleted. The callbacks (and the call itself,
+which may hold a window) are kept and released on the UI thread only, so no window or QObject is ever
+destroyed by a worker thread dropping the last reference.
+"""
 
 from __future__ import annotations
 
-import contextlib
+import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 
 from nexus_ark.errors import NexusArkError
 
-# Python owns the task and relay objects: keep them alive until the result is delivered, or the
-# garbage collector may delete them while the pool thread still runs.
-_alive: set[object] = set()
+Call = Callable[[], Any]
+OnDone = Callable[[Any], None]
+OnError = Callable[[str], None]
 
 
-class _Relay(QObject):
-    """Lives on the UI thread; its slots run there because the signals arrive queued."""
+class _Dispatcher(QObject):
+    """Lives on the UI thread; results arrive queued from worker threads."""
 
-    succeeded = Signal(object)
-    failed = Signal(str)
+    delivered = Signal(int, bool, object)  # token, succeeded, value or message
 
-    def __init__(self, on_done: Callable[[Any], None], on_error: Callable[[str], None]) -> None:
+    def __init__(self) -> None:
         super().__init__()
-        self._on_done, self._on_error = on_done, on_error
-        self.succeeded.connect(self._done)
-        self.failed.connect(self._error)
+        self._waiting: dict[int, tuple[Call | None, OnDone, OnError]] = {}
+        self._tokens = itertools.count()
+        self.delivered.connect(self._deliver)
 
-    @Slot(object)
-    def _done(self, value: Any) -> None:
-        self._release()
-        self._on_done(value)
+    def expect(self, fn: Call, on_done: OnDone, on_error: OnError) -> int:
+        token = next(self._tokens)
+        self._waiting[token] = (fn, on_done, on_error)
+        return token
 
-    @Slot(str)
-    def _error(self, message: str) -> None:
-        self._release()
-        self._on_error(message)
-
-    def _release(self) -> None:
-        _alive.difference_update({o for o in _alive if o is self or getattr(o, "relay", None) is self})
+    @Slot(int, bool, object)
+    def _deliver(self, token: int, ok: bool, value: Any) -> None:
+        _, on_done, on_error = self._waiting.pop(token)  # released here, on the UI thread
+        (on_done if ok else on_error)(value)
 
 
-class _Task(QRunnable):
-    def __init__(self, fn: Callable[[], Any], relay: _Relay) -> None:
-        super().__init__()
-        self._fn, self.relay = fn, relay
+_dispatcher: _Dispatcher | None = None
+_shared: ThreadPoolExecutor | None = None
 
-    def run(self) -> None:
+
+def _the_dispatcher() -> _Dispatcher:
+    global _dispatcher
+    if _dispatcher is None:  # first use is on the UI thread (a window asking for work)
+        _dispatcher = _Dispatcher()
+    return _dispatcher
+
+
+def _work(token: int, dispatcher: _Dispatcher) -> Callable[[], None]:
+    """What a worker thread runs: the call, then one signal. It holds no reference to the call after
+    running it (the dispatcher keeps that, on the UI thread)."""
+
+    def run() -> None:
+        fn = dispatcher._waiting[token][0]
         try:
-            value = self._fn()
+            value = fn()  # type: ignore[misc]
         except NexusArkError as exc:
-            self._deliver(self.relay.failed, str(exc))
+            ok, value = False, str(exc)
         except Exception as exc:  # shown to the person, never swallowed
-            self._deliver(self.relay.failed, f"{type(exc).__name__}: {exc}")
+            ok, value = False, f"{type(exc).__name__}: {exc}"
         else:
-            self._deliver(self.relay.succeeded, value)
+            ok = True
+        del fn
+        dispatcher.delivered.emit(token, ok, value)
 
-    @staticmethod
-    def _deliver(signal: Any, value: Any) -> None:
-        # RuntimeError: the window that asked has been closed meanwhile, so there is nobody to tell.
-        with contextlib.suppress(RuntimeError):
-            signal.emit(value)
+    return run
 
 
-def run_in_background(
-    fn: Callable[[], Any],
-    on_done: Callable[[Any], None],
-    on_error: Callable[[str], None],
-    pool: QThreadPool | None = None,
-) -> None:
-    """Call fn on a pool thread; on_done(result) or on_error(message) then runs on the UI thread.
-    A pool with one thread serializes tasks that share a resource (such as one SQLite connection)."""
-    relay = _Relay(on_done, on_error)
-    task = _Task(fn, relay)
-    task.setAutoDelete(False)  # Python, not the pool, owns the wrapper
-    _alive.update({relay, task})
-    (pool or QThreadPool.globalInstance()).start(task)
+def run_in_background(fn: Call, on_done: OnDone, on_error: OnError) -> None:
+    """Call fn on a shared worker thread; on_done(result) or on_error(message) then runs on the UI thread."""
+    global _shared
+    if _shared is None:
+        _shared = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ui-task")
+    dispatcher = _the_dispatcher()
+    _shared.submit(_work(dispatcher.expect(fn, on_done, on_error), dispatcher))
 
 
 class SerialWorker:
@@ -92,9 +98,7 @@ class SerialWorker:
     def idle(self) -> bool:
         return self._pending == 0
 
-    def run(
-        self, fn: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[str], None]
-    ) -> None:
+    def run(self, fn: Call, on_done: OnDone, on_error: OnError) -> None:
         # Counted on the UI thread only: incremented here, decremented where the result is delivered.
         def done(value: Any) -> None:
             self._pending -= 1
@@ -104,11 +108,9 @@ class SerialWorker:
             self._pending -= 1
             on_error(message)
 
-        relay = _Relay(done, error)
-        task = _Task(fn, relay)
-        _alive.update({relay, task})
+        dispatcher = _the_dispatcher()
         self._pending += 1
-        self._executor.submit(task.run)
+        self._executor.submit(_work(dispatcher.expect(fn, done, error), dispatcher))
 
     def close(self, final: Callable[[], None] | None = None) -> None:
         if final is not None:

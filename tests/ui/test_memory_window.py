@@ -172,7 +172,7 @@ def test_closing_during_an_import_returns_at_once_and_the_import_resumes(
     window.done(0)  # must not wait for the import: it is told to stop and closes its own connection
     assert window.cancel_import.is_set() and not window.worker.idle
     window.worker.wait()
-    store = window._worker_store
+    store = window._worker.store
     assert store is not None
     with pytest.raises(Exception, match="closed"):
         store.db.execute("select 1")
