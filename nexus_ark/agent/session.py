@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -142,11 +143,18 @@ class ChatSession:
         text = text.strip()
         if not text:
             raise ValueError("empty message")
+        with self._persons_turn():
+            yield from self._turn(text, cancel)
+
+    @contextmanager
+    def _persons_turn(self) -> Iterator[None]:
+        """One thing at a time for the person (send, regenerate, edit, continue); while it runs, background
+        work that was told to give way may follow it again."""
         if not self._busy.acquire(blocking=False):
             raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
-        self._background_cancel.clear()  # the person's turn is running: background work may follow it
+        self._background_cancel.clear()
         try:
-            yield from self._turn(text, cancel)
+            yield
         finally:
             self._busy.release()
 
@@ -156,10 +164,7 @@ class ChatSession:
     ) -> Iterator[ReplyDelta | TurnResult]:
         """A new version of a reply. Earlier versions are kept (messages.versions, choose_version); the
         new one is what the conversation shows and the next prompt sees."""
-        if not self._busy.acquire(blocking=False):
-            raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
-        self._background_cancel.clear()  # the person's turn is running: background work may follow it
-        try:
+        with self._persons_turn():
             store = self.memory.messages
             old = store.get(reply_id)
             if old.role != "assistant" or old.hidden or old.room != self.room:
@@ -185,8 +190,6 @@ class ChatSession:
             if result.reply_id is None:  # nothing came: the conversation keeps the version it had
                 store.choose_version(old.id)
             yield result
-        finally:
-            self._busy.release()
 
     def edit(
         self, message_id: int, text: str, cancel: threading.Event | None = None
@@ -196,10 +199,7 @@ class ChatSession:
         text = text.strip()
         if not text:
             raise ValueError("empty message")
-        if not self._busy.acquire(blocking=False):
-            raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
-        self._background_cancel.clear()  # the person's turn is running: background work may follow it
-        try:
+        with self._persons_turn():
             store = self.memory.messages
             old = store.get(message_id)
             if old.role != "user" or old.hidden or old.room != self.room:
@@ -210,8 +210,6 @@ class ChatSession:
             except NexusArkError:  # not sent (too long, a damaged file): the old wording stays
                 store.choose_version(old.id)
                 raise
-        finally:
-            self._busy.release()
 
     def delete(self, message_id: int, *, forget: bool = False) -> None:
         """Delete a message. With `forget`, also what memory derived from it (its archive item, and the
@@ -669,10 +667,7 @@ class ChatSession:
         self, reply_id: int, cancel: threading.Event | None = None
     ) -> Iterator[ReplyDelta | TurnResult]:
         """Go on with a reply the token limit cut short: the next part is appended to the same message."""
-        if not self._busy.acquire(blocking=False):
-            raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
-        self._background_cancel.clear()  # the person's turn is running: background work may follow it
-        try:
+        with self._persons_turn():
             message = self.memory.messages.get(reply_id)
             if message.role != "assistant" or not message.meta.get("cut_by_limit"):
                 raise NexusArkError("Only a reply that the token limit cut short can be continued.")
@@ -702,5 +697,3 @@ class ChatSession:
                 if i == 0:
                     reply.parts[1] = gap + reply.parts[1].lstrip()
             yield self._commit(reply, user.id if user else reply_id, [])
-        finally:
-            self._busy.release()

@@ -9,7 +9,7 @@ not unhappy), tired -0.4, anxious -0.5, stressed -0.6 (as heavy as sadness), dis
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 EmotionName = Literal[
     "joy",
@@ -28,20 +28,7 @@ EmotionName = Literal[
 
 # The order is the head's output order: changing it means retraining (the head stores its own label list
 # and the detector checks it against this one).
-LABELS: tuple[EmotionName, ...] = (
-    "joy",
-    "happy",
-    "surprise",
-    "neutral",
-    "sadness",
-    "anger",
-    "fear",
-    "anxious",
-    "tired",
-    "busy",
-    "stressed",
-    "disgust",
-)
+LABELS: tuple[EmotionName, ...] = get_args(EmotionName)
 
 VALUES: dict[str, float] = {
     "joy": 1.0,
