@@ -471,7 +471,7 @@ class ChatSession:
         if self._after_turn is not None:
             try:
                 self._after_turn()
-            except NexusArkError as exc:
+            except Exception as exc:  # a backup on a full disk must not fail the turn that was shown
                 log.warning("after-turn work failed: %s", exc)
 
     def _turn(
