@@ -58,6 +58,8 @@ class Goal(BaseModel):
     progress_notes: list[str] = Field(default_factory=list)
     related_values: list[str] = Field(default_factory=list)
     source_ids: list[str] = Field(default_factory=list)
+    created_at: str = ""
+    updated_at: str = ""
 
 
 class Drive(BaseModel):
@@ -72,10 +74,12 @@ class OpenQuestion(BaseModel):
     id: int = 0
     question: str
     topic: str = ""
-    priority: float = 0.5
+    context: str = ""  # what the persona was thinking of when it asked
+    priority: float = Field(default=0.5, ge=0.0, le=1.0)
     source_ids: list[str] = Field(default_factory=list)
     created_at: str = ""
     resolved_at: str | None = None
+    resolved_by: str | None = None  # "conversation" (the end-of-conversation check) or "user"
 
 
 class EmotionEntry(BaseModel):
@@ -93,6 +97,27 @@ def _said(text: str) -> str:
 
 def _json_list(value: str | None) -> list[Any]:
     return json.loads(value) if value else []
+
+
+_GOAL_COLUMNS = (
+    "id, term, goal, status, priority, progress_notes, related_values, source_ids, created_at, updated_at"
+)
+
+
+def _goal(row: Any) -> Goal:
+    a, b, c, d, e, f, g, h, i, j = row
+    return Goal(
+        id=a,
+        term=b,
+        goal=c,
+        status=d,
+        priority=e,
+        progress_notes=_json_list(f),
+        related_values=_json_list(g),
+        source_ids=_json_list(h),
+        created_at=i,
+        updated_at=j,
+    )
 
 
 class Components:
@@ -296,6 +321,8 @@ class Components:
 
     # -- goals ------------------------------------------------------------------------------------
     def put_goal(self, goal: Goal) -> Goal:
+        if not goal.goal.strip():
+            raise NexusArkError("A goal needs a text: an empty goal was not saved.")
         goal = goal.model_copy(update={"id": goal.id or f"{goal.term[:2]}_{uuid.uuid4().hex[:8]}"})
         now = self._now()
         text = f"{goal.term}-term goal ({goal.status}): {goal.goal}"
@@ -339,25 +366,43 @@ class Components:
 
     def goals(self, term: GoalTerm | None = None, status: GoalStatus | None = "active") -> list[Goal]:
         rows = self.db.execute(
-            "select id, term, goal, status, priority, progress_notes, related_values, source_ids from goals "
+            f"select {_GOAL_COLUMNS} from goals "
             "where (? is null or term = ?) and (? is null or status = ?) order by priority, created_at",
             [term, term, status, status],
         ).fetchall()
-        return [
-            Goal(
-                id=a,
-                term=b,
-                goal=c,
-                status=d,
-                priority=e,
-                progress_notes=_json_list(f),
-                related_values=_json_list(g),
-                source_ids=_json_list(h),
+        return [_goal(row) for row in rows]
+
+    def goal(self, goal_id: str) -> Goal | None:
+        row = self.db.execute(f"select {_GOAL_COLUMNS} from goals where id = ?", [goal_id]).fetchone()
+        return _goal(row) if row else None
+
+    def _existing_goal(self, goal_id: str) -> Goal:
+        goal = self.goal(goal_id)
+        if goal is None:
+            raise NexusArkError(f"There is no goal {goal_id!r}.")
+        return goal
+
+    def add_progress(self, goal_id: str, note: str, source_ids: list[str] | None = None) -> Goal:
+        """A progress note on a goal (by the persona in a dream or a tool, or by the user)."""
+        if not note.strip():
+            raise NexusArkError("A progress note needs a text: an empty note was not saved.")
+        goal = self._existing_goal(goal_id)
+        sources = [*goal.source_ids, *(s for s in source_ids or [] if s not in goal.source_ids)]
+        return self.put_goal(
+            goal.model_copy(
+                update={"progress_notes": [*goal.progress_notes, note.strip()], "source_ids": sources}
             )
-            for a, b, c, d, e, f, g, h in rows
-        ]
+        )
+
+    def set_goal_status(self, goal_id: str, status: GoalStatus, note: str = "") -> Goal:
+        """Complete or abandon a goal (or take it up again), with an optional note saying why."""
+        goal = self._existing_goal(goal_id)
+        notes = [*goal.progress_notes, note.strip()] if note.strip() else goal.progress_notes
+        return self.put_goal(goal.model_copy(update={"status": status, "progress_notes": notes}))
 
     def reflection_meta(self) -> dict[str, str]:
+        """The dream levels' bookkeeping (seed 001's goal metadata): last_reflection_level and
+        last_level1_date / last_level2_date / last_level3_date, among other keys."""
         return dict(self.db.execute("select key, value from reflection_meta").fetchall())
 
     def set_reflection_meta(self, key: str, value: str) -> None:
@@ -387,10 +432,12 @@ class Components:
     def add_question(self, question: OpenQuestion) -> int:
         with self.db.atomic():
             cur = self.db.execute(
-                "insert into open_questions (question, topic, priority, source_ids, created_at) values (?,?,?,?,?)",
+                "insert into open_questions (question, topic, context, priority, source_ids, created_at) "
+                "values (?,?,?,?,?,?)",
                 [
                     question.question,
                     question.topic,
+                    question.context,
                     question.priority,
                     json.dumps(question.source_ids),
                     question.created_at or self._now(),
@@ -401,12 +448,15 @@ class Components:
             )
         return int(cur.lastrowid)
 
-    def resolve_question(self, question_id: int, *, evidence_message_id: int | None = None) -> None:
-        """Mark a question answered. With the message that answered it, that message joins the
-        question's source ids and its timeline entry points at it."""
+    def resolve_question(
+        self, question_id: int, *, evidence_message_id: int | None = None, by: str = "conversation"
+    ) -> None:
+        """Mark a question answered (by the end-of-conversation check, or by the user). With the message
+        that answered it, that message joins the question's source ids and its timeline entry points at it."""
         with self.db.atomic():
             cur = self.db.execute(
-                "update open_questions set resolved_at = ? where id = ?", [self._now(), question_id]
+                "update open_questions set resolved_at = ?, resolved_by = ? where id = ? and resolved_at is null",
+                [self._now(), by, question_id],
             )
             if cur.rowcount:
                 question, sources = self.db.execute(
@@ -426,17 +476,37 @@ class Components:
                     question_id=question_id,
                 )
 
+    def delete_question(self, question_id: int) -> bool:
+        """The user removes a question the persona should stop wondering about."""
+        with self.db.atomic():
+            row = self.db.execute(
+                "select question from open_questions where id = ?", [question_id]
+            ).fetchone()
+            if row is None:
+                return False
+            self.db.execute("delete from open_questions where id = ?", [question_id])
+            self.activity.memory_write("open question", f"deleted: {row[0]}", question_id=question_id)
+        return True
+
     def open_questions(self, include_resolved: bool = False) -> list[OpenQuestion]:
         rows = self.db.execute(
-            "select id, question, topic, priority, source_ids, created_at, resolved_at from open_questions "
-            "where ? or resolved_at is null order by priority desc, id",
+            "select id, question, topic, context, priority, source_ids, created_at, resolved_at, resolved_by "
+            "from open_questions where ? or resolved_at is null order by priority desc, id",
             [int(include_resolved)],
         ).fetchall()
         return [
             OpenQuestion(
-                id=a, question=b, topic=c, priority=d, source_ids=_json_list(e), created_at=f, resolved_at=g
+                id=a,
+                question=b,
+                topic=c,
+                context=d,
+                priority=min(1.0, max(0.0, e)),
+                source_ids=_json_list(f),
+                created_at=g,
+                resolved_at=h,
+                resolved_by=i,
             )
-            for a, b, c, d, e, f, g in rows
+            for a, b, c, d, e, f, g, h, i in rows
         ]
 
     def log_emotion(self, entry: EmotionEntry) -> None:

@@ -248,6 +248,71 @@ def m008_conversation_summaries(db: sqlite_utils.Database) -> None:
     db.execute("create index conversation_summaries_room on conversation_summaries(room, id)")
 
 
+
+@migrations()
+def m009_mind(db: sqlite_utils.Database) -> None:
+    """The mind (nexus_ark/mind/). drive_history: every recomputation of the four drives with the inputs
+    that produced it (the dashboard plots it, autonomous messages cite it). Open questions gain the context
+    they were asked in and who resolved them. dream_jobs: one row per (level, date); `stages` holds each
+    completed stage's output, so a dream cut off by a crash resumes after its last completed stage and a
+    finished day is never dreamt twice."""
+    db.execute(
+        """create table drive_history (
+            id integer primary key, time text not null, trigger text not null,
+            boredom real not null, curiosity real not null, goal_achievement real not null,
+            devotion real not null, dominant text, narrative text not null default '',
+            inputs text not null check (json_valid(inputs)))"""
+    )
+    db.execute("create index drive_history_time on drive_history(time)")
+    db.execute("alter table open_questions add column context text not null default ''")
+    db.execute("alter table open_questions add column resolved_by text")
+    db.execute(
+        """create table dream_jobs (
+            id integer primary key, level integer not null check (level in (1, 2, 3)),
+            date text not null, state text not null check (state in ('running', 'done', 'skipped', 'failed')),
+            stages text not null default '{}' check (json_valid(stages)),
+            result text check (result is null or json_valid(result)),
+            error text, started_at text not null, updated_at text not null, finished_at text,
+            unique (level, date))"""
+    )
+
+
+@migrations()
+def m010_summary_forgetting(db: sqlite_utils.Database) -> None:
+    """Forgetting a message takes it out of the running summaries (agent/compression.py). `sources`: the
+    archive source ids of the messages a step covered ("msg:<id>", or an import's id), so that deleting
+    a message's archive item (MemoryStore.forget, from the chat or the memory window; a plain delete of
+    the message keeps its item, hence the summary) finds every summary whose text holds it: that one and
+    every later one of its room. `stale`: 0 in use; 1 it held a forgotten message: its text is blanked,
+    its archive item deleted (so recall cannot find it) and its "compression" timeline entries redacted,
+    the prompt uses the newest summary still in use, and the next after-turn work rebuilds the rest from
+    the remaining messages; 2 rebuilt."""
+    db.execute("alter table conversation_summaries add column sources text not null default '[]'")
+    db.execute("alter table conversation_summaries add column stale integer not null default 0")
+    db.execute(
+        "update conversation_summaries set sources = (select json_group_array(coalesce(m.source_id, "
+        "'msg:' || m.id)) from json_each(conversation_summaries.covered) j join messages m on m.id = j.value)"
+    )
+    db.execute(
+        """create trigger summaries_forget_message after delete on items
+        when old.kind = 'message' and old.source_id is not null and exists (
+            select 1 from conversation_summaries s, json_each(s.sources) j where j.value = old.source_id)
+        begin
+            update conversation_summaries set stale = 1, text = '' where stale = 0 and exists (
+                select 1 from conversation_summaries f, json_each(f.sources) j
+                where j.value = old.source_id and f.room = conversation_summaries.room
+                and f.id <= conversation_summaries.id);
+            update activity set summary = '(forgotten)', data = '{"redacted": true}'
+            where kind = 'compression' and data is not null and exists (
+                select 1 from conversation_summaries s where s.stale = 1
+                and s.first_id = json_extract(activity.data, '$.first_id')
+                and s.last_id = json_extract(activity.data, '$.last_id'));
+            delete from items where kind = 'summary' and id in (
+                select item_id from conversation_summaries where stale = 1 and item_id is not null);
+        end"""
+    )
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

@@ -30,6 +30,8 @@ TABLES = (
     "drives",
     "open_questions",
     "emotion_log",
+    "drive_history",
+    "dream_jobs",
     "kb_documents",
     "kb_chunks",
 )

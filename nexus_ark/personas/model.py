@@ -55,6 +55,21 @@ class ConversationSettings(BaseModel):
     idle_minutes_end: int = Field(default=30, ge=1, le=24 * 60)
 
 
+class DriveSettings(BaseModel):
+    """[drives] in persona.toml: the level (0–1) at which each drive counts as strong (autonomy acts on it;
+    the dashboard draws the line)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    boredom: float = Field(default=0.6, ge=0.0, le=1.0)
+    curiosity: float = Field(default=0.6, ge=0.0, le=1.0)
+    goal_achievement: float = Field(default=0.6, ge=0.0, le=1.0)
+    devotion: float = Field(default=0.6, ge=0.0, le=1.0)
+
+    def thresholds(self) -> dict[str, float]:
+        return self.model_dump()
+
+
 class PersonaSettings(BaseModel):
     # Unknown top-level tables are kept for later versions' settings; known tables are strict.
     model_config = ConfigDict(extra="allow")
@@ -66,6 +81,7 @@ class PersonaSettings(BaseModel):
     # Emotion detection, dreaming, summaries, entity extraction; unset = the chat model.
     internal_model: ModelConfig | None = None
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
+    drives: DriveSettings = Field(default_factory=DriveSettings)
 
     @field_validator("name")
     @classmethod

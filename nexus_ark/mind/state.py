@@ -1,0 +1,185 @@
+"""The drives read from a persona's memory, recomputed and recorded.
+
+`read_inputs` gathers what drives.compute needs (one moment, a few small queries); `current` computes without
+writing (the chat prompt, a dry run); `recompute` also records the result: the drives table (the latest
+levels), a drive_history row with every input (the dashboard plots it, autonomous messages cite it) and, when
+a drive crosses its threshold or the dominant drive changes, a "drives" entry in the activity timeline.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from nexus_ark.clock import iso
+from nexus_ark.memory.components import Drive
+from nexus_ark.mind.drives import (
+    DEVOTION_WINDOW_H,
+    DRIVES,
+    FEELING_LEVEL,
+    DriveInputs,
+    DriveName,
+    DriveReport,
+    EmotionInput,
+    GoalInput,
+    QuestionInput,
+    compute,
+)
+
+if TYPE_CHECKING:
+    from nexus_ark.memory.store import MemoryStore
+
+DEFAULT_THRESHOLDS: dict[DriveName, float] = dict.fromkeys(DRIVES, 0.6)
+
+
+def _time(stamp: str) -> datetime:
+    dt = datetime.fromisoformat(stamp)
+    if dt.tzinfo is None:  # imported rows may carry no zone: they are the person's local time
+        dt = dt.astimezone()
+    return dt
+
+
+def read_inputs(memory: MemoryStore, now: datetime) -> DriveInputs:
+    db = memory.db
+    row = db.execute(
+        "select max(created_at) from messages where role = 'user' and hidden = 0 and status != 'error'"
+    ).fetchone()
+    last = _time(row[0]) if row and row[0] else None
+    if last is not None and last > now:  # a message stamped ahead of the clock is "just now"
+        last = now
+    questions = [
+        QuestionInput(
+            id=q.id, question=q.question, topic=q.topic, priority=q.priority, created_at=_time(q.created_at)
+        )
+        for q in memory.components.open_questions()
+    ]
+    short = memory.components.goals("short", "active")
+    top_goal = (
+        GoalInput(
+            id=short[0].id,
+            goal=short[0].goal,
+            priority=short[0].priority,
+            last_progress=_time(short[0].updated_at or short[0].created_at),
+        )
+        if short
+        else None
+    )
+    since = iso(now - timedelta(hours=DEVOTION_WINDOW_H))
+    emotions = [
+        EmotionInput(
+            time=_time(e.timestamp),
+            label=e.emotion,
+            value=e.value,
+            snippet=e.snippet,
+            message_id=e.message_id,
+        )
+        for e in memory.components.emotions(since=since)
+    ]
+    return DriveInputs(
+        now=now, last_interaction=last, questions=questions, top_goal=top_goal, emotions=emotions
+    )
+
+
+def current(
+    memory: MemoryStore, now: datetime, thresholds: dict[str, float] | None = None, language: str = "en"
+) -> DriveReport:
+    return compute(read_inputs(memory, now), {**DEFAULT_THRESHOLDS, **(thresholds or {})}, language)
+
+
+def recompute(
+    memory: MemoryStore,
+    now: datetime,
+    *,
+    trigger: str,
+    thresholds: dict[str, float] | None = None,
+    language: str = "en",
+) -> DriveReport:
+    """Compute and record (on the owner's or a peer's connection). `trigger` says why: "interaction",
+    "dream", "autonomy", "manual"."""
+    report = current(memory, now, thresholds, language)
+    db = memory.db
+    with db.atomic():
+        before = {d.name: d for d in memory.components.drives()}
+        previous = db.execute("select dominant from drive_history order by id desc limit 1").fetchone()
+        for name in DRIVES:
+            level = report.drives[name]
+            memory.components.set_drive(
+                Drive(
+                    name=name,
+                    level=level.level,
+                    threshold=level.threshold,
+                    info=level.inputs,
+                    updated_at=iso(now),
+                )
+            )
+        db.execute(
+            "insert into drive_history (time, trigger, boredom, curiosity, goal_achievement, devotion, "
+            "dominant, narrative, inputs) values (?,?,?,?,?,?,?,?,?)",
+            [
+                iso(now),
+                trigger,
+                *(report.drives[n].level for n in DRIVES),
+                report.dominant,
+                report.narrative,
+                json.dumps({n: report.drives[n].inputs for n in DRIVES}, ensure_ascii=False),
+            ],
+        )
+        crossed = [
+            n
+            for n in DRIVES
+            if n in before and (before[n].level >= before[n].threshold) != report.drives[n].over
+        ]
+        # A new dominant drive is news once it is felt (>= FEELING_LEVEL), not every flicker near zero.
+        dominant_changed = (
+            previous is not None
+            and previous[0] != report.dominant
+            and report.dominant is not None
+            and report.drives[report.dominant].level >= FEELING_LEVEL
+        )
+        if crossed or dominant_changed or previous is None:
+            levels = ", ".join(f"{n} {report.drives[n].level:.2f}" for n in DRIVES)
+            memory.activity.append(
+                "drives",
+                f"{report.dominant or 'none'} dominant ({levels}): {report.narrative}",
+                data={
+                    "trigger": trigger,
+                    "dominant": report.dominant,
+                    "levels": {n: report.drives[n].level for n in DRIVES},
+                    "crossed": crossed,
+                },
+            )
+    return report
+
+
+class DrivePoint(BaseModel):
+    """One row of drive_history, for plots."""
+
+    time: str
+    trigger: str
+    levels: dict[str, float]
+    dominant: str | None
+    narrative: str
+    inputs: dict[str, Any]
+
+
+def history(memory: MemoryStore, since: str | None = None, limit: int = 5000) -> list[DrivePoint]:
+    """Recomputations oldest first (the newest `limit`)."""
+    rows = memory.db.execute(
+        "select time, trigger, boredom, curiosity, goal_achievement, devotion, dominant, narrative, inputs "
+        "from drive_history where time >= coalesce(?, '') order by id desc limit ?",
+        [since, limit],
+    ).fetchall()
+    return [
+        DrivePoint(
+            time=t,
+            trigger=trig,
+            levels=dict(zip(DRIVES, (b, c, g, d), strict=True)),
+            dominant=dom,
+            narrative=nar,
+            inputs=json.loads(inp),
+        )
+        for t, trig, b, c, g, d, dom, nar, inp in reversed(rows)
+    ]
