@@ -19,9 +19,12 @@ from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
 from nexus_ark.errors import DatabaseError, ModelError, NexusArkError, PersonaError
+from nexus_ark.events import EventHub
 from nexus_ark.instance_lock import InstanceLock
 from nexus_ark.memory.portability import backup_if_due
 from nexus_ark.memory.store import MemoryStore, StoreRole
+from nexus_ark.mind import state as drive_state
+from nexus_ark.mind.drives import DriveReport
 from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
@@ -75,6 +78,9 @@ class NexusApp:
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._opened = False
+        # What the core reports (a turn done, drives recomputed, a dream's progress): the window bridges it
+        # onto its own thread. Topics and payloads: docs/architecture.md "Core events".
+        self.events = EventHub()
 
     @property
     def data_dir(self) -> Path:
@@ -209,7 +215,7 @@ class NexusApp:
                 backend,
                 embedder=embedder,
                 recall_problem=problem,
-                after_turn=lambda: self._backup_after_first_turn_of_day(slug),
+                after_turn=lambda: self._after_turn(persona),
                 emotions=self._emotions,
                 # Compression and open questions: loaded when first needed, off the user's path.
                 internal=lambda: self.backend(self.model_config(persona, "internal")),
@@ -240,6 +246,53 @@ class NexusApp:
             except NexusArkError as exc:
                 log.warning("backup skipped: %s", exc)
             return store
+
+    def _after_turn(self, persona: Persona) -> None:
+        """On the session's worker after each turn: the drives move with the interaction (devotion with
+        the emotion just read, boredom back to zero), the day's backup, and the news for the window."""
+        slug = persona.slug
+        try:
+            with self._state_lock:
+                store = self._memories.get(slug)
+            if store is not None:
+                report = drive_state.recompute(
+                    store,
+                    self.clock.now(),
+                    trigger="interaction",
+                    thresholds=persona.settings.drives.thresholds(),
+                    language=persona.settings.language,
+                )
+                self.events.publish("drives_changed", persona=slug, report=report)
+        finally:
+            self.events.publish("turn_done", persona=slug)
+            self._backup_after_first_turn_of_day(slug)
+
+    def drives(self, slug: str, *, record: bool = True) -> DriveReport:
+        """The persona's drives now, with their inputs, dominant drive and narrative. Recorded in
+        drive_history unless record=False (then nothing is written). Off the UI thread: it reads memory."""
+        persona = self.personas.load(slug)
+        settings = persona.settings
+        if not record:
+            store = self.open_memory(slug, read_only=True)
+            try:
+                return drive_state.current(
+                    store, self.clock.now(), settings.drives.thresholds(), settings.language
+                )
+            finally:
+                store.close()
+        store = self.open_memory(slug)  # a peer: the owner may be mid-turn on another thread
+        try:
+            report = drive_state.recompute(
+                store,
+                self.clock.now(),
+                trigger="manual",
+                thresholds=settings.drives.thresholds(),
+                language=settings.language,
+            )
+        finally:
+            store.close()
+        self.events.publish("drives_changed", persona=slug, report=report)
+        return report
 
     def _backup_after_first_turn_of_day(self, slug: str) -> None:
         """The copy taken when memory opened predates the day's conversation: after the day's first turn,

@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     classify.add_argument("--json", action="store_true", help="JSON lines out (default: readable lines)")
 
+    from nexus_ark.mind_cli import add_mind_parsers
+
+    add_mind_parsers(sub)
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     return parser
 
@@ -187,6 +190,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 from nexus_ark.memory_cli import run_memory_command
 
                 return run_memory_command(app, args)
+            if args.command in ("drives", "goals", "questions", "dream"):
+                from nexus_ark.mind_cli import run_mind_command
+
+                return run_mind_command(app, args)
     except NexusArkError as exc:
         print(f"error: {exc}", file=sys.stderr)
         logging.getLogger(__name__).info("stopped: %s", exc)  # the file only: stderr has it above
@@ -245,12 +252,51 @@ def _chat(app: NexusApp, args: argparse.Namespace) -> int:
     app.remember_persona(slug)
     if sys.stdin.isatty():
         return _chat_interactive(session)
+    # Piped (scripts, evaluations): deterministic. Each line's after-turn work (vectors, compression, a
+    # backup) is done before the next line is read, so the same input always leaves the same memory.
     failures = 0
     state = _ChatState()
     for line in sys.stdin:
         if line.strip():
             failures += not _one_turn(session, line, sys.stdout, state)
+            session.after_turn()
     return 1 if failures else 0
+
+
+class _AfterTurn:
+    """The interactive chat's after-turn work (vectors, compression, a backup) on a thread of its own,
+    started once the reply is printed, so the next prompt line never waits for it. The person's next
+    message interrupts it as the window does: a compression gives way (it is redone after that turn)."""
+
+    def __init__(self, session: ChatSession) -> None:
+        self.session = session
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.settle()
+        self._thread = threading.Thread(target=self._run, name="after-turn", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.session.after_turn()
+        except Exception:  # nothing of it may reach the person's prompt line; the log has it
+            logging.getLogger(__name__).exception("after-turn work failed")
+
+    def settle(self) -> None:
+        """Before the person's next turn, and at exit: a compression gives way at once; embedding the
+        turn's few messages and a backup due finish (they take a moment). Returns when it has stopped."""
+        thread = self._thread
+        if thread is None:
+            return
+        if thread.is_alive():
+            self.session.interrupt_background()
+        thread.join()
+        self._thread = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
 
 def _chat_interactive(session: ChatSession) -> int:
@@ -263,20 +309,25 @@ def _chat_interactive(session: ChatSession) -> int:
     for message in session.history(limit=6):
         who = name if message.role == "assistant" else "you"
         print(f"  [{who}] {message.content}")
-    while True:
-        try:
-            line = input("> ")
-        except EOFError:
-            print()
-            return 0
-        except KeyboardInterrupt:
-            print()
-            return 0
-        if line.strip() in ("/quit", "/exit"):
-            return 0
-        if line.strip():
-            sys.stdout.write(f"{name}: ")
-            _one_turn(session, line, sys.stdout, state)
+    background = _AfterTurn(session)
+    try:
+        while True:
+            try:
+                line = input("> ")
+            except (EOFError, KeyboardInterrupt):
+                print()
+                return 0
+            if line.strip() in ("/quit", "/exit"):
+                return 0
+            if line.strip():
+                background.settle()  # the person first: a compression still running gives way
+                sys.stdout.write(f"{name}: ")
+                _one_turn(session, line, sys.stdout, state)
+                background.start()
+    finally:
+        # Leaving: a compression gives way (it runs again next time), the rest finishes; then the app
+        # ends the conversation (NexusApp.close), which needs the background work stopped.
+        background.settle()
 
 
 @dataclass
@@ -287,6 +338,7 @@ class _ChatState:
 
 def _one_turn(session: ChatSession, text: str, out: TextIO, state: _ChatState) -> bool:
     """Stream one reply to `out`; Ctrl-C stops it and keeps what was said. Returns False on error.
+    The caller runs the after-turn work (session.after_turn) once the reply is shown.
     "/continue" goes on with the last reply the token limit cut (appended to that message).
     Warnings (e.g. recall fell back to keywords) go to stderr, each once per session."""
     cancel = threading.Event()
@@ -321,7 +373,6 @@ def _one_turn(session: ChatSession, text: str, out: TextIO, state: _ChatState) -
     state.cut_reply = result.reply_id if result is not None and result.cut_by_limit else None
     if state.cut_reply is not None:
         print("note: the reply reached the token limit; send /continue to go on.", file=sys.stderr)
-    session.after_turn()
     if result is not None and result.error:
         print(f"error: {result.error}", file=sys.stderr)
         return False

@@ -15,6 +15,8 @@ from nexus_ark.agent.prompt import EpisodeNote, MemoryContext
 from nexus_ark.memory.archive import SearchHit
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind import state as drive_state
+from nexus_ark.mind.narrative import feelings
 
 SHORT_GOALS = 3
 LONG_GOALS = 2
@@ -52,6 +54,7 @@ def gather_inputs(
     lookback_days: int,
     now: datetime,
     recall_k: int,
+    language: str = "en",
 ) -> MemoryContext:
     """`hits` are the archive's answers to `text` (best first; the caller searched, with or without an
     embedder). Messages already in the prompt and items with a section of their own are left out."""
@@ -101,7 +104,8 @@ def gather_inputs(
         goals_long=long,
         strategy=components.latest_strategy(),
         episodes=episodes,
-        feelings="",  # the drives fill this when any is >= 0.4 (not built yet)
+        # "How you feel now": the drives at or above 0.4, computed for this moment (nothing is written).
+        feelings=feelings(drive_state.current(memory, now, language=language, talking=True), language),
         recalled=recalled,
         entities=entities[:ENTITY_K],
         knowledge=knowledge,

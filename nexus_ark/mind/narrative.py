@@ -122,6 +122,8 @@ def _sentence(report: DriveReport, name: DriveName, language: str) -> str:
         if not goal:
             return "今は追いかけている目標がない。" if ja else "I am not pursuing a goal right now."
         days = info.get("days_without_progress") or 0
+        if days < 1:
+            return f"目標「{goal}」に取りかかりたい。" if ja else f'I want to work on my goal "{goal}".'
         if ja:
             return f"目標「{goal}」が{days:g}日進んでいない。前に進めたい。"
         return f'My goal "{goal}" has not moved for {days:g} days; I want to get on with it.'

@@ -61,7 +61,7 @@ def read_inputs(memory: MemoryStore, now: datetime) -> DriveInputs:
         GoalInput(
             id=short[0].id,
             goal=short[0].goal,
-            priority=short[0].priority,
+            priority=max(1, short[0].priority),  # 1 is the top; older rows may say 0
             last_progress=_time(short[0].updated_at or short[0].created_at),
         )
         if short
@@ -84,9 +84,19 @@ def read_inputs(memory: MemoryStore, now: datetime) -> DriveInputs:
 
 
 def current(
-    memory: MemoryStore, now: datetime, thresholds: dict[str, float] | None = None, language: str = "en"
+    memory: MemoryStore,
+    now: datetime,
+    thresholds: dict[str, float] | None = None,
+    language: str = "en",
+    *,
+    talking: bool = False,
 ) -> DriveReport:
-    return compute(read_inputs(memory, now), {**DEFAULT_THRESHOLDS, **(thresholds or {})}, language)
+    """The drives now, nothing written. talking=True: the user is writing at this moment (a prompt being
+    built for their message, stored or not yet), so they are not away."""
+    inputs = read_inputs(memory, now)
+    if talking:
+        inputs.last_interaction = now
+    return compute(inputs, {**DEFAULT_THRESHOLDS, **(thresholds or {})}, language)
 
 
 def recompute(

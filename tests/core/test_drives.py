@@ -230,3 +230,26 @@ def test_user_resolves_and_deletes_open_questions(memory: MemoryStore):
     assert memory.components.open_questions() == []
     (resolved,) = memory.components.open_questions(include_resolved=True)
     assert resolved.resolved_by == "user" and resolved.context == "she mentioned it"
+
+
+def test_the_chat_prompt_says_how_the_persona_feels_when_a_drive_reaches_point_four(memory: MemoryStore):
+    from nexus_ark.agent.prompt_inputs import gather_inputs
+
+    def context(language: str) -> str:
+        return gather_inputs(
+            memory, "hello", [], [], lookback_days=0, now=NOW, recall_k=3, language=language
+        ).feelings
+
+    memory.messages.add(
+        speaker="user", role="user", content="see you", created_at=iso(NOW - timedelta(days=9))
+    )
+    assert context("en") == "", (
+        "the user is writing now: a week away does not make the persona bored mid-talk"
+    )
+    for i in range(3):
+        memory.components.add_question(
+            OpenQuestion(question=f"What is Mika's plan number {i}?", priority=0.9)
+        )
+    en, ja = context("en"), context("ja")
+    assert en.startswith("- curiosity 0.74:") and "What is Mika's plan number 0?" in en
+    assert ja.startswith("- 好奇心 0.74:") and "気になっていることが3つある" in ja

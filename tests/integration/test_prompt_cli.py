@@ -74,7 +74,8 @@ def test_a_fact_from_weeks_ago_is_in_the_prompt_and_the_dry_run_stores_nothing(
     assert all(set(s) == {"name", "tokens", "cut"} for s in sections)
     tokens = {s["name"]: s["tokens"] for s in sections}
     assert tokens["soul"] > 0 and tokens["recalled"] > 0 and tokens["conversation"] > 0
-    assert tokens["feelings"] == 0, "the feelings slot is empty until drives fill it"
+    # The user is talking now (not bored), and no question, goal or emotion stirs a drive here.
+    assert tokens["feelings"] == 0, "no drive is at 0.4, so the feelings section is left out"
     assert sum(tokens.values()) <= 4096 - 256, "the prompt leaves the reply its room (aria: 4096 and 256)"
     assert _counts(data_dir) == before, "a dry run adds no message, item or embedding"
 

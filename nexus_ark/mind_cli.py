@@ -1,0 +1,159 @@
+"""`nexus-ark drives | goals | questions | dream`: the mind from the command line.
+
+Reads go through read-only connections; the user's edits (a goal, a resolved question) go through a peer
+connection, so they never fight a window that has the persona open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.components import Goal
+from nexus_ark.mind.drives import DRIVES, DriveReport
+from nexus_ark.mind.narrative import drive_line
+
+
+def add_mind_parsers(sub: Any) -> None:
+    drives = sub.add_parser(
+        "drives", help="the persona's four drives now, what each comes from, the dominant one and why"
+    )
+    drives.add_argument("--persona", required=True)
+    drives.add_argument(
+        "--json",
+        action="store_true",
+        help='one object: {"drives": {NAME: {"level", "threshold", "inputs"}}, "dominant", "narrative"}',
+    )
+    drives.add_argument(
+        "--no-record", action="store_true", help="only look: do not add this reading to the drive history"
+    )
+
+    goals = sub.add_parser("goals", help="the persona's goals: list, add, note progress, complete, abandon")
+    goals.add_argument("--persona", required=True)
+    gsub = goals.add_subparsers(dest="goals_command", metavar="ACTION")
+    glist = gsub.add_parser("list", help="active goals (--all: every goal)")
+    glist.add_argument("--all", action="store_true")
+    glist.add_argument("--json", action="store_true", help="one goal object a line")
+    gadd = gsub.add_parser("add", help="a new goal")
+    gadd.add_argument("--term", choices=["short", "long"], default="short")
+    gadd.add_argument("--priority", type=int, default=1, help="1 is the most important")
+    gadd.add_argument("text")
+    gprog = gsub.add_parser("progress", help="a progress note on a goal")
+    gprog.add_argument("id")
+    gprog.add_argument("note")
+    for action in ("complete", "abandon"):
+        gact = gsub.add_parser(action, help=f"{action} a goal (with an optional note why)")
+        gact.add_argument("id")
+        gact.add_argument("note", nargs="?", default="")
+
+    questions = sub.add_parser("questions", help="the persona's open questions: list, resolve, delete")
+    questions.add_argument("--persona", required=True)
+    qsub = questions.add_subparsers(dest="questions_command", metavar="ACTION")
+    qlist = qsub.add_parser("list", help="open questions (--all: resolved ones too)")
+    qlist.add_argument("--all", action="store_true")
+    qlist.add_argument("--json", action="store_true", help="one question object a line")
+    for action in ("resolve", "delete"):
+        qact = qsub.add_parser(action, help=f"{action} a question by its id")
+        qact.add_argument("id", type=int)
+
+
+def report_json(report: DriveReport) -> dict[str, Any]:
+    return {
+        "drives": {
+            n: {
+                "level": report.drives[n].level,
+                "threshold": report.drives[n].threshold,
+                "inputs": report.drives[n].inputs,
+            }
+            for n in DRIVES
+        },
+        "dominant": report.dominant,
+        "narrative": report.narrative,
+    }
+
+
+def run_mind_command(app: NexusApp, args: argparse.Namespace) -> int:
+    persona = app.personas.load(args.persona)
+    if args.command == "drives":
+        report = app.drives(persona.slug, record=not args.no_record)
+        if args.json:
+            print(json.dumps(report_json(report), ensure_ascii=False))
+            return 0
+        language = persona.settings.language
+        for n in DRIVES:
+            d = report.drives[n]
+            mark = "*" if d.over else " "
+            print(f"{mark} {n:<17} {d.level:.2f} / {d.threshold:.2f}  {drive_line(report, n, language)}")
+        print(f"dominant: {report.dominant or 'none'}")
+        print(report.narrative)
+        return 0
+    if args.command == "goals":
+        return _goals(app, persona.slug, args)
+    return _questions(app, persona.slug, args)
+
+
+def _goals(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
+    action = args.goals_command or "list"
+    if action == "list":
+        store = app.open_memory(slug, read_only=True)
+        try:
+            goals = store.components.goals(status=None if getattr(args, "all", False) else "active")
+        finally:
+            store.close()
+        for g in goals:
+            if getattr(args, "json", False):
+                print(g.model_dump_json())
+            else:
+                notes = f"  ({len(g.progress_notes)} notes)" if g.progress_notes else ""
+                print(f"{g.id}\t{g.term}\t{g.status}\tp{g.priority}\t{g.goal}{notes}")
+        return 0
+    store = app.open_memory(slug)
+    try:
+        c = store.components
+        if action == "add":
+            goal = c.put_goal(Goal(term=args.term, goal=args.text, priority=max(1, args.priority)))
+        elif action == "progress":
+            goal = c.add_progress(args.id, args.note, ["user"])
+        else:
+            goal = c.set_goal_status(args.id, "completed" if action == "complete" else "abandoned", args.note)
+    finally:
+        store.close()
+    print(goal.id)
+    app.events.publish("mind_changed", persona=slug, what="goals")
+    return 0
+
+
+def _questions(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
+    action = args.questions_command or "list"
+    if action == "list":
+        store = app.open_memory(slug, read_only=True)
+        try:
+            questions = store.components.open_questions(include_resolved=getattr(args, "all", False))
+        finally:
+            store.close()
+        for q in questions:
+            if getattr(args, "json", False):
+                print(q.model_dump_json())
+            else:
+                state = f"resolved by {q.resolved_by or 'conversation'}" if q.resolved_at else "open"
+                print(f"{q.id}\t{q.priority:.2f}\t{state}\t{q.question}")
+        return 0
+    store = app.open_memory(slug)
+    try:
+        known = {q.id for q in store.components.open_questions(include_resolved=True)}
+        if args.id not in known:
+            raise NexusArkError(
+                f"There is no open question {args.id} for this persona (see `questions list`)."
+            )
+        if action == "resolve":
+            store.components.resolve_question(args.id, by="user")
+        else:
+            store.components.delete_question(args.id)
+    finally:
+        store.close()
+    print(f"{action}d question {args.id}", file=sys.stderr)
+    return 0
