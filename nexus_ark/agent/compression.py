@@ -7,6 +7,13 @@ oldest turns), so earlier turns are never summarised twice. The recent window st
 stay in the database whatever happens (memory.summaries stores the summary with the ids it covers, as an
 archive item recall can find, with a "compression" entry in the timeline).
 
+Turns older than the prompt's message window that no summary covers yet (a long history imported, or a
+summary voided because a message in it was forgotten) are caught up: each step is one internal-model call
+over a bounded chunk of the oldest of them (the backlog), and ChatSession.compress_if_due runs steps until
+everything older than the recent window is covered, giving way between steps (and inside one) when the
+person sends. A summary voided by forgetting (memory.summaries) is rebuilt from the messages that remain,
+up to the newest message it covered (`rebuild_to`), even when nothing else is due.
+
 It runs after the reply is shown (ChatSession.after_turn), never on the user's path. A model that fails
 costs nothing but the compression: the conversation stays as it was, the failure is logged.
 """
@@ -83,22 +90,35 @@ def plan(
     history_messages: int,
     count: Counter,
     step_budget: int,
+    backlog: Sequence[StoredMessage] = (),
+    rebuild_to: int | None = None,
 ) -> list[StoredMessage]:
-    """The oldest messages to summarise now: all but the recent window (the newest turns within half of
-    the trigger, so the next compression is not due at once; at least MIN_RECENT of them, at most half the
-    message window), bounded by what the internal model can read in one step. Ends after a reply where
-    it can, so the prompt goes on with the person's message."""
-    keep_tokens = compress_at * room / 2
-    keep_at_most = max(MIN_RECENT, history_messages // 2)
-    kept, used, shown = 0, 0, 0
-    for message in reversed(line):
-        cost = turn_tokens(message, count)
-        if shown >= MIN_RECENT and (used + cost > keep_tokens or kept >= keep_at_most):
-            break
-        kept += 1
-        used += cost
-        shown += 1 if cost else 0
-    older = list(line[: len(line) - kept])
+    """The oldest messages to summarise now, bounded by what the internal model can read in one step.
+
+    `line`: the turns after the running summary that the prompt's message window holds, oldest first.
+    `backlog`: older turns after the summary that the window no longer holds, oldest first (a prefix of
+    them is enough: a step never reads past it). While there is a backlog, the step takes its oldest turns.
+    Otherwise all but the recent window (the newest turns within half of the trigger, so the next
+    compression is not due at once; at least MIN_RECENT of them, at most half the message window). A
+    chunk ends after a reply where it can, so the prompt goes on with the person's message.
+    `rebuild_to`: a voided summary is being rebuilt: the chunk stops at that message (and may reach into
+    the recent window: those turns were summarised before)."""
+    if backlog:
+        older = list(backlog)
+    else:
+        keep_tokens = compress_at * room / 2
+        keep_at_most = max(MIN_RECENT, history_messages // 2)
+        kept, used, shown = 0, 0, 0
+        for message in reversed(line):
+            cost = turn_tokens(message, count)
+            if shown >= MIN_RECENT and (used + cost > keep_tokens or kept >= keep_at_most):
+                break
+            kept += 1
+            used += cost
+            shown += 1 if cost else 0
+        older = list(line[: len(line) - kept])
+    if rebuild_to is not None:
+        older = [m for m in (older if backlog else line) if m.id <= rebuild_to]
     chunk: list[StoredMessage] = []
     total = 0
     for message in older:
@@ -107,8 +127,9 @@ def plan(
             break
         chunk.append(message)
         total += cost
-    while len(chunk) > 1 and chunk[-1].role == "user":
-        chunk.pop()
+    if rebuild_to is None or (chunk and chunk[-1].id < rebuild_to):
+        while len(chunk) > 1 and chunk[-1].role == "user":
+            chunk.pop()
     return chunk
 
 
@@ -190,14 +211,27 @@ def compress(
     count: Counter,
     force: bool = False,
     cancel: threading.Event | None = None,
+    backlog: Sequence[StoredMessage] = (),
+    rebuild_to: int | None = None,
 ) -> CompressionResult | None:
     """One compression step if it is due (or `force`): the running summary of `channel` extended with the
-    oldest turns of `line` (the messages after the current summary, oldest first). None when nothing was
-    due or there was nothing to compress; raises what the model or the database raises."""
+    oldest turns after it (`backlog`, then `line`: see plan). It is due when the window's turns pass the
+    share, when there is a backlog, or when a voided summary waits to be rebuilt (`rebuild_to`). None when
+    nothing was due or there was nothing to compress; raises what the model or the database raises."""
     settings = persona.settings.conversation
-    if not force and not is_due(
-        line, room, compress_at=settings.compress_at, history_messages=settings.history_messages, count=count
-    ):
+    due = (
+        force
+        or bool(backlog)
+        or rebuild_to is not None
+        or is_due(
+            line,
+            room,
+            compress_at=settings.compress_at,
+            history_messages=settings.history_messages,
+            count=count,
+        )
+    )
+    if not due:
         return None
     summaries = Summaries(memory.db, memory.archive, memory.activity, memory.messages.clock)
     previous = summaries.current(channel)
@@ -211,6 +245,8 @@ def compress(
         history_messages=settings.history_messages,
         count=count,
         step_budget=step_budget,
+        backlog=backlog,
+        rebuild_to=rebuild_to,
     )
     if not chunk:
         return None
@@ -234,6 +270,7 @@ def compress(
         model=internal.model_id,
         tokens=count(text),
         speaker=persona.settings.name,
+        rebuilt=rebuild_to is not None,
     )
     seconds = time.perf_counter() - started
     log.info(

@@ -21,7 +21,7 @@ from nexus_ark.errors import DatabaseError, NexusArkError
 from nexus_ark.memory.components import EmotionEntry
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.db import database_error, sqlite
-from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, StoredMessage
+from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, MessageStore, StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import ConversationSummary, Summaries
 from nexus_ark.mind.emotion import EmotionDetector, EmotionReading
@@ -43,6 +43,10 @@ CONTINUE_PROMPT = "Continue exactly where your last message stopped, without rep
 CONVERSATION_END_KEY = "conversation_end:{room}"
 # The most messages one conversation end reads (the newest; open_questions bounds them in tokens too).
 END_READS = 200
+# Catching up on turns no summary covers: the most of them read for one step (the step is bounded in
+# tokens too), and the most steps one after-turn pass runs (each is one internal-model call).
+CATCHUP_READ = 200
+MAX_COMPRESSION_STEPS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,17 +216,20 @@ class ChatSession:
                 raise
 
     def delete(self, message_id: int, *, forget: bool = False) -> None:
-        """Delete a message. With `forget`, also what memory derived from it (its archive item, and the
-        text it lent its neighbours); otherwise recall may still find what was said."""
+        """Delete a message. With `forget`, also what memory derived from it (its archive item, the text
+        it lent its neighbours, and every running summary that holds it: those leave the prompt and recall
+        at once and are rebuilt from the remaining messages by the next after-turn work); otherwise recall
+        and the summary may still hold what was said."""
         message = self.memory.messages.get(message_id)
         if forget:
             items = [
                 r[0]
                 for r in self.memory.db.execute(
-                    "select id from items where source_id = ?", [f"msg:{message.id}"]
+                    "select id from items where source_id = ?", [message.source_id or f"msg:{message.id}"]
                 ).fetchall()
             ]
-            self.memory.forget(items)
+            self.memory.forget(items)  # voids the summaries that held it (memory.summaries)
+            self._summaries().sweep_forgotten(self.room)
         still_there = self.memory.db.execute("select 1 from messages where id = ?", [message.id]).fetchone()
         if still_there:  # forget() deletes the message with its memory; else it goes on its own
             self.memory.messages.delete(message.id)
@@ -272,10 +279,13 @@ class ChatSession:
         return context
 
     # -- rolling compression and conversation ends ------------------------------------------------
+    def _summaries(self) -> Summaries:
+        store = self.memory
+        return Summaries(store.db, store.archive, store.activity, store.messages.clock)
+
     def _summary(self) -> ConversationSummary | None:
         """The running summary of this conversation's older turns (None before the first compression)."""
-        store = self.memory
-        return Summaries(store.db, store.archive, store.activity, store.messages.clock).current(self.room)
+        return self._summaries().current(self.room)
 
     def _after_summary(self, history: list[StoredMessage]) -> list[StoredMessage]:
         """The turns the summary does not cover: the prompt carries the summary and these verbatim."""
@@ -302,43 +312,75 @@ class ChatSession:
         self._background_cancel.set()
 
     def compress_if_due(self, *, force: bool = False) -> CompressionResult | None:
-        """One rolling-compression step when the turns after the running summary pass `compress_at` of
-        the conversation's room (agent.compression). Never raises: a failure is logged and recorded in
-        the timeline, and the conversation stays as it was (every message is still in memory.db)."""
+        """Rolling compression when the turns after the running summary pass `compress_at` of the
+        conversation's room, when turns older than the message window were never summarised, or when a
+        summary voided by forgetting waits to be rebuilt (agent.compression): steps, each one call of the
+        internal model over a bounded chunk, until none is due; interrupt_background() stops it between
+        steps (and inside one). Returns the last step's result (None when none ran). Never raises: a
+        failure is logged and recorded in the timeline, and the conversation stays as it was (every
+        message is still in memory.db; the steps already done are kept)."""
         if not self._background.acquire(blocking=False):
             return None  # one is running already
-        if self._background_cancel.is_set():  # the person is already waiting: after their turn
-            self._background.release()
-            return None
+        result: CompressionResult | None = None
         try:
-            settings = self.persona.settings
-            line = self._after_summary(
-                self.memory.messages.recent(self.room, settings.conversation.history_messages)
-            )
-            room = self._conversation_room
-            if room is None:  # no prompt built yet in this session: half the window is a fair guess
-                context_size = getattr(self.backend, "n_ctx", None) or settings.model.context_size
-                room = (context_size - settings.model.max_tokens - MESSAGE_OVERHEAD) // 2
-            return compress(
-                self.memory,
-                self.persona,
-                self.internal_backend(),
-                line,
-                room,
-                channel=self.room,
-                count=self.backend.count_tokens,
-                force=force,
-                cancel=self._background_cancel,
-            )
+            if self._background_cancel.is_set():  # the person is already waiting: after their turn
+                return None
+            self._summaries().sweep_forgotten(self.room)  # a forget from the memory window, say
+            for step in range(MAX_COMPRESSION_STEPS):
+                if self._background_cancel.is_set():
+                    log.info("compression gives way to the person after %d step(s)", step)
+                    break
+                done = self._compression_step(force=force and step == 0)
+                if done is None:
+                    break
+                result = done
+            return result
         except InterruptedError as exc:  # the person came first: not a failure
             log.info("%s", exc)
-            return None
+            return result
         except Exception as exc:  # whatever failed, the conversation must stay as it is
             log.warning("compression failed; the conversation is unchanged: %s", exc)
             self.memory.activity.error(f"compression failed: {exc}")
-            return None
+            return result
         finally:
             self._background.release()
+
+    def _compression_step(self, *, force: bool) -> CompressionResult | None:
+        settings = self.persona.settings
+        summaries = self._summaries()
+        summary = summaries.current(self.room)
+        done_to = summary.last_id if summary is not None else 0
+        line = [
+            m
+            for m in self.memory.messages.recent(self.room, settings.conversation.history_messages)
+            if m.id > done_to
+        ]
+        # Older turns after the summary that the window no longer holds (never summarised): the oldest few.
+        backlog: list[StoredMessage] = []
+        if line:
+            rows = self.memory.db.query(
+                "select * from messages where room = ? and hidden = 0 and id > ? and id < ? "
+                "order by id limit ?",
+                [self.room, done_to, line[0].id, CATCHUP_READ],
+            )
+            backlog = [MessageStore._to_model(r) for r in rows]
+        room = self._conversation_room
+        if room is None:  # no prompt built yet in this session: half the window is a fair guess
+            context_size = getattr(self.backend, "n_ctx", None) or settings.model.context_size
+            room = (context_size - settings.model.max_tokens - MESSAGE_OVERHEAD) // 2
+        return compress(
+            self.memory,
+            self.persona,
+            self.internal_backend(),
+            line,
+            room,
+            channel=self.room,
+            count=self.backend.count_tokens,
+            force=force,
+            cancel=self._background_cancel,
+            backlog=backlog,
+            rebuild_to=summaries.rebuild_to(self.room),
+        )
 
     def end_conversation(self) -> ResolutionReport | None:
         """The conversation ended (the window closed, or it was idle for `idle_minutes_end`): the internal

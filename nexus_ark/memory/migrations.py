@@ -248,7 +248,6 @@ def m008_conversation_summaries(db: sqlite_utils.Database) -> None:
     db.execute("create index conversation_summaries_room on conversation_summaries(room, id)")
 
 
-
 @migrations()
 def m009_mind(db: sqlite_utils.Database) -> None:
     """The mind (nexus_ark/mind/). drive_history: every recomputation of the four drives with the inputs
