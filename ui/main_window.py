@@ -170,6 +170,9 @@ class MainWindow(QMainWindow):
         self.prompt_action = QAction(self)  # a debug view: what the model would be sent
         self.prompt_action.triggered.connect(self.show_prompt)
         self.view_menu.addAction(self.prompt_action)
+        self.activity_action = QAction(self)  # the persona's timeline: what happened, by time and kind
+        self.activity_action.triggered.connect(self.show_activity)
+        self.view_menu.addAction(self.activity_action)
 
         self.help_menu = bar.addMenu("")
         self.about_action = QAction(self)
@@ -202,6 +205,7 @@ class MainWindow(QMainWindow):
         self.input.setPlaceholderText(tr("Write a message (Enter sends, Shift+Enter for a new line)"))
         self.send_button.setText(tr("Send"))
         self.prompt_action.setText(tr("Show the prompt…"))
+        self.activity_action.setText(tr("Activity timeline…"))
         self.continue_button.setText(tr("Continue"))
         self.stop_button.setText(tr("Stop"))
         self.file_menu.setTitle(tr("&File"))
@@ -289,6 +293,26 @@ class MainWindow(QMainWindow):
         view = PromptView(self.app, self.current_slug, text, self)
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         view.show()
+
+    def show_activity(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.activity_window import ActivityWindow
+
+        for open_window in self.findChildren(ActivityWindow):
+            if open_window.slug == self.current_slug and open_window.isVisible():
+                open_window.raise_()
+                open_window.activateWindow()
+                open_window.load_newer()
+                return
+        try:
+            window = ActivityWindow(self.app, self.current_slug, self)
+        except NexusArkError as exc:
+            QMessageBox.warning(self, tr("Persona cannot be opened"), str(exc))
+            return
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.turn_finished.connect(window.load_newer)  # a finished turn's entries appear at once
+        window.show()
 
     def edit_models(self) -> None:
         if not self.current_slug or self.streaming:

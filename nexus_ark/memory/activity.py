@@ -88,6 +88,39 @@ def to_utc_iso(value: str | datetime) -> str:
     return iso(dt.astimezone(UTC))
 
 
+_COLUMNS = "id, time, kind, summary, message_id, data"
+
+
+def _entry(row: tuple) -> ActivityEntry:
+    i, t, k, s, m, d = row
+    return ActivityEntry(id=i, time=t, kind=k, summary=s, message_id=m, data=json.loads(d) if d else None)
+
+
+def _where(
+    since: str | datetime | None,
+    until: str | datetime | None,
+    kinds: Iterable[str] | None,
+    text: str = "",
+) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if since is not None:
+        clauses.append("time >= ?")
+        params.append(to_utc_iso(since))
+    if until is not None:
+        clauses.append("time <= ?")
+        params.append(to_utc_iso(until))
+    kinds = list(kinds or [])
+    if kinds:
+        clauses.append(f"kind in ({','.join('?' * len(kinds))})")
+        params.extend(kinds)
+    if text:
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        clauses.append("summary like ? escape '\\'")
+        params.append(f"%{escaped}%")
+    return (f" where {' and '.join(clauses)}" if clauses else ""), params
+
+
 class ActivityLog:
     """The timeline of one persona. Writes go through the caller's connection, so an entry lands in the
     caller's open transaction (a memory write and its entry commit or vanish together)."""
@@ -132,30 +165,47 @@ class ActivityLog:
     ) -> list[ActivityEntry]:
         """Entries between since and until (inclusive), of these kinds, oldest first; with a limit, the
         newest `limit` of them (still oldest first, as a timeline reads)."""
-        clauses, params = [], []
-        if since is not None:
-            clauses.append("time >= ?")
-            params.append(to_utc_iso(since))
-        if until is not None:
-            clauses.append("time <= ?")
-            params.append(to_utc_iso(until))
-        kinds = list(kinds or [])
-        if kinds:
-            clauses.append(f"kind in ({','.join('?' * len(kinds))})")
-            params.extend(kinds)
-        where = f" where {' and '.join(clauses)}" if clauses else ""
-        sql = (
-            f"select id, time, kind, summary, message_id, data from activity{where} "
-            "order by time desc, id desc"
-        )
+        where, params = _where(since, until, kinds)
+        sql = f"select {_COLUMNS} from activity{where} order by time desc, id desc"
         if limit is not None:
             sql += " limit ?"
             params.append(max(0, int(limit)))
-        rows = self.db.execute(sql, params).fetchall()
-        return [
-            ActivityEntry(id=i, time=t, kind=k, summary=s, message_id=m, data=json.loads(d) if d else None)
-            for i, t, k, s, m, d in reversed(rows)
-        ]
+        return [_entry(row) for row in reversed(self.db.execute(sql, params).fetchall())]
+
+    def page(
+        self,
+        since: str | datetime | None = None,
+        kinds: Iterable[str] | None = None,
+        text: str = "",
+        *,
+        before: tuple[str, int] | None = None,
+        after: tuple[str, int] | None = None,
+        limit: int = 200,
+    ) -> list[ActivityEntry]:
+        """One page for a view that scrolls back in time: newest first, entries older than `before` (the
+        (time, id) of the last entry shown) or newer than `after` (of the first), at or after since, of
+        these kinds, whose summary contains `text`. Pages go by key, not by offset, so a page is an index
+        range however long the timeline is, and entries appended meanwhile never shift one."""
+        where, params = _where(since, None, kinds, text)
+        keys = []
+        if before is not None:
+            keys.append("(time < ? or (time = ? and id < ?))")
+            params.extend([before[0], before[0], before[1]])
+        if after is not None:
+            keys.append("(time > ? or (time = ? and id > ?))")
+            params.extend([after[0], after[0], after[1]])
+        if keys:
+            where = f"{where} and {' and '.join(keys)}" if where else f" where {' and '.join(keys)}"
+        sql = f"select {_COLUMNS} from activity{where} order by time desc, id desc limit ?"
+        rows = self.db.execute(sql, [*params, max(0, int(limit))]).fetchall()
+        return [_entry(row) for row in rows]
+
+    def count(
+        self, since: str | datetime | None = None, kinds: Iterable[str] | None = None, text: str = ""
+    ) -> int:
+        """How many entries `page` would go through with these filters."""
+        where, params = _where(since, None, kinds, text)
+        return int(self.db.execute(f"select count(*) from activity{where}", params).fetchone()[0])
 
     def kinds(self) -> list[str]:
         """The kinds present in this timeline."""

@@ -218,3 +218,52 @@ def test_existing_databases_get_the_timeline(tmp_path: Path) -> None:
         assert [e.summary for e in store.activity.query()] == ["Mika: hi"]
     finally:
         store.close()
+
+
+def test_pages_go_back_in_time_by_key_with_filters(memory: MemoryStore, clock: FixedClock) -> None:
+    """What the window's timeline pages through: newest first, no entry skipped or repeated at a page
+    boundary (even among entries of the same millisecond), and entries appended meanwhile never shift it."""
+    log = memory.activity
+    for i in range(7):
+        log.append("message", f"line {i}")
+        if i % 2:
+            log.append("error", f"failed {i}: 100% of_it")  # same time as the message before it
+        clock.advance(60)
+    everything = list(reversed(log.query()))  # newest first
+    assert len(everything) == 10
+
+    seen, before = [], None
+    while True:
+        page = log.page(before=before, limit=3)
+        if not page:
+            break
+        seen.extend(page)
+        before = (page[-1].time, page[-1].id)
+    assert [e.id for e in seen] == [e.id for e in everything]
+
+    first = log.page(limit=3)
+    log.append("message", "late arrival")
+    second = log.page(before=(first[-1].time, first[-1].id), limit=3)
+    assert [e.id for e in second] == [e.id for e in everything[3:6]]
+    newer = log.page(after=(first[0].time, first[0].id))
+    assert [e.summary for e in newer] == ["late arrival"]
+
+    errors = log.page(kinds=["error"])
+    assert [e.summary for e in errors] == [
+        "failed 5: 100% of_it",
+        "failed 3: 100% of_it",
+        "failed 1: 100% of_it",
+    ]
+    assert log.count(kinds=["error"]) == 3
+    assert [e.summary for e in log.page(text="LINE 6")] == ["line 6"]  # case does not matter
+    assert log.count(text="100%") == 3 and log.count(text="0%_") == 0  # % and _ are plain characters
+    assert log.count(text="of_it") == 3
+    since = START.replace(minute=4)
+    assert [e.summary for e in log.page(since=since)] == [
+        "late arrival",
+        "line 6",
+        "failed 5: 100% of_it",
+        "line 5",
+        "line 4",
+    ]
+    assert log.count(since=since) == 5 and log.count() == 11

@@ -1,0 +1,311 @@
+"""The activity window: the persona's timeline as the database holds it, filtered by kind, time and words,
+fetched a page at a time, kept up to date after turns, and closed at once even while it reads."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import shiboken6
+from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
+
+from nexus_ark.agent.session import TurnResult
+from nexus_ark.app import NexusApp
+from nexus_ark.clock import FixedClock
+from nexus_ark.memory.activity import ActivityEntry, ActivityLog
+from ui import i18n
+from ui.activity_window import PAGE, ActivityWindow
+
+START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(START)
+
+
+@pytest.fixture
+def core(data_dir: Path, clock: FixedClock):
+    app = NexusApp(data_dir, clock=clock).open()
+    i18n.set_language("en")
+    yield app
+    app.close()
+
+
+def _log(core: NexusApp) -> ActivityLog:
+    """The timeline as the app writes it: the owner's connection, the app's clock."""
+    return core.memory("aria").activity
+
+
+def _in_database(core: NexusApp, **filters) -> list[ActivityEntry]:
+    """What the database holds, read apart from the window (its own connection, the CLI's query), newest
+    first as the window lists it."""
+    reader = core.open_memory("aria", read_only=True)
+    try:
+        return list(reversed(reader.activity.query(**filters)))
+    finally:
+        reader.close()
+
+
+def _rows(window: ActivityWindow) -> list[tuple[str, str, str]]:
+    """What the person sees in the table, cell by cell."""
+    model = window.table.model()
+    return [
+        tuple(model.index(row, col).data() for col in range(3))  # type: ignore[misc]
+        for row in range(model.rowCount())
+    ]
+
+
+def _expected(entries: list[ActivityEntry]) -> list[tuple[str, str, str]]:
+    labels = {"message": "Message", "emotion": "Emotion", "tool_call": "Tool call", "error": "Error"}
+    labels |= {"memory_write": "Memory write", "import": "Import", "compression": "Compression"}
+    return [
+        (
+            datetime.fromisoformat(e.time).astimezone().strftime("%Y-%m-%d %H:%M:%S"),
+            labels.get(e.kind, e.kind),
+            e.summary,
+        )
+        for e in entries
+    ]
+
+
+def _settled(qtbot, window: ActivityWindow) -> None:
+    """Every query asked for has answered and been shown."""
+    qtbot.waitUntil(lambda: window.worker.idle and window.status.text() != "Loading…", timeout=30_000)
+
+
+def _open(qtbot, core: NexusApp) -> ActivityWindow:
+    window = ActivityWindow(core, "aria")
+    qtbot.addWidget(window)
+    _settled(qtbot, window)
+    return window
+
+
+def _a_day(core: NexusApp, clock: FixedClock) -> None:
+    memory = core.memory("aria")
+    log = memory.activity
+    said = memory.messages.add(speaker="Mika", role="user", content="I got the job!")
+    log.message(said, "Mika", "I got the job!", role="user")
+    log.emotion("joy", 1.0, 0.91, message_id=said, snippet="I got the job!")
+    clock.advance(60)
+    log.tool_call(
+        "search_memory", {"query": "job interview"}, "[item 3] interview on Monday", message_id=said
+    )
+    memory.components.set_notepad("Congratulate Mika again tomorrow.")
+    clock.advance(3600)
+    log.error("the model stopped answering", message_id=said, model="smollm2")
+    log.append("dream", "a kind this version has no label for", data={"level": 1})
+    clock.advance(60)
+
+
+def test_the_window_shows_what_the_database_holds(qtbot, core: NexusApp, clock: FixedClock) -> None:
+    _a_day(core, clock)
+    window = _open(qtbot, core)
+    held = _in_database(core)
+    assert len(held) == 6
+    assert _rows(window) == _expected(held)
+    assert _rows(window)[0][1:] == ("dream", "a kind this version has no label for")
+    assert window.status.text() == "Showing 6 of 6 entries."
+    kinds = [window.kind_combo.itemText(i) for i in range(window.kind_combo.count())]
+    assert kinds == ["All kinds", "Message", "Emotion", "Tool call", "Memory write", "Error", "dream"]
+
+    tool_row = next(r for r, e in enumerate(held) if e.kind == "tool_call")
+    window.table.selectRow(tool_row)
+    details = window.details.toPlainText()
+    assert "search_memory" in details and "job interview" in details
+    assert f"\nMessage id\n{held[tool_row].message_id}\n" in details
+    assert f"\nEntry id\n{held[tool_row].id}\n" in details
+    error_row = next(r for r, e in enumerate(held) if e.kind == "error")
+    window.table.selectRow(error_row)
+    assert "\nmodel\nsmollm2\n" in window.details.toPlainText()
+
+
+def test_an_empty_timeline_says_so(qtbot, core: NexusApp) -> None:
+    window = _open(qtbot, core)
+    assert _rows(window) == [] and window.status.text() == "Nothing happened yet."
+    assert not window.model.canFetchMore(QModelIndex())
+
+
+def test_kind_since_and_text_filters_show_what_the_database_says(
+    qtbot, core: NexusApp, clock: FixedClock
+) -> None:
+    log = _log(core)
+    for day in range(40):  # forty days, an error every fifth
+        log.append("message", f"Mika: good morning, day {day}")
+        if day % 5 == 0:
+            log.error(f"the model stopped on day {day}")
+        clock.advance(86_400)
+    clock.advance(-86_400 + 3_000)  # the last day's entries are 50 minutes old
+    log.append("import", "notes.jsonl: 3 messages")
+    clock.advance(600)
+    now = clock.now()
+    window = _open(qtbot, core)
+    assert len(_rows(window)) == 49
+
+    window.set_kind("error")
+    _settled(qtbot, window)
+    errors = _in_database(core, kinds=["error"])
+    assert len(errors) == 8 and _rows(window) == _expected(errors)
+    assert window.status.text() == "Showing 8 of 8 entries."
+
+    window.set_since("week")
+    _settled(qtbot, window)
+    recent_errors = _in_database(core, kinds=["error"], since=now - timedelta(days=7))
+    assert len(recent_errors) == 1 and _rows(window) == _expected(recent_errors)
+
+    window.set_kind(None)
+    _settled(qtbot, window)
+    week = _in_database(core, since=now - timedelta(days=7))
+    assert _rows(window) == _expected(week) and len(week) == 9
+
+    window.set_since("hour")
+    _settled(qtbot, window)
+    hour = _in_database(core, since=now - timedelta(hours=1))
+    assert [r[2] for r in _rows(window)] == ["notes.jsonl: 3 messages", "Mika: good morning, day 39"]
+    assert _rows(window) == _expected(hour)
+
+    window.set_since("today")
+    _settled(qtbot, window)
+    midnight = now.astimezone().replace(hour=0, minute=0, second=0, microsecond=0)
+    assert _rows(window) == _expected(_in_database(core, since=midnight))
+
+    window.set_since("all")
+    window.text_filter.setText("DAY 3")
+    qtbot.keyClick(window.text_filter, Qt.Key.Key_Return)
+    _settled(qtbot, window)
+    matching = [e for e in _in_database(core) if "day 3" in e.summary.lower()]  # any case
+    assert len(matching) == 13 and _rows(window) == _expected(matching)  # days 3, 30-39 and two errors
+    window.set_kind("import")
+    _settled(qtbot, window)
+    assert _rows(window) == [] and window.status.text() == "No entries match these filters."
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")  # offscreen platform, shown window
+def test_pages_are_fetched_as_the_person_scrolls(qtbot, core: NexusApp, clock: FixedClock) -> None:
+    log = _log(core)
+    total = 3 * PAGE + 17
+    with core.memory("aria").db.conn:  # one transaction: six hundred entries in a blink
+        for i in range(total):
+            log.append("message", f"Mika: line {i}")
+            clock.advance(1)
+    window = _open(qtbot, core)
+    model = window.model
+    assert model.rowCount() == PAGE and model.canFetchMore(QModelIndex())
+    assert window.status.text() == f"Showing {PAGE} of {total} entries."
+
+    model.fetchMore(QModelIndex())
+    _settled(qtbot, window)
+    assert model.rowCount() == 2 * PAGE
+
+    window.resize(900, 500)
+    window.show()
+    qtbot.waitExposed(window)
+    for pages in (3, 4):  # the view asks for the next page when its last row comes into sight
+        window.table.scrollToBottom()
+        qtbot.waitUntil(lambda pages=pages: model.rowCount() == min(total, pages * PAGE), timeout=30_000)
+        _settled(qtbot, window)
+    assert not model.canFetchMore(QModelIndex())
+    assert window.status.text() == f"Showing {total} of {total} entries."
+    assert [e.id for e in model.entries] == [e.id for e in _in_database(core)]  # none twice, none missed
+    assert _rows(window) == _expected(_in_database(core))
+
+
+class _MainWindowStandIn(QObject):
+    turn_finished = Signal(object)  # as MainWindow's: emitted once a turn is shown
+
+
+def test_a_finished_turn_adds_its_entries_on_top_and_keeps_the_selection(
+    qtbot, core: NexusApp, clock: FixedClock
+) -> None:
+    _a_day(core, clock)
+    window = _open(qtbot, core)
+    main = _MainWindowStandIn()
+    main.turn_finished.connect(window.load_newer)  # as MainWindow.show_activity connects it
+    window.table.selectRow(2)
+    chosen = window.selected_entry()
+
+    memory = core.memory("aria")
+    said = memory.messages.add(speaker="Mika", role="user", content="Thanks!")
+    _log(core).message(said, "Mika", "Thanks!", role="user")
+    _log(core).message(said + 1, "Aria", "You're welcome.", role="assistant")
+    main.turn_finished.emit(TurnResult(user_message_id=said, reply_id=said + 1, text="", status="complete"))
+    qtbot.waitUntil(lambda: window.model.rowCount() == 8, timeout=30_000)
+    _settled(qtbot, window)
+    assert _rows(window) == _expected(_in_database(core))
+    assert _rows(window)[0][2] == "Aria: You're welcome."
+    assert window.selected_entry() == chosen  # the row the person was reading stayed chosen
+    assert window.status.text() == "Showing 8 of 8 entries."
+
+    with memory.db.conn:  # more than a page at once (an import): read again from the top
+        for i in range(PAGE + 5):
+            _log(core).append("import", f"conversations.json: message {i}")
+    main.turn_finished.emit(None)
+    qtbot.waitUntil(lambda: window.model.rowCount() == PAGE, timeout=30_000)
+    _settled(qtbot, window)
+    assert _rows(window) == _expected(_in_database(core))[:PAGE]
+    assert window.status.text() == f"Showing {PAGE} of {PAGE + 13} entries."
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints")  # offscreen platform, shown window
+def test_closing_while_a_query_runs_returns_at_once(
+    qtbot, core: NexusApp, clock: FixedClock, monkeypatch
+) -> None:
+    _a_day(core, clock)
+    entered, release = threading.Event(), threading.Event()
+    real_page = ActivityLog.page
+
+    def slow_page(self, *args, **kwargs):
+        entered.set()
+        release.wait(20)  # a query on a slow disk: runs until the test lets it go
+        return real_page(self, *args, **kwargs)
+
+    monkeypatch.setattr(ActivityLog, "page", slow_page)
+    window = ActivityWindow(core, "aria")
+    window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)  # as the main window opens it
+    window.show()
+    assert entered.wait(20)
+    started = time.monotonic()
+    window.close()
+    assert time.monotonic() - started < 5, "closing waited for the query"
+    assert not release.is_set() and not window.worker.idle
+
+    release.set()
+    qtbot.waitUntil(lambda: window.worker.idle, timeout=30_000)  # the answer arrived and was dropped
+    qtbot.waitUntil(lambda: not shiboken6.isValid(window), timeout=30_000)  # the window is gone
+    window.worker.wait()
+    assert window._reader.store is None  # the worker closed its own connection
+
+
+@pytest.mark.integration  # the main window opens the persona on the bundled model
+@pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise")
+def test_view_menu_opens_the_timeline_of_the_persona_and_turns_update_it(
+    qtbot, core: NexusApp, clock: FixedClock
+) -> None:
+    from ui.main_window import MainWindow
+
+    _a_day(core, clock)
+    main = MainWindow(core)
+    qtbot.addWidget(main)
+    qtbot.waitUntil(main.send_button.isEnabled, timeout=60_000)
+    assert main.activity_action in main.view_menu.actions()
+    assert main.activity_action.text() == "Activity timeline…"
+    main.activity_action.trigger()
+    (window,) = main.findChildren(ActivityWindow)
+    assert window.slug == main.current_slug == "aria" and window.isVisible()
+    _settled(qtbot, window)
+    assert _rows(window) == _expected(_in_database(core))
+    main.activity_action.trigger()  # the open one comes to the front, no second window
+    assert len(main.findChildren(ActivityWindow)) == 1
+
+    said = core.memory("aria").messages.add(speaker="Mika", role="user", content="One more thing.")
+    _log(core).message(said, "Mika", "One more thing.", role="user")
+    main.turn_finished.emit(TurnResult(user_message_id=said, reply_id=None, text="", status="complete"))
+    qtbot.waitUntil(lambda: window.model.rowCount() == 7, timeout=30_000)
+    assert _rows(window)[0][2] == "Mika: One more thing."
+    window.close()
+    qtbot.waitUntil(lambda: not main.findChildren(ActivityWindow), timeout=30_000)
+    main.turn_finished.emit(None)  # the closed window is disconnected: nothing to crash on
+    main.close()
