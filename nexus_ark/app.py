@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Literal
@@ -18,6 +19,7 @@ from nexus_ark.agent.prompt import BuiltPrompt
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
+from nexus_ark.dreaming.dream import Dreamer, DreamProgress, DreamResult
 from nexus_ark.errors import DatabaseError, ModelError, NexusArkError, PersonaError
 from nexus_ark.events import EventHub
 from nexus_ark.instance_lock import InstanceLock
@@ -293,6 +295,48 @@ class NexusApp:
             store.close()
         self.events.publish("drives_changed", persona=slug, report=report)
         return report
+
+    def dream(
+        self,
+        slug: str,
+        *,
+        level: int | None = None,
+        day: date | None = None,
+        progress: Callable[[DreamProgress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> DreamResult:
+        """Dream now, on the persona's internal model (blocks for as long as the dream takes: call it
+        from a worker). The dream writes through a peer connection of its own, so a chat turn on the
+        owner's can go on meanwhile; progress and the end are also published as core events."""
+        persona = self.personas.load(slug)
+        backend = self.backend(self.model_config(persona, "internal"))
+        embedder, _ = self._embedder_for_recall()
+        store = self.open_memory(slug)
+
+        def report(step: DreamProgress) -> None:
+            self.events.publish("dream_progress", persona=slug, progress=step)
+            if progress is not None:
+                progress(step)
+
+        try:
+            result = Dreamer(
+                persona, store, backend, self.clock, embedder=embedder, progress=report, cancel=cancel
+            ).run(level=level, day=day)
+            if not result.skipped or result.stages:
+                drive_state.recompute(
+                    store,
+                    self.clock.now(),
+                    trigger="dream",
+                    thresholds=persona.settings.drives.thresholds(),
+                    language=persona.settings.language,
+                )
+        finally:
+            store.close()
+        self.events.publish("dream_finished", persona=slug, result=result)
+        self.events.publish("drives_changed", persona=slug, report=None)
+        if embedder is not None:  # what the dream wrote becomes findable by meaning too
+            self._embed_in_background(slug, embedder)
+        return result
 
     def _backup_after_first_turn_of_day(self, slug: str) -> None:
         """The copy taken when memory opened predates the day's conversation: after the day's first turn,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import date
 from typing import Any
 
 from nexus_ark.app import NexusApp
@@ -30,6 +31,26 @@ def add_mind_parsers(sub: Any) -> None:
     )
     drives.add_argument(
         "--no-record", action="store_true", help="only look: do not add this reading to the drive history"
+    )
+
+    dream = sub.add_parser(
+        "dream", help="dream now: reflect on a day (level 1), a week (2) or a month (3) on the internal model"
+    )
+    dream.add_argument("--persona", required=True)
+    dream.add_argument(
+        "--level", type=int, choices=[1, 2, 3], help="default: chosen from the last dreams' dates"
+    )
+    dream.add_argument(
+        "--date",
+        type=_day,
+        metavar="YYYY-MM-DD",
+        help="the day to dream about (default: the latest with talk)",
+    )
+    dream.add_argument(
+        "--json",
+        action="store_true",
+        help='one object: {"level", "date", "insight", "episode", "entities_updated", "open_questions", '
+        '"goals", "skipped", ...}',
     )
 
     goals = sub.add_parser("goals", help="the persona's goals: list, add, note progress, complete, abandon")
@@ -59,6 +80,13 @@ def add_mind_parsers(sub: Any) -> None:
     for action in ("resolve", "delete"):
         qact = qsub.add_parser(action, help=f"{action} a question by its id")
         qact.add_argument("id", type=int)
+
+
+def _day(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from exc
 
 
 def report_json(report: DriveReport) -> dict[str, Any]:
@@ -91,6 +119,8 @@ def run_mind_command(app: NexusApp, args: argparse.Namespace) -> int:
         print(f"dominant: {report.dominant or 'none'}")
         print(report.narrative)
         return 0
+    if args.command == "dream":
+        return _dream(app, persona.slug, args)
     if args.command == "goals":
         return _goals(app, persona.slug, args)
     return _questions(app, persona.slug, args)
@@ -156,4 +186,31 @@ def _questions(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
     finally:
         store.close()
     print(f"{action}d question {args.id}", file=sys.stderr)
+    return 0
+
+
+def _dream(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
+    from nexus_ark.dreaming.dream import DreamProgress
+
+    def progress(step: DreamProgress) -> None:
+        print(f"dreaming ({step.index}/{step.total}): {step.stage}", file=sys.stderr, flush=True)
+
+    result = app.dream(slug, level=args.level, day=args.date, progress=progress)
+    if args.json:
+        print(result.model_dump_json())
+        return 0
+    print(f"level {result.level} dream of {result.date}" + (f": {result.skipped}" if result.skipped else ""))
+    for name, state in result.stages.items():
+        print(f"  {name}: {state}")
+    if result.insight:
+        print(f"insight: {result.insight['insight']}")
+        print(f"strategy: {result.insight['strategy']}")
+    if result.episode:
+        print(f"episode: {result.episode['summary']}")
+    for name in result.entities_updated:
+        print(f"entity updated: {name}")
+    for q in result.open_questions:
+        print(f"new open question: {q['question']}")
+    for g in result.goals:
+        print(f"goal {g['change']}: {g.get('goal') or g.get('note')}")
     return 0

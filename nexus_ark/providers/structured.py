@@ -51,7 +51,10 @@ def generate_structured(
     params: GenerationParams | None = None,
     cancel: threading.Event | None = None,
     repairs: int = 1,
+    attempts: list[int] | None = None,
 ) -> M:
+    """`attempts`, when given, gets how many answers this took appended (1: valid the first time), for
+    benchmarks of how often a model needs the repair round."""
     schema = model.model_json_schema()
     params = params or STRUCTURED_PARAMS
     convo = list(messages)
@@ -68,7 +71,10 @@ def generate_structured(
         try:
             # strict=False: grammar-constrained strings may hold raw newlines, which JSON forbids but
             # which carry no ambiguity.
-            return model.model_validate(json.loads(extract_json(text), strict=False))
+            answer = model.model_validate(json.loads(extract_json(text), strict=False))
+            if attempts is not None:
+                attempts.append(attempt + 1)
+            return answer
         except (ValidationError, ValueError) as exc:
             last_error = _describe(exc)
             if attempt == repairs:
@@ -81,6 +87,8 @@ def generate_structured(
                     content=f"That JSON is not valid: {last_error}. Reply with only the corrected object.",
                 ),
             ]
+    if attempts is not None:
+        attempts.append(repairs + 1)
     raise StructuredOutputError(
         f"{backend.describe()} gave no valid {model.__name__} in {repairs + 1} tries: {last_error}",
         hint="A larger model, or one with JSON-schema support, gives more reliable structured answers.",

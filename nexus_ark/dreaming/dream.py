@@ -1,0 +1,335 @@
+"""A dream: the persona's own task, run stage by stage on its internal model.
+
+Each stage asks the persona (its soul first, the day's material next, the stage's task last) and writes what
+a valid answer holds. Where the model calls tools (natively, or through the text protocol where it can follow
+it), the stage runs through the one tool loop with a raised turn limit: the persona may search and read its
+memory, move stale memories aside (archive_memory refuses protected items) and hands its answer to a record
+tool whose parameters are the stage's schema. Where it cannot, or when it never recorded, the answer comes as
+structured output (constrained decoding, one repair round). An answer that is still invalid skips that stage
+with its reason logged: nothing that fails validation is written.
+
+A dream is a recorded job (dream_jobs, one row per level and date): each completed stage is noted in the
+same transaction as its writes, so a dream cut off by a crash or a shutdown resumes after its last completed
+stage, and dreaming a finished day again changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import date
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from nexus_ark.agent.memory_tools import SPECS, MemoryTools
+from nexus_ark.clock import Clock, iso
+from nexus_ark.dreaming.levels import choose_level, record_level
+from nexus_ark.dreaming.material import Material, gather, latest_day
+from nexus_ark.dreaming.stages import Stage, StageSkipped, stages_for
+from nexus_ark.errors import NexusArkError, ProviderError, StructuredOutputError
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.personas.store import Persona
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, ToolSpec
+from nexus_ark.providers.embedders import Embedder
+from nexus_ark.providers.structured import generate_structured
+from nexus_ark.providers.tools import ToolBox, run_tool_loop
+
+log = logging.getLogger(__name__)
+
+# Dreaming is a longer task than a chat turn: more rounds of searching, reading and recording.
+DREAM_MAX_TURNS = 12
+DREAM_PARAMS = GenerationParams(max_tokens=384, temperature=0.3, top_p=0.95, repeat_penalty=1.1)
+# The material's share of the internal model's context (the rest: soul, task, answer).
+MATERIAL_SHARE = 0.5
+MATERIAL_MAX_TOKENS = 2400
+SOUL_CHARS = 1500
+
+
+class DreamProgress(BaseModel):
+    level: int
+    date: str
+    stage: str
+    index: int  # 1-based
+    total: int
+
+
+class DreamResult(BaseModel):
+    """What `nexus-ark dream --json` prints; also stored with the finished job."""
+
+    level: int
+    date: str
+    insight: dict[str, Any] | None = None
+    episode: dict[str, Any] | None = None
+    entities_updated: list[str] = Field(default_factory=list)
+    open_questions: list[dict[str, Any]] = Field(default_factory=list)
+    goals: list[dict[str, Any]] = Field(default_factory=list)
+    insights: list[dict[str, Any]] = Field(default_factory=list)  # every insight, the weekly/monthly too
+    stages: dict[str, str] = Field(default_factory=dict)  # name -> "done" | "skipped: why"
+    skipped: str | None = None
+    seconds: float = 0.0
+    first_try_valid: int = 0  # structured answers valid without the repair round
+    answers: int = 0  # structured answers asked for
+
+
+class DreamJobs:
+    """dream_jobs rows: one per (level, date)."""
+
+    def __init__(self, memory: MemoryStore, clock: Clock) -> None:
+        self.db = memory.db
+        self.clock = clock
+
+    def for_day(self, day: date, level: int | None) -> dict[str, Any] | None:
+        rows = list(
+            self.db.query(
+                "select * from dream_jobs where date = ? and (? is null or level = ?) "
+                "order by state = 'running' desc, level desc",
+                [day.isoformat(), level, level],
+            )
+        )
+        return rows[0] if rows else None
+
+    def start(self, level: int, day: date) -> int:
+        now = iso(self.clock.now())
+        with self.db.atomic():
+            cur = self.db.execute(
+                "insert into dream_jobs (level, date, state, started_at, updated_at) values (?,?,?,?,?)",
+                [level, day.isoformat(), "running", now, now],
+            )
+        return int(cur.lastrowid)
+
+    def mark_stage(self, job_id: int, name: str, record: dict[str, Any]) -> None:
+        self.db.execute(
+            "update dream_jobs set stages = json_set(stages, '$.' || ?, json(?)), updated_at = ? "
+            "where id = ?",
+            [name, json.dumps(record, ensure_ascii=False), iso(self.clock.now()), job_id],
+        )
+
+    def finish(self, job_id: int, state: str, result: DreamResult) -> None:
+        now = iso(self.clock.now())
+        self.db.execute(
+            "update dream_jobs set state = ?, result = ?, updated_at = ?, finished_at = ? where id = ?",
+            [state, result.model_dump_json(), now, now, job_id],
+        )
+
+
+def _merge(result: DreamResult, stage: str, output: dict[str, Any]) -> None:
+    if stage in ("insight", "week", "values") and output:
+        result.insights.append(output)
+        if stage == "insight":
+            result.insight = output
+    elif stage == "episode" and output:
+        result.episode = output
+    result.entities_updated += output.get("entities_updated", [])
+    result.open_questions += output.get("open_questions", [])
+    result.goals += output.get("goals", [])
+
+
+class Dreamer:
+    def __init__(
+        self,
+        persona: Persona,
+        memory: MemoryStore,
+        backend: ChatBackend,
+        clock: Clock,
+        *,
+        embedder: Embedder | None = None,
+        progress: Callable[[DreamProgress], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> None:
+        self.persona = persona
+        self.memory = memory
+        self.backend = backend
+        self.clock = clock
+        self.embedder = embedder
+        self.progress = progress
+        self.cancel = cancel or threading.Event()
+        self.attempts: list[int] = []
+
+    # -- what the model is asked ----------------------------------------------------------------
+    def _uses_tools(self) -> bool:
+        caps = self.backend.capabilities()
+        setting = self.persona.settings.conversation.text_tools
+        return caps.tools or setting == "on" or (setting == "auto" and caps.text_tools)
+
+    def _messages(self, material: Material, task: str) -> list[ChatMessage]:
+        settings = self.persona.settings
+        language = "Japanese" if settings.language == "ja" else "English"
+        system = (
+            f"{self.persona.soul.strip()[:SOUL_CHARS]}\n\n"
+            f"You are {settings.name}. It is night and you are dreaming: reflecting alone on your memories. "
+            f"Write in {language}, in your own voice, only about what the material shows."
+        )
+        # The material sits in the system message, before the stage's schema (appended there by
+        # structured output) and its task: every stage shares that prefix, so a local model evaluates it once.
+        return [
+            ChatMessage(role="system", content=f"{system}\n\n{material.text}"),
+            ChatMessage(role="user", content=task),
+        ]
+
+    def _record_tool(self, stage: Stage, slot: list[BaseModel]) -> tuple[ToolSpec, Callable[[dict], str]]:
+        assert stage.schema is not None
+        schema = stage.schema
+
+        def record(args: dict[str, Any]) -> str:
+            try:
+                slot[:] = [schema.model_validate(args)]
+            except ValidationError as exc:
+                return f"error: not recorded: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}. Try again."
+            return "recorded"
+
+        spec = ToolSpec(
+            name=f"record_{stage.name}",
+            description=f"Record your answer for this task ({stage.name}). Call it once when you are done.",
+            parameters=schema.model_json_schema(),
+        )
+        return spec, record
+
+    def _toolbox(self, extra: tuple[ToolSpec, Callable[[dict], str]] | None) -> ToolBox:
+        tools = MemoryTools(self.memory, self.embedder)
+        box = ToolBox()
+        for name in ("search_memory", "read_entity", "archive_memory"):
+            box.add(SPECS[name], getattr(tools, name))
+        if extra is not None:
+            box.add(*extra)
+        return box
+
+    def _answer(self, stage: Stage, material: Material) -> Any:
+        messages = self._messages(material, stage.task)
+        if stage.schema is None:  # consolidation: only tools can do it
+            if not self._uses_tools():
+                raise StageSkipped(f"{self.backend.describe()} does not use tools: nothing was moved aside")
+            loop = run_tool_loop(
+                self.backend,
+                messages,
+                self._toolbox(None),
+                params=DREAM_PARAMS,
+                cancel=self.cancel,
+                max_turns=DREAM_MAX_TURNS,
+            )
+            return loop.text
+        if self._uses_tools():
+            slot: list[BaseModel] = []
+            run_tool_loop(
+                self.backend,
+                messages,
+                self._toolbox(self._record_tool(stage, slot)),
+                params=DREAM_PARAMS,
+                cancel=self.cancel,
+                max_turns=DREAM_MAX_TURNS,
+            )
+            if slot:
+                self.attempts.append(1)
+                return slot[0]
+            if self.cancel.is_set():
+                raise StageSkipped("cancelled")
+        return generate_structured(
+            self.backend,
+            messages,
+            stage.schema,
+            params=DREAM_PARAMS,
+            cancel=self.cancel,
+            attempts=self.attempts,
+        )
+
+    # -- the job ------------------------------------------------------------------------------------
+    def run(self, *, level: int | None = None, day: date | None = None) -> DreamResult:
+        started = time.monotonic()
+        today = self.clock.now().astimezone().date()
+        day = day or latest_day(self.memory, today) or today
+        jobs = DreamJobs(self.memory, self.clock)
+        existing = jobs.for_day(day, level)
+        if existing is not None and existing["state"] != "running":
+            stored = DreamResult.model_validate_json(existing["result"]) if existing["result"] else None
+            result = stored or DreamResult(level=existing["level"], date=day.isoformat())
+            result.skipped = f"already dreamt (level {existing['level']}) on {day.isoformat()}"
+            return result
+        if existing is not None:
+            level = int(existing["level"])
+            completed: dict[str, Any] = json.loads(existing["stages"])
+            job_id = int(existing["id"])
+        else:
+            level = level or choose_level(self.memory.components.reflection_meta(), day)
+            completed, job_id = {}, 0
+        budget = min(MATERIAL_MAX_TOKENS, int(self._context_size() * MATERIAL_SHARE))
+        material = gather(self.memory, day, level, self.backend.count_tokens, budget)
+        result = DreamResult(level=level, date=day.isoformat())
+        if not material.message_ids and level == 1:
+            result.skipped = f"no conversation on {day.isoformat()} to dream about"
+            return result
+        if not job_id:
+            job_id = jobs.start(level, day)
+        stages = stages_for(level)
+        self.memory.activity.append(
+            "dream",
+            f"level {level} dream of {day.isoformat()} {'resumed' if completed else 'began'}",
+            data={"level": level, "date": day.isoformat(), "stage": "start"},
+        )
+        for index, stage in enumerate(stages, 1):
+            if stage.name in completed:
+                record = completed[stage.name]
+                result.stages[stage.name] = record.get("state", "done")
+                _merge(result, stage.name, record.get("output") or {})
+                continue
+            if self.cancel.is_set():
+                result.skipped = "cancelled: the dream resumes from this stage next time"
+                result.seconds = round(time.monotonic() - started, 2)
+                return result
+            if self.progress is not None:
+                self.progress(
+                    DreamProgress(
+                        level=level, date=day.isoformat(), stage=stage.name, index=index, total=len(stages)
+                    )
+                )
+            self._run_stage(jobs, job_id, stage, material, result)
+        with self.memory.db.atomic():
+            record_level(self.memory.components, level, day)
+            result.seconds = round(time.monotonic() - started, 2)
+            result.answers = len(self.attempts)
+            result.first_try_valid = sum(1 for a in self.attempts if a == 1)
+            done = [n for n, s in result.stages.items() if s == "done"]
+            state = "done" if done else "skipped"
+            if not done:
+                result.skipped = "no stage produced anything valid"
+            jobs.finish(job_id, state, result)
+            self.memory.activity.append(
+                "dream",
+                f"level {level} dream of {day.isoformat()}: {len(done)}/{len(stages)} stages written"
+                + (f"; insight: {result.insight['insight']}" if result.insight else ""),
+                data={"level": level, "date": day.isoformat(), "stages": result.stages, "stage": "end"},
+            )
+        return result
+
+    def _context_size(self) -> int:
+        size = getattr(self.backend, "context_size", None)
+        return int(size) if isinstance(size, int) and size > 0 else 4096
+
+    def _run_stage(
+        self, jobs: DreamJobs, job_id: int, stage: Stage, material: Material, result: DreamResult
+    ) -> None:
+        try:
+            answer = self._answer(stage, material)
+            with self.memory.db.atomic():  # the stage's writes and its mark commit together
+                output = stage.apply(self.memory, answer, material)
+                jobs.mark_stage(job_id, stage.name, {"state": "done", "output": output})
+            result.stages[stage.name] = "done"
+            _merge(result, stage.name, output)
+            return
+        except ProviderError:
+            raise  # the model is unreachable or timed out: the job stays resumable, the caller says why
+        except (StageSkipped, StructuredOutputError, NexusArkError) as exc:
+            reason = str(exc).splitlines()[0]
+        if self.cancel.is_set():
+            return  # not recorded: the stage runs again when the dream resumes
+        log.warning("dream stage %s skipped: %s", stage.name, reason)
+        with self.memory.db.atomic():
+            jobs.mark_stage(job_id, stage.name, {"state": f"skipped: {reason}"})
+            self.memory.activity.append(
+                "dream",
+                f"stage {stage.name} skipped: {reason}",
+                data={"stage": stage.name, "skipped": reason},
+            )
+        result.stages[stage.name] = f"skipped: {reason}"

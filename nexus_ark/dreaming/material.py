@@ -1,0 +1,121 @@
+"""What a dream reflects on: the day's conversation with message ids, and for the higher levels the week's
+or month's episodes, insights and goals. Read once at the start of a dream; each stage gets the same text
+first in its prompt, so a local model reuses the evaluated prefix from one stage to the next."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from nexus_ark.memory.store import MemoryStore
+
+Counter = Callable[[str], int]
+MESSAGE_CHARS = 600  # one long message must not crowd out the rest of the day
+
+
+@dataclass
+class Material:
+    day: date
+    text: str
+    message_ids: list[int] = field(default_factory=list)  # every message of the day, oldest first
+    shown_ids: list[int] = field(default_factory=list)  # those in `text` (the budget may leave some out)
+    speakers: set[str] = field(default_factory=set)
+
+    @property
+    def source_ids(self) -> list[str]:
+        return [f"msg:{i}" for i in self.message_ids]
+
+
+def local_day(stamp: str) -> date | None:
+    try:
+        dt = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return (dt.astimezone() if dt.tzinfo else dt).date()
+
+
+def day_messages(memory: MemoryStore, day: date) -> list[tuple[int, str, str, str]]:
+    """(id, local time HH:MM, speaker, text) of the day's messages on the conversation's line."""
+    lo, hi = (day - timedelta(days=1)).isoformat(), (day + timedelta(days=2)).isoformat()
+    rows = memory.db.execute(
+        "select id, created_at, speaker, content from messages where created_at >= ? and created_at < ? "
+        "and hidden = 0 and status in ('complete', 'stopped', 'interrupted') and content != '' "
+        "order by created_at, id",
+        [lo, hi],
+    ).fetchall()
+    out = []
+    for mid, stamp, speaker, content in rows:
+        if local_day(stamp) != day:
+            continue
+        dt = datetime.fromisoformat(stamp)
+        clock = (dt.astimezone() if dt.tzinfo else dt).strftime("%H:%M")
+        out.append((int(mid), clock, speaker, content))
+    return out
+
+
+def latest_day(memory: MemoryStore, today: date) -> date | None:
+    """The newest local date (up to today) with a message."""
+    rows = memory.db.execute(
+        "select created_at from messages where hidden = 0 order by created_at desc limit 200"
+    ).fetchall()
+    days = [d for (stamp,) in rows if (d := local_day(stamp)) is not None and d <= today]
+    return max(days) if days else None
+
+
+def gather(memory: MemoryStore, day: date, level: int, count: Counter, budget: int) -> Material:
+    """The material within `budget` tokens: the day's messages (the newest kept when they do not all fit,
+    with a note saying how many earlier ones were left out), then for level 2 the week and for level 3
+    the month."""
+    messages = day_messages(memory, day)
+    lines = [
+        f"[msg:{mid}] {clock} {speaker}: {' '.join(text.split())[:MESSAGE_CHARS]}"
+        for mid, clock, speaker, text in messages
+    ]
+    context = _context(memory, day, level)
+    room = budget - count(context) - 16
+    kept: list[str] = []
+    used = 0
+    for line in reversed(lines):
+        cost = count(line) + 1
+        if used + cost > room:
+            break
+        kept.append(line)
+        used += cost
+    kept.reverse()
+    shown = [mid for mid, *_ in messages[len(messages) - len(kept) :]] if kept else []
+    head = f"Conversation on {day.isoformat()}:"
+    if len(kept) < len(lines):
+        head += f" ({len(lines) - len(kept)} earlier messages left out)"
+    body = "\n".join([head, *kept]) if messages else f"No conversation on {day.isoformat()}."
+    text = f"{context}\n\n{body}" if context else body
+    return Material(
+        day=day,
+        text=text,
+        message_ids=[m[0] for m in messages],
+        shown_ids=shown,
+        speakers={m[2] for m in messages},
+    )
+
+
+def _context(memory: MemoryStore, day: date, level: int) -> str:
+    """For levels 2 and 3: the period's episodes and insights and the goals with their ids."""
+    if level < 2:
+        return ""
+    c = memory.components
+    span = 30 if level >= 3 else 7
+    since = (day - timedelta(days=span - 1)).isoformat()
+    parts = []
+    episodes = [e for e in c.episodes(since=since) if e.date <= day.isoformat()]
+    if episodes:
+        parts.append(
+            "Days of the last " + f"{span} days:\n" + "\n".join(f"- {e.date}: {e.summary}" for e in episodes)
+        )
+    insights = [i for i in c.insights(limit=20) if i.created_at[:10] >= since]
+    if insights:
+        parts.append("Insights:\n" + "\n".join(f"- {i.trigger_topic}: {i.insight}" for i in insights[:8]))
+    for term in ("short", "long") if level >= 3 else ("short",):
+        goals = c.goals(term, "active")
+        listed = "\n".join(f"- [{g.id}] p{g.priority} {g.goal}" for g in goals) or "- (none)"
+        parts.append(f"Active {term}-term goals:\n{listed}")
+    return "\n\n".join(parts)

@@ -1,0 +1,239 @@
+"""The stages of a dream: what each asks of the persona, the shape of its answer, and how a valid answer
+is written to memory (with its source message ids). A stage's write and the job's note that the stage is
+done commit in one transaction (dreaming/dream.py), so a crash redoes a stage whole or not at all."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from nexus_ark.dreaming.material import Material
+from nexus_ark.dreaming.schemas import (
+    EntityUpdates,
+    EpisodeDraft,
+    GoalChanges,
+    InsightDraft,
+    QuestionDrafts,
+)
+from nexus_ark.memory.components import Episode, Goal, GoalTerm, Insight, OpenQuestion
+from nexus_ark.memory.store import MemoryStore
+
+
+class StageSkipped(Exception):
+    """The stage's answer held nothing that may be written (the reason is recorded)."""
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    level: int  # the lowest dream level that runs it
+    schema: type[BaseModel] | None  # None: the stage only uses tools (consolidation)
+    task: str
+    apply: Callable[[MemoryStore, Any, Material], dict[str, Any]]
+
+
+def _sources(ids: list[str], material: Material, fallback: list[str] | None = None) -> list[str]:
+    """The cited ids that are really the day's messages; none valid: the fallback (the messages the
+    persona read), so every write names where it came from."""
+    known = set(material.source_ids)
+    cited = [i for i in dict.fromkeys(ids) if i in known]
+    return cited or fallback or [f"msg:{i}" for i in material.shown_ids] or material.source_ids
+
+
+def _insight(memory: MemoryStore, draft: InsightDraft, material: Material) -> dict[str, Any]:
+    insight = Insight(
+        trigger_topic=draft.trigger_topic.strip(),
+        insight=draft.insight.strip(),
+        strategy=draft.strategy.strip(),
+        log_entry=draft.log_entry.strip(),
+        source_ids=_sources(draft.source_ids, material),
+    )
+    memory.components.add_insight(insight)
+    return insight.model_dump(exclude={"created_at"})
+
+
+def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -> dict[str, Any]:
+    written = []
+    lowered = material.text.casefold()
+    for note in updates.entities:
+        name = " ".join(note.name.split())
+        # A name that was never said that day is the model's invention: not written.
+        if len(name) < 2 or name.casefold() not in lowered:
+            continue
+        mentioned = [
+            f"msg:{line.split(']')[0].removeprefix('[msg:')}"
+            for line in material.text.splitlines()
+            if line.startswith("[msg:") and name.casefold() in line.casefold()
+        ]
+        existing = memory.components.entity(name)
+        note_text = " ".join(note.text.split())
+        text = note_text if existing is None else f"{existing.text}\n({material.day.isoformat()}) {note_text}"
+        if existing is not None and note_text in existing.text:
+            continue  # already known: nothing new to write
+        memory.components.write_entity(name, text, _sources(note.source_ids, material, mentioned))
+        written.append(name)
+    if not written:
+        raise StageSkipped("no entity in the answer was named in the day's conversation")
+    return {"entities_updated": written}
+
+
+def _episode(memory: MemoryStore, draft: EpisodeDraft, material: Material) -> dict[str, Any]:
+    episode = Episode(
+        date=material.day.isoformat(),
+        summary=draft.summary.strip(),
+        key_events=[e.strip() for e in draft.key_events if e.strip()],
+        emotional_tone=draft.emotional_tone.strip(),
+        source_ids=_sources(draft.source_ids, material),
+    )
+    memory.components.put_episode(episode)
+    return episode.model_dump()
+
+
+def _questions(memory: MemoryStore, drafts: QuestionDrafts, material: Material) -> dict[str, Any]:
+    known = {q.question.casefold().strip() for q in memory.components.open_questions(include_resolved=True)}
+    added = []
+    for d in drafts.questions:
+        text = " ".join(d.question.split())
+        if text.casefold() in known:
+            continue
+        known.add(text.casefold())
+        question = OpenQuestion(
+            question=text,
+            topic=d.topic.strip(),
+            context=d.context.strip(),
+            priority=d.priority,
+            source_ids=_sources(d.source_ids, material),
+        )
+        question.id = memory.components.add_question(question)
+        added.append(
+            question.model_dump(include={"id", "question", "topic", "context", "priority", "source_ids"})
+        )
+    return {"open_questions": added}
+
+
+def _goal_changes(term: GoalTerm) -> Callable[[MemoryStore, GoalChanges, Material], dict[str, Any]]:
+    def apply(memory: MemoryStore, changes: GoalChanges, material: Material) -> dict[str, Any]:
+        c = memory.components
+        active = {g.id: g for g in c.goals(term, "active")}
+        sources = _sources([], material)
+        done: list[dict[str, Any]] = []
+        existing = {g.goal.casefold() for g in active.values()}
+        for new in changes.new:
+            if new.goal.strip().casefold() in existing:
+                continue
+            goal = c.put_goal(
+                Goal(
+                    term=term,
+                    goal=new.goal.strip(),
+                    priority=new.priority,
+                    related_values=new.related_values,
+                    source_ids=sources,
+                )
+            )
+            done.append({"id": goal.id, "term": term, "change": "created", "goal": goal.goal})
+        for note in changes.progress:
+            if note.goal_id in active:
+                c.add_progress(note.goal_id, note.note, sources)
+                done.append({"id": note.goal_id, "term": term, "change": "progress", "note": note.note})
+        for status, ids in (("completed", changes.complete), ("abandoned", changes.abandon)):
+            for goal_id in ids:
+                if goal_id in active:
+                    c.set_goal_status(goal_id, status)  # type: ignore[arg-type]
+                    done.append({"id": goal_id, "term": term, "change": status, "goal": active[goal_id].goal})
+                    del active[goal_id]
+        return {"goals": done}
+
+    return apply
+
+
+def _nothing(memory: MemoryStore, answer: Any, material: Material) -> dict[str, Any]:
+    return {}
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage(
+        "insight",
+        1,
+        InsightDraft,
+        "Reflect on this day's conversation. What did you come to understand about the person or about "
+        "yourselves (the insight), what was it about (trigger topic), how will you act on it in the next "
+        "conversations (strategy), and write a short dream-like diary entry (log entry).",
+        _insight,
+    ),
+    Stage(
+        "entities",
+        1,
+        EntityUpdates,
+        "Which people, places, things or ideas named in this day's conversation are worth remembering? "
+        "For one to three of them, write what you now know about each, using the name as it was said.",
+        _entities,
+    ),
+    Stage(
+        "episode",
+        1,
+        EpisodeDraft,
+        "Write this day's episode for your memory: a short summary of what happened, the key events, and "
+        "the emotional tone of the day.",
+        _episode,
+    ),
+    Stage(
+        "questions",
+        1,
+        QuestionDrafts,
+        "What do you still wonder about after this day? List up to three open questions you would like to "
+        "ask or find out, each with its topic, why it came to mind (context) and a priority from 0 to 1. "
+        "An empty list is fine when nothing is open.",
+        _questions,
+    ),
+    Stage(
+        "week",
+        2,
+        InsightDraft,
+        "Look back over the last seven days: what patterns do you notice in your conversations and in the "
+        "person's days? Write it as an insight with its trigger topic, a strategy for the week ahead and a "
+        "diary entry.",
+        _insight,
+    ),
+    Stage(
+        "short_goals",
+        2,
+        GoalChanges,
+        "Adjust your short-term goals for the coming week: add at most two new ones that follow from the "
+        "week, note progress on existing ones (by their [id]), mark goals you reached as complete and "
+        "abandon those that no longer fit. Use only the ids listed.",
+        _goal_changes("short"),
+    ),
+    Stage(
+        "values",
+        3,
+        InsightDraft,
+        "Look back over the last month and re-examine your values: what matters to you in this "
+        "relationship now, and has it changed? Write it as an insight with its trigger topic, a strategy and "
+        "a diary entry.",
+        _insight,
+    ),
+    Stage(
+        "long_goals",
+        3,
+        GoalChanges,
+        "Revise your long-term goals in the light of your values: add at most two, note progress, complete "
+        "or abandon (by their [id]). Use only the ids listed.",
+        _goal_changes("long"),
+    ),
+    Stage(
+        "consolidate",
+        1,
+        None,
+        "Tidy your memory: search it for memories about this day's topics that are outdated, duplicated or "
+        "contradicted, and move those aside with archive_memory (giving the item id and a reason). Never "
+        "archive your core memory. When you are done, say what you did in one sentence.",
+        _nothing,
+    ),
+)
+
+
+def stages_for(level: int) -> list[Stage]:
+    return [s for s in STAGES if s.level <= level]

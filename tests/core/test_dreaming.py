@@ -1,0 +1,335 @@
+"""Dreaming on scripted models and the injectable clock: the level chosen, what each stage writes (with
+source ids), resuming a dream cut off between stages, re-running a finished day, and bad models."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.clock import FixedClock, iso
+from nexus_ark.dreaming.dream import Dreamer, DreamProgress
+from nexus_ark.dreaming.levels import choose_level, record_level
+from nexus_ark.errors import ProviderTimeoutError
+from nexus_ark.memory.components import Goal
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.personas.store import PersonaStore
+from nexus_ark.providers.base import ChatMessage
+from nexus_ark.providers.scripted import ScriptedBackend
+
+DAY = date(2026, 11, 20)
+NIGHT = datetime(2026, 11, 21, 3, 0, tzinfo=UTC)
+
+TALK = [
+    ("Mika", "My sister Yui turns twenty on the 25th, I made her a blue bowl in pottery class."),
+    ("Aria", "What a lovely gift. Where will you celebrate?"),
+    ("Mika", "At Trattoria Luna near the station. I am nervous about my pastry exam too."),
+    ("Aria", "You will do well, Mika."),
+]
+
+
+def answer_for(messages: Sequence[ChatMessage]) -> str:
+    """A well-behaved internal model: a valid answer for whichever stage's schema it was given."""
+    system = messages[0].content
+    ids = [line.split("]")[0][1:] for line in system.splitlines() if line.startswith("[msg:")]
+    if '"abandon"' in system:
+        goal_ids = [line.split("]")[0][3:] for line in system.splitlines() if line.startswith("- [")]
+        return json.dumps(
+            {
+                "new": [{"goal": "Help Mika prepare for the pastry exam", "priority": 1}],
+                "progress": [{"goal_id": gid, "note": "Mika has a plan"} for gid in goal_ids[:1]]
+                + [{"goal_id": "sh_doesnotexist", "note": "invented"}],
+                "complete": [],
+                "abandon": [],
+            }
+        )
+    if '"trigger_topic"' in system:
+        return json.dumps(
+            {
+                "trigger_topic": "Yui's birthday",
+                "insight": "Mika shows love through things she makes with her hands.",
+                "strategy": "Ask how the bowl was received after the 25th.",
+                "log_entry": "I dreamt of a blue bowl full of light.",
+                "source_ids": [*ids[:1], "msg:9999"],  # one real id, one invented
+            }
+        )
+    if '"entities"' in system:
+        return json.dumps(
+            {
+                "entities": [
+                    {"name": "Yui", "text": "Mika's sister, turns twenty on the 25th.", "source_ids": []},
+                    {"name": "Professor Oak", "text": "Never mentioned.", "source_ids": []},
+                ]
+            }
+        )
+    if '"emotional_tone"' in system:
+        return json.dumps(
+            {
+                "summary": "Mika talked about Yui's birthday gift and her nervousness about the exam.",
+                "key_events": ["blue bowl for Yui", "dinner at Trattoria Luna"],
+                "emotional_tone": "warm, a little anxious",
+                "source_ids": ids,
+            }
+        )
+    if '"questions"' in system:
+        return json.dumps(
+            {"questions": [{"question": "When is Mika's pastry exam?", "topic": "exam", "priority": 0.8}]}
+        )
+    raise AssertionError(f"no scripted answer for {system[-300:]!r}")
+
+
+@pytest.fixture
+def clock() -> FixedClock:
+    return FixedClock(NIGHT)
+
+
+@pytest.fixture
+def persona(tmp_path: Path):
+    return PersonaStore(tmp_path / "personas").create("Aria")
+
+
+@pytest.fixture
+def memory(tmp_path: Path, clock: FixedClock):
+    store = MemoryStore(tmp_path / "m.db", clock)
+    for i, (speaker, text) in enumerate(TALK):
+        store.messages.add(
+            speaker=speaker,
+            role="user" if speaker == "Mika" else "assistant",
+            content=text,
+            created_at=iso(datetime(2026, 11, 20, 19, i, tzinfo=UTC)),
+        )
+    store.messages.add(  # another day's message is not the day's material
+        speaker="Mika",
+        role="user",
+        content="Good morning!",
+        created_at=iso(datetime(2026, 11, 19, 8, tzinfo=UTC)),
+    )
+    yield store
+    store.close()
+
+
+def counts(memory: MemoryStore) -> dict[str, int]:
+    tables = ("insights", "episodes", "entities", "open_questions", "goals", "items")
+    return {t: memory.db.execute(f"select count(*) from {t}").fetchone()[0] for t in tables}
+
+
+def test_level_is_one_first_two_after_a_week_three_after_a_month_and_catches_up_after_gaps():
+    start = date(2026, 1, 1)
+    assert choose_level({}, start) == 1  # the first dream starts the clocks
+    meta = {"first_dream_date": "2026-01-01", "last_level1_date": "2026-01-06"}
+    assert choose_level(meta, start + timedelta(days=6)) == 1
+    assert choose_level(meta, start + timedelta(days=7)) == 2
+    meta |= {"last_level2_date": "2026-01-08"}
+    assert choose_level(meta, date(2026, 1, 9)) == 1
+    assert choose_level(meta, date(2026, 1, 15)) == 2
+    assert choose_level(meta, start + timedelta(days=30)) == 3
+    after_month = {
+        "first_dream_date": "2026-01-01",
+        "last_level2_date": "2026-01-31",
+        "last_level3_date": "2026-01-31",
+    }
+    assert choose_level(after_month, date(2026, 2, 10)) == 2  # a 10-day gap: the weekly reflection
+    assert choose_level(after_month, date(2026, 3, 12)) == 3  # a 40-day gap: the monthly one
+
+
+def test_recording_a_level_three_dream_resets_the_weekly_clock_too(memory: MemoryStore):
+    record_level(memory.components, 3, DAY)
+    meta = memory.components.reflection_meta()
+    assert meta["last_level1_date"] == meta["last_level2_date"] == meta["last_level3_date"] == "2026-11-20"
+    assert meta["last_reflection_level"] == "3" and meta["first_dream_date"] == "2026-11-20"
+    assert choose_level(meta, DAY + timedelta(days=6)) == 1
+
+
+def test_a_level_one_dream_writes_insight_entity_episode_and_questions_with_their_sources(
+    persona, memory: MemoryStore, clock: FixedClock
+):
+    model = ScriptedBackend(answer_for)
+    steps: list[DreamProgress] = []
+    result = Dreamer(persona, memory, model, clock, progress=steps.append).run(day=DAY)
+
+    day_ids = {f"msg:{i}" for i in range(1, 5)}
+    assert result.level == 1 and result.date == "2026-11-20" and result.skipped is None
+    assert [s.stage for s in steps] == ["insight", "entities", "episode", "questions", "consolidate"]
+    assert (steps[0].index, steps[0].total) == (1, 5)
+    insight = memory.components.insights()[0]
+    assert insight.trigger_topic == "Yui's birthday"
+    assert insight.source_ids == ["msg:1"], "the invented msg:9999 is dropped"
+    yui = memory.components.entity("Yui")
+    assert yui is not None and "twenty" in yui.text
+    assert set(yui.source_ids) == {"msg:1"}, "the messages that name Yui"
+    assert memory.components.entity("Professor Oak") is None, "a name never said that day is not written"
+    assert result.entities_updated == ["Yui"]
+    (episode,) = memory.components.episodes()
+    assert episode.date == "2026-11-20" and set(episode.source_ids) == day_ids
+    (question,) = memory.components.open_questions()
+    assert question.question == "When is Mika's pastry exam?" and set(question.source_ids) <= day_ids
+    assert result.stages["consolidate"].startswith("skipped:"), "a model without tools cannot archive"
+    assert "Good morning" not in model.requests[0][0].content, "only the dreamt day is the material"
+    meta = memory.components.reflection_meta()
+    assert meta["last_level1_date"] == "2026-11-20"
+    kinds = [e.summary for e in memory.activity.query(kinds=["dream"])]
+    assert kinds[0].startswith("level 1 dream of 2026-11-20 began") and "4/5 stages written" in kinds[-1]
+
+
+def test_every_stage_shares_the_material_prefix_so_a_local_model_reuses_it(persona, memory, clock):
+    model = ScriptedBackend(answer_for)
+    Dreamer(persona, memory, model, clock).run(day=DAY)
+    systems = [r[0].content for r in model.requests]
+    material = systems[0].split("Answer with one JSON object")[0]
+    assert "[msg:1]" in material
+    assert all(s.startswith(material) for s in systems)
+
+
+def test_rerunning_a_finished_day_changes_nothing(persona, memory, clock):
+    model = ScriptedBackend(answer_for)
+    first = Dreamer(persona, memory, model, clock).run(day=DAY)
+    before = counts(memory)
+    asked = len(model.requests)
+    again = Dreamer(persona, memory, model, clock).run(day=DAY)
+    assert counts(memory) == before
+    assert len(model.requests) == asked, "the model is not even asked"
+    assert again.skipped == "already dreamt (level 1) on 2026-11-20"
+    assert again.insight == first.insight
+
+
+class Crash(BaseException):
+    """The process dying between two stages (nothing in the dream may catch it)."""
+
+
+def test_a_dream_cut_off_between_stages_resumes_once_without_duplicates(persona, memory, clock):
+    def die_at_episode(step: DreamProgress) -> None:
+        if step.stage == "episode":
+            raise Crash
+
+    with pytest.raises(Crash):
+        Dreamer(persona, memory, ScriptedBackend(answer_for), clock, progress=die_at_episode).run(day=DAY)
+    job = memory.db.execute("select state, stages from dream_jobs").fetchone()
+    assert job[0] == "running" and set(json.loads(job[1])) == {"insight", "entities"}
+    assert counts(memory)["insights"] == 1 and counts(memory)["episodes"] == 0
+
+    model = ScriptedBackend(answer_for)
+    result = Dreamer(persona, memory, model, clock).run()  # the date and level come from the job
+    assert result.skipped is None and result.date == "2026-11-20"
+    assert len(model.requests) == 2, "only episode and questions are asked again"
+    assert result.insight is not None and result.entities_updated == ["Yui"], "the result holds every stage"
+    c = counts(memory)
+    assert (c["insights"], c["episodes"], c["entities"], c["open_questions"]) == (1, 1, 1, 1)
+    assert memory.db.execute("select count(*), max(state) from dream_jobs").fetchone() == (1, "done")
+
+
+def test_a_cancelled_dream_stops_between_stages_and_resumes_later(persona, memory, clock):
+    cancel = threading.Event()
+
+    def cancel_after_insight(step: DreamProgress) -> None:
+        if step.stage == "entities":
+            cancel.set()
+
+    result = Dreamer(
+        persona, memory, ScriptedBackend(answer_for), clock, progress=cancel_after_insight, cancel=cancel
+    ).run(day=DAY)
+    assert result.skipped and result.skipped.startswith("cancelled")
+    assert counts(memory)["entities"] == 0 and counts(memory)["insights"] == 1
+    done = Dreamer(persona, memory, ScriptedBackend(answer_for), clock).run(day=DAY)
+    assert done.skipped is None and counts(memory)["insights"] == 1 and counts(memory)["entities"] == 1
+
+
+def test_a_model_that_answers_garbage_writes_nothing_and_says_why(persona, memory, clock):
+    before = counts(memory)
+    garbage = ScriptedBackend(["lol what", '{"trigger_topic": "Trigger Topic", "insight": "InsightDraft"}'])
+    result = Dreamer(persona, memory, garbage, clock).run(day=DAY)
+    assert counts(memory) == before, "nothing half-written"
+    assert result.skipped == "no stage produced anything valid"
+    assert all(s.startswith("skipped:") for s in result.stages.values())
+    assert "no valid InsightDraft in 2 tries" in result.stages["insight"]
+    assert len(garbage.requests) == 8, "each of the four stages: one answer and one repair round"
+    assert memory.db.execute("select state from dream_jobs").fetchone()[0] == "skipped"
+    assert memory.components.reflection_meta().get("last_level1_date") == "2026-11-20"
+
+
+def test_an_answer_that_echoes_the_schema_gets_the_repair_round(persona, memory, clock):
+    calls: list[str] = []
+
+    def echo_then_answer(messages: Sequence[ChatMessage]) -> str:
+        calls.append(messages[-1].content)
+        if '"trigger_topic"' in messages[0].content and len(calls) == 1:
+            return json.dumps(
+                {"trigger_topic": "Trigger Topic", "insight": "x", "strategy": "y", "log_entry": "z"}
+            )
+        return answer_for(messages)
+
+    result = Dreamer(persona, memory, ScriptedBackend(echo_then_answer), clock).run(day=DAY)
+    assert "repeats the instructions" in calls[1]
+    assert result.insight["trigger_topic"] == "Yui's birthday"
+    assert (result.first_try_valid, result.answers) == (3, 4)
+
+
+class TimingOut(ScriptedBackend):
+    def _stream(self, request):
+        raise ProviderTimeoutError("the internal model did not answer within 30 s")
+        yield  # pragma: no cover
+
+
+def test_a_model_that_times_out_stops_the_dream_resumably_with_nothing_written(persona, memory, clock):
+    before = counts(memory)
+    with pytest.raises(ProviderTimeoutError, match="30 s"):
+        Dreamer(persona, memory, TimingOut(["unused"]), clock).run(day=DAY)
+    assert counts(memory) == before
+    assert memory.db.execute("select state, stages from dream_jobs").fetchone() == ("running", "{}")
+    assert Dreamer(persona, memory, ScriptedBackend(answer_for), clock).run(day=DAY).skipped is None
+
+
+def test_no_conversation_that_day_is_no_dream_and_no_job(persona, memory, clock):
+    result = Dreamer(persona, memory, ScriptedBackend(answer_for), clock).run(day=date(2026, 11, 15))
+    assert result.skipped == "no conversation on 2026-11-15 to dream about"
+    assert memory.db.execute("select count(*) from dream_jobs").fetchone()[0] == 0
+
+
+def test_level_two_adjusts_only_existing_short_term_goals(persona, memory, clock):
+    goal = memory.components.put_goal(Goal(term="short", goal="Learn Mika's favourite cake", priority=2))
+    result = Dreamer(persona, memory, ScriptedBackend(answer_for), clock).run(day=DAY, level=2)
+    assert result.level == 2
+    assert [s for s in result.stages] == [
+        "insight",
+        "entities",
+        "episode",
+        "questions",
+        "week",
+        "short_goals",
+        "consolidate",
+    ]
+    changes = {(g["change"], g["id"]) for g in result.goals}
+    assert ("progress", goal.id) in changes
+    assert not any(g["id"] == "sh_doesnotexist" for g in result.goals), "an invented goal id is ignored"
+    (created,) = [g for g in result.goals if g["change"] == "created"]
+    stored = memory.components.goal(created["id"])
+    assert stored.goal == "Help Mika prepare for the pastry exam" and stored.source_ids
+    assert memory.components.goal(goal.id).progress_notes == ["Mika has a plan"]
+    assert len(result.insights) == 2, "the day's insight and the week's"
+    assert memory.components.reflection_meta()["last_level2_date"] == "2026-11-20"
+
+
+def test_a_model_that_uses_tools_records_its_answer_through_the_tool_loop(persona, memory, clock):
+    def tool_user(messages: Sequence[ChatMessage]) -> str:
+        system = messages[0].content
+        if messages[-1].content.startswith("<tool_result"):
+            return "Done."
+        if "record_insight" in system:
+            args = json.loads(answer_for([ChatMessage(role="system", content='"trigger_topic"\n' + system)]))
+            return f'<tool_call>{{"name": "record_insight", "arguments": {json.dumps(args)}}}</tool_call>'
+        if "archive_memory" in system and "record_" not in system:
+            call = {"name": "archive_memory", "arguments": {"target": "core memory", "reason": "x"}}
+            return f"<tool_call>{json.dumps(call)}</tool_call>"
+        return "I have nothing to record."
+
+    model = ScriptedBackend(tool_user, text_tools=True)
+    result = Dreamer(persona, memory, model, clock).run(day=DAY)
+    assert result.insight["trigger_topic"] == "Yui's birthday", "recorded through the tool, not parsed prose"
+    assert result.stages["consolidate"] == "done"
+    archived = memory.activity.query(kinds=["tool_call", "memory_write"])
+    assert not any(
+        "archive" in e.summary and "core" in e.summary and "moved aside" in e.summary for e in archived
+    )
