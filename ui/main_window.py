@@ -173,6 +173,9 @@ class MainWindow(QMainWindow):
         self.activity_action = QAction(self)  # the persona's timeline: what happened, by time and kind
         self.activity_action.triggered.connect(self.show_activity)
         self.view_menu.addAction(self.activity_action)
+        self.dashboard_action = QAction(self)  # the persona's inner life: drives, questions, feelings, dreams
+        self.dashboard_action.triggered.connect(self.show_dashboard)
+        self.view_menu.addAction(self.dashboard_action)
 
         self.help_menu = bar.addMenu("")
         self.about_action = QAction(self)
@@ -206,6 +209,7 @@ class MainWindow(QMainWindow):
         self.send_button.setText(tr("Send"))
         self.prompt_action.setText(tr("Show the prompt…"))
         self.activity_action.setText(tr("Activity timeline…"))
+        self.dashboard_action.setText(tr("Inner life…"))
         self.continue_button.setText(tr("Continue"))
         self.stop_button.setText(tr("Stop"))
         self.file_menu.setTitle(tr("&File"))
@@ -312,6 +316,24 @@ class MainWindow(QMainWindow):
             return
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.turn_finished.connect(window.load_newer)  # a finished turn's entries appear at once
+        window.show()
+
+    def show_dashboard(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.dashboard import DashboardWindow
+
+        for open_window in self.findChildren(DashboardWindow):
+            if open_window.slug == self.current_slug and open_window.isVisible():
+                open_window.raise_()
+                open_window.activateWindow()
+                return
+        try:
+            window = DashboardWindow(self.app, self.current_slug, self)
+        except NexusArkError as exc:
+            QMessageBox.warning(self, tr("Persona cannot be opened"), str(exc))
+            return
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.show()
 
     def edit_models(self) -> None:
@@ -432,6 +454,10 @@ class MainWindow(QMainWindow):
         self.app.set_language(code)
         i18n.set_language(code)
         self.retranslate()
+        from ui.dashboard import DashboardWindow
+
+        for dashboard in self.findChildren(DashboardWindow):
+            dashboard.retranslate()
 
     def show_about(self) -> None:
         QMessageBox.about(

@@ -1,0 +1,261 @@
+"""The introspection dashboard: what moves a persona and what its dreams wrote, shown to the person.
+
+Drives (bars against their thresholds, the dominant one, what each comes from, the narrative) with their
+history, open questions, the person's emotions over time, and the memory dreams write: episodes, people
+and things, goals, the dream diary. The person may resolve or delete questions, correct what the persona
+knows about someone, and add, edit, complete or abandon goals.
+
+Everything is read on one background thread: the drives through `NexusApp.drives(record=False)`, the rest
+through a read-only connection of the window's own; the person's changes go through a peer connection on
+the same thread, in order, and the window reads again after each. It reads again whenever the core says
+this persona's mind moved (a turn, drives recomputed, a dream, an edit elsewhere). Closing never waits: the
+worker closes its connections itself once idle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from nexus_ark.app import NexusApp
+from nexus_ark.memory.store import MemoryStore
+from ui.core_events import CoreEvents
+from ui.dashboard_data import Snapshot, read_snapshot
+from ui.dashboard_drives import DrivesPanel
+from ui.dashboard_goals import GoalsPanel
+from ui.dashboard_memory import DiaryPanel, EntitiesPanel, EpisodesPanel
+from ui.dashboard_plots import DriveHistoryPlot, EmotionPlot
+from ui.dashboard_questions import QuestionsPanel
+from ui.i18n import tr
+from ui.tasks import SerialWorker
+
+
+class _Connections:
+    """The worker's connections, used on its single thread only; a plain holder, so the closing task
+    needs no reference to the window."""
+
+    reader: MemoryStore | None = None
+    writer: MemoryStore | None = None
+
+    def close(self) -> None:
+        for store in (self.reader, self.writer):
+            if store is not None:
+                store.close()
+
+
+class DashboardWindow(QDialog):
+    refreshed = Signal()  # after each read of the database is shown
+
+    def __init__(self, app: NexusApp, slug: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.app, self.slug = app, slug
+        self.persona_name = app.personas.load(slug).settings.name
+        self.snapshot: Snapshot | None = None
+        self._connections = _Connections()
+        self.worker = SerialWorker(f"dashboard-{slug}")
+        self._closing = False
+        self._loading = False
+        self._stale = False  # something changed while a read was under way: read once more after it
+        self._dream_status = ""
+
+        self.drives = DrivesPanel(self.persona_name)
+        self.drive_history = DriveHistoryPlot()
+        self.history_title = QLabel()
+        self.history_title.setStyleSheet("font-weight:600")
+        drives_tab = QSplitter(Qt.Orientation.Vertical)
+        drives_tab.addWidget(self.drives)
+        history = QWidget()
+        history_layout = QVBoxLayout(history)
+        history_layout.addWidget(self.history_title)
+        history_layout.addWidget(self.drive_history, 1)
+        drives_tab.addWidget(history)
+        drives_tab.setSizes([330, 300])
+        self.questions = QuestionsPanel(self.write, self.persona_name)
+        self.emotions = EmotionPlot()
+        self.episodes = EpisodesPanel()
+        self.goals = GoalsPanel(self.write)
+        self.entities = EntitiesPanel(self.write)
+        self.diary = DiaryPanel()
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("dashboardTabs")
+        for widget in (
+            drives_tab,
+            self.questions,
+            self.emotions,
+            self.episodes,
+            self.goals,
+            self.entities,
+            self.diary,
+        ):
+            self.tabs.addTab(widget, "")
+
+        self.status = QLabel()
+        self.status.setObjectName("dashboardStatus")
+        self.status.setWordWrap(True)
+        self.refresh_button = QPushButton()
+        self.refresh_button.clicked.connect(self.refresh)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.status, 1)
+        bottom.addWidget(self.refresh_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(bottom)
+        self.resize(1000, 720)
+
+        self.core_events = CoreEvents(app.events, slug, parent=self)
+        self.core_events.happened.connect(self._on_core_event)
+        self.retranslate()
+        self.refresh()
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(tr("Inner life of {name}", name=self.persona_name))
+        titles = [
+            tr("Drives"),
+            tr("Open questions"),
+            tr("Your feelings"),
+            tr("Episodes"),
+            tr("Goals"),
+            tr("People and things"),
+            tr("Dream diary"),
+        ]
+        for index, title in enumerate(titles):
+            self.tabs.setTabText(index, title)
+        self.history_title.setText(tr("Drives over time"))
+        self.refresh_button.setText(tr("Refresh"))
+        for panel in (
+            self.drives,
+            self.questions,
+            self.emotions,
+            self.episodes,
+            self.goals,
+            self.entities,
+            self.diary,
+        ):
+            panel.retranslate()
+        self.drive_history.redraw()
+        self._show_status()
+
+    # -- reading ----------------------------------------------------------------------------------
+    def refresh(self) -> None:
+        """Read everything again on the worker (one read at a time; changes meanwhile read once more)."""
+        if self._closing:
+            return
+        if self._loading:
+            self._stale = True
+            return
+        self._loading = True
+        app, slug, connections = self.app, self.slug, self._connections
+
+        def load() -> Snapshot:
+            report = app.drives(slug, record=False)
+            if connections.reader is None:
+                connections.reader = app.open_memory(slug, read_only=True)
+            return read_snapshot(report, connections.reader)
+
+        self.worker.run(load, self._loaded, self._load_failed)
+
+    def _loaded(self, snapshot: Snapshot) -> None:
+        self._loading = False
+        if self._closing:
+            return
+        self.snapshot = snapshot
+        self.drives.show_report(snapshot.report)
+        self.drive_history.set_history(
+            snapshot.history, {n: d.threshold for n, d in snapshot.report.drives.items()}
+        )
+        self.questions.show_questions(snapshot.questions)
+        self.emotions.set_entries(snapshot.emotions)
+        self.episodes.show_episodes(snapshot.episodes)
+        self.goals.show_goals(snapshot.goals)
+        self.entities.show_entities(snapshot.entities)
+        self.diary.show_insights(snapshot.insights)
+        self._show_status()
+        self.refreshed.emit()
+        if self._stale:
+            self._stale = False
+            self.refresh()
+
+    def _load_failed(self, message: str) -> None:
+        self._loading = False
+        if not self._closing:
+            self._show_error(message)
+            if self._stale:
+                self._stale = False
+                self.refresh()
+
+    def _show_status(self) -> None:
+        if self._dream_status:
+            self.status.setText(self._dream_status)
+        elif self.snapshot is None:
+            self.status.setText(tr("Reading {name}'s inner life…", name=self.persona_name))
+        else:
+            self.status.setText(tr("Up to date; it follows each conversation turn and dream."))
+
+    def _show_error(self, message: str) -> None:
+        self.status.setText(f"<span style='color:#b00'>{message}</span>")
+
+    # -- the person's changes -------------------------------------------------------------------------
+    def write(
+        self,
+        fn: Callable[[MemoryStore], Any],
+        on_done: Callable[[Any], None],
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        """Run a change on the worker's peer connection, then tell the core (so every window showing this
+        persona's mind reads again, this one included)."""
+        if self._closing:
+            return
+        app, slug, connections = self.app, self.slug, self._connections
+
+        def task() -> Any:
+            if connections.writer is None:
+                connections.writer = app.open_memory(slug)
+            return fn(connections.writer)
+
+        def done(value: Any) -> None:
+            if self._closing:
+                return
+            on_done(value)
+            app.events.publish("mind_changed", persona=slug, what="dashboard")
+
+        def failed(message: str) -> None:
+            if not self._closing:
+                (on_error or self._show_error)(message)
+
+        self.worker.run(task, done, failed)
+
+    # -- core events --------------------------------------------------------------------------------
+    def _on_core_event(self, topic: str, payload: dict[str, Any]) -> None:
+        if topic == "dream_progress":
+            step = payload.get("progress")
+            stage = getattr(step, "stage", payload.get("stage", ""))
+            index = getattr(step, "index", payload.get("index", 0))
+            total = getattr(step, "total", payload.get("total", 0))
+            self._dream_status = tr(
+                "Dreaming: {stage} ({index} of {total})…", stage=stage, index=index, total=total
+            )
+            self._show_status()
+        elif topic == "dream_finished":
+            self._dream_status = ""
+        self.refresh()
+
+    def done(self, result: int) -> None:
+        """Close without waiting: no more events, and the worker closes its connections once idle.
+        (Closing the window by its title bar comes here too, through reject().)"""
+        if not self._closing:
+            self._closing = True
+            self.core_events.close()
+            self.worker.close(self._connections.close)
+        super().done(result)

@@ -1,0 +1,209 @@
+"""The dashboard's plots (pyqtgraph): the user's emotions over time, and the four drives over time with
+their thresholds. Both are redrawn from plain data, no I/O."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from nexus_ark.memory.components import EmotionEntry
+from nexus_ark.mind.drives import DRIVES
+from nexus_ark.mind.narrative import emotion_name
+from nexus_ark.mind.state import DrivePoint
+from ui.dashboard_data import local_time, timestamp
+from ui.dashboard_drives import DRIVE_COLORS, DRIVE_LABELS
+from ui.i18n import current_language, tr
+
+pg.setConfigOptions(antialias=True)
+
+
+def _plot_widget() -> pg.PlotWidget:
+    plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem(orientation="bottom")}, background="w")
+    plot.showGrid(x=True, y=True, alpha=0.15)
+    plot.setMenuEnabled(False)
+    for side in ("left", "bottom"):
+        axis = plot.getAxis(side)
+        axis.setPen(pg.mkPen("#888"))
+        axis.setTextPen(pg.mkPen("#333"))
+    return plot
+
+
+def _value_color(value: float) -> str:
+    if value > 0.05:
+        return "#3c9d5d"
+    if value < -0.05:
+        return "#c2453d"
+    return "#888888"
+
+
+class EmotionPlot(QWidget):
+    """The user's emotion per message (−1 … +1) over time; hovering a point shows its label and what was
+    said, under the plot and as a tooltip."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.entries: list[EmotionEntry] = []
+        self.plot = _plot_widget()
+        self.plot.setYRange(-1.1, 1.1, padding=0)
+        self.plot.setMouseEnabled(x=True, y=False)
+        self.zero = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#bbb", style=Qt.PenStyle.DashLine))
+        self.plot.addItem(self.zero)
+        self.curve = pg.PlotDataItem(pen=pg.mkPen("#9aa4b5", width=1.5))
+        self.plot.addItem(self.curve)
+        self.points = pg.ScatterPlotItem(
+            size=10, hoverable=True, hoverSize=14, hoverPen=pg.mkPen("#222", width=2), tip=self._tip
+        )
+        self.points.sigHovered.connect(self._hovered)
+        self.plot.addItem(self.points)
+        self.intro = QLabel()
+        self.intro.setWordWrap(True)
+        self.detail = QLabel()
+        self.detail.setObjectName("emotionDetail")
+        self.detail.setWordWrap(True)
+        self.detail.setMinimumHeight(40)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.intro)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.detail)
+        self._shown: int | None = None
+        self.retranslate()
+
+    @property
+    def point_count(self) -> int:
+        return len(self.points.data)
+
+    def set_entries(self, entries: list[EmotionEntry]) -> None:
+        grew = len(entries) != len(self.entries)
+        self.entries = entries
+        xs = [timestamp(e.timestamp) for e in entries]
+        ys = [e.value for e in entries]
+        self.curve.setData(xs, ys)
+        self.points.setData(
+            x=xs,
+            y=ys,
+            data=list(range(len(entries))),
+            brush=[pg.mkBrush(_value_color(v)) for v in ys],
+            pen=pg.mkPen("w", width=1),
+        )
+        if grew and xs:
+            span = max(xs[-1] - xs[0], 3600.0)
+            self.plot.setXRange(xs[0] - span * 0.03, xs[-1] + span * 0.03, padding=0)
+        self._shown = None
+        self.retranslate()
+
+    def describe(self, index: int) -> str:
+        """The hover text of one point: when, the feeling and what was said."""
+        entry = self.entries[index]
+        text = tr(
+            "{time} · {emotion} ({value})",
+            time=local_time(entry.timestamp),
+            emotion=emotion_name(entry.emotion, current_language()),
+            value=f"{entry.value:+.1f}",
+        )
+        if entry.snippet:
+            text += f"\n“{entry.snippet}”"
+        if entry.message_id is not None:
+            text += "\n" + tr("message {id}", id=entry.message_id)
+        return text
+
+    def _tip(self, x: float, y: float, data: object) -> str:
+        return self.describe(int(data)) if isinstance(data, int) and data < len(self.entries) else ""
+
+    def _hovered(self, _item, points, _event) -> None:
+        if len(points):
+            self.show_point(int(points[0].data()))
+
+    def show_point(self, index: int) -> None:
+        self._shown = index
+        self.detail.setText(self.describe(index))
+
+    def retranslate(self) -> None:
+        self.intro.setText(tr("How you seemed to feel in each message, read from what you wrote."))
+        self.plot.setLabel("left", tr("Feeling (−1 heavy … +1 bright)"))
+        if self._shown is not None and self._shown < len(self.entries):
+            self.detail.setText(self.describe(self._shown))
+        elif self.entries:
+            self.detail.setText(tr("Hover over a point to see the feeling and what was said."))
+        else:
+            self.detail.setText(tr("No emotions recorded yet: they are read from your messages."))
+
+
+class DriveHistoryPlot(QWidget):
+    """The four drives at each recomputation (drive_history), with dashed threshold lines."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.history: list[DrivePoint] = []
+        self.thresholds: dict[str, float] = {}
+        self.plot = _plot_widget()
+        self.plot.setYRange(-0.03, 1.2, padding=0)
+        self.plot.getAxis("left").setTicks([[(v / 5, f"{v / 5:.1f}") for v in range(6)]])
+        self.plot.setMouseEnabled(x=True, y=False)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.threshold_lines: list[pg.InfiniteLine] = []
+        self.empty = QLabel()
+        self.empty.setStyleSheet("color:#777")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.empty)
+        self.redraw()
+
+    def set_history(self, points: list[DrivePoint], thresholds: dict[str, float]) -> None:
+        grew = len(points) != len(self.history)
+        self.history, self.thresholds = points, thresholds
+        self.redraw()
+        if grew and points:
+            xs = [timestamp(p.time) for p in points]
+            span = max(xs[-1] - xs[0], 3600.0)
+            self.plot.setXRange(xs[0] - span * 0.03, xs[-1] + span * 0.03, padding=0)
+
+    def redraw(self) -> None:
+        """Everything again (the legend's names follow the language)."""
+        self.plot.clear()
+        if self.plot.plotItem.legend is not None:
+            self.plot.plotItem.legend.scene().removeItem(self.plot.plotItem.legend)
+            self.plot.plotItem.legend = None
+        # One row above the lines (the y range leaves room), clear of the threshold labels on the left.
+        self.plot.addLegend(
+            offset=(-10, 2), colCount=len(DRIVES), labelTextColor="#333", brush=pg.mkBrush(255, 255, 255, 230)
+        )
+        self.plot.setLabel("left", tr("Level"))
+        xs = [timestamp(p.time) for p in self.history]
+        self.curves = {}
+        for name in DRIVES:
+            self.curves[name] = self.plot.plot(
+                xs,
+                [p.levels.get(name, 0.0) for p in self.history],
+                pen=pg.mkPen(DRIVE_COLORS[name], width=2),
+                name=tr(DRIVE_LABELS[name]),
+            )
+        self.threshold_lines = []
+        by_value: dict[float, list[str]] = {}
+        for name in DRIVES:
+            by_value.setdefault(round(self.thresholds.get(name, 0.6), 2), []).append(name)
+        for value, names in sorted(by_value.items()):
+            one = len(by_value) == 1
+            label = (
+                tr("threshold {value}", value=f"{value:.2f}")
+                if one
+                else tr("threshold of {names}", names=", ".join(tr(DRIVE_LABELS[n]) for n in names))
+            )
+            color = "#444" if one else DRIVE_COLORS[names[0]]
+            line = pg.InfiniteLine(
+                pos=value,
+                angle=0,
+                pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine),
+                label=label,
+                labelOpts={"position": 0.02, "color": color, "anchors": [(0, 1), (0, 1)]},
+            )
+            self.plot.addItem(line)
+            self.threshold_lines.append(line)
+        self.empty.setText(
+            ""
+            if self.history
+            else tr("No history yet: the drives are recorded after each conversation turn and each dream.")
+        )
+        self.empty.setVisible(not self.history)
