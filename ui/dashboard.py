@@ -14,6 +14,7 @@ worker closes its connections itself once idle.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -38,8 +39,21 @@ from ui.dashboard_goals import GoalsPanel
 from ui.dashboard_memory import DiaryPanel, EntitiesPanel, EpisodesPanel
 from ui.dashboard_plots import DriveHistoryPlot, EmotionPlot
 from ui.dashboard_questions import QuestionsPanel
-from ui.i18n import tr
-from ui.tasks import SerialWorker
+from ui.i18n import N_, tr
+from ui.tasks import SerialWorker, run_in_background
+
+# The dream's stages (nexus_ark/dreaming/stages.py) as the progress line names them.
+DREAM_STAGES = {
+    "insight": N_("insight"),
+    "entities": N_("people and things"),
+    "episode": N_("episode"),
+    "questions": N_("open questions"),
+    "week": N_("the week"),
+    "short_goals": N_("short-term goals"),
+    "values": N_("values"),
+    "long_goals": N_("long-term goals"),
+    "consolidate": N_("consolidation"),
+}
 
 
 class _Connections:
@@ -68,7 +82,10 @@ class DashboardWindow(QDialog):
         self._closing = False
         self._loading = False
         self._stale = False  # something changed while a read was under way: read once more after it
-        self._dream_status = ""
+        self._dream_status = ""  # a dream under way (this window's or the scheduler's)
+        self._notice = ""  # how the last dream went, until the next turn
+        self._dreaming = False
+        self._dream_cancel = threading.Event()
 
         self.drives = DrivesPanel(self.persona_name)
         self.drive_history = DriveHistoryPlot()
@@ -106,8 +123,16 @@ class DashboardWindow(QDialog):
         self.status.setWordWrap(True)
         self.refresh_button = QPushButton()
         self.refresh_button.clicked.connect(self.refresh)
+        self.dream_button = QPushButton()
+        self.dream_button.setObjectName("dreamNow")
+        self.dream_button.clicked.connect(self.dream_now)
+        self.stop_dream_button = QPushButton()
+        self.stop_dream_button.clicked.connect(self._dream_cancel.set)
+        self.stop_dream_button.setVisible(False)
         bottom = QHBoxLayout()
         bottom.addWidget(self.status, 1)
+        bottom.addWidget(self.stop_dream_button)
+        bottom.addWidget(self.dream_button)
         bottom.addWidget(self.refresh_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs, 1)
@@ -134,6 +159,12 @@ class DashboardWindow(QDialog):
             self.tabs.setTabText(index, title)
         self.history_title.setText(tr("Drives over time"))
         self.refresh_button.setText(tr("Refresh"))
+        self.dream_button.setText(tr("Dream now"))
+        self.dream_button.setToolTip(
+            tr("Reflect on the latest day of conversation now, on the persona's internal model.")
+        )
+        self.stop_dream_button.setText(tr("Wake up"))
+        self.stop_dream_button.setToolTip(tr("Stops after the current stage; the dream resumes next time."))
         for panel in (
             self.drives,
             self.questions,
@@ -198,6 +229,8 @@ class DashboardWindow(QDialog):
     def _show_status(self) -> None:
         if self._dream_status:
             self.status.setText(self._dream_status)
+        elif self._notice:
+            self.status.setText(self._notice)
         elif self.snapshot is None:
             self.status.setText(tr("Reading {name}'s inner life…", name=self.persona_name))
         else:
@@ -236,6 +269,54 @@ class DashboardWindow(QDialog):
 
         self.worker.run(task, done, failed)
 
+    # -- dreaming ---------------------------------------------------------------------------------------
+    def dream_now(self) -> None:
+        """Dream on a pool thread (it may take minutes; the reads go on meanwhile); its progress arrives
+        as core events. Closing the window wakes it: it stops after the stage under way."""
+        if self._dreaming or self._closing:
+            return
+        self._dreaming = True
+        self._dream_cancel.clear()
+        self._notice = ""
+        self._dream_status = tr("Falling asleep…")
+        self._show_dream_buttons()
+        self._show_status()
+        app, slug, cancel = self.app, self.slug, self._dream_cancel
+        run_in_background(lambda: app.dream(slug, cancel=cancel), self._dreamt, self._dream_failed)
+
+    def _dreamt(self, result: Any) -> None:
+        self._dreaming = False
+        if self._closing:
+            return
+        self._dream_status = ""
+        if result.skipped:
+            self._notice = tr("No dream: {why}", why=result.skipped)
+        else:
+            written = sum(1 for state in result.stages.values() if state == "done")
+            self._notice = tr(
+                "Dreamt (level {level}) of {date}: {written} of {total} stages written.",
+                level=result.level,
+                date=result.date,
+                written=written,
+                total=len(result.stages),
+            )
+        self._show_dream_buttons()
+        self._show_status()
+        self.refresh()
+
+    def _dream_failed(self, message: str) -> None:
+        self._dreaming = False
+        if self._closing:
+            return
+        self._dream_status = ""
+        self._notice = tr("The dream failed: {message}", message=message)
+        self._show_dream_buttons()
+        self._show_status()
+
+    def _show_dream_buttons(self) -> None:
+        self.dream_button.setEnabled(not (self._dreaming or self._dream_status))
+        self.stop_dream_button.setVisible(self._dreaming)
+
     # -- core events --------------------------------------------------------------------------------
     def _on_core_event(self, topic: str, payload: dict[str, Any]) -> None:
         if topic == "dream_progress":
@@ -244,11 +325,17 @@ class DashboardWindow(QDialog):
             index = getattr(step, "index", payload.get("index", 0))
             total = getattr(step, "total", payload.get("total", 0))
             self._dream_status = tr(
-                "Dreaming: {stage} ({index} of {total})…", stage=stage, index=index, total=total
+                "Dreaming: {stage} ({index} of {total})…",
+                stage=tr(DREAM_STAGES[stage]) if stage in DREAM_STAGES else stage,
+                index=index,
+                total=total,
             )
-            self._show_status()
         elif topic == "dream_finished":
             self._dream_status = ""
+        elif topic == "turn_done":
+            self._notice = ""
+        self._show_dream_buttons()
+        self._show_status()
         self.refresh()
 
     def done(self, result: int) -> None:
@@ -256,6 +343,7 @@ class DashboardWindow(QDialog):
         (Closing the window by its title bar comes here too, through reject().)"""
         if not self._closing:
             self._closing = True
+            self._dream_cancel.set()  # a dream under way stops after its stage and resumes next time
             self.core_events.close()
             self.worker.close(self._connections.close)
         super().done(result)

@@ -16,6 +16,7 @@ from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory.components import EmotionEntry, Episode, Goal, Insight, OpenQuestion
 from nexus_ark.mind import drives
 from nexus_ark.mind.narrative import drive_line
+from nexus_ark.providers.scripted import ScriptedBackend
 from ui import i18n
 from ui.dashboard import DashboardWindow
 
@@ -28,7 +29,10 @@ def _ago(**delta: float) -> datetime:
 
 @pytest.fixture
 def core(data_dir: Path):
-    app = NexusApp(data_dir, clock=FixedClock(NOW)).open()
+    # The dashboard itself uses no model; a dream started from it gets this one (which answers nonsense).
+    app = NexusApp(
+        data_dir, clock=FixedClock(NOW), backend_factory=lambda config: ScriptedBackend(["Zzz… not JSON."])
+    ).open()
     i18n.set_language("en")
     toml = app.personas.load("aria").folder / "persona.toml"
     toml.write_text(toml.read_text(encoding="utf-8") + "\n[drives]\ncuriosity = 0.45\n", encoding="utf-8")
@@ -333,3 +337,18 @@ def test_an_empty_mind_says_so(qtbot, core: NexusApp) -> None:
     finally:
         win.done(0)
         win.worker.wait()
+
+
+def test_dream_now_shows_each_stage_and_how_it_went(qtbot, window: DashboardWindow, core: NexusApp) -> None:
+    """A real dream (NexusApp.dream) on a model that answers nonsense: every stage runs and is refused."""
+    statuses: list[tuple[str, str]] = []
+    window.core_events.happened.connect(lambda topic, payload: statuses.append((topic, window.status.text())))
+    window.dream_button.click()
+    assert not window.dream_button.isEnabled() and window.stop_dream_button.isVisibleTo(window)
+    qtbot.waitUntil(lambda: window.dream_button.isEnabled(), timeout=60_000)
+    progress = [text for topic, text in statuses if topic == "dream_progress"]
+    assert progress[0].startswith("Dreaming: insight (1 of ")
+    assert len(progress) == int(progress[0].split(" of ")[1].split(")")[0])
+    assert ("dream_finished", "Up to date; it follows each conversation turn and dream.") in statuses
+    assert window.status.text() == "No dream: no stage produced anything valid"
+    assert not window.stop_dream_button.isVisibleTo(window)
