@@ -176,7 +176,7 @@ class Dreamer:
 
         def record(args: dict[str, Any]) -> str:
             try:
-                slot[:] = [schema.model_validate(args)]
+                slot[:] = [schema.model_validate(args, context={"task": stage.task})]
             except ValidationError as exc:
                 return f"error: not recorded: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}. Try again."
             return "recorded"
@@ -233,6 +233,7 @@ class Dreamer:
             params=DREAM_PARAMS,
             cancel=self.cancel,
             attempts=self.attempts,
+            context={"task": stage.task},
         )
 
     # -- the job ------------------------------------------------------------------------------------

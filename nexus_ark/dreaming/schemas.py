@@ -1,14 +1,13 @@
 """What each dream stage writes, as pydantic models: the schema the model's answer is constrained to (or a
 record tool's parameters), validated before anything is written. Length limits make a small model close
-its strings in time."""
+its strings in time (and keep a dream short). The fields carry no descriptions: a tiny model copies them
+into its answer; what each field means is said in the stage's task (dreaming/stages.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-from nexus_ark.mind.schemas import DreamInsight
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
 
 
 def _echo(value: str, name: str, info: Any, model: str) -> bool:
@@ -24,81 +23,95 @@ def _echo(value: str, name: str, info: Any, model: str) -> bool:
     return said in echoes
 
 
+def _without_titles(schema: dict[str, Any]) -> None:
+    """Titles ("InsightDraft", "Trigger Topic") are what a tiny model copies into its answer: left out."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+
+
+def _from_task(value: str, task: str) -> bool:
+    """The value is (or opens with) a piece of the task's own words."""
+    said = " ".join(value.casefold().split()).strip(" .:")
+    return bool(task) and len(said) >= 12 and (said in task or (len(said) >= 24 and said[:24] in task))
+
+
 class DreamAnswer(BaseModel):
     """Refuses answers that repeat the instructions, and answers to another stage's question (unknown
     fields): the repair round shows the model why."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_without_titles)
 
     @model_validator(mode="after")
-    def _not_an_echo(self) -> DreamAnswer:
-        for name, info in type(self).model_fields.items():
+    def _not_an_echo(self, info: ValidationInfo) -> DreamAnswer:
+        task = str((info.context or {}).get("task", "")).casefold()
+        for name, field in type(self).model_fields.items():
+            if name == "source_ids":  # checked against the day's real ids when written
+                continue
             value = getattr(self, name)
             values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
             for v in values:
-                if isinstance(v, str) and _echo(v, name, info, type(self).__name__):
+                if not isinstance(v, str):
+                    continue
+                if _echo(v, name, field, type(self).__name__) or _from_task(v, task):
                     raise ValueError(f"{name} repeats the instructions ({v!r}) instead of answering")
         return self
 
 
 SourceIds = list[str]
-_SOURCES = Field(
-    default_factory=list,
-    max_length=12,
-    description='ids of the messages this comes from, as shown in the material, e.g. ["msg:12"]',
-)
+_SOURCES = Field(default_factory=list, max_length=8)
 
 
-class InsightDraft(DreamInsight, DreamAnswer):
+class InsightDraft(DreamAnswer):
+    trigger_topic: str = Field(min_length=1, max_length=60)
+    insight: str = Field(min_length=1, max_length=220)
+    strategy: str = Field(min_length=1, max_length=160)
+    log_entry: str = Field(min_length=1, max_length=200)
     source_ids: SourceIds = _SOURCES
 
 
 class EntityNote(DreamAnswer):
-    name: str = Field(
-        min_length=1, max_length=60, description="a person, place, thing or idea named in the talk"
-    )
-    text: str = Field(min_length=1, max_length=300, description="what the persona now knows about it")
+    name: str = Field(min_length=1, max_length=40)
+    text: str = Field(min_length=1, max_length=200)
     source_ids: SourceIds = _SOURCES
 
 
 class EntityUpdates(DreamAnswer):
-    entities: list[EntityNote] = Field(min_length=1, max_length=3)
+    entities: list[EntityNote] = Field(min_length=1, max_length=2)
 
 
 class EpisodeDraft(DreamAnswer):
-    summary: str = Field(
-        min_length=1, max_length=400, description="what happened that day, in a few sentences"
-    )
-    key_events: list[str] = Field(default_factory=list, max_length=5, description="the day's key events")
-    emotional_tone: str = Field(min_length=1, max_length=40, description="the day's mood in a word or two")
+    summary: str = Field(min_length=1, max_length=260)
+    key_events: list[str] = Field(default_factory=list, max_length=3)
+    emotional_tone: str = Field(min_length=1, max_length=30)
     source_ids: SourceIds = _SOURCES
 
 
 class QuestionDraft(DreamAnswer):
-    question: str = Field(min_length=3, max_length=200, description="something the persona wants to know")
-    topic: str = Field(default="", max_length=60)
-    context: str = Field(default="", max_length=200, description="why it came to mind")
+    question: str = Field(min_length=3, max_length=120)
+    topic: str = Field(default="", max_length=40)
+    context: str = Field(default="", max_length=120)
     priority: float = Field(default=0.5, ge=0.0, le=1.0)
     source_ids: SourceIds = _SOURCES
 
 
 class QuestionDrafts(DreamAnswer):
-    questions: list[QuestionDraft] = Field(default_factory=list, max_length=3)
+    questions: list[QuestionDraft] = Field(default_factory=list, max_length=2)
 
 
 class NewGoal(DreamAnswer):
-    goal: str = Field(min_length=3, max_length=160)
-    priority: int = Field(default=2, ge=1, le=5, description="1 is the most important")
+    goal: str = Field(min_length=3, max_length=120)
+    priority: int = Field(default=2, ge=1, le=5)
     related_values: list[str] = Field(default_factory=list, max_length=3)
 
 
 class GoalNote(DreamAnswer):
     goal_id: str = Field(min_length=1, max_length=40)
-    note: str = Field(min_length=1, max_length=200)
+    note: str = Field(min_length=1, max_length=160)
 
 
 class GoalChanges(DreamAnswer):
     new: list[NewGoal] = Field(default_factory=list, max_length=2)
     progress: list[GoalNote] = Field(default_factory=list, max_length=3)
-    complete: list[str] = Field(default_factory=list, max_length=3, description="ids of goals reached")
-    abandon: list[str] = Field(default_factory=list, max_length=3, description="ids of goals given up")
+    complete: list[str] = Field(default_factory=list, max_length=3)
+    abandon: list[str] = Field(default_factory=list, max_length=3)

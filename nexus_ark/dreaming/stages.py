@@ -60,6 +60,8 @@ def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -
     lowered = material.text.casefold()
     for note in updates.entities:
         name = " ".join(note.name.split())
+        if name in written:
+            continue
         # A name that was never said that day is the model's invention: not written.
         if len(name) < 2 or name.casefold() not in lowered:
             continue
@@ -158,9 +160,8 @@ STAGES: tuple[Stage, ...] = (
         "insight",
         1,
         InsightDraft,
-        "Reflect on this day's conversation. What did you come to understand about the person or about "
-        "yourselves (the insight), what was it about (trigger topic), how will you act on it in the next "
-        "conversations (strategy), and write a short dream-like diary entry (log entry).",
+        "Reflect on this day's conversation and write your dream diary: the topic that stayed with you, "
+        "what you understood about the person, how you will act on it next time, and a diary line.",
         _insight,
     ),
     Stage(
@@ -168,24 +169,24 @@ STAGES: tuple[Stage, ...] = (
         1,
         EntityUpdates,
         "Which people, places, things or ideas named in this day's conversation are worth remembering? "
-        "For one to three of them, write what you now know about each, using the name as it was said.",
+        "For one or two of them: name, exactly as it was written in the conversation; text, what you now "
+        "know about it; source_ids, the [msg:N] ids that mention it.",
         _entities,
     ),
     Stage(
         "episode",
         1,
         EpisodeDraft,
-        "Write this day's episode for your memory: a short summary of what happened, the key events, and "
-        "the emotional tone of the day.",
+        "Write this day's episode for your memory: what happened, in two or three sentences, its key "
+        "events and the mood of the day.",
         _episode,
     ),
     Stage(
         "questions",
         1,
         QuestionDrafts,
-        "What do you still wonder about after this day? List up to three open questions you would like to "
-        "ask or find out, each with its topic, why it came to mind (context) and a priority from 0 to 1. "
-        "An empty list is fine when nothing is open.",
+        "Note up to two things from this day's conversation you would like to ask the person about next "
+        "time, each with its topic, why it came to mind and how much it matters (0 to 1). None is fine.",
         _questions,
     ),
     Stage(
@@ -193,17 +194,18 @@ STAGES: tuple[Stage, ...] = (
         2,
         InsightDraft,
         "Look back over the last seven days: what patterns do you notice in your conversations and in the "
-        "person's days? Write it as an insight with its trigger topic, a strategy for the week ahead and a "
-        "diary entry.",
+        "person's days? trigger_topic: the pattern in a few words; insight: what it means; strategy: how "
+        "you will act in the week ahead; log_entry: a short diary entry.",
         _insight,
     ),
     Stage(
         "short_goals",
         2,
         GoalChanges,
-        "Adjust your short-term goals for the coming week: add at most two new ones that follow from the "
-        "week, note progress on existing ones (by their [id]), mark goals you reached as complete and "
-        "abandon those that no longer fit. Use only the ids listed.",
+        "Adjust your short-term goals for the coming week. new: at most two new goals that follow from "
+        "the week (goal, priority 1 = most important). progress: notes on existing goals (goal_id as "
+        "listed in brackets, note). complete / abandon: ids of goals reached or no longer fitting. Use "
+        "only the ids listed.",
         _goal_changes("short"),
     ),
     Stage(
@@ -211,16 +213,17 @@ STAGES: tuple[Stage, ...] = (
         3,
         InsightDraft,
         "Look back over the last month and re-examine your values: what matters to you in this "
-        "relationship now, and has it changed? Write it as an insight with its trigger topic, a strategy and "
-        "a diary entry.",
+        "relationship now, and has it changed? trigger_topic: the value in a few words; insight: what you "
+        "understood; strategy: how you will live by it; log_entry: a short diary entry.",
         _insight,
     ),
     Stage(
         "long_goals",
         3,
         GoalChanges,
-        "Revise your long-term goals in the light of your values: add at most two, note progress, complete "
-        "or abandon (by their [id]). Use only the ids listed.",
+        "Revise your long-term goals in the light of your values. new: at most two (goal, priority, "
+        "related_values). progress: notes by goal_id. complete / abandon: goal ids. Use only the ids "
+        "listed.",
         _goal_changes("long"),
     ),
     Stage(

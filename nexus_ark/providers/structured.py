@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -52,9 +52,11 @@ def generate_structured(
     cancel: threading.Event | None = None,
     repairs: int = 1,
     attempts: list[int] | None = None,
+    context: dict[str, Any] | None = None,
 ) -> M:
     """`attempts`, when given, gets how many answers this took appended (1: valid the first time), for
-    benchmarks of how often a model needs the repair round."""
+    benchmarks of how often a model needs the repair round. `context` goes to the model's validators
+    (pydantic validation context), e.g. the task an answer must not merely repeat."""
     schema = model.model_json_schema()
     params = params or STRUCTURED_PARAMS
     convo = list(messages)
@@ -71,7 +73,7 @@ def generate_structured(
         try:
             # strict=False: grammar-constrained strings may hold raw newlines, which JSON forbids but
             # which carry no ambiguity.
-            answer = model.model_validate(json.loads(extract_json(text), strict=False))
+            answer = model.model_validate(json.loads(extract_json(text), strict=False), context=context)
             if attempts is not None:
                 attempts.append(attempt + 1)
             return answer

@@ -250,14 +250,19 @@ def test_a_model_that_answers_garbage_writes_nothing_and_says_why(persona, memor
     assert memory.components.reflection_meta().get("last_level1_date") == "2026-11-20"
 
 
-def test_an_answer_that_echoes_the_schema_gets_the_repair_round(persona, memory, clock):
+def test_an_answer_that_copies_the_task_gets_the_repair_round(persona, memory, clock):
     calls: list[str] = []
 
     def echo_then_answer(messages: Sequence[ChatMessage]) -> str:
         calls.append(messages[-1].content)
         if '"trigger_topic"' in messages[0].content and len(calls) == 1:
             return json.dumps(
-                {"trigger_topic": "Trigger Topic", "insight": "x", "strategy": "y", "log_entry": "z"}
+                {
+                    "trigger_topic": "The topic that stayed with you",
+                    "insight": "x",
+                    "strategy": "y",
+                    "log_entry": "z",
+                }
             )
         return answer_for(messages)
 
