@@ -42,7 +42,8 @@ log = logging.getLogger(__name__)
 
 # Dreaming is a longer task than a chat turn: more rounds of searching, reading and recording.
 DREAM_MAX_TURNS = 12
-DREAM_PARAMS = GenerationParams(max_tokens=384, temperature=0.3, top_p=0.95, repeat_penalty=1.1)
+# A fixed seed: the same day on the same model dreams the same way (reproducible reports, tests).
+DREAM_PARAMS = GenerationParams(max_tokens=384, temperature=0.3, top_p=0.95, repeat_penalty=1.1, seed=11)
 # The material's share of the internal model's context (the rest: soul, task, answer).
 MATERIAL_SHARE = 0.5
 MATERIAL_MAX_TOKENS = 2400
