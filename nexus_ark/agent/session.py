@@ -505,16 +505,17 @@ class ChatSession:
             return 0
 
     def after_turn(self) -> None:
-        """Work that follows a reply and must not delay it: vectors for the new messages, then the owner's
-        hook (a backup after the first turn of a day). Call it after the reply is shown, off the UI thread.
-        Compression, when due, runs here too, so the next send never waits for it."""
+        """Work that follows a reply and must not delay it: vectors for the new messages, the owner's hook
+        (the drives recomputed, a backup after the first turn of a day), then compression when due, last
+        because it is the long one and gives way to the next send. Call it after the reply is shown, off
+        the UI thread."""
         self.embed_new_memories()
-        self.compress_if_due()
         if self._after_turn is not None:
             try:
                 self._after_turn()
             except Exception as exc:  # a backup on a full disk must not fail the turn that was shown
                 log.warning("after-turn work failed: %s", exc)
+        self.compress_if_due()
 
     def _turn(
         self, text: str, cancel: threading.Event | None, *, version_of: int | None = None

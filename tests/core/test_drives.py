@@ -253,3 +253,28 @@ def test_the_chat_prompt_says_how_the_persona_feels_when_a_drive_reaches_point_f
     en, ja = context("en"), context("ja")
     assert en.startswith("- curiosity 0.74:") and "What is Mika's plan number 0?" in en
     assert ja.startswith("- 好奇心 0.74:") and "気になっていることが3つある" in ja
+
+
+def test_a_turn_moves_the_drives_and_tells_the_window(tmp_path: Path):
+    from nexus_ark.app import NexusApp
+    from nexus_ark.providers.scripted import ScriptedBackend
+
+    clock = FixedClock(NOW)
+    app = NexusApp(
+        tmp_path / "data", clock=clock, backend_factory=lambda config: ScriptedBackend(["I hear you."])
+    )
+    app.open()
+    try:
+        seen: list[tuple[str, dict]] = []
+        app.events.subscribe("*", lambda topic, payload: seen.append((topic, payload)))
+        session = app.session("aria")
+        list(session.send("I failed my driving test and I feel awful."))
+        session.after_turn()
+        (point,) = state.history(app.memory("aria"))
+        assert point.trigger == "interaction" and point.levels["boredom"] == 0.0
+        topics = [t for t, _ in seen]
+        assert topics.index("drives_changed") < topics.index("turn_done")
+        report = dict(seen)["drives_changed"]["report"]
+        assert report.drives["devotion"].inputs["latest_snippet"].startswith("I failed my driving test")
+    finally:
+        app.close()
