@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from nexus_ark.memory.components import Goal
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.base import ToolSpec
 from nexus_ark.providers.embedders import Embedder
@@ -52,6 +53,30 @@ SPECS = {
         description="Write (replace) what you know about a person, thing or concept.",
         parameters=_obj({"name": {"type": "string"}, "text": {"type": "string"}}, ["name", "text"]),
     ),
+    "set_goal": ToolSpec(
+        name="set_goal",
+        description="Set yourself a goal: short-term (days) or long-term (months); priority 1 is highest.",
+        parameters=_obj(
+            {
+                "goal": {"type": "string"},
+                "term": {"type": "string", "enum": ["short", "long"]},
+                "priority": {"type": "integer", "minimum": 1, "maximum": 5},
+            },
+            ["goal", "term"],
+        ),
+    ),
+    "update_goal": ToolSpec(
+        name="update_goal",
+        description="Note progress on one of your goals, or complete or abandon it. Give its id.",
+        parameters=_obj(
+            {
+                "goal_id": {"type": "string"},
+                "note": {"type": "string"},
+                "status": {"type": "string", "enum": ["active", "completed", "abandoned"]},
+            },
+            ["goal_id"],
+        ),
+    ),
     "archive_memory": ToolSpec(
         name="archive_memory",
         description="Move an outdated memory aside (it is kept, but no longer recalled). Give its item id.",
@@ -97,6 +122,32 @@ class MemoryTools:
     def write_entity(self, args: dict[str, Any]) -> str:
         entity = self.memory.components.write_entity(str(args["name"]), str(args["text"]))
         return f"saved what you know about {entity.name}"
+
+    def set_goal(self, args: dict[str, Any]) -> str:
+        goal = self.memory.components.put_goal(
+            Goal(
+                term="long" if args.get("term") == "long" else "short",
+                goal=str(args.get("goal") or ""),
+                priority=max(1, min(5, int(args.get("priority") or 1))),
+            )
+        )
+        return f"goal {goal.id} set: {goal.goal}"
+
+    def update_goal(self, args: dict[str, Any]) -> str:
+        goal_id = str(args.get("goal_id") or "").strip()
+        c = self.memory.components
+        if c.goal(goal_id) is None:
+            listed = ", ".join(f"{g.id} ({g.goal})" for g in c.goals()[:10]) or "none"
+            return f"there is no goal {goal_id!r}; your active goals: {listed}"
+        note = str(args.get("note") or "").strip()
+        status = args.get("status")
+        if status in ("active", "completed", "abandoned"):
+            goal = c.set_goal_status(goal_id, status, note)
+        elif note:
+            goal = c.add_progress(goal_id, note)
+        else:
+            return "nothing to change: give a note or a status"
+        return f"goal {goal.id} is {goal.status}; {len(goal.progress_notes)} progress notes"
 
     def archive_memory(self, args: dict[str, Any]) -> str:
         target = str(args["target"]).strip()

@@ -278,3 +278,31 @@ def test_a_turn_moves_the_drives_and_tells_the_window(tmp_path: Path):
         assert report.drives["devotion"].inputs["latest_snippet"].startswith("I failed my driving test")
     finally:
         app.close()
+
+
+def test_the_persona_sets_and_moves_its_goals_with_tools_and_the_goal_drive_follows(
+    memory: MemoryStore, clock: FixedClock
+):
+    from nexus_ark.agent.memory_tools import MemoryTools
+    from nexus_ark.providers.base import ToolCall
+
+    box = MemoryTools(memory, None).toolbox()
+    said = box.run(
+        ToolCall(id="1", name="set_goal", arguments={"goal": "Learn Mika's exam date", "term": "short"})
+    )
+    goal_id = said.split()[1]
+    assert memory.components.goal(goal_id).goal == "Learn Mika's exam date"
+    assert state.current(memory, clock.now()).drives["goal_achievement"].level == pytest.approx(0.5)
+    assert "no goal 'sh_nope'" in box.run(
+        ToolCall(id="2", name="update_goal", arguments={"goal_id": "sh_nope"})
+    )
+    box.run(ToolCall(id="3", name="update_goal", arguments={"goal_id": goal_id, "note": "asked her today"}))
+    done = box.run(
+        ToolCall(
+            id="4", name="update_goal", arguments={"goal_id": goal_id, "status": "completed", "note": "3 Dec"}
+        )
+    )
+    assert done.startswith(f"goal {goal_id} is completed")
+    assert memory.components.goal(goal_id).progress_notes == ["asked her today", "3 Dec"]
+    assert state.current(memory, clock.now()).drives["goal_achievement"].level == 0
+    assert "error" in box.run(ToolCall(id="5", name="set_goal", arguments={"goal": " ", "term": "short"}))
