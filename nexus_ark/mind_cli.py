@@ -9,12 +9,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import date
 from typing import Any
 
+from pydantic import BaseModel
+
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
-from nexus_ark.memory.components import Goal
+from nexus_ark.memory.components import Goal, OpenQuestion
+from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.drives import DRIVES, DriveReport
 from nexus_ark.mind.narrative import drive_line
 
@@ -126,23 +131,38 @@ def run_mind_command(app: NexusApp, args: argparse.Namespace) -> int:
     return _questions(app, persona.slug, args)
 
 
+@contextmanager
+def _memory(app: NexusApp, slug: str, *, read_only: bool) -> Iterator[MemoryStore]:
+    store = app.open_memory(slug, read_only=read_only)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+def _print_rows(rows: Sequence[BaseModel], as_json: bool, line: Callable[[Any], str]) -> int:
+    for row in rows:
+        print(row.model_dump_json() if as_json else line(row))
+    return 0
+
+
+def _goal_line(g: Goal) -> str:
+    notes = f"  ({len(g.progress_notes)} notes)" if g.progress_notes else ""
+    return f"{g.id}\t{g.term}\t{g.status}\tp{g.priority}\t{g.goal}{notes}"
+
+
+def _question_line(q: OpenQuestion) -> str:
+    state = f"resolved by {q.resolved_by or 'conversation'}" if q.resolved_at else "open"
+    return f"{q.id}\t{q.priority:.2f}\t{state}\t{q.question}"
+
+
 def _goals(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
     action = args.goals_command or "list"
     if action == "list":
-        store = app.open_memory(slug, read_only=True)
-        try:
+        with _memory(app, slug, read_only=True) as store:
             goals = store.components.goals(status=None if getattr(args, "all", False) else "active")
-        finally:
-            store.close()
-        for g in goals:
-            if getattr(args, "json", False):
-                print(g.model_dump_json())
-            else:
-                notes = f"  ({len(g.progress_notes)} notes)" if g.progress_notes else ""
-                print(f"{g.id}\t{g.term}\t{g.status}\tp{g.priority}\t{g.goal}{notes}")
-        return 0
-    store = app.open_memory(slug)
-    try:
+        return _print_rows(goals, getattr(args, "json", False), _goal_line)
+    with _memory(app, slug, read_only=False) as store:
         c = store.components
         if action == "add":
             goal = c.put_goal(Goal(term=args.term, goal=args.text, priority=max(1, args.priority)))
@@ -150,8 +170,6 @@ def _goals(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
             goal = c.add_progress(args.id, args.note, ["user"])
         else:
             goal = c.set_goal_status(args.id, "completed" if action == "complete" else "abandoned", args.note)
-    finally:
-        store.close()
     print(goal.id)
     app.events.publish("mind_changed", persona=slug, what="goals")
     return 0
@@ -160,20 +178,10 @@ def _goals(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
 def _questions(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
     action = args.questions_command or "list"
     if action == "list":
-        store = app.open_memory(slug, read_only=True)
-        try:
+        with _memory(app, slug, read_only=True) as store:
             questions = store.components.open_questions(include_resolved=getattr(args, "all", False))
-        finally:
-            store.close()
-        for q in questions:
-            if getattr(args, "json", False):
-                print(q.model_dump_json())
-            else:
-                state = f"resolved by {q.resolved_by or 'conversation'}" if q.resolved_at else "open"
-                print(f"{q.id}\t{q.priority:.2f}\t{state}\t{q.question}")
-        return 0
-    store = app.open_memory(slug)
-    try:
+        return _print_rows(questions, getattr(args, "json", False), _question_line)
+    with _memory(app, slug, read_only=False) as store:
         known = {q.id for q in store.components.open_questions(include_resolved=True)}
         if args.id not in known:
             raise NexusArkError(
@@ -183,9 +191,8 @@ def _questions(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
             store.components.resolve_question(args.id, by="user")
         else:
             store.components.delete_question(args.id)
-    finally:
-        store.close()
     print(f"{action}d question {args.id}", file=sys.stderr)
+    app.events.publish("mind_changed", persona=slug, what="questions")
     return 0
 
 
