@@ -15,6 +15,7 @@ import argparse
 import json
 import shutil
 import statistics
+import sys
 import tempfile
 from datetime import date
 from pathlib import Path
@@ -23,7 +24,7 @@ from nexus_ark.clock import SystemClock
 from nexus_ark.dreaming.dream import Dreamer
 from nexus_ark.memory.importer import import_jsonl
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.paths import bundled_model_path
+from nexus_ark.paths import bundled_model_path, shipped_personas_dir
 from nexus_ark.personas.store import PersonaStore
 from nexus_ark.providers.llama_cpp_backend import LlamaCppBackend
 
@@ -33,7 +34,8 @@ DAY = date(2026, 11, 20)
 
 def run(repeats: int) -> dict:
     folder = Path(tempfile.mkdtemp(prefix="nexus-bench-dream-"))
-    persona = PersonaStore(folder / "personas").create("Aria")
+    shutil.copytree(shipped_personas_dir() / "aria", folder / "personas" / "aria")
+    persona = PersonaStore(folder / "personas").load("aria")  # the shipped Aria, soul and settings
     seed_db = folder / "seed.db"
     memory = MemoryStore(seed_db)
     import_jsonl(CONVERSATION, memory.messages, memory.archive, {"Aria"})
@@ -50,6 +52,9 @@ def run(repeats: int) -> dict:
             result = Dreamer(persona, store, backend, SystemClock()).run(level=level, day=DAY)
             store.close()
             runs.append(result)
+            print(
+                f"level {level} run {i + 1}: {result.seconds} s, {result.stages}", file=sys.stderr, flush=True
+            )
         seconds = [r.seconds for r in runs]
         levels[str(level)] = {
             "seconds_median": round(statistics.median(seconds), 2),

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from nexus_ark.memory.components import Goal
+from nexus_ark.memory.event_queue import EventQueue, parse_delay
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.base import ToolSpec
 from nexus_ark.providers.embedders import Embedder
@@ -75,6 +76,21 @@ SPECS = {
                 "status": {"type": "string", "enum": ["active", "completed", "abandoned"]},
             },
             ["goal_id"],
+        ),
+    ),
+    "emit_event": ToolSpec(
+        name="emit_event",
+        description=(
+            "Schedule something for yourself to do later, e.g. ask how the exam went in 2h. "
+            "delay: 30m, 2h, 1d. A key replaces your earlier plan with the same key."
+        ),
+        parameters=_obj(
+            {
+                "what": {"type": "string"},
+                "delay": {"type": "string"},
+                "key": {"type": "string"},
+            },
+            ["what", "delay"],
         ),
     ),
     "archive_memory": ToolSpec(
@@ -148,6 +164,17 @@ class MemoryTools:
         else:
             return "nothing to change: give a note or a status"
         return f"goal {goal.id} is {goal.status}; {len(goal.progress_notes)} progress notes"
+
+    def emit_event(self, args: dict[str, Any]) -> str:
+        what = str(args.get("what") or "").strip()
+        if not what:
+            return "error: say what to do later"
+        delay = parse_delay(str(args.get("delay") or ""))
+        key = str(args.get("key") or "").strip() or None
+        event = EventQueue(self.memory, self.memory.messages.clock).enqueue(
+            "reminder", {"what": what}, key=key, delay=delay
+        )
+        return f"scheduled (event {event.id}) for {event.due_at[:16]}: {what}"
 
     def archive_memory(self, args: dict[str, Any]) -> str:
         target = str(args["target"]).strip()

@@ -312,6 +312,34 @@ def m010_summary_forgetting(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m011_runtime(db: sqlite_utils.Database) -> None:
+    """The runtime (nexus_ark/runtime/). events: the persona's queue: a kind, a JSON payload, an identity key
+    (a newer pending event with the same key replaces the older), a due time (delayed events), a state
+    pending → processing → done | failed (retried) | dead (after too many failures). job_runs: when each
+    scheduled job last ran, so runs missed while the app was closed coalesce into one at start. inbox:
+    messages the persona wrote on its own, until the person reads them."""
+    db.execute(
+        """create table events (
+            id integer primary key, kind text not null, key text,
+            payload text not null default '{}' check (json_valid(payload)),
+            due_at text not null, state text not null default 'pending'
+                check (state in ('pending', 'processing', 'done', 'failed', 'dead', 'cancelled')),
+            attempts integer not null default 0, last_error text, source text not null default 'persona',
+            created_at text not null, updated_at text not null)"""
+    )
+    db.execute("create index events_due on events(state, due_at)")
+    db.execute(
+        "create unique index events_pending_key on events(key) where state = 'pending' and key is not null"
+    )
+    db.execute("create table job_runs (job text primary key, last_run text not null)")
+    db.execute(
+        """create table inbox (
+            message_id integer primary key references messages(id) on delete cascade,
+            room text not null, created_at text not null, read_at text)"""
+    )
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

@@ -70,6 +70,33 @@ class DriveSettings(BaseModel):
         return self.model_dump()
 
 
+class AutonomySettings(BaseModel):
+    """[autonomy] in persona.toml: whether and how often the persona writes first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    # No message and no notification in these hours (the persona's local time); dreams happen then.
+    quiet_hours: str = "00:00-07:00"
+    cooldown_minutes: int = Field(default=180, ge=0, le=7 * 24 * 60)
+    daily_cap: int = Field(default=3, ge=0, le=48)
+
+    @field_validator("quiet_hours")
+    @classmethod
+    def _hours(cls, value: str) -> str:
+        from datetime import time
+
+        parts = value.split("-")
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            for part in parts:
+                time.fromisoformat(part.strip())
+        except ValueError:
+            raise ValueError('must be two times "HH:MM-HH:MM", e.g. "00:00-07:00"') from None
+        return value
+
+
 class PersonaSettings(BaseModel):
     # Unknown top-level tables are kept for later versions' settings; known tables are strict.
     model_config = ConfigDict(extra="allow")
@@ -82,6 +109,7 @@ class PersonaSettings(BaseModel):
     internal_model: ModelConfig | None = None
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     drives: DriveSettings = Field(default_factory=DriveSettings)
+    autonomy: AutonomySettings = Field(default_factory=AutonomySettings)
 
     @field_validator("name")
     @classmethod
