@@ -70,6 +70,26 @@ class DriveSettings(BaseModel):
         return self.model_dump()
 
 
+class Routine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cron: str = Field(description='five fields: minute hour day month weekday, e.g. "0 8 * * *"')
+    task: str = Field(min_length=1, max_length=500)
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        from apscheduler.triggers.cron import CronTrigger
+
+        try:
+            CronTrigger.from_crontab(value)
+        except ValueError as exc:
+            raise ValueError(
+                f'is not a cron expression ({exc}); e.g. "0 8 * * *" is every day at 8:00'
+            ) from None
+        return value
+
+
 class AutonomySettings(BaseModel):
     """[autonomy] in persona.toml: whether and how often the persona writes first."""
 
@@ -80,6 +100,12 @@ class AutonomySettings(BaseModel):
     quiet_hours: str = "00:00-07:00"
     cooldown_minutes: int = Field(default=180, ge=0, le=7 * 24 * 60)
     daily_cap: int = Field(default=3, ge=0, le=48)
+    # Every N minutes the persona looks around (due events, drives, the time) and may do nothing; 0: never.
+    heartbeat_minutes: int = Field(default=60, ge=0, le=24 * 60)
+    # Dreaming waits until the person has been away this long.
+    dream_idle_minutes: int = Field(default=60, ge=0, le=24 * 60)
+    # Cron routines that always produce something, e.g. {cron = "0 8 * * *", task = "a short greeting"}.
+    routines: list[Routine] = Field(default_factory=list)
 
     @field_validator("quiet_hours")
     @classmethod

@@ -155,3 +155,45 @@ def test_bad_quiet_hours_in_persona_toml_are_refused_with_the_field(tmp_path):
     with pytest.raises(ConfigError) as err:
         personas.load(persona.slug)
     assert "autonomy.quiet_hours" in str(err.value)
+
+
+def test_jobs_due_on_the_clock_coalesce_missed_runs_and_respect_quiet_hours():
+    from nexus_ark.personas.model import Routine
+    from nexus_ark.runtime.schedule import ScheduleState, due_jobs
+
+    settings = AutonomySettings(
+        heartbeat_minutes=60, dream_idle_minutes=60, routines=[Routine(cron="0 8 * * *", task="good morning")]
+    )
+    first_start = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
+    fresh = due_jobs(first_start, settings, ScheduleState())
+    assert fresh == ["drives", "backup", "heartbeat"], "a new routine waits for its time"
+
+    ran = {"drives": first_start, "backup": first_start, "heartbeat": first_start, "routine:0": first_start}
+    state = ScheduleState(last_runs=ran, last_user_message=first_start, undreamt_day=first_start.date())
+    assert due_jobs(first_start + timedelta(minutes=10), settings, state) == []
+    assert due_jobs(first_start + timedelta(minutes=15), settings, state) == ["drives"]
+    night = datetime(2026, 11, 23, 0, 30, tzinfo=UTC)
+    assert due_jobs(night, settings, state) == ["drives", "dream"], (
+        "no heartbeat in quiet hours, the day is over"
+    )
+    closed_all_night = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)  # the app was closed for days
+    assert due_jobs(closed_all_night, settings, state) == [
+        "drives",
+        "backup",
+        "dream",
+        "heartbeat",
+        "routine:0",
+    ], "each missed job once, the missed dream too"
+    talking = state.model_copy(update={"last_user_message": night - timedelta(minutes=10)})
+    assert "dream" not in due_jobs(night, settings, talking), "not while the person is still around"
+    off = settings.model_copy(update={"enabled": False})
+    assert due_jobs(closed_all_night, off, state) == ["drives", "backup"]
+
+
+def test_a_bad_routine_is_refused_with_the_field(tmp_path):
+    from pydantic import ValidationError
+
+    from nexus_ark.personas.model import Routine
+
+    with pytest.raises(ValidationError, match="cron"):
+        Routine(cron="every morning", task="hello")
