@@ -38,6 +38,9 @@ class AppSettings(BaseModel):
     # Changing it re-embeds every memory in the background, into the new model's own index.
     embedder: ModelConfig = Field(default_factory=lambda: ModelConfig(spec="bundled"))
     internal_model: ModelConfig | None = None
+    # Closing the window hides it in the tray (where the desktop has one) and personas keep living;
+    # Quit in the tray's menu ends the app.
+    keep_running_in_tray: bool = False
 
 
 def _shown(value: object) -> str:

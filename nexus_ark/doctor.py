@@ -107,10 +107,21 @@ def check_display() -> Check:
 
 
 def check_notifications() -> Check:
+    """Whether a desktop notification would reach the person here; nothing is shown to find out."""
+    from nexus_ark.notify import default_notifier
+
+    notifier = default_notifier()
+    try:
+        ok, detail = notifier.available()
+    finally:
+        notifier.close()
+    if ok:
+        return Check("notifications", "ok", f"desktop notifications through {detail}")
     return Check(
         "notifications",
-        "todo",
-        "not built yet: desktop notifications come with the runtime that lets personas write first",
+        "warn",
+        f"no desktop notifications: {detail}. Messages a persona writes first still arrive in the "
+        "in-app inbox and on the tray icon's badge",
     )
 
 

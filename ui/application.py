@@ -39,7 +39,7 @@ def run_window(data_dir: str | None) -> int:
     window.show()
     quit_after = os.environ.get(QUIT_AFTER_ENV)
     if quit_after:
-        QTimer.singleShot(int(quit_after), window.close)
+        QTimer.singleShot(int(quit_after), window.quit_app)
     try:
         return qt_app.exec()
     finally:

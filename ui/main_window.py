@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QThread, Signal
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeyEvent
 from PySide6.QtWidgets import (
+    QApplication,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
 from nexus_ark import __version__
 from nexus_ark.agent.session import TurnResult
 from nexus_ark.app import NexusApp
+from nexus_ark.config import save_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
 from ui import i18n
@@ -28,6 +30,7 @@ from ui.chat_view import ChatView
 from ui.i18n import tr
 from ui.persona_dialog import NewPersonaDialog
 from ui.session_worker import SessionWorker
+from ui.tray import Tray, click_bridge, tray_available
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1  # the display name, without markers
 
@@ -66,6 +69,9 @@ class MainWindow(QMainWindow):
         self._build_widgets()
         self._build_menus()
         self._start_worker()
+        self.quitting = False  # Quit (menu or tray) closes for real, whatever the tray setting says
+        self.tray = self._install_tray()
+        click_bridge().clicked.connect(self.show_conversation)  # a desktop notification was clicked
         self.retranslate()
         self.resize(980, 680)
         self.refresh_personas()
@@ -148,7 +154,7 @@ class MainWindow(QMainWindow):
         self.new_persona_action.triggered.connect(self.new_persona)
         self.quit_action = QAction(self)
         self.quit_action.setShortcut("Ctrl+Q")
-        self.quit_action.triggered.connect(self.close)
+        self.quit_action.triggered.connect(self.quit_app)
         self.file_menu.addAction(self.new_persona_action)
         self.model_action = QAction(self)
         self.model_action.triggered.connect(self.edit_models)
@@ -225,6 +231,8 @@ class MainWindow(QMainWindow):
         self.model_label.setText(tr("Model: {name}", name=self.model_name) if self.model_name else "")
         if self._ready and not self.streaming:
             self.state_label.setText(tr("Ready"))
+        if self.tray is not None:
+            self.tray.retranslate()
 
     # -- personas ---------------------------------------------------------------------------------
     def refresh_personas(self) -> None:
@@ -449,6 +457,37 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(self.streaming)
         self.persona_list.setEnabled(not self.streaming)
 
+    # -- tray and notifications -------------------------------------------------------------------
+    def _install_tray(self) -> Tray | None:
+        if not tray_available():  # no tray on this desktop: closing the window quits, as it always did
+            return None
+        tray = Tray(self, keep_running=self.app.settings.keep_running_in_tray, parent=self)
+        tray.keep_running_toggled.connect(self.set_keep_running_in_tray)
+        tray.quit_requested.connect(self.quit_app)
+        tray.show()
+        return tray
+
+    def set_keep_running_in_tray(self, keep: bool) -> None:
+        self.app.settings.keep_running_in_tray = keep
+        try:
+            save_toml_model(self.app.layout.config_file, self.app.settings)
+        except NexusArkError as exc:
+            self.state_label.setText(tr("Error: {message}", message=str(exc).splitlines()[0]))
+
+    def show_conversation(self, slug: str) -> None:
+        """Bring the window back (from the tray too) with this persona's conversation."""
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+        known = any(p.slug == slug and p.ok for p in self.app.list_personas())
+        if known and slug != self.current_slug and not self.streaming:
+            self.select_persona(slug)
+
+    def quit_app(self) -> None:
+        self.quitting = True
+        self.close()
+        QApplication.quit()
+
     # -- settings and lifecycle -------------------------------------------------------------------
     def change_language(self, code: str) -> None:
         self.app.set_language(code)
@@ -473,7 +512,20 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop cooperatively, then let the core close only what is idle: a reply in progress ends at its
         next token (what was said is kept), the worker finishes its current step, and only then may the
-        caller close the core. The window disappears at once; it never closes connections under work."""
+        caller close the core. The window disappears at once; it never closes connections under work.
+
+        With a tray and "keep running in the tray" chosen, closing only hides the window."""
+        if (
+            not self.quitting
+            and self.tray is not None
+            and self.tray.is_visible()
+            and self.app.settings.keep_running_in_tray
+        ):
+            event.ignore()
+            self.hide()
+            return
+        if self.tray is not None:
+            self.tray.hide()
         self.worker.cancel.set()
         self.thread_.quit()
         self.hide()
