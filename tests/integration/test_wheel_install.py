@@ -163,8 +163,11 @@ def test_window_starts_switches_to_japanese_and_starts_again(
     cwd, env = elsewhere
     env = {**env, "QT_QPA_PLATFORM": "offscreen", "NEXUS_ARK_QUIT_AFTER_MS": "1500"}
     data = tmp_path / "data"
+    # The answer goes to a file: while the window loads the model on a worker, llama.cpp points the
+    # process's stdout and stderr at /dev/null (its quiet mode), so a print at that moment is lost.
+    said = tmp_path / "send_button.txt"
     switch = (
-        "import sys\n"
+        "import sys, pathlib\n"
         "from PySide6.QtWidgets import QApplication\n"
         "from nexus_ark.app import NexusApp\n"
         "from ui import i18n\n"
@@ -173,13 +176,13 @@ def test_window_starts_switches_to_japanese_and_starts_again(
         "core = NexusApp(sys.argv[1]).open()\n"
         "window = MainWindow(core)\n"
         "window.change_language('ja')\n"
-        "print(window.send_button.text())\n"
+        "pathlib.Path(sys.argv[2]).write_text(window.send_button.text(), encoding='utf-8')\n"
         "window.close()\n"
         "core.close()\n"
     )
-    switched = _run([_exe(installed, "python"), "-c", switch, str(data)], cwd, env)
+    switched = _run([_exe(installed, "python"), "-c", switch, str(data), str(said)], cwd, env)
     assert switched.returncode == 0, switched.stderr
-    assert switched.stdout.strip() == "送信"
+    assert said.read_text(encoding="utf-8") == "送信"
 
     # The language is remembered: the next start must open the window in Japanese, not fail.
     again = _run([_exe(installed, "nexus-ark"), "--data-dir", str(data)], cwd, env)
