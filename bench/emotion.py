@@ -38,7 +38,9 @@ def macro_f1(gold: list[str], pred: list[str], classes: list[str]) -> float:
     return statistics.fmean(f1s)
 
 
-def report(name: str, gold: list[str], pred: list[str], classes: list[str]) -> None:
+def report(
+    name: str, gold: list[str], pred: list[str], classes: list[str], *, per_class: bool = False
+) -> None:
     acc = statistics.fmean(g == p for g, p in zip(gold, pred, strict=True))
     majority, count = Counter(gold).most_common(1)[0]
     base = [majority] * len(gold)
@@ -47,6 +49,8 @@ def report(name: str, gold: list[str], pred: list[str], classes: list[str]) -> N
         f"majority class ({majority}) accuracy {count / len(gold):.3f}  "
         f"macro-F1 {macro_f1(gold, base, classes):.3f}"
     )
+    if per_class:
+        print("  F1 " + "  ".join(f"{c} {macro_f1(gold, pred, [c]):.3f}" for c in classes))
 
 
 def ekman_of(scores: dict[str, float]) -> str:
@@ -85,7 +89,7 @@ def main() -> int:
         reading = detector.classify(text)
         times.append((time.perf_counter() - t0) * 1000)
         pred.append(ekman_of(reading.scores))
-    report("GoEmotions dev, Ekman + neutral", gold, pred, list(EKMAN))
+    report("GoEmotions dev, Ekman + neutral", gold, pred, list(EKMAN), per_class=True)
     print(
         f"ms per message: median {statistics.median(times):.1f}  "
         f"p95 {float(np.percentile(times, 95)):.1f}  mean {statistics.fmean(times):.1f}"

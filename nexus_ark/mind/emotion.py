@@ -1,7 +1,9 @@
 """Emotion detection for each user message: a small trained head on the bundled multilingual-e5 embedding.
 
-One query embedding (~15 ms on two cores), hashed words and a 12-way softmax: fast enough to run inside
-the chat turn, and the same e5 model the memory already loads. The head's weights, how they were
+One query embedding (~15-25 ms on one core), hashed words and a softmax over GoEmotions' fine labels
+summed into our twelve: fast enough to run inside the chat turn, and the same e5 model the memory already
+loads. An internal model can confirm the reading where one better than the bundled model is configured
+(emotion_confirm.py). The head's weights, how they were
 trained and the training data's licence are in emotion_head.md beside emotion_head.npz
 (scripts/train_emotion.py rebuilds them).
 """
@@ -41,8 +43,8 @@ def head_path() -> Path:
 
 
 class EmotionHead:
-    """Softmax over LABELS from an L2-normalized embedding (optionally through one hidden ReLU layer)
-    plus a linear term on the text's hashed words (features.py)."""
+    """Softmax from an L2-normalized embedding (optionally through one hidden ReLU layer) plus a linear term
+    on the text's hashed words (features.py), over LABELS or over finer labels summed into them (`G`)."""
 
     def __init__(self, path: Path) -> None:
         try:
@@ -61,7 +63,11 @@ class EmotionHead:
         self.bias = arrays["b"].astype(np.float32)
         self.hidden_weight = arrays["W1"].astype(np.float32) if "W1" in arrays else None
         self.hidden_bias = arrays["b1"].astype(np.float32) if "b1" in arrays else None
-        self.lexical = arrays["lex"].astype(np.float32) if "lex" in arrays else None  # (buckets, labels)
+        self.lexical = arrays["lex"].astype(np.float32) if "lex" in arrays else None  # (buckets, outputs)
+        if self.lexical is not None and "lex_scale" in arrays:  # stored as int8, one scale per output
+            self.lexical *= arrays["lex_scale"].astype(np.float32)
+        # A head trained on finer classes (GoEmotions' 28 + 3) sums their probabilities into LABELS.
+        self.groups = arrays["G"].astype(np.float32) if "G" in arrays else None
 
     @property
     def dim(self) -> int:
@@ -78,7 +84,8 @@ class EmotionHead:
             logits += values @ self.lexical[index]
         logits -= logits.max(axis=1, keepdims=True)
         exp = np.exp(logits)
-        return exp / exp.sum(axis=1, keepdims=True)
+        probs = exp / exp.sum(axis=1, keepdims=True)
+        return probs @ self.groups if self.groups is not None else probs
 
 
 def reading_from(probs: np.ndarray) -> EmotionReading:

