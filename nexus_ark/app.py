@@ -257,14 +257,7 @@ class NexusApp:
             with self._state_lock:
                 store = self._memories.get(slug)
             if store is not None:
-                report = drive_state.recompute(
-                    store,
-                    self.clock.now(),
-                    trigger="interaction",
-                    thresholds=persona.settings.drives.thresholds(),
-                    language=persona.settings.language,
-                )
-                self.events.publish("drives_changed", persona=slug, report=report)
+                self._recompute_drives(store, persona, "interaction")
         finally:
             self.events.publish("turn_done", persona=slug)
             self._backup_after_first_turn_of_day(slug)
@@ -284,16 +277,21 @@ class NexusApp:
                 store.close()
         store = self.open_memory(slug)  # a peer: the owner may be mid-turn on another thread
         try:
-            report = drive_state.recompute(
-                store,
-                self.clock.now(),
-                trigger="manual",
-                thresholds=settings.drives.thresholds(),
-                language=settings.language,
-            )
+            return self._recompute_drives(store, persona, "manual")
         finally:
             store.close()
-        self.events.publish("drives_changed", persona=slug, report=report)
+
+    def _recompute_drives(self, store: MemoryStore, persona: Persona, trigger: str) -> DriveReport:
+        """Recompute and record the drives (after a turn, a dream, on demand) and tell the window."""
+        settings = persona.settings
+        report = drive_state.recompute(
+            store,
+            self.clock.now(),
+            trigger=trigger,
+            thresholds=settings.drives.thresholds(),
+            language=settings.language,
+        )
+        self.events.publish("drives_changed", persona=persona.slug, report=report)
         return report
 
     def dream(
@@ -323,17 +321,10 @@ class NexusApp:
                 persona, store, backend, self.clock, embedder=embedder, progress=report, cancel=cancel
             ).run(level=level, day=day)
             if not result.skipped or result.stages:
-                drive_state.recompute(
-                    store,
-                    self.clock.now(),
-                    trigger="dream",
-                    thresholds=persona.settings.drives.thresholds(),
-                    language=persona.settings.language,
-                )
+                self._recompute_drives(store, persona, "dream")
         finally:
             store.close()
         self.events.publish("dream_finished", persona=slug, result=result)
-        self.events.publish("drives_changed", persona=slug, report=None)
         if embedder is not None:  # what the dream wrote becomes findable by meaning too
             self._embed_in_background(slug, embedder)
         return result

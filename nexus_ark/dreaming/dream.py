@@ -306,8 +306,9 @@ class Dreamer:
         return result
 
     def _context_size(self) -> int:
-        size = getattr(self.backend, "context_size", None)
-        return int(size) if isinstance(size, int) and size > 0 else 4096
+        settings = self.persona.settings
+        configured = (settings.internal_model or settings.model).context_size
+        return getattr(self.backend, "n_ctx", None) or configured
 
     def _run_stage(
         self, jobs: DreamJobs, job_id: int, stage: Stage, material: Material, result: DreamResult

@@ -42,14 +42,17 @@ def _time(stamp: str) -> datetime:
     return dt
 
 
-def read_inputs(memory: MemoryStore, now: datetime) -> DriveInputs:
-    db = memory.db
-    row = db.execute(
-        "select max(created_at) from messages where role = 'user' and hidden = 0 and status != 'error'"
-    ).fetchone()
-    last = _time(row[0]) if row and row[0] else None
-    if last is not None and last > now:  # a message stamped ahead of the clock is "just now"
-        last = now
+def read_inputs(memory: MemoryStore, now: datetime, *, talking: bool = False) -> DriveInputs:
+    """talking=True: the user is writing at this moment, so the last interaction is now (and the scan for
+    their latest message, ~10 ms at 100k messages, stays off the turn's path)."""
+    last: datetime | None = now
+    if not talking:
+        row = memory.db.execute(
+            "select max(created_at) from messages where role = 'user' and hidden = 0 and status != 'error'"
+        ).fetchone()
+        last = _time(row[0]) if row and row[0] else None
+        if last is not None and last > now:  # a message stamped ahead of the clock is "just now"
+            last = now
     questions = [
         QuestionInput(
             id=q.id, question=q.question, topic=q.topic, priority=q.priority, created_at=_time(q.created_at)
@@ -93,10 +96,9 @@ def current(
 ) -> DriveReport:
     """The drives now, nothing written. talking=True: the user is writing at this moment (a prompt being
     built for their message, stored or not yet), so they are not away."""
-    inputs = read_inputs(memory, now)
-    if talking:
-        inputs.last_interaction = now
-    return compute(inputs, {**DEFAULT_THRESHOLDS, **(thresholds or {})}, language)
+    return compute(
+        read_inputs(memory, now, talking=talking), {**DEFAULT_THRESHOLDS, **(thresholds or {})}, language
+    )
 
 
 def recompute(
