@@ -1,16 +1,31 @@
-"""Draws the app icon (assets/icons/app.png, .ico) with Qt, so the artwork is reproducible from source.
+"""Draws the app icon with Qt, so the artwork is reproducible from source, and writes it for each platform:
+
+  assets/icons/app.png                     256 px, the window icon (ui/application.py) and Linux
+  assets/icons/app.ico                     Windows: 16, 24, 32, 48, 64 and 256 px PNG entries
+  assets/icons/app.icns                    macOS: ic07..ic10 (128, 256, 512, 1024 px) PNG entries
+  packaging/linux/icons/<N>.png            the hicolor sizes the .deb installs (16..512 px)
 
 QT_QPA_PLATFORM=offscreen .venv/bin/python scripts/make_icon.py
+
+ICO and ICNS are written here rather than by Qt's image plugins: both formats are a small header and an
+index around PNG images, and Qt has no ICNS writer (its ICO writer keeps a single size).
 """
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QLinearGradient, QPainter, QPainterPath, QPen
 
-OUT = Path(__file__).resolve().parent.parent / "assets" / "icons"
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "assets" / "icons"
+LINUX_OUT = ROOT / "packaging" / "linux" / "icons"
+ICO_SIZES = (16, 24, 32, 48, 64, 256)
+# ICNS types holding a PNG: ic07 128x128, ic08 256x256, ic09 512x512, ic10 1024x1024 (512@2x).
+ICNS_TYPES = ((b"ic07", 128), (b"ic08", 256), (b"ic09", 512), (b"ic10", 1024))
+HICOLOR_SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
 
 
 def draw(size: int) -> QImage:
@@ -50,12 +65,45 @@ def draw(size: int) -> QImage:
     return image
 
 
+def png_bytes(size: int) -> bytes:
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not draw(size).save(buffer, "PNG"):
+        raise RuntimeError(f"Qt could not encode a {size} px PNG")
+    buffer.close()
+    return bytes(data.data())
+
+
+def ico_bytes(images: dict[int, bytes]) -> bytes:
+    """ICONDIR + one ICONDIRENTRY per image + the PNG data (PNG entries: Windows Vista and later)."""
+    header = struct.pack("<HHH", 0, 1, len(images))
+    offset = len(header) + 16 * len(images)
+    entries, blobs = b"", b""
+    for size, png in sorted(images.items()):
+        side = 0 if size >= 256 else size  # 0 means 256
+        entries += struct.pack("<BBBBHHII", side, side, 0, 0, 1, 32, len(png), offset)
+        blobs += png
+        offset += len(png)
+    return header + entries + blobs
+
+
+def icns_bytes(images: list[tuple[bytes, bytes]]) -> bytes:
+    """'icns' + total length, then (type, 8 + length, PNG data) per entry; big-endian lengths."""
+    body = b"".join(kind + struct.pack(">I", 8 + len(png)) + png for kind, png in images)
+    return b"icns" + struct.pack(">I", 8 + len(body)) + body
+
+
 def main() -> None:
     QGuiApplication([])
     OUT.mkdir(parents=True, exist_ok=True)
-    draw(256).save(str(OUT / "app.png"))
-    if not draw(256).save(str(OUT / "app.ico")):
-        print("this Qt has no ICO writer; app.ico not written")
+    LINUX_OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "app.png").write_bytes(png_bytes(256))
+    (OUT / "app.ico").write_bytes(ico_bytes({size: png_bytes(size) for size in ICO_SIZES}))
+    (OUT / "app.icns").write_bytes(icns_bytes([(kind, png_bytes(size)) for kind, size in ICNS_TYPES]))
+    for size in HICOLOR_SIZES:
+        (LINUX_OUT / f"{size}.png").write_bytes(png_bytes(size))
+    print(f"wrote {OUT / 'app.png'}, app.ico, app.icns and {len(HICOLOR_SIZES)} sizes in {LINUX_OUT}")
 
 
 if __name__ == "__main__":

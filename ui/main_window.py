@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from nexus_ark import __version__
 from nexus_ark.agent.session import TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.config import save_toml_model
@@ -499,15 +498,11 @@ class MainWindow(QMainWindow):
             dashboard.retranslate()
 
     def show_about(self) -> None:
-        QMessageBox.about(
-            self,
-            tr("About Nexus Ark"),
-            tr(
-                "Nexus Ark {version}\nA companion that lives on your own computer.\nData folder: {path}",
-                version=__version__,
-                path=str(self.app.data_dir),
-            ),
-        )
+        from ui.about_dialog import AboutDialog  # version, build, commit and the licences
+
+        dialog = AboutDialog(self.app.data_dir, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
 
     def closeEvent(self, event: QCloseEvent) -> None:
         """Stop cooperatively, then let the core close only what is idle: a reply in progress ends at its

@@ -1,0 +1,115 @@
+"""Help > About: the version, build date and commit, the data folder, and the licences the app ships with
+(the bundled models first, then Nexus Ark, Qt and every library). Licence texts are read off the UI thread."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFontDatabase
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from nexus_ark import about
+from ui.i18n import tr
+from ui.tasks import run_in_background
+
+THIRD_PARTY = "third-party"
+KIND_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class AboutDialog(QDialog):
+    def __init__(self, data_dir: Path | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("aboutDialog")
+        self.setWindowTitle(tr("About Nexus Ark"))
+        self.info = about.build_info()
+        self._texts: dict[str, str] = {}
+
+        title = QLabel(f"<b>Nexus Ark {self.info.version}</b>")
+        title.setObjectName("aboutTitle")
+        tagline = QLabel(tr("A companion that lives on your own computer."))
+        built = (
+            tr("Running from source")
+            if self.info.from_source
+            else tr("Built {date}", date=self.info.build_date)
+        )
+        details = [
+            tr("Version {version}", version=self.info.version),
+            built,
+            tr("Commit {commit}", commit=self.info.commit or tr("unknown")),
+        ]
+        if data_dir is not None:
+            details.append(tr("Data folder: {path}", path=str(data_dir)))
+        self.details = QLabel("\n".join(details))
+        self.details.setObjectName("aboutDetails")
+        self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self.licences = QListWidget()
+        self.licences.setObjectName("licenceList")
+        for licence in (*about.MODEL_LICENCES, *about.OTHER_LICENCES):
+            item = QListWidgetItem(f"{licence.title} — {licence.spdx}")
+            item.setData(KIND_ROLE, licence.file)
+            self.licences.addItem(item)
+        libraries = QListWidgetItem(tr("Libraries (third-party licences)"))
+        libraries.setData(KIND_ROLE, THIRD_PARTY)
+        self.licences.addItem(libraries)
+        self.licence_text = QPlainTextEdit()
+        self.licence_text.setObjectName("licenceText")
+        self.licence_text.setReadOnly(True)
+        self.licence_text.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.licences.currentItemChanged.connect(self._show_licence)
+
+        splitter = QSplitter()
+        splitter.addWidget(self.licences)
+        splitter.addWidget(self.licence_text)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([260, 520])
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(title)
+        layout.addWidget(tagline)
+        layout.addWidget(self.details)
+        layout.addWidget(QLabel(tr("Licences")))
+        layout.addWidget(splitter, 1)
+        layout.addWidget(buttons)
+        self.resize(820, 560)
+        self.licences.setCurrentRow(0)
+
+    def _show_licence(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None = None) -> None:
+        if item is None:
+            return
+        kind = item.data(KIND_ROLE)
+        if kind in self._texts:
+            self.licence_text.setPlainText(self._texts[kind])
+            return
+        self.licence_text.setPlainText(tr("Loading…"))
+        run_in_background(
+            lambda: self._read(kind),
+            lambda text: self._loaded(kind, text),
+            lambda message: self._loaded(kind, message),
+        )
+
+    @staticmethod
+    def _read(kind: str) -> str:
+        if kind == THIRD_PARTY:
+            return about.third_party_text()
+        licence = next(li for li in (*about.MODEL_LICENCES, *about.OTHER_LICENCES) if li.file == kind)
+        return about.licence_text(licence)
+
+    def _loaded(self, kind: str, text: str) -> None:
+        self._texts[kind] = text
+        current = self.licences.currentItem()
+        if current is not None and current.data(KIND_ROLE) == kind:
+            self.licence_text.setPlainText(text)
