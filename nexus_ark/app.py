@@ -19,16 +19,16 @@ from nexus_ark.agent.prompt import BuiltPrompt
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
-from nexus_ark.dreaming.dream import Dreamer, DreamProgress, DreamResult
+from nexus_ark.dreaming.dream import DreamProgress, DreamResult
 from nexus_ark.errors import DatabaseError, ModelError, NexusArkError, PersonaError
 from nexus_ark.events import EventHub
 from nexus_ark.instance_lock import InstanceLock
-from nexus_ark.memory.portability import backup_if_due
 from nexus_ark.memory.store import MemoryStore, StoreRole
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
 from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.model_config import ModelConfig, ModelSpec
+from nexus_ark.notify import Notifier, NullNotifier, OnClick
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona, PersonaStore
@@ -36,6 +36,9 @@ from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.embedders import Embedder, make_embedder
 from nexus_ark.providers.ollama_backend import OllamaModelInfo
 from nexus_ark.providers.registry import BackendFactory, BackendPool, default_factory
+from nexus_ark.runtime.life import tick
+from nexus_ark.runtime.persona_runtime import PersonaRuntime, RuntimeHost
+from nexus_ark.runtime.scheduler import RuntimeScheduler
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,7 @@ class NexusApp:
         backend_factory: BackendFactory = default_factory,
         clock: Clock | None = None,
         shipped_personas: Path | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
         self.layout = DataLayout(resolve_data_dir(data_dir))
         self.clock = clock or SystemClock()
@@ -64,13 +68,12 @@ class NexusApp:
         self.settings = AppSettings()
         self._shipped = shipped_personas if shipped_personas is not None else shipped_personas_dir()
         self._lock = InstanceLock(self.layout.lock_file)
-        self._sessions: dict[str, ChatSession] = {}
-        self._memories: dict[str, MemoryStore] = {}  # each persona's owner connection, opened once
+        # Each open persona's runtime: the owner of its memory, its conversation and its work queue.
+        self._runtimes: dict[str, PersonaRuntime] = {}
         # _state_lock guards these dicts only and is never held across slow work; each persona has its
         # own lock for opening (model load, memory, backup), so one persona's load never stalls another's.
         self._state_lock = threading.Lock()
         self._persona_locks: dict[str, threading.RLock] = {}
-        self._backed_up_on: dict[str, date] = {}
         self._embedder_lock = threading.Lock()
         # Reads each message's emotion on the bundled e5 vectors its head was trained on (loaded on use).
         self._emotions = EmotionDetector()
@@ -83,6 +86,12 @@ class NexusApp:
         # What the core reports (a turn done, drives recomputed, a dream's progress): the window bridges it
         # onto its own thread. Topics and payloads: docs/architecture.md "Core events".
         self.events = EventHub()
+        # Desktop notifications for messages a persona writes first: the window and `nexus-ark run` set
+        # the real one (nexus_ark.notify.default_notifier); the window sets what a click opens.
+        self.notifier: Notifier = notifier or NullNotifier()
+        self.notification_click: Callable[[str], OnClick] | None = None
+        self.autonomy_paused = False  # the tray's "Pause": no persona writes first until resumed
+        self.scheduler = RuntimeScheduler(self._tick_all)
 
     @property
     def data_dir(self) -> Path:
@@ -184,115 +193,121 @@ class NexusApp:
 
         return OllamaBackend("", host).list_models()
 
-    # -- sessions ---------------------------------------------------------------------------------
+    # -- runtimes: each open persona, alive -------------------------------------------------------
     def _persona_lock(self, slug: str) -> threading.RLock:
         with self._state_lock:
             return self._persona_locks.setdefault(slug, threading.RLock())
 
+    def runtime(self, slug: str) -> PersonaRuntime:
+        """The persona's runtime, opened once per process: its memory is migrated and recovered here (and
+        nowhere else), its work queue started. Blocks on the disk (a backup may be taken): call it off
+        the UI thread. The chat model loads later, on the runtime's own thread."""
+        with self._persona_lock(slug):
+            with self._state_lock:
+                existing = self._runtimes.get(slug)
+                if self._stopping.is_set():
+                    raise PersonaError("Nexus Ark is closing.")
+            if existing is not None:
+                return existing
+            runtime = PersonaRuntime(slug, self._host())
+            with self._state_lock:
+                self._runtimes[slug] = runtime
+            return runtime
+
+    def open_runtimes(self) -> list[PersonaRuntime]:
+        """Open every usable persona (the window and `nexus-ark run` do, so each lives on its own);
+        one that cannot be opened is logged and skipped."""
+        opened = []
+        for info in self.list_personas():
+            if not info.ok:
+                continue
+            try:
+                opened.append(self.runtime(info.slug))
+            except NexusArkError as exc:
+                log.warning("%s cannot live in the background: %s", info.slug, exc)
+        return opened
+
+    def runtimes(self) -> list[PersonaRuntime]:
+        with self._state_lock:
+            return list(self._runtimes.values())
+
+    def _host(self) -> RuntimeHost:
+        return RuntimeHost(
+            clock=self.clock,
+            events=self.events,
+            load_persona=self.personas.load,
+            chat_backend=lambda persona: self.backend(self.model_config(persona, "chat")),
+            internal_backend=lambda persona: self.backend(self.model_config(persona, "internal")),
+            embedder=self._embedder_for_recall,
+            emotions=self._emotions,
+            backups_dir=lambda slug: self.layout.backups_dir / slug,
+            notify=self._notify,
+            autonomy_paused=lambda: self.autonomy_paused,
+            embed_in_background=self._embed_in_background,
+        )
+
+    def _notify(self, title: str, body: str, slug: str) -> bool:
+        on_click = self.notification_click(slug) if self.notification_click is not None else None
+        try:
+            return self.notifier.notify(title, body, on_click=on_click)
+        except Exception as exc:  # the inbox holds the message either way
+            log.warning("desktop notification failed: %s", exc)
+            return False
+
+    def set_autonomy_paused(self, paused: bool) -> None:
+        self.autonomy_paused = paused
+
+    def start_life(self, interval_s: float = 60.0) -> None:
+        """Start the scheduler: every open persona looks at what is due now (missed runs coalesce into one
+        at once) and then every `interval_s` seconds."""
+        self.scheduler.start(interval_s)
+
+    def _tick_all(self) -> None:
+        for runtime in self.runtimes():
+            try:
+                tick(runtime)
+            except Exception as exc:  # one persona's trouble must not stop the others' lives
+                log.warning("%s: scheduled work not queued: %s", runtime.slug, exc)
+
     def session(
         self, slug: str, model_override: str | None = None, api_base: str | None = None
     ) -> ChatSession:
-        """Open (or return the open) conversation with a persona. Blocks while the model loads:
-        call it from a worker, never from the UI thread."""
-        with self._persona_lock(slug):
-            with self._state_lock:
-                existing = self._sessions.get(slug)
-            if existing is not None and model_override is None and api_base is None:
-                return existing
-            persona = self.personas.load(slug)
-            config = self.model_config(persona, "chat")
-            if model_override or api_base:
-                if model_override:
-                    ModelSpec.parse(model_override)  # a clear ModelError for a bad --model
-                config = config.model_copy(
-                    update={"spec": model_override or config.spec, "api_base": api_base or config.api_base}
-                )
-                config = ModelConfig.model_validate(config.model_dump())  # validate the override too
-            backend = self.backend(config)
-            memory = self.memory(slug)
-            embedder, problem = self._embedder_for_recall()
-            session = ChatSession(
-                persona,
-                memory,
-                backend,
-                embedder=embedder,
-                recall_problem=problem,
-                after_turn=lambda: self._after_turn(persona),
-                emotions=self._emotions,
-                # Compression and open questions: loaded when first needed, off the user's path.
-                internal=lambda: self.backend(self.model_config(persona, "internal")),
-            )
-            with self._state_lock:  # a replaced session finishes its turn; the memory is shared
-                self._sessions[slug] = session
-        if embedder is not None:
-            self._embed_in_background(slug, embedder)
-        return session
+        """The conversation with a persona (its runtime's). Blocks while the model loads: call it from a
+        worker, never from the UI thread. An override (--model, --api-base) replaces the runtime's model."""
+        runtime = self.runtime(slug)
+        if model_override is None and api_base is None:
+            return runtime.queue.call("open", runtime.session)
+        persona = self.personas.load(slug)
+        config = self.model_config(persona, "chat")
+        if model_override:
+            ModelSpec.parse(model_override)  # a clear ModelError for a bad --model
+        config = config.model_copy(
+            update={"spec": model_override or config.spec, "api_base": api_base or config.api_base}
+        )
+        config = ModelConfig.model_validate(config.model_dump())  # validate the override too
+        backend = self.backend(config)
+        return runtime.queue.call("open", lambda: runtime.use_backend(backend))
 
     def memory(self, slug: str) -> MemoryStore:
-        """A persona's memory as its owner opens it, once per process: the schema is brought up to date
-        and replies cut off by a crash are marked "interrupted" here and nowhere else. Sessions and the
-        command line write through it; the caller must not close it (close() does)."""
-        with self._persona_lock(slug):
-            with self._state_lock:
-                store = self._memories.get(slug)
-            if store is not None:
-                return store
-            persona = self.personas.load(slug)
-            store = MemoryStore(persona.memory_path, self.clock, role="owner")
-            if store.recovered:
-                log.info("%s: %d replies cut off by a crash were marked interrupted", slug, store.recovered)
-            with self._state_lock:
-                self._memories[slug] = store
-            try:  # a rotating daily backup, taken while the memory is opened for the day
-                backup_if_due(store, self.layout.backups_dir / slug, clock=self.clock)
-            except NexusArkError as exc:
-                log.warning("backup skipped: %s", exc)
-            return store
-
-    def _after_turn(self, persona: Persona) -> None:
-        """On the session's worker after each turn: the drives move with the interaction (devotion with
-        the emotion just read, boredom back to zero), the day's backup, and the news for the window."""
-        slug = persona.slug
-        try:
-            with self._state_lock:
-                store = self._memories.get(slug)
-            if store is not None:
-                self._recompute_drives(store, persona, "interaction")
-        finally:
-            self.events.publish("turn_done", persona=slug)
-            self._backup_after_first_turn_of_day(slug)
+        """A persona's memory as its owner (the runtime) opened it, once per process. The caller must not
+        close it (close() does); writes from off the runtime's thread are for single-threaded callers
+        (the command line); the window goes through the runtime."""
+        return self.runtime(slug).memory
 
     def drives(self, slug: str, *, record: bool = True) -> DriveReport:
         """The persona's drives now, with their inputs, dominant drive and narrative. Recorded in
         drive_history unless record=False (then nothing is written). Off the UI thread: it reads memory."""
+        if record:
+            return self.runtime(slug).drives(record=True)
         persona = self.personas.load(slug)
         settings = persona.settings
-        if not record:
-            store = self.open_memory(slug, read_only=True)
-            try:
-                return drive_state.current(
-                    store, self.clock.now(), settings.drives.thresholds(), settings.language
-                )
-            finally:
-                store.close()
-        store = self.open_memory(slug)  # a peer: the owner may be mid-turn on another thread
+        store = self.open_memory(slug, read_only=True)
         try:
-            return self._recompute_drives(store, persona, "manual")
+            return drive_state.current(
+                store, self.clock.now(), settings.drives.thresholds(), settings.language
+            )
         finally:
             store.close()
-
-    def _recompute_drives(self, store: MemoryStore, persona: Persona, trigger: str) -> DriveReport:
-        """Recompute and record the drives (after a turn, a dream, on demand) and tell the window."""
-        settings = persona.settings
-        report = drive_state.recompute(
-            store,
-            self.clock.now(),
-            trigger=trigger,
-            thresholds=settings.drives.thresholds(),
-            language=settings.language,
-        )
-        self.events.publish("drives_changed", persona=persona.slug, report=report)
-        return report
 
     def dream(
         self,
@@ -303,43 +318,11 @@ class NexusApp:
         progress: Callable[[DreamProgress], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> DreamResult:
-        """Dream now, on the persona's internal model (blocks for as long as the dream takes: call it
-        from a worker). The dream writes through a peer connection of its own, so a chat turn on the
-        owner's can go on meanwhile; progress and the end are also published as core events."""
-        persona = self.personas.load(slug)
-        backend = self.backend(self.model_config(persona, "internal"))
-        embedder, _ = self._embedder_for_recall()
-        store = self.open_memory(slug)
-
-        def report(step: DreamProgress) -> None:
-            self.events.publish("dream_progress", persona=slug, progress=step)
-            if progress is not None:
-                progress(step)
-
-        try:
-            result = Dreamer(
-                persona, store, backend, self.clock, embedder=embedder, progress=report, cancel=cancel
-            ).run(level=level, day=day)
-            if not result.skipped or result.stages:
-                self._recompute_drives(store, persona, "dream")
-        finally:
-            store.close()
-        self.events.publish("dream_finished", persona=slug, result=result)
-        if embedder is not None:  # what the dream wrote becomes findable by meaning too
-            self._embed_in_background(slug, embedder)
-        return result
-
-    def _backup_after_first_turn_of_day(self, slug: str) -> None:
-        """The copy taken when memory opened predates the day's conversation: after the day's first turn,
-        take one that holds it (and again at close), so the newest backup always has the latest day."""
-        today = self.clock.now().date()
-        with self._state_lock:
-            if self._backed_up_on.get(slug) == today:
-                return
-            self._backed_up_on[slug] = today
-            store = self._memories.get(slug)
-        if store is not None:
-            backup_if_due(store, self.layout.backups_dir / slug, clock=self.clock, after_writes=True)
+        """Dream now, on the persona's internal model, and wait for it (call it from a worker). The dream
+        is background work on the persona's queue: a turn sent meanwhile is served first (the dream's
+        current model step stops and the dream resumes after it); progress and the end are also published
+        as core events."""
+        return self.runtime(slug).dream(level=level, day=day, progress=progress, cancel=cancel)
 
     def open_memory(self, slug: str, *, read_only: bool = False) -> MemoryStore:
         """Another connection to a persona's memory, for work off the owner's thread (the caller closes
@@ -374,9 +357,11 @@ class NexusApp:
         order stay); the next session uses it."""
         self.personas.save_models(slug, chat, internal)
         with self._state_lock:
-            # The next session() opens on the new model; a turn still running on the old one finishes.
-            self._sessions.pop(slug, None)
+            runtime = self._runtimes.get(slug)
+        if runtime is not None:  # the next turn opens on the new model; one running finishes on the old
+            runtime.reload_persona()
 
+    # -- the settings window and the persona editor ------------------------------------------------
     def embedder(self) -> Embedder:
         """The app's embedder (one per process). Cheap to create: models load and servers are reached on
         first use, so call what uses it off the UI thread."""
@@ -427,30 +412,24 @@ class NexusApp:
         thread.start()
 
     def close(self) -> None:
-        """Stop background work (it checks the stop flag between small steps), then close what is idle.
+        """Stop the scheduler and background work (it checks the stop flag between small steps), then
+        close each persona's runtime (its conversation ends, its queue stops, its memory closes).
         Callers stop their own users of a session (a turn in progress) before calling this."""
+        self.scheduler.shutdown()
         self._stopping.set()
-        with self._state_lock:
-            sessions = list(self._sessions.values())
-        for session in sessions:  # the conversations end: their open questions are checked
+        for runtime in self.runtimes():
             try:
-                session.end_conversation()
+                runtime.close()
             except Exception as exc:  # closing must go on whatever one persona's memory does
-                log.warning("ending the conversation with %s failed: %s", session.persona.slug, exc)
+                log.warning("closing %s failed: %s", runtime.slug, exc)
         for thread in self._threads:
             thread.join(timeout=60)
             if thread.is_alive():  # it holds its own connection and closes it itself
                 log.warning("%s is still running at exit", thread.name)
         with self._state_lock:
-            self._sessions = {}
-            memories, self._memories = dict(self._memories), {}
-        for slug, store in memories.items():
-            try:  # the day's conversation into the newest backup
-                backup_if_due(store, self.layout.backups_dir / slug, clock=self.clock, after_writes=True)
-            except Exception as exc:  # a full disk must not stop the rest from closing
-                log.warning("backup at close skipped: %s", exc)
-            store.close()
+            self._runtimes = {}
         self.pool.close()
+        self.notifier.close()
         if self._opened:
             self._lock.release()
             self._opened = False

@@ -740,3 +740,36 @@ class ChatSession:
                 if i == 0:
                     reply.parts[1] = gap + reply.parts[1].lstrip()
             yield self._commit(reply, user.id if user else reply_id, [])
+
+    def write_first(
+        self,
+        instruction: str,
+        state: str,
+        reason: dict[str, Any],
+        cancel: threading.Event | None = None,
+    ) -> TurnResult:
+        """A message the persona writes on its own (the runtime decided it may): no message from the person
+        precedes it. `state` is the persona's full internal state (mind.narrative.internal_state), put where
+        a turn's feelings go; `instruction` says what moves it to write (a drive, a routine's task, an event
+        it planned); `reason` is stored with the message as meta["autonomous"] and shown beside it."""
+        with self._persons_turn():
+            limit = self.persona.settings.conversation.history_messages
+            history = self._after_summary(self.memory.messages.recent(self.room, limit))
+            memory = self._memory_context(instruction, history)
+            memory.feelings = state
+            context_size = getattr(self.backend, "n_ctx", None) or self.persona.settings.model.context_size
+            built = build_prompt(
+                self.persona,
+                history,
+                instruction,
+                memory,
+                count=self.backend.count_tokens,
+                context_size=context_size,
+                max_tokens=self.persona.settings.model.max_tokens,
+            )
+            reply = _Reply(started=time.perf_counter())
+            reply.meta["autonomous"] = reason
+            params = self.persona.settings.model.generation_params()
+            for _ in self._generate(built.messages, params, cancel, reply, None):
+                pass
+            return self._commit(reply, 0, [])

@@ -287,6 +287,11 @@ class Dreamer:
                     )
                 )
             self._run_stage(jobs, job_id, stage, material, result)
+        if self.cancel.is_set() and any(s.name not in result.stages for s in stages):
+            # Cut off inside the last stage: not finished, so the next run resumes it.
+            result.skipped = "cancelled: the dream resumes from this stage next time"
+            result.seconds = round(time.monotonic() - started, 2)
+            return result
         with self.memory.db.atomic():
             record_level(self.memory.components, level, day)
             result.seconds = round(time.monotonic() - started, 2)

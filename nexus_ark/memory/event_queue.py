@@ -191,6 +191,24 @@ class EventQueue:
             )
         return self.get(event_id)
 
+    def release(self, event_id: int) -> None:
+        """A claimed event that gave way (the person started a turn): pending again, the try not counted."""
+        with self.db.atomic():
+            self.db.execute(
+                "update events set state = 'pending', attempts = max(0, attempts - 1), updated_at = ? "
+                "where id = ? and state = 'processing'",
+                [iso(self.clock.now()), event_id],
+            )
+
+    def due_count(self) -> int:
+        """How many events are due now (pending, or failed and due for their retry)."""
+        return int(
+            self.db.execute(
+                "select count(*) from events where state in ('pending', 'failed') and due_at <= ?",
+                [iso(self.clock.now())],
+            ).fetchone()[0]
+        )
+
     def recover(self) -> int:
         """Events a crash left processing are pending again (once, when the runtime opens the persona)."""
         with self.db.atomic():

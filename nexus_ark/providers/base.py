@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 import logging
 import math
@@ -9,6 +10,7 @@ import re
 import threading
 from abc import ABC
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -17,6 +19,24 @@ from pydantic import BaseModel, ConfigDict, Field
 from nexus_ark.errors import ToolsUnsupportedError
 
 log = logging.getLogger(__name__)
+
+# Who is waiting for a model request: 0, the person (a chat turn); higher, background work (a dream, a
+# compression). A local model that queues requests serves the lowest number first; the runtime sets it.
+_MODEL_PRIORITY: contextvars.ContextVar[int] = contextvars.ContextVar("model_priority", default=0)
+
+
+def current_model_priority() -> int:
+    return _MODEL_PRIORITY.get()
+
+
+@contextmanager
+def model_priority(level: int) -> Iterator[None]:
+    token = _MODEL_PRIORITY.set(level)
+    try:
+        yield
+    finally:
+        _MODEL_PRIORITY.reset(token)
+
 
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "length", "cancelled", "tool_calls"]

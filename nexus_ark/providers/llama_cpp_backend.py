@@ -15,6 +15,7 @@ contexts load the same GGUF again, memory-mapped, so the weights' pages are shar
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import queue
@@ -31,6 +32,7 @@ from nexus_ark.providers.base import (
     ChatRequest,
     GenerationParams,
     StreamChunk,
+    current_model_priority,
     openai_messages,
 )
 
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 GGUF_MAGIC = b"GGUF"
 TEXT_TOOLS_MIN_PARAMS = 1_000_000_000
 _DONE = object()
+_CLOSE = 1 << 30  # after every request already queued
 # Tokens reserved beyond the reply for the chat template's role markers.
 _TEMPLATE_OVERHEAD_PER_MESSAGE = 8
 
@@ -138,7 +141,10 @@ class LlamaCppBackend(ChatBackend):
         self.n_ctx = n_ctx
         # llama.cpp defaults to half the cores; a desktop app with one active chat wants them all.
         self.n_threads = n_threads or max(1, os.cpu_count() or 1)
-        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        # Requests by priority (the person's before background work), then in order of arrival: a chat
+        # turn waits for the request being generated, never for a queue of a dream's next steps.
+        self._jobs: queue.PriorityQueue[tuple[int, int, _Job | None]] = queue.PriorityQueue()
+        self._arrivals = itertools.count()
         self._loaded = threading.Event()
         self._load_error: ModelError | None = None
         self._llm: Any = None
@@ -182,7 +188,7 @@ class LlamaCppBackend(ChatBackend):
         self.ensure_ready()
         job = _Job(openai_messages(request.messages), request.params, threading.Event(), request.json_schema)
         outer_cancel = request.cancel
-        self._jobs.put(job)
+        self._jobs.put((current_model_priority(), next(self._arrivals), job))
         finished = False
         try:
             while True:
@@ -209,7 +215,7 @@ class LlamaCppBackend(ChatBackend):
         if self._closed:
             return
         self._closed = True
-        self._jobs.put(None)
+        self._jobs.put((_CLOSE, next(self._arrivals), None))
         self._thread.join(timeout=30)
 
     # -- inference thread -------------------------------------------------------------------------
@@ -222,7 +228,7 @@ class LlamaCppBackend(ChatBackend):
         finally:
             self._loaded.set()
         while True:
-            job = self._jobs.get()
+            _, _, job = self._jobs.get()
             if job is None:
                 break
             if self._load_error is not None:

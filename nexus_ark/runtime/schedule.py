@@ -12,11 +12,15 @@ from datetime import date, datetime, timedelta
 from apscheduler.triggers.cron import CronTrigger
 from pydantic import BaseModel, Field
 
+from nexus_ark.clock import iso
+from nexus_ark.dreaming.material import latest_day
+from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.model import AutonomySettings
 from nexus_ark.runtime.autonomy import in_quiet_hours
 
 DRIVES_EVERY = timedelta(minutes=15)
 BACKUP_EVERY = timedelta(days=1)
+DREAM_RETRY = timedelta(minutes=30)  # a dream whose model failed is tried again after this
 
 
 class ScheduleState(BaseModel):
@@ -57,6 +61,7 @@ def due_jobs(now: datetime, autonomy: AutonomySettings, state: ScheduleState) ->
         and state.undreamt_day is not None
         and state.undreamt_day < now.date()
         and idle >= timedelta(minutes=autonomy.dream_idle_minutes)
+        and _every("dream", DREAM_RETRY, now, state)
     ):
         jobs.append("dream")
     quiet = in_quiet_hours(now, autonomy.quiet_hours)
@@ -69,3 +74,33 @@ def due_jobs(now: datetime, autonomy: AutonomySettings, state: ScheduleState) ->
             if routine_due(routine.cron, state.last_runs.get(routine_job(i)), now):
                 jobs.append(routine_job(i))
     return jobs
+
+
+def read_state(memory: MemoryStore, now: datetime) -> ScheduleState:
+    """What the schedule decides on, from memory.db: when each job last ran, when the person last wrote, and
+    the latest finished day with conversation and no finished dream (`now`: the persona's local time)."""
+    runs = {
+        job: datetime.fromisoformat(stamp)
+        for job, stamp in memory.db.execute("select job, last_run from job_runs").fetchall()
+    }
+    row = memory.db.execute("select max(created_at) from messages where role = 'user'").fetchone()
+    last_user = datetime.fromisoformat(row[0]) if row and row[0] else None
+    today = now.date()
+    day = latest_day(memory, today - timedelta(days=1))
+    if day is not None:
+        dreamt = memory.db.execute(
+            "select 1 from dream_jobs where date = ? and state in ('done', 'skipped')", [day.isoformat()]
+        ).fetchone()
+        if dreamt:
+            day = None
+    return ScheduleState(last_runs=runs, last_user_message=last_user, undreamt_day=day)
+
+
+def record_run(memory: MemoryStore, job: str, when: datetime) -> None:
+    """A job ran at `when`: persisted, so a restart neither repeats it nor forgets it was missed."""
+    with memory.db.atomic():
+        memory.db.execute(
+            "insert into job_runs (job, last_run) values (?, ?) "
+            "on conflict(job) do update set last_run = excluded.last_run",
+            [job, iso(when)],
+        )

@@ -1,0 +1,266 @@
+"""What a persona does on its own: the scheduled jobs, its planned events, and writing first.
+
+The scheduler calls tick() (every minute in the app; simulate calls it on its own clock). tick() asks the pure
+schedule (runtime.schedule.due_jobs) what is due and queues each job as background work with its name as the
+key, so a job never overlaps itself; each records when it ran (job_runs), so a restart neither repeats it nor
+forgets a run it missed. Due events (the persona's emit_event plans) are processed outside quiet hours. Every
+message the persona writes first goes through one path (write_first): its full internal state in the prompt,
+the reason stored with the message, an inbox row, a core event and a desktop notification.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from nexus_ark.agent.session import TurnResult
+from nexus_ark.clock import iso
+from nexus_ark.memory.event_queue import QueuedEvent
+from nexus_ark.memory.portability import backup_if_due
+from nexus_ark.mind.drives import DriveReport
+from nexus_ark.mind.narrative import internal_state
+from nexus_ark.providers.base import model_priority
+from nexus_ark.runtime.autonomy import AutonomyDecision, decide, in_quiet_hours
+from nexus_ark.runtime.schedule import due_jobs, read_state, record_run
+from nexus_ark.runtime.work_queue import BACKGROUND
+
+if TYPE_CHECKING:
+    from nexus_ark.runtime.persona_runtime import PersonaRuntime
+
+log = logging.getLogger(__name__)
+
+EVENTS_PER_TICK = 3  # a backlog of planned events (after a long sleep) comes a few at a time
+
+_DRIVE_PROMPTS = {
+    "en": {
+        "boredom": "It has been quiet for a while and you feel like talking.",
+        "curiosity": "Something from your conversations still makes you curious.",
+        "goal_achievement": "One of your goals has not moved for a while.",
+        "devotion": "You have been thinking about the person and how they are.",
+    },
+    "ja": {
+        "boredom": "しばらく静かで、話したい気分になっている。",
+        "curiosity": "これまでの会話の中で、まだ気になっていることがある。",
+        "goal_achievement": "目標のひとつがしばらく進んでいない。",
+        "devotion": "相手のことや、元気にしているかを考えていた。",
+    },
+}
+_WRITE_FIRST = {
+    "en": (
+        "(Nobody has written: you decide to write to the person first. {why} Write one short, natural "
+        "message to them in your own voice. Do not mention drives, levels or that you were told to write.)"
+    ),
+    "ja": (
+        "（相手からのメッセージはない。あなたは自分から話しかけることにした。{why} "
+        "自分らしい短く自然なメッセージを一通書くこと。動機や数値、指示されたことには触れないこと。）"
+    ),
+}
+
+
+def tick(rt: PersonaRuntime):
+    """Queue a look at what is due now (from any thread: the scheduler's, simulate's). The look itself is
+    background work on the persona's queue, so it never makes the person wait."""
+    return rt.queue.submit_background("tick", lambda _: _queue_due(rt), key="tick")
+
+
+def _queue_due(rt: PersonaRuntime) -> list[str]:
+    now = rt.local_now()
+    autonomy = rt.persona.settings.autonomy
+    state = read_state(rt.memory, now)
+    queued = []
+    for job in due_jobs(now, autonomy, state):
+        if job == "dream":
+            item = rt.start_dream(day=state.undreamt_day, trigger="schedule")
+        else:
+            item = rt.queue.submit_background(job, _job_runner(rt, job, now), key=job)
+        if item is not None:
+            queued.append(job)
+    if not in_quiet_hours(now, autonomy.quiet_hours) and _may_act(rt) and rt.events.due_count():
+        item = rt.queue.submit_background(
+            "events", lambda give_way: process_events(rt, give_way), key="events"
+        )
+        if item is not None:
+            queued.append("events")
+    if rt._session is not None:
+        rt.queue.submit_background("conversation end", lambda _: _end_if_idle(rt), key="conversation_end")
+    return queued
+
+
+def _may_act(rt: PersonaRuntime) -> bool:
+    return rt.persona.settings.autonomy.enabled and not rt.host.autonomy_paused()
+
+
+def _end_if_idle(rt: PersonaRuntime) -> None:
+    session = rt._session
+    if session is not None:
+        with model_priority(BACKGROUND):
+            session.end_if_idle(rt.host.clock.now())
+
+
+def _job_runner(rt: PersonaRuntime, job: str, planned: datetime):
+    def run(give_way: threading.Event) -> Any:
+        try:
+            if job == "drives":
+                report = rt.recompute_drives("schedule")
+                consider_writing(rt, report, trigger="drive", give_way=give_way)
+            elif job == "backup":
+                backup_if_due(rt.memory, rt.host.backups_dir(rt.slug), clock=rt.host.clock)
+            elif job == "heartbeat":
+                heartbeat(rt, give_way)
+            elif job.startswith("routine:"):
+                routine(rt, int(job.split(":", 1)[1]), give_way)
+        finally:
+            record_run(rt.memory, job, planned)
+
+    return run
+
+
+def heartbeat(rt: PersonaRuntime, give_way: threading.Event) -> None:
+    """Look around: due plans first, then the drives; it may well decide to do nothing (recorded why)."""
+    process_events(rt, give_way)
+    report = rt.recompute_drives("heartbeat")
+    decision = consider_writing(rt, report, trigger="heartbeat", give_way=give_way)
+    if not decision.send:
+        rt.memory.activity.append(
+            "heartbeat", f"heartbeat: nothing to do ({decision.reason})", data={"reason": decision.reason}
+        )
+
+
+def routine(rt: PersonaRuntime, index: int, give_way: threading.Event) -> None:
+    """A routine always writes: its task is the reason (quiet hours were checked when it became due)."""
+    routines = rt.persona.settings.autonomy.routines
+    if index >= len(routines):
+        return  # the routine was removed from persona.toml since it was queued
+    task = routines[index].task
+    report = rt.recompute_drives("routine")
+    reason = _reason(rt, report, trigger="routine", why=f"routine {routines[index].cron}: {task}")
+    write_first(rt, task, report, reason, give_way)
+
+
+def consider_writing(
+    rt: PersonaRuntime, report: DriveReport, *, trigger: str, give_way: threading.Event
+) -> AutonomyDecision:
+    """Write first when every rule allows it (runtime.autonomy.decide); the decision either way."""
+    now = rt.local_now()
+    decision = decide(
+        report,
+        rt.persona.settings.autonomy,
+        now,
+        last_sent=rt.inbox.last_sent(),
+        sent_today=rt.inbox.sent_on(now.date()),
+        typing=rt.typing,
+        paused=rt.host.autonomy_paused(),
+    )
+    if decision.send and report.dominant is not None:
+        language = "ja" if rt.persona.settings.language == "ja" else "en"
+        instruction = _WRITE_FIRST[language].format(why=_DRIVE_PROMPTS[language][report.dominant])
+        reason = _reason(rt, report, trigger=trigger, why=decision.reason, decision=decision)
+        write_first(rt, instruction, report, reason, give_way)
+    return decision
+
+
+def process_events(rt: PersonaRuntime, give_way: threading.Event) -> int:
+    """Carry out the persona's due plans (a few per call): each becomes a message it writes first."""
+    done = 0
+    now = rt.local_now()
+    if in_quiet_hours(now, rt.persona.settings.autonomy.quiet_hours) or not _may_act(rt) or rt.typing:
+        return 0
+    for _ in range(EVENTS_PER_TICK):
+        if give_way.is_set():
+            break
+        event = rt.events.claim_due()
+        if event is None:
+            break
+        try:
+            _carry_out(rt, event, give_way)
+        except InterruptedError:  # the person came first: not a failed attempt
+            rt.events.release(event.id)
+            break
+        except Exception as exc:  # retried with a backoff, dead after a few tries (kept to be seen)
+            rt.events.fail(event.id, f"{type(exc).__name__}: {exc}")
+            continue
+        rt.events.done(event.id)
+        done += 1
+        rt.host.events.publish("event_processed", persona=rt.slug, event=event)
+    return done
+
+
+def _carry_out(rt: PersonaRuntime, event: QueuedEvent, give_way: threading.Event) -> None:
+    what = str(event.payload.get("what") or event.payload.get("text") or event.kind)
+    language = "ja" if rt.persona.settings.language == "ja" else "en"
+    planned = (
+        f"あなたは以前、こうすると決めていた: {what}"
+        if language == "ja"
+        else f"Earlier you planned this for now: {what}."
+    )
+    report = rt.recompute_drives("event")
+    reason = _reason(rt, report, trigger="event", why=f"planned: {what}")
+    reason["event_id"] = event.id
+    result = write_first(rt, _WRITE_FIRST[language].format(why=planned), report, reason, give_way)
+    if result is None:
+        raise InterruptedError("gave way to the person before the message was written")
+
+
+def _reason(
+    rt: PersonaRuntime,
+    report: DriveReport,
+    *,
+    trigger: str,
+    why: str,
+    decision: AutonomyDecision | None = None,
+) -> dict[str, Any]:
+    """Why the persona wrote, stored with the message: the trigger, the dominant drive and its level,
+    the drives' inputs and the narrative."""
+    drive = decision.drive if decision else report.dominant
+    level = decision.level if decision else (report.drives[drive].level if drive else None)
+    return {
+        "trigger": trigger,
+        "drive": drive,
+        "level": round(level, 3) if level is not None else None,
+        "why": why,
+        "narrative": report.narrative,
+        "levels": {name: round(d.level, 3) for name, d in report.drives.items()},
+        "inputs": {name: d.inputs for name, d in report.drives.items()},
+        "time": iso(rt.local_now()),
+    }
+
+
+def write_first(
+    rt: PersonaRuntime,
+    instruction: str,
+    report: DriveReport,
+    reason: dict[str, Any],
+    give_way: threading.Event,
+) -> TurnResult | None:
+    """The persona writes a message on its own. If the person starts a turn meanwhile, the message gives
+    way: what was written of it is removed (it would interrupt them) and None is returned."""
+    session = rt.session()
+    language = "ja" if rt.persona.settings.language == "ja" else "en"
+    with model_priority(BACKGROUND):
+        result = session.write_first(instruction, internal_state(report, language), reason, give_way)
+    if give_way.is_set() or result.status != "complete" or result.reply_id is None or not result.text:
+        if result.reply_id is not None:
+            session.delete(result.reply_id, forget=True)
+        why = "gave way to the person" if give_way.is_set() else (result.error or result.status)
+        rt.memory.activity.append("autonomy", f"a message was not sent: {why}", data={"reason": reason})
+        return None
+    with rt.memory.db.atomic():
+        rt.inbox.add(result.reply_id, session.room)
+        rt.memory.activity.append(
+            "autonomy",
+            f"wrote first ({reason['trigger']}): {reason['why']}",
+            data={"message_id": result.reply_id, **reason},
+        )
+    rt.host.events.publish(
+        "autonomous_message",
+        persona=rt.slug,
+        message_id=result.reply_id,
+        text=result.text,
+        reason=reason,
+        unread=rt.inbox.unread(),
+    )
+    first_line = next((line for line in result.text.splitlines() if line.strip()), result.text)
+    rt.host.notify(rt.persona.settings.name, first_line[:200], rt.slug)
+    return result

@@ -1,0 +1,380 @@
+"""One persona, alive: its memory's owner, its conversation, its work queue and its scheduled life.
+
+A PersonaRuntime opens the persona's memory.db once (migrations, recovery of replies and events a crash cut
+off), holds the connection that writes, and does every write on its own WorkQueue thread: the person's turns
+first; dreams, compression, scheduled jobs and autonomous messages in between, in steps that give way. The
+window and the command line talk to it from their own threads; what happens is published on the app's
+EventHub (topics in docs/architecture.md "Core events").
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
+from nexus_ark.clock import Clock
+from nexus_ark.dreaming.dream import Dreamer, DreamProgress, DreamResult
+from nexus_ark.dreaming.material import latest_day
+from nexus_ark.errors import NexusArkError
+from nexus_ark.events import EventHub
+from nexus_ark.memory.event_queue import EventQueue
+from nexus_ark.memory.inbox import Inbox
+from nexus_ark.memory.messages import StoredMessage
+from nexus_ark.memory.portability import backup_if_due
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind import state as drive_state
+from nexus_ark.mind.drives import DriveReport
+from nexus_ark.mind.emotion import EmotionDetector
+from nexus_ark.personas.store import Persona
+from nexus_ark.providers.base import ChatBackend, model_priority
+from nexus_ark.providers.embedders import Embedder
+from nexus_ark.runtime.schedule import record_run
+from nexus_ark.runtime.work_queue import AGAIN, BACKGROUND, USER, WorkItem, WorkQueue
+
+log = logging.getLogger(__name__)
+
+TYPING_HOLD_S = 20.0  # "the person is typing" lasts this long after the last keystroke
+
+
+@dataclass
+class RuntimeHost:
+    """What a runtime needs from the app around it (NexusApp builds it): the clock, the event hub, and
+    how to load a persona, its models and the embedder. The callables may block (model loads): the runtime
+    calls them on its own thread."""
+
+    clock: Clock
+    events: EventHub
+    load_persona: Callable[[str], Persona]
+    chat_backend: Callable[[Persona], ChatBackend]
+    internal_backend: Callable[[Persona], ChatBackend]
+    embedder: Callable[[], tuple[Embedder | None, str]]
+    emotions: EmotionDetector | None
+    backups_dir: Callable[[str], Path]
+    notify: Callable[[str, str, str], bool]  # title, body, persona slug -> shown
+    autonomy_paused: Callable[[], bool]
+    embed_in_background: Callable[[str, Embedder], None]
+
+
+class _Either(threading.Event):
+    """Set when any of the given events is: a step's give-way flag and the person's own stop button."""
+
+    def __init__(self, *events: threading.Event | None) -> None:
+        super().__init__()
+        self._events = [e for e in events if e is not None]
+
+    def is_set(self) -> bool:
+        return super().is_set() or any(e.is_set() for e in self._events)
+
+
+class _End:
+    pass
+
+
+_END = _End()
+
+
+class PersonaRuntime:
+    def __init__(self, slug: str, host: RuntimeHost) -> None:
+        self.slug = slug
+        self.host = host
+        self.persona = host.load_persona(slug)
+        self.memory = MemoryStore(self.persona.memory_path, host.clock, role="owner")
+        if self.memory.recovered:
+            log.info("%s: %d replies cut off by a crash were marked interrupted", slug, self.memory.recovered)
+        self.events = EventQueue(self.memory, host.clock)
+        recovered = self.events.recover()
+        if recovered:
+            log.info("%s: %d events a crash left processing are pending again", slug, recovered)
+        self.inbox = Inbox(self.memory, host.clock)
+        self.queue = WorkQueue(slug)
+        self.queue.on_user_waiting.append(self._give_way)
+        self._session: ChatSession | None = None
+        self._typing_until = float("-inf")
+        self._backed_up_on: date | None = None
+        self._closed = False
+        try:  # a rotating daily backup, taken while the memory is opened for the day
+            backup_if_due(self.memory, host.backups_dir(slug), clock=host.clock)
+        except NexusArkError as exc:
+            log.warning("backup skipped: %s", exc)
+        self._resume_interrupted_dream()
+
+    # -- the conversation (the person's work: first in line) ---------------------------------------
+    def session(self) -> ChatSession:
+        """The conversation, opened on first use (loads the chat model). On the queue's thread only."""
+        if self._session is None:
+            persona = self.persona
+            backend = self.host.chat_backend(persona)
+            embedder, problem = self.host.embedder()
+            self._session = ChatSession(
+                persona,
+                self.memory,
+                backend,
+                embedder=embedder,
+                recall_problem=problem,
+                after_turn=self._after_turn_hook,
+                emotions=self.host.emotions,
+                internal=lambda: self.host.internal_backend(persona),
+            )
+            if embedder is not None:
+                self.host.embed_in_background(self.slug, embedder)
+        return self._session
+
+    def use_backend(self, backend: ChatBackend) -> ChatSession:
+        """Talk on another chat model from now on (a --model override). On the queue's thread."""
+        self._session = None
+        session = self.session()
+        session.backend = backend
+        return session
+
+    def reload_persona(self) -> None:
+        """persona.toml or persona.md changed: the next turn uses them (a running turn finishes as it was)."""
+
+        def run() -> None:
+            self.persona = self.host.load_persona(self.slug)
+            self._session = None
+
+        self.queue.call("reload persona", run)
+
+    def open(self) -> tuple[list[StoredMessage], str]:
+        """Open the conversation (the model loads) and return its recent history and the model's name."""
+
+        def run() -> tuple[list[StoredMessage], str]:
+            session = self.session()
+            return session.history(), session.model_name
+
+        return self.queue.call("open", run)
+
+    def call(self, name: str, fn: Callable[[ChatSession], Any]) -> Any:
+        """A short piece of the person's work with the session (history, delete, versions)."""
+        return self.queue.call(name, lambda: fn(self.session()))
+
+    def history(self, limit: int = 200) -> list[StoredMessage]:
+        return self.call("history", lambda s: s.history(limit))
+
+    def delete(self, message_id: int, *, forget: bool = False) -> None:
+        self.call("delete", lambda s: s.delete(message_id, forget=forget))
+
+    def send(self, text: str, cancel: threading.Event | None = None) -> Iterator[ReplyDelta | TurnResult]:
+        return self._stream("send", lambda s, c: s.send(text, c), cancel)
+
+    def regenerate(self, reply_id: int, cancel: threading.Event | None = None) -> Iterator[Any]:
+        return self._stream("regenerate", lambda s, c: s.regenerate(reply_id, c), cancel)
+
+    def edit(self, message_id: int, text: str, cancel: threading.Event | None = None) -> Iterator[Any]:
+        return self._stream("edit", lambda s, c: s.edit(message_id, text, c), cancel)
+
+    def continue_reply(self, reply_id: int, cancel: threading.Event | None = None) -> Iterator[Any]:
+        return self._stream("continue", lambda s, c: s.continue_reply(reply_id, c), cancel)
+
+    def _stream(
+        self,
+        name: str,
+        start: Callable[[ChatSession, threading.Event], Iterator[Any]],
+        cancel: threading.Event | None,
+    ) -> Iterator[Any]:
+        """Run a streaming turn on the queue; the caller's thread iterates what it yields."""
+        cancel = cancel or threading.Event()
+        out: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+        def work(_: threading.Event) -> None:
+            produced = False
+            try:
+                with model_priority(USER):
+                    for item in start(self.session(), cancel):
+                        produced = True
+                        out.put(item)
+            except BaseException as exc:
+                out.put(exc)
+            finally:
+                out.put(_END)
+            if produced:
+                self._after_turn_later()
+
+        self.queue.submit(name, work)
+        finished = False
+        try:
+            while True:
+                item = out.get()
+                if item is _END:
+                    finished = True
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            if not finished:  # the caller walked away: stop the reply
+                cancel.set()
+
+    def set_typing(self, typing: bool) -> None:
+        """The window says the person is (or stopped) typing: no autonomous message interrupts them."""
+        now = self.host.clock.monotonic()
+        self._typing_until = now + TYPING_HOLD_S if typing else float("-inf")
+
+    @property
+    def typing(self) -> bool:
+        return self.host.clock.monotonic() < self._typing_until
+
+    # -- after a turn (background) ----------------------------------------------------------------
+    def _after_turn_later(self) -> None:
+        session = self._session
+        if session is None:
+            return
+
+        def work(_: threading.Event) -> None:
+            with model_priority(BACKGROUND):
+                session.after_turn()
+
+        self.queue.submit_background("after turn", work, key="after_turn")
+
+    def _after_turn_hook(self) -> None:
+        """The drives move with the interaction, the day's backup holds the day's first turn, and the
+        window hears the turn is done."""
+        try:
+            self.recompute_drives("interaction")
+        finally:
+            self.host.events.publish("turn_done", persona=self.slug)
+            self._backup_after_first_turn_of_day()
+
+    def _backup_after_first_turn_of_day(self) -> None:
+        today = self.host.clock.now().date()
+        if self._backed_up_on == today:
+            return
+        self._backed_up_on = today
+        try:
+            backup_if_due(
+                self.memory, self.host.backups_dir(self.slug), clock=self.host.clock, after_writes=True
+            )
+        except NexusArkError as exc:
+            log.warning("backup skipped: %s", exc)
+
+    def _give_way(self) -> None:
+        """The person's work is waiting: a compression holding the model stops at its next step."""
+        session = self._session
+        if session is not None:
+            session.interrupt_background()
+
+    # -- the mind ---------------------------------------------------------------------------------
+    def recompute_drives(self, trigger: str) -> DriveReport:
+        """Recompute and record the drives, and tell the window. On the queue's thread."""
+        settings = self.persona.settings
+        report = drive_state.recompute(
+            self.memory,
+            self.host.clock.now(),
+            trigger=trigger,
+            thresholds=settings.drives.thresholds(),
+            language=settings.language,
+        )
+        self.host.events.publish("drives_changed", persona=self.slug, report=report)
+        return report
+
+    def drives(self, *, record: bool = True) -> DriveReport:
+        if record:
+            return self.queue.call("drives", lambda: self.recompute_drives("manual"))
+        settings = self.persona.settings
+        return self.queue.call(
+            "drives",
+            lambda: drive_state.current(
+                self.memory, self.host.clock.now(), settings.drives.thresholds(), settings.language
+            ),
+        )
+
+    def start_dream(
+        self,
+        *,
+        level: int | None = None,
+        day: date | None = None,
+        progress: Callable[[DreamProgress], None] | None = None,
+        cancel: threading.Event | None = None,
+        trigger: str = "manual",
+    ) -> WorkItem | None:
+        """Queue a dream (background work: it gives way to the person's turns between and inside model
+        steps, and resumes from its record). None when a dream is already queued or running."""
+
+        def report(step: DreamProgress) -> None:
+            self.host.events.publish("dream_progress", persona=self.slug, progress=step)
+            if progress is not None:
+                progress(step)
+
+        chosen: list[date] = []
+
+        def step(give_way: threading.Event) -> Any:
+            if not chosen:
+                today = self.host.clock.now().astimezone().date()
+                chosen.append(day or latest_day(self.memory, today) or today)
+            backend = self.host.internal_backend(self.persona)
+            embedder, _ = self.host.embedder()
+            stop = _Either(give_way, cancel)
+            try:
+                with model_priority(BACKGROUND):
+                    result = Dreamer(
+                        self.persona,
+                        self.memory,
+                        backend,
+                        self.host.clock,
+                        embedder=embedder,
+                        progress=report,
+                        cancel=stop,
+                    ).run(level=level, day=chosen[0])
+            except BaseException:
+                record_run(self.memory, "dream", self.host.clock.now())
+                raise
+            person_stopped = cancel is not None and cancel.is_set()
+            if give_way.is_set() and not person_stopped and (result.skipped or "").startswith("cancelled"):
+                log.info("%s: the dream gives way to the person and resumes after", self.slug)
+                return AGAIN
+            record_run(self.memory, "dream", self.host.clock.now())
+            if not result.skipped or result.stages:
+                self.recompute_drives("dream")
+            self.host.events.publish("dream_finished", persona=self.slug, result=result)
+            if embedder is not None:  # what the dream wrote becomes findable by meaning too
+                self.host.embed_in_background(self.slug, embedder)
+            return result
+
+        return self.queue.submit_background(f"dream ({trigger})", step, key="dream")
+
+    def dream(self, **kwargs: Any) -> DreamResult:
+        """Dream now and wait for it (from a worker thread or the command line)."""
+        item = self.start_dream(**kwargs)
+        if item is None:
+            raise NexusArkError(f"{self.persona.settings.name} is already dreaming.")
+        return item.wait()
+
+    def _resume_interrupted_dream(self) -> None:
+        """A dream a crash or a shutdown cut off resumes once, at start, from its last finished stage."""
+        row = self.memory.db.execute(
+            "select level, date from dream_jobs where state = 'running' order by id desc limit 1"
+        ).fetchone()
+        if row is not None:
+            log.info("%s: resuming the level %s dream of %s", self.slug, row[0], row[1])
+            self.start_dream(level=int(row[0]), day=date.fromisoformat(row[1]), trigger="resume")
+
+    # -- closing ----------------------------------------------------------------------------------
+    def close(self) -> None:
+        """End the conversation (its open questions are checked), stop the queue, close the memory."""
+        if self._closed:
+            return
+        self._closed = True
+        session = self._session
+        if session is not None:
+            try:
+                self.queue.call("end conversation", session.end_conversation)
+            except Exception as exc:  # closing goes on whatever the model does
+                log.warning("ending the conversation with %s failed: %s", self.slug, exc)
+        self.queue.stop()
+        try:  # the day's conversation into the newest backup
+            backup_if_due(
+                self.memory, self.host.backups_dir(self.slug), clock=self.host.clock, after_writes=True
+            )
+        except Exception as exc:  # a full disk must not stop the rest from closing
+            log.warning("backup at close skipped: %s", exc)
+        self.memory.close()
+
+    def local_now(self) -> datetime:
+        return self.host.clock.now().astimezone()
