@@ -77,6 +77,17 @@ class Inbox:
         row = self.db.execute("select max(created_at) from inbox").fetchone()
         return datetime.fromisoformat(row[0]) if row and row[0] else None
 
+    def unanswered(self) -> int:
+        """How many messages the persona wrote first since the person last wrote."""
+        row = self.db.execute("select max(created_at) from messages where role = 'user'").fetchone()
+        since = row[0] if row and row[0] else ""
+        return int(
+            self.db.execute(
+                "select count(*) from inbox i join messages m on m.id = i.message_id where m.created_at > ?",
+                [since],
+            ).fetchone()[0]
+        )
+
     def sent_on(self, day: date) -> int:
         """How many the persona wrote on its own on this local date."""
         rows = self.db.execute(

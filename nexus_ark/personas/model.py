@@ -100,6 +100,12 @@ class AutonomySettings(BaseModel):
     quiet_hours: str = "00:00-07:00"
     cooldown_minutes: int = Field(default=180, ge=0, le=7 * 24 * 60)
     daily_cap: int = Field(default=3, ge=0, le=48)
+    max_unanswered: int = Field(
+        default=2,
+        ge=1,
+        le=20,
+        description="it stops writing first after this many messages in a row the person has not answered",
+    )
     # Every N minutes the persona looks around (due events, drives, the time) and may do nothing; 0: never.
     heartbeat_minutes: int = Field(default=60, ge=0, le=24 * 60)
     # Dreaming waits until the person has been away this long.

@@ -45,6 +45,7 @@ def decide(
     sent_today: int,
     typing: bool,
     paused: bool,
+    unanswered: int = 0,
 ) -> AutonomyDecision:
     """Every rule that keeps a persona decent, in order; the first that says no is the reason."""
     if not settings.enabled:
@@ -61,6 +62,10 @@ def decide(
         )
     if sent_today >= settings.daily_cap:
         return AutonomyDecision(send=False, reason=f"daily cap reached ({settings.daily_cap})")
+    if unanswered >= settings.max_unanswered:
+        return AutonomyDecision(
+            send=False, reason=f"its last {unanswered} messages are unanswered: it waits for the person"
+        )
     if report.dominant is None:
         return AutonomyDecision(send=False, reason="no drive is stirring")
     drive = report.drives[report.dominant]

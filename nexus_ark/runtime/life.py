@@ -152,6 +152,7 @@ def consider_writing(
         sent_today=rt.inbox.sent_on(now.date()),
         typing=rt.typing,
         paused=rt.host.autonomy_paused(),
+        unanswered=rt.inbox.unanswered(),
     )
     if decision.send and report.dominant is not None:
         language = "ja" if rt.persona.settings.language == "ja" else "en"
@@ -165,8 +166,11 @@ def process_events(rt: PersonaRuntime, give_way: threading.Event) -> int:
     """Carry out the persona's due plans (a few per call): each becomes a message it writes first."""
     done = 0
     now = rt.local_now()
-    if in_quiet_hours(now, rt.persona.settings.autonomy.quiet_hours) or not _may_act(rt) or rt.typing:
+    autonomy = rt.persona.settings.autonomy
+    if in_quiet_hours(now, autonomy.quiet_hours) or not _may_act(rt) or rt.typing:
         return 0
+    if rt.inbox.sent_on(now.date()) >= autonomy.daily_cap:
+        return 0  # the plans wait for tomorrow: the daily cap holds for them too
     for _ in range(EVENTS_PER_TICK):
         if give_way.is_set():
             break

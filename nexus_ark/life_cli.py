@@ -1,0 +1,135 @@
+"""`nexus-ark run` (personas live headless: the scheduler on, no window) and `nexus-ark simulate`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from typing import Any
+
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import PersonaError
+from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
+from nexus_ark.personas.store import PersonaStore
+
+
+def add_life_parsers(sub: Any) -> None:
+    run = sub.add_parser(
+        "run",
+        help="keep personas alive without the window: they dream, recompute their drives, keep their plans "
+        "and write first (printed here and sent as desktop notifications) until Ctrl-C",
+    )
+    run.add_argument("--persona", action="append", help="only this persona (repeatable; default: all)")
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help='a line for each message a persona writes first: {"time", "persona", "text", "reason"}',
+    )
+    run.add_argument("--interval", type=float, default=60.0, help="seconds between looks at what is due")
+    sim = sub.add_parser(
+        "simulate",
+        help="run a copy of a persona through simulated days and report what it did on its own",
+    )
+    sim.add_argument("--persona", required=True)
+    sim.add_argument("--days", type=int, default=30)
+    sim.add_argument(
+        "--model",
+        choices=("scripted", "bundled"),
+        default="scripted",
+        help="scripted: a deterministic stand-in (fast); bundled: the real bundled model (slow)",
+    )
+    sim.add_argument("--seed", type=int, default=7, help="the scripted person's choices")
+    sim.add_argument(
+        "--json",
+        action="store_true",
+        help='one object: {"days", "dreams": {"1", "2", "3"}, "autonomous_messages": [{"time", "drive", '
+        '"level", "reason"}], "goals": {"created", "completed"}, "open_questions", "events_processed", '
+        '"db_bytes"}',
+    )
+
+
+def simulate_command(args: argparse.Namespace) -> int:
+    """Needs no lock on the data folder: the persona is copied into a temporary one."""
+    from nexus_ark.simulation import simulate
+
+    if args.days < 1 or args.days > 366:
+        print("error: --days must be between 1 and 366", file=sys.stderr)
+        return 2
+    folder = None
+    for root in (DataLayout(resolve_data_dir(args.data_dir)).personas_dir, shipped_personas_dir()):
+        store = PersonaStore(root)
+        try:
+            folder = store.load(args.persona).folder
+            break
+        except PersonaError:
+            continue
+    if folder is None:
+        raise PersonaError(
+            f"There is no persona {args.persona!r}.", hint="`nexus-ark persona list` shows them."
+        )
+
+    def progress(day: int, report: Any) -> None:
+        if not args.json:
+            print(
+                f"day {day}/{args.days}: {len(report.autonomous_messages)} written first so far",
+                file=sys.stderr,
+            )
+
+    report = simulate(folder, args.days, model=args.model, seed=args.seed, progress=progress)
+    if args.json:
+        print(report.model_dump_json())
+        return 0
+    print(f"{args.days} days of {folder.name} on the {report.model} model ({report.seconds} s)")
+    print(f"dreams by level: {report.dreams}")
+    print(f"goals: {report.goals['created']} created, {report.goals['completed']} completed")
+    print(f"open questions: {report.open_questions}; planned events carried out: {report.events_processed}")
+    print(f"written first: {len(report.autonomous_messages)} ({report.in_quiet_hours} in quiet hours)")
+    for entry in report.autonomous_messages:
+        print(f"  {entry.time[:16]}  {entry.trigger:<8} {entry.drive or '-':<16} {entry.reason[:90]}")
+    size = report.db_bytes[-1] if report.db_bytes else 0
+    growth = size - report.db_bytes[0] if report.db_bytes else 0
+    print(f"memory.db: {size:,} bytes; grew {growth:,} bytes after day 1")
+    return 0
+
+
+def run_command(app: NexusApp, args: argparse.Namespace) -> int:
+    from nexus_ark.notify import default_notifier
+
+    app.notifier = default_notifier()
+    if args.persona:
+        runtimes = [app.runtime(app.personas.load(name).slug) for name in args.persona]
+    else:
+        runtimes = app.open_runtimes()
+    if not runtimes:
+        print("error: no persona to run", file=sys.stderr)
+        return 2
+
+    def show(topic: str, payload: dict[str, Any]) -> None:
+        reason = payload["reason"]
+        if args.json:
+            line = {
+                "time": reason["time"],
+                "persona": payload["persona"],
+                "text": payload["text"],
+                "reason": reason,
+            }
+            print(json.dumps(line, ensure_ascii=False), flush=True)
+        else:
+            print(f"[{reason['time'][:16]}] {payload['persona']}: {payload['text']}", flush=True)
+            print(f"    why: {reason['why']}", flush=True)
+
+    app.events.subscribe("autonomous_message", show)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    names = ", ".join(r.persona.settings.name for r in runtimes)
+    print(
+        f"running {names}; Ctrl-C stops (a dream in progress resumes next time)", file=sys.stderr, flush=True
+    )
+    app.start_life(args.interval)
+    while not stop.wait(0.5):
+        pass
+    print("stopping…", file=sys.stderr, flush=True)
+    return 0

@@ -1,0 +1,208 @@
+"""A deterministic stand-in for a model with native tools and JSON-schema output, for `nexus-ark simulate
+--model scripted` and tests of the runtime's logic (never offered for conversation).
+
+It answers what the app asks of a model with what it can read in the request: a dream stage's record tool
+with an answer made from the day's material (real message ids, names that occur in it), a plan with
+emit_event when the person mentions an exam or an interview, a valid instance for any other schema, and
+short replies otherwise. Same input, same output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from nexus_ark.providers.base import (
+    Capabilities,
+    ChatBackend,
+    ChatMessage,
+    ChatRequest,
+    StreamChunk,
+    ToolCall,
+)
+
+_LINE = re.compile(r"^\[msg:(\d+)\] \S+ ([^:]+): (.*)$")
+_NAME = re.compile(r"\b([A-Z][a-z]{2,})\b")
+_PLANS = (("exam", "ask how the exam went"), ("interview", "ask how the interview went"))
+_PLANS_JA = (("試験", "試験がどうだったか聞く"), ("面接", "面接がどうだったか聞く"))
+_COMMON = {
+    "Tell",
+    "Hi",
+    "The",
+    "What",
+    "And",
+    "But",
+    "She",
+    "Her",
+    "His",
+    "You",
+    "Good",
+    "How",
+    "Today",
+    "This",
+    "That",
+}
+
+
+class ScriptedMind(ChatBackend):
+    structured_mode = "schema"
+
+    def __init__(self, model_id: str = "scripted-mind") -> None:
+        self.model_id = model_id
+        self.requests = 0
+
+    def describe(self) -> str:
+        return self.model_id
+
+    def _learn_capabilities(self) -> Capabilities | None:
+        return Capabilities(tools=True, structured="schema", text_tools=False)
+
+    def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        self.requests += 1
+        messages = request.messages
+        tools = {t.name: t for t in request.tools}
+        answered_by_tool = bool(messages) and messages[-1].role == "tool"
+        record = next((t for name, t in tools.items() if name.startswith("record_")), None)
+        if record is not None:
+            if answered_by_tool:
+                yield StreamChunk(text="Recorded.", finish_reason="stop")
+                return
+            call = ToolCall(
+                id="call-1", name=record.name, arguments=self._answer(record.parameters, messages)
+            )
+            yield StreamChunk(finish_reason="tool_calls", tool_calls=(call,))
+            return
+        if request.json_schema is not None:
+            yield StreamChunk(
+                text=json.dumps(self._answer(request.json_schema, messages), ensure_ascii=False)
+            )
+            yield StreamChunk(finish_reason="stop")
+            return
+        if "search_memory" in tools and "emit_event" not in tools:  # a dream's tidying: nothing to move
+            yield StreamChunk(text="Nothing needed tidying.", finish_reason="stop")
+            return
+        plan = self._plan(messages) if "emit_event" in tools and not answered_by_tool else None
+        if plan is not None:
+            yield StreamChunk(finish_reason="tool_calls", tool_calls=(plan,))
+            return
+        for word in self._reply(messages).split(" "):
+            yield StreamChunk(text=word + " ")
+        yield StreamChunk(finish_reason="stop")
+
+    # -- chat -------------------------------------------------------------------------------------
+    def _plan(self, messages: Sequence[ChatMessage]) -> ToolCall | None:
+        last = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        for word, what in (*_PLANS, *_PLANS_JA):
+            if word in last.casefold():
+                key = f"follow-up:{word}"
+                return ToolCall(
+                    id="plan-1", name="emit_event", arguments={"what": what, "delay": "1d", "key": key}
+                )
+        return None
+
+    def _reply(self, messages: Sequence[ChatMessage]) -> str:
+        last = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        if "write to the person first" in last or "自分から話しかける" in last:
+            topic = _topic(_material(messages)) or "you"
+            if "自分から" in last:
+                return f"ねえ、{topic}のことを考えていたよ。元気にしてる？"
+            return f"Hi! I was thinking about {topic}. How are you doing today?"
+        if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", last):
+            return "うん、聞いているよ。もっと聞かせて。"
+        return "I hear you. Tell me more about it."
+
+    # -- structured answers -----------------------------------------------------------------------
+    def _answer(self, schema: dict[str, Any], messages: Sequence[ChatMessage]) -> dict[str, Any]:
+        lines = _material(messages)
+        ids = [f"msg:{mid}" for mid, _, _ in lines]
+        topic = _topic(lines) or "our talks"
+        props = set(schema.get("properties", {}))
+        if "trigger_topic" in props:
+            return {
+                "trigger_topic": topic,
+                "insight": f"Talking about {topic} matters to them right now.",
+                "strategy": f"Ask about {topic} gently next time.",
+                "log_entry": f"A quiet night; I kept thinking of {topic}.",
+                "source_ids": ids[-2:],
+            }
+        if "emotional_tone" in props:
+            return {
+                "summary": f"We talked about {topic}.",
+                "key_events": [f"talked about {topic}"],
+                "emotional_tone": "warm",
+                "source_ids": ids[-3:],
+            }
+        if props == {"entities"}:
+            return {
+                "entities": [
+                    {"name": topic, "text": f"Came up when we talked: {topic}.", "source_ids": ids[-1:]}
+                ]
+            }
+        if props == {"questions"}:
+            return {
+                "questions": [
+                    {"question": f"How are things going with {topic}?", "topic": topic, "priority": 0.6}
+                ]
+            }
+        if {"new", "progress", "complete", "abandon"} <= props:
+            goal_ids = re.findall(r"^- \[([^\]]+)\] p\d", _system(messages), re.MULTILINE)
+            new = [] if len(goal_ids) >= 2 else [{"goal": f"Support them with {topic}", "priority": 1}]
+            return {
+                "new": new,
+                "progress": [{"goal_id": g, "note": f"We talked about {topic}"} for g in goal_ids[1:2]],
+                "complete": goal_ids[:1],
+                "abandon": [],
+            }
+        return _instance(schema, schema.get("$defs", {}))
+
+
+def _system(messages: Sequence[ChatMessage]) -> str:
+    return messages[0].content if messages and messages[0].role == "system" else ""
+
+
+def _material(messages: Sequence[ChatMessage]) -> list[tuple[int, str, str]]:
+    found = []
+    for message in messages:
+        for line in message.content.splitlines():
+            match = _LINE.match(line.strip())
+            if match:
+                found.append((int(match.group(1)), match.group(2), match.group(3)))
+    return found
+
+
+def _topic(lines: list[tuple[int, str, str]]) -> str:
+    """The name said most often in the material (a name that really occurs: entity checks hold)."""
+    speakers = {speaker for _, speaker, _ in lines}
+    names = Counter(
+        name
+        for _, _, text in lines
+        for name in _NAME.findall(text)
+        if name not in _COMMON and name not in speakers
+    )
+    return names.most_common(1)[0][0] if names else ""
+
+
+def _instance(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """The smallest valid value for a schema (what any other structured request gets)."""
+    if "$ref" in schema:
+        return _instance(defs[schema["$ref"].split("/")[-1]], defs)
+    if "anyOf" in schema:
+        return _instance(schema["anyOf"][0], defs)
+    kind = schema.get("type")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: _instance(props[name], defs) for name in schema.get("required", [])}
+    if kind == "array":
+        return [_instance(schema["items"], defs) for _ in range(schema.get("minItems", 0))]
+    if kind == "string":
+        if "enum" in schema:
+            return schema["enum"][0]
+        return "noted" + "." * max(0, schema.get("minLength", 0) - 5)
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return None
