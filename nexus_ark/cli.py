@@ -50,13 +50,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("--api-base", metavar="URL", help="server address for ollama: or litellm: models")
 
-    persona = sub.add_parser("persona", help="list or create personas")
+    persona = sub.add_parser("persona", help="list, create, import or export personas")
     psub = persona.add_subparsers(dest="persona_command", metavar="ACTION", required=True)
     psub.add_parser("list", help="one persona a line: NAME<TAB>display name<TAB>language<TAB>description")
     create = psub.add_parser("create", help="create a persona folder with a soul template")
     create.add_argument("name")
     create.add_argument("--language", choices=["en", "ja"], default="en")
     create.add_argument("--description", default="")
+    card_in = psub.add_parser(
+        "import",
+        help="a new persona from a SillyTavern character card V2/V3 (.png or .json); prints its NAME",
+    )
+    card_in.add_argument("card", type=Path)
+    card_out = psub.add_parser("export", help="write a persona as a V3 character card (PNG or JSON)")
+    card_out.add_argument("name", help="the persona's name as `persona list` prints it first")
+    card_out.add_argument(
+        "--format", choices=["png", "json"], help="default: json for a .json OUT, else png (its avatar)"
+    )
+    card_out.add_argument("out", type=Path, help="the card file to write (or a folder: NAME.png in it)")
 
     memory = sub.add_parser("memory", help="import conversations into a persona's memory, or search it")
     msub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
@@ -212,9 +223,32 @@ def _persona(app: NexusApp, args: argparse.Namespace) -> int:
             if p.warning:  # usable but damaged: stdout keeps its shape, the person still reads why
                 print(f"warning: {p.slug}: {_one_field(p.warning)}", file=sys.stderr)
         return 0
+    if args.persona_command in ("import", "export"):
+        return _card(app, args)
     info = app.create_persona(args.name, args.language, args.description)
     print(info.slug)
     print(f"created {info.folder}; edit persona.md there to shape who {info.name} is.", file=sys.stderr)
+    return 0
+
+
+def _card(app: NexusApp, args: argparse.Namespace) -> int:
+    """`persona import CARD` / `persona export NAME OUT`: the slug or the file on stdout, notes on stderr."""
+    from nexus_ark.cards_io import export_card, import_card
+
+    if args.persona_command == "import":
+        done = import_card(app, args.card)
+        print(done.slug)
+        print(
+            f"imported {done.name} ({done.spec}) into {done.folder}: {done.greetings} greetings, "
+            f"{done.lore_in_memory} lore entries in memory, {done.lore_always} always in the soul"
+            + (", avatar.png" if done.avatar else ""),
+            file=sys.stderr,
+        )
+    else:
+        done = export_card(app, args.name, args.out, args.format)
+        print(done.path)
+    for warning in done.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -1,0 +1,856 @@
+"""SillyTavern character cards: V2 ("chara_card_v2") and V3 ("chara_card_v3") read from PNG or JSON, and V3
+cards (with a V2 copy for older apps) written from a persona.
+
+Pure: bytes and dicts in, data out. Writing a persona folder and its memory is nexus_ark.cards_io's work.
+
+The specs: github.com/malfoyslastname/character-card-spec-v2 (spec_v2.md) and
+github.com/kwaroran/character-card-spec-v3 (SPEC_V3.md). In a PNG the card is a tEXt chunk: `chara` holds
+a V2 card, `ccv3` a V3 card, each UTF-8 JSON in base64; when both are there the V3 one is read. zTXt and
+iTXt chunks of those names are read too (a few tools write them).
+
+What is checked, so that a hostile card is refused with its file and field named before anything is
+written: the file's size, the PNG's structure and checksums, base64, UTF-8, JSON (and its nesting), the
+spec, and the type and size of every field this app interprets (fields it only keeps are kept as they are).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import hashlib
+import json
+import re
+import struct
+import unicodedata
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from nexus_ark.errors import PersonaError
+from nexus_ark.personas.model import NAME_MAX
+
+V1, V2, V3 = "chara_card_v1", "chara_card_v2", "chara_card_v3"
+CARD_FILE = "card.json"  # the card as imported, whole: nothing of it is lost
+CARD_META_FILE = "card-import.json"  # what the import made of it (for export and the window)
+AVATAR_FILE = "avatar.png"
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+# Limits. Real cards with a picture are a few MB; the largest lorebooks a few thousand entries.
+MAX_FILE_BYTES = 32 * 1024 * 1024
+MAX_JSON_BYTES = 16 * 1024 * 1024
+MAX_TEXT_CHARS = 200_000  # one text field (a description, a greeting, a lore entry)
+MAX_SHORT_CHARS = 1_000  # a tag, a key, a lore entry's name
+MAX_LIST_ITEMS = 1_000  # greetings, tags, keys of one entry
+MAX_LORE_ENTRIES = 10_000
+MAX_PNG_CHUNKS = 100_000
+
+# The V3 spec asks an app that writes a V3 card's V2 copy to say so in the copy's creator notes; we take
+# the note back out when such a copy is all there is to read.
+V2_BACKFILL_NOTE = (
+    "This character card is Character Card V3, but it is loaded as a Character Card V2. Please use a "
+    "Character Card V3 compatible application to use this character card properly."
+)
+# A lore entry's keys are kept in its entity's text, on its last line, so keyword recall finds it by them.
+KEYS_LINE = "\nKeys: "
+LORE_SOURCE = "card:lore#"  # an entity's source id: the lore entry (by its index) it came from
+V3_ONLY = (
+    "assets",
+    "nickname",
+    "creator_notes_multilingual",
+    "source",
+    "group_only_greetings",
+    "creation_date",
+    "modification_date",
+)
+V1_FIELDS = ("name", "description", "personality", "scenario", "first_mes", "mes_example")
+
+
+class CardError(PersonaError):
+    """A character card that cannot be read: the message names the file and the field."""
+
+
+# -- field types: checked where this app reads them ------------------------------------------------------
+def _none_to_empty(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def _none_to_list(value: Any) -> Any:
+    return [] if value is None else value
+
+
+def _keys_list(value: Any) -> Any:
+    # The V3 spec's prose calls secondary keys "values separated by a comma": accept that form too.
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [k.strip() for k in value.split(",") if k.strip()]
+    return value
+
+
+def _writable(value: str) -> str:
+    """Text that can be written to a UTF-8 file and a database: no lone surrogates, no NUL."""
+    if "\x00" in value:
+        raise ValueError("contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("contains an invalid character (a lone UTF-16 surrogate)") from None
+    return value
+
+
+def _at_most(limit: int, unit: str) -> Any:
+    """A size limit checked before the items are: a 100,000-entry lorebook is refused at once."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str | list) and len(value) > limit:
+            raise ValueError(f"has {len(value)} {unit}: at most {limit} are read")
+        return value
+
+    return BeforeValidator(check)
+
+
+Text = Annotated[
+    str,
+    BeforeValidator(_none_to_empty),
+    Field(strict=True),
+    _at_most(MAX_TEXT_CHARS, "characters"),
+    AfterValidator(_writable),
+]
+Short = Annotated[str, Field(strict=True), _at_most(MAX_SHORT_CHARS, "characters"), AfterValidator(_writable)]
+TextList = Annotated[list[Text], BeforeValidator(_none_to_list), _at_most(MAX_LIST_ITEMS, "items")]
+ShortList = Annotated[list[Short], BeforeValidator(_none_to_list), _at_most(MAX_LIST_ITEMS, "items")]
+KeyList = Annotated[list[Short], BeforeValidator(_keys_list), _at_most(MAX_LIST_ITEMS, "items")]
+Extensions = Annotated[dict[str, Any], BeforeValidator(lambda v: {} if v is None else v)]
+
+
+class LoreEntry(BaseModel):
+    """One lorebook entry. Fields not named here (insertion_order, priority, position, ...) are kept."""
+
+    model_config = ConfigDict(extra="allow")
+
+    keys: KeyList = Field(default_factory=list)
+    content: Text = ""
+    extensions: Extensions = Field(default_factory=dict)
+    enabled: bool = Field(default=True, strict=True)
+    constant: bool | None = Field(default=None, strict=True)
+    use_regex: bool = Field(default=False, strict=True)
+    name: Text | None = None
+    comment: Text | None = None
+    secondary_keys: KeyList | None = None
+
+
+class CharacterBook(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: Text | None = None
+    description: Text | None = None
+    extensions: Extensions = Field(default_factory=dict)
+    entries: Annotated[
+        list[LoreEntry], BeforeValidator(_none_to_list), _at_most(MAX_LORE_ENTRIES, "entries")
+    ] = Field(default_factory=list)
+
+
+class CardData(BaseModel):
+    """A card's `data`: V2's fields and V3's additions. Unknown fields are kept (the specs ask it)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    name: Annotated[str, Field(strict=True), AfterValidator(_writable)]
+    description: Text = ""
+    personality: Text = ""
+    scenario: Text = ""
+    first_mes: Text = ""
+    mes_example: Text = ""
+    creator_notes: Text = ""
+    system_prompt: Text = ""
+    post_history_instructions: Text = ""
+    alternate_greetings: TextList = Field(default_factory=list)
+    group_only_greetings: TextList = Field(default_factory=list)
+    tags: ShortList = Field(default_factory=list)
+    creator: Text = ""
+    character_version: Text = ""
+    extensions: Extensions = Field(default_factory=dict)
+    character_book: CharacterBook | None = None
+    nickname: Text | None = None
+
+
+@dataclass
+class Card:
+    """A card read and checked. `raw` is the JSON as read (a V1 card is put in V2's shape)."""
+
+    raw: dict[str, Any]
+    data: CardData
+    spec: str
+    source: str  # the file's name, for messages
+    avatar: bytes | None = None  # the PNG the card came in, its card chunks taken out
+    warnings: list[str] = field(default_factory=list)
+
+
+# -- PNG ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PngChunk:
+    kind: bytes  # b"IHDR", b"tEXt", ...
+    data: bytes
+
+
+def read_png_chunks(blob: bytes, source: str) -> list[PngChunk]:
+    """The chunks of a PNG, checked: the signature, each chunk's length and checksum, IHDR first, IEND."""
+    if not blob.startswith(PNG_SIGNATURE):
+        raise CardError(f"{source} is not a PNG image (it does not start with the PNG signature).")
+    chunks: list[PngChunk] = []
+    at = len(PNG_SIGNATURE)
+    while True:
+        if at + 8 > len(blob):
+            raise CardError(f"{source} is a broken PNG: it ends at byte {at} without an IEND chunk.")
+        length, kind = struct.unpack(">I4s", blob[at : at + 8])
+        end = at + 8 + length + 4
+        if end > len(blob):
+            raise CardError(
+                f"{source} is a broken PNG: the {kind.decode('latin-1')!r} chunk at byte {at} says it is "
+                f"{length} bytes long, past the end of the file."
+            )
+        data = blob[at + 8 : at + 8 + length]
+        (crc,) = struct.unpack(">I", blob[end - 4 : end])
+        if zlib.crc32(kind + data) != crc:
+            raise CardError(
+                f"{source} is a broken PNG: the {kind.decode('latin-1')!r} chunk at byte {at} has a wrong "
+                "checksum (the file is damaged or was cut)."
+            )
+        if not chunks and kind != b"IHDR":
+            raise CardError(f"{source} is a broken PNG: its first chunk is not IHDR.")
+        chunks.append(PngChunk(kind, data))
+        if len(chunks) > MAX_PNG_CHUNKS:
+            raise CardError(f"{source} has more than {MAX_PNG_CHUNKS} PNG chunks: refused.")
+        at = end
+        if kind == b"IEND":
+            return chunks
+
+
+def write_png(chunks: list[PngChunk]) -> bytes:
+    out = [PNG_SIGNATURE]
+    for chunk in chunks:
+        out.append(struct.pack(">I", len(chunk.data)) + chunk.kind + chunk.data)
+        out.append(struct.pack(">I", zlib.crc32(chunk.kind + chunk.data)))
+    return b"".join(out)
+
+
+def text_chunk(keyword: str, text: str) -> PngChunk:
+    """A tEXt chunk (Latin-1 by the PNG spec: base64 is plain ASCII)."""
+    return PngChunk(b"tEXt", keyword.encode("latin-1") + b"\x00" + text.encode("latin-1"))
+
+
+def _inflate(data: bytes, source: str, keyword: str) -> bytes:
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(data, MAX_JSON_BYTES * 2)
+    except zlib.error as exc:
+        raise CardError(f"{source}: the compressed {keyword!r} chunk cannot be read ({exc}).") from exc
+    if inflater.unconsumed_tail:
+        raise CardError(f"{source}: the {keyword!r} chunk unpacks to more than {MAX_JSON_BYTES * 2} bytes.")
+    return out
+
+
+def png_texts(chunks: list[PngChunk], source: str, wanted: tuple[str, ...]) -> dict[str, str]:
+    """The text of the tEXt/zTXt/iTXt chunks whose keyword is one of `wanted` (lowercase), by keyword."""
+    found: dict[str, str] = {}
+    for chunk in chunks:
+        if chunk.kind not in (b"tEXt", b"zTXt", b"iTXt"):
+            continue
+        keyword, sep, rest = chunk.data.partition(b"\x00")
+        key = keyword.decode("latin-1").lower()
+        if not sep or key not in wanted or key in found:
+            continue
+        if chunk.kind == b"tEXt":
+            found[key] = rest.decode("latin-1")
+        elif chunk.kind == b"zTXt":
+            found[key] = _inflate(rest[1:], source, key).decode("latin-1")
+        else:  # iTXt: flag, method, language\0, translated keyword\0, text (UTF-8)
+            compressed = rest[:1] == b"\x01"
+            _lang, _, tail = rest[2:].partition(b"\x00")
+            _translated, _, text = tail.partition(b"\x00")
+            raw = _inflate(text, source, key) if compressed else text
+            found[key] = raw.decode("utf-8", errors="replace")
+    return found
+
+
+def _is_card_chunk(chunk: PngChunk) -> bool:
+    if chunk.kind not in (b"tEXt", b"zTXt", b"iTXt"):
+        return False
+    key = chunk.data.partition(b"\x00")[0].decode("latin-1").lower()
+    return key in ("chara", "ccv3") or key.startswith("chara-ext-asset_")
+
+
+def strip_card_chunks(chunks: list[PngChunk]) -> list[PngChunk]:
+    return [c for c in chunks if not _is_card_chunk(c)]
+
+
+def embed_card(png: bytes, card_v3: dict[str, Any], card_v2: dict[str, Any] | None, source: str) -> bytes:
+    """The PNG with its old card chunks replaced by `ccv3` (and `chara`, the V2 copy) before IEND."""
+    chunks = strip_card_chunks(read_png_chunks(png, source))
+    new = []
+    if card_v2 is not None:
+        new.append(text_chunk("chara", _b64_json(card_v2)))
+    new.append(text_chunk("ccv3", _b64_json(card_v3)))
+    return write_png([*chunks[:-1], *new, chunks[-1]])
+
+
+def _b64_json(card: dict[str, Any]) -> str:
+    return base64.b64encode(json.dumps(card, ensure_ascii=False).encode("utf-8")).decode("ascii")
+
+
+# -- reading a card -----------------------------------------------------------------------------------
+def read_card_file(path: Path) -> Card:
+    """Read and check a card file (.png with a card chunk, or .json). Raises CardError naming the file
+    and the field at fault; reads nothing else and writes nothing."""
+    source = path.name
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise CardError(f"Cannot read the card {path}: {exc.strerror or exc}.") from exc
+    if not path.is_file():
+        raise CardError(f"{path} is not a file.")
+    if size > MAX_FILE_BYTES:
+        raise CardError(
+            f"{source} is {size / 1e6:.1f} MB: a character card may be at most {MAX_FILE_BYTES // 2**20} MB.",
+            hint="Nothing was imported.",
+        )
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise CardError(f"Cannot read the card {path}: {exc.strerror or exc}.") from exc
+    return read_card_bytes(blob, source)
+
+
+def read_card_bytes(blob: bytes, source: str) -> Card:
+    if blob.startswith(PNG_SIGNATURE):
+        return _card_from_png(blob, source)
+    if source.lower().endswith(".png"):
+        raise CardError(f"{source} is not a PNG image (it does not start with the PNG signature).")
+    text = _utf8(blob, source, "the file")
+    card = parse_card(_json(text, source, "the file"), source)
+    card.avatar = _icon_asset(card)
+    return card
+
+
+def _icon_asset(card: Card) -> bytes | None:
+    """A JSON card's picture: its main icon asset when that is a PNG data URL (V3 spec: assets)."""
+    assets = card.raw["data"].get("assets")
+    if not isinstance(assets, list):
+        return None
+    icons = [a for a in assets if isinstance(a, dict) and a.get("type") == "icon"]
+    main = next((a for a in icons if a.get("name") == "main"), icons[0] if icons else None)
+    uri = main.get("uri") if main else None
+    prefix = "data:image/png;base64,"
+    if not isinstance(uri, str) or not uri.startswith(prefix):
+        return None
+    try:
+        png = base64.b64decode(uri[len(prefix) :], validate=True)
+        return write_png(strip_card_chunks(read_png_chunks(png, "icon")))
+    except (binascii.Error, ValueError, CardError):
+        card.warnings.append("the main icon asset is not a readable PNG: the persona has no avatar")
+        return None
+
+
+def _utf8(blob: bytes, source: str, what: str) -> str:
+    try:
+        return blob.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CardError(f"{source}: {what} is not UTF-8 text (byte {exc.start} cannot be read).") from exc
+
+
+def _json(text: str, source: str, what: str) -> Any:
+    if len(text) > MAX_JSON_BYTES:
+        raise CardError(f"{source}: {what} holds more than {MAX_JSON_BYTES // 2**20} MB of JSON: refused.")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CardError(
+            f"{source}: {what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
+        ) from exc
+    except RecursionError:
+        raise CardError(f"{source}: {what} is JSON nested too deeply to be a character card.") from None
+
+
+def _card_from_png(blob: bytes, source: str) -> Card:
+    chunks = read_png_chunks(blob, source)
+    texts = png_texts(chunks, source, ("ccv3", "chara"))
+    if not texts:
+        raise CardError(
+            f"{source} is a PNG image without a character card in it (no 'chara' or 'ccv3' text chunk).",
+            hint="Export the card again from the app it came from, as a PNG card or a JSON file.",
+        )
+    keyword = "ccv3" if "ccv3" in texts else "chara"
+    compact = "".join(texts[keyword].split())
+    compact += "=" * (-len(compact) % 4)
+    try:
+        decoded = base64.b64decode(compact, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise CardError(f"{source}: the {keyword!r} chunk is not valid base64 ({exc}).") from exc
+    what = f"the {keyword!r} chunk"
+    card = parse_card(_json(_utf8(decoded, source, what), source, what), source)
+    if keyword == "ccv3" and card.spec != V3:
+        card.warnings.append(f"the 'ccv3' chunk holds a {card.spec} card; read as such")
+    card.avatar = write_png(strip_card_chunks(chunks))
+    return card
+
+
+def parse_card(raw: Any, source: str) -> Card:
+    """Check a card's JSON (already parsed) and read it."""
+    if not isinstance(raw, dict):
+        raise CardError(f"{source}: a character card is a JSON object, not {type(raw).__name__}.")
+    spec = raw.get("spec")
+    warnings: list[str] = []
+    if spec in (V2, V3):
+        data = raw.get("data")
+        if not isinstance(data, dict):
+            raise CardError(f"{source}: field 'data' must be an object holding the card's fields.")
+    elif spec is None and isinstance(raw.get("name"), str) and "first_mes" in raw:
+        # A V1 card (fields at the top level): read in V2's shape, which holds all of it.
+        data = {k: raw[k] for k in V1_FIELDS if k in raw}
+        raw = {"spec": V2, "spec_version": "2.0", "data": data}
+        warnings.append("a V1 card (no spec field): read as a V2 card")
+        spec = V1
+    else:
+        shown = f"{spec!r}" if spec is not None else "missing"
+        raise CardError(
+            f"{source}: field 'spec' is {shown}: Nexus Ark reads cards whose spec is "
+            f"{V2!r} or {V3!r} (SillyTavern character cards V2 and V3).",
+            hint="Nothing was imported.",
+        )
+    if spec == V3:
+        version = raw.get("spec_version")
+        try:
+            newer = float(version) > 3.0  # the V3 spec: compare as a float, newer ones still import
+        except (TypeError, ValueError):
+            newer = False
+        if newer:
+            warnings.append(
+                f"spec_version {version} is newer than 3.0: fields Nexus Ark does not know are kept"
+            )
+    try:
+        parsed = CardData.model_validate(data)
+    except ValidationError as exc:
+        raise CardError(
+            f"{source}: " + "; ".join(_problems(exc)) + ".", hint="Nothing was imported."
+        ) from exc
+    _check_name(parsed.name, source)
+    bad = _unwritable(raw.get("data"), "data")
+    if bad:  # in a field only kept (extensions, unknown ones): card.json could not be written
+        raise CardError(f"{source}: field '{bad}' contains an invalid character (a lone UTF-16 surrogate).")
+    if spec == V2 and parsed.creator_notes.startswith(V2_BACKFILL_NOTE):
+        # The V2 copy another app wrote beside a V3 card: its note is not the creator's.
+        parsed.creator_notes = parsed.creator_notes[len(V2_BACKFILL_NOTE) :].lstrip("\n")
+        raw = copy.deepcopy(raw)
+        raw["data"]["creator_notes"] = parsed.creator_notes
+    if _has_script(parsed):
+        warnings.append("the card's text contains <script> tags: kept as text, never run")
+    return Card(raw=raw, data=parsed, spec=spec, source=source, warnings=warnings)
+
+
+def _problems(exc: ValidationError) -> list[str]:
+    """At most five problems, each with its field path as the card writes it (data.tags[2])."""
+    problems = []
+    for err in exc.errors()[:5]:
+        where = "data"
+        for part in err["loc"]:
+            where += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if err["type"] == "missing":
+            problems.append(f"field '{where}' is missing")
+            continue
+        value = err.get("input")
+        got = ""
+        if err["type"] == "value_error":
+            pass  # our own messages say what they found
+        elif isinstance(value, str | int | float | bool) or value is None:
+            got = f" (got {_clip(repr(value))})"
+        elif isinstance(value, list | dict):
+            got = f" (got a {'list' if isinstance(value, list) else 'JSON object'})"
+        problems.append(f"field '{where}': {err['msg'].removeprefix('Value error, ')}{got}")
+    if len(exc.errors()) > 5:
+        problems.append(f"and {len(exc.errors()) - 5} more problems")
+    return problems
+
+
+def _unwritable(value: Any, where: str) -> str:
+    """The path of the first text (or key) below `value` that UTF-8 cannot encode; "" when none."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where
+        return ""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _unwritable(key, where):
+                return where
+            found = _unwritable(item, f"{where}.{key}")
+            if found:
+                return found
+        return ""
+    if isinstance(value, list):
+        return next((f for i, item in enumerate(value) if (f := _unwritable(item, f"{where}[{i}]"))), "")
+    return ""
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _check_name(name: str, source: str) -> None:
+    if not name.strip():
+        raise CardError(f"{source}: field 'data.name' is empty: a character needs a name.")
+    if len(name.strip()) > NAME_MAX:
+        raise CardError(
+            f"{source}: field 'data.name' is {len(name.strip())} characters long: a persona's name is "
+            f"at most {NAME_MAX}."
+        )
+    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in name):
+        raise CardError(
+            f"{source}: field 'data.name' is not one line (it holds a newline or control character)."
+        )
+
+
+_SCRIPT = re.compile(r"<\s*script\b", re.IGNORECASE)
+
+
+def _has_script(data: CardData) -> bool:
+    texts = [data.description, data.personality, data.scenario, data.first_mes, data.creator_notes]
+    texts += data.alternate_greetings
+    if data.character_book is not None:
+        texts += [e.content for e in data.character_book.entries]
+    return any(_SCRIPT.search(t) for t in texts)
+
+
+# -- what a card becomes ------------------------------------------------------------------------------
+# The soul's sections: (card field, English heading, Japanese heading). The description comes first,
+# under the name; creator notes are for people, never for the prompt (the V2 spec), so they stay out.
+SOUL_SECTIONS = (
+    ("personality", "Personality", "性格"),
+    ("scenario", "Scenario", "シナリオ"),
+    ("system_prompt", "Instructions", "指示"),
+    ("post_history_instructions", "Reminders", "念押し"),
+    ("mes_example", "Example messages", "会話の例"),
+)
+ALWAYS_SECTION = ("Always true", "いつも心に")  # constant lorebook entries
+NAMES_SECTION = ("Names", "呼び名")
+_NAMES_NOTE = {
+    "en": "In this text {{{{char}}}} means you, {name}, and {{{{user}}}} the person you talk with.",
+    "ja": "この文章の {{{{char}}}} はあなた（{name}）、{{{{user}}}} は話し相手のことです。",
+}
+_YOU = {"en": "you", "ja": "あなた"}
+_MACRO = re.compile(r"\{\{\s*(char|user)\s*\}\}|<(bot|user|char)>", re.IGNORECASE)
+
+
+@dataclass
+class LoreMemory:
+    """A lore entry as an entity: recalled when its name or one of its keys is in a message."""
+
+    index: int  # in character_book.entries
+    name: str
+    text: str
+
+
+@dataclass
+class PersonaPlan:
+    name: str
+    language: str
+    description: str  # persona.toml's one line
+    soul: str
+    soul_parseable: bool  # no field holds one of the soul's own headings: edits can be read back
+    greeting: str  # first_mes with the names filled in ("" when the card has none)
+    alternates: list[str]
+    lore: list[LoreMemory]
+    always: list[int]  # constant entries (indexes), written into the soul
+
+
+def guess_language(*texts: str) -> str:
+    """ "ja" when Japanese script is a good share of the letters, else "en"."""
+    letters = japanese = 0
+    for text in texts:
+        for ch in text[:20_000]:
+            if ch.isalpha():
+                letters += 1
+                if "\u3040" <= ch <= "\u30ff" or "\u4e00" <= ch <= "\u9fff" or "\uff66" <= ch <= "\uff9f":
+                    japanese += 1
+    return "ja" if letters and japanese / letters >= 0.2 else "en"
+
+
+# Japanese cards write "{{user}}さん": with "あなた" in its place the honorific goes ("あなたさん" is wrong).
+_USER_HONORIFIC = re.compile(r"(\{\{\s*user\s*\}\}|<user>)(さん|様|さま|くん|君|ちゃん|殿)", re.IGNORECASE)
+
+
+def fill_names(text: str, char: str, user: str) -> str:
+    """{{char}}/<bot> and {{user}}/<user> as a conversation shows them."""
+    if user == _YOU["ja"]:
+        text = _USER_HONORIFIC.sub(r"\1", text)
+    return _MACRO.sub(lambda m: user if (m.group(1) or m.group(2)).lower() == "user" else char, text)
+
+
+def one_line(text: str, limit: int = 160) -> str:
+    line = " ".join(next((ln for ln in text.splitlines() if ln.strip()), "").split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def lore_text(entry: LoreEntry) -> str:
+    """An entity's text: the entry's content, then its keys (not regular expressions: they are no words)."""
+    keys = [] if entry.use_regex else [k.strip() for k in entry.keys if k.strip()]
+    return f"{entry.content}{KEYS_LINE}{', '.join(keys)}" if keys else entry.content
+
+
+def split_lore_text(text: str) -> tuple[str, list[str] | None]:
+    """Content and keys from an entity's text (None: no keys line, the keys are unchanged)."""
+    head, sep, last = text.rpartition(KEYS_LINE)
+    if sep and "\n" not in last:
+        return head, [k.strip() for k in last.split(",") if k.strip()]
+    return text, None
+
+
+def _lore_name(entry: LoreEntry, index: int, taken: set[str]) -> str:
+    base = next(
+        (" ".join(c.split()) for c in (entry.name, entry.comment, *entry.keys) if c and c.strip()),
+        f"Lore entry {index + 1}",
+    )[:120]
+    name, n = base, 2
+    while name.casefold() in taken:
+        name, n = f"{base} ({n})", n + 1
+    taken.add(name.casefold())
+    return name
+
+
+def plan_persona(card: Card) -> PersonaPlan:
+    data = card.data
+    name = data.name.strip()
+    ours = data.extensions.get("nexus_ark")
+    language = ours.get("language") if isinstance(ours, dict) else None
+    if language not in ("en", "ja"):
+        language = guess_language(name, data.description, data.personality, data.first_mes)
+    char = (data.nickname or "").strip() or name
+    book = data.character_book.entries if data.character_book else []
+    lore: list[LoreMemory] = []
+    always: list[int] = []
+    taken: set[str] = set()
+    for i, entry in enumerate(book):
+        if not entry.enabled or not entry.content.strip():
+            continue  # a disabled entry must never be used (V3 spec); it stays in card.json
+        if entry.constant:
+            always.append(i)
+        else:
+            lore.append(LoreMemory(i, _lore_name(entry, i, taken), lore_text(entry)))
+    fields = {f: getattr(data, f) for f in ("description", *(s[0] for s in SOUL_SECTIONS))}
+    soul = render_soul(name, fields, [book[i].content for i in always], language)
+    headings = {
+        f"## {h}" for s in (*SOUL_SECTIONS, (None, *ALWAYS_SECTION), (None, *NAMES_SECTION)) for h in s[1:]
+    }
+    parseable = not any(ln.strip() in headings for v in fields.values() for ln in v.splitlines())
+    user = _YOU[language]
+    # The first message opens the conversation; the alternate greetings are its other versions (what
+    # SillyTavern shows as swipes). With no first message, the first alternate takes its place.
+    greetings = [fill_names(g, char, user) for g in (data.first_mes, *data.alternate_greetings) if g.strip()]
+    return PersonaPlan(
+        name=name,
+        language=language,
+        description=one_line(fill_names(data.description or data.personality, char, user)),
+        soul=soul,
+        soul_parseable=parseable,
+        greeting=greetings[0] if greetings else "",
+        alternates=greetings[1:],
+        lore=lore,
+        always=always,
+    )
+
+
+def render_soul(name: str, fields: dict[str, str], always: list[str], language: str) -> str:
+    """persona.md: the name, the description, then one section per card field that says something."""
+    ja = language == "ja"
+    parts = [f"# {name}"]
+    if fields.get("description", "").strip():
+        parts.append(fields["description"].strip("\n"))
+    for key, en, jp in SOUL_SECTIONS:
+        value = fields.get(key, "")
+        if value.strip():
+            parts.append(f"## {jp if ja else en}\n\n{value.strip(chr(10))}")
+    if always:
+        parts.append(f"## {ALWAYS_SECTION[ja]}\n\n" + "\n\n".join(a.strip("\n") for a in always))
+    body = "\n\n".join(parts)
+    if _MACRO.search(body):
+        parts.append(f"## {NAMES_SECTION[ja]}\n\n" + _NAMES_NOTE[language].format(name=name))
+    return "\n\n".join(parts) + "\n"
+
+
+def parse_soul(text: str) -> dict[str, str]:
+    """The card fields back from a soul render_soul wrote (and a person may have edited since)."""
+    by_heading = {f"## {h}": key for key, en, jp in SOUL_SECTIONS for h in (en, jp)}
+    ignored = {f"## {h}" for h in (*ALWAYS_SECTION, *NAMES_SECTION)}
+    lines = text.splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    fields: dict[str, list[str]] = {"description": []}
+    current: str | None = "description"
+    for line in lines:
+        heading = line.strip()
+        if heading in by_heading:
+            current = by_heading[heading]
+            fields[current] = []
+        elif heading in ignored:
+            current = None
+        elif current is not None:
+            fields[current].append(line)
+    result = {key: "\n".join(value).strip("\n") for key, value in fields.items()}
+    for key, *_ in SOUL_SECTIONS:
+        result.setdefault(key, "")
+    return result
+
+
+def soul_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# -- writing a card -----------------------------------------------------------------------------------
+@dataclass
+class EntityState:
+    """An entity as memory holds it now (for export)."""
+
+    text: str
+    source_ids: list[str]
+
+
+def build_v3(
+    *,
+    raw: dict[str, Any] | None,
+    meta: dict[str, Any],
+    name: str,
+    description: str,
+    soul: str,
+    language: str,
+    entities: dict[str, EntityState | None],
+    now: int,
+) -> tuple[dict[str, Any], list[str]]:
+    """The V3 card of a persona, and what the person should know about it.
+
+    From an imported card: the card as imported (every field, extensions and unknown ones included) with
+    what changed since: the name in persona.toml, the soul's sections if persona.md was edited, the lore
+    entries whose entity the person edited (or forgot). Lore that a conversation or a dream rewrote is
+    exported as the card had it: those words may be about the person, and a card is for sharing.
+    A persona made here: its name, persona.md as the description and persona.toml's line as the creator
+    notes; no lorebook (what it learned about people is not for a card)."""
+    warnings: list[str] = []
+    if raw is None:
+        body = soul
+        lines = body.splitlines()
+        if lines and lines[0].startswith("# "):
+            body = "\n".join(lines[1:])
+        data: dict[str, Any] = {
+            "name": name,
+            "description": body.strip("\n"),
+            "personality": "",
+            "scenario": "",
+            "first_mes": "",
+            "mes_example": "",
+            "creator_notes": description,
+            "system_prompt": "",
+            "post_history_instructions": "",
+            "alternate_greetings": [],
+            "group_only_greetings": [],
+            "tags": [],
+            "creator": "",
+            "character_version": "",
+            "extensions": {"nexus_ark": {"language": language}},
+        }
+        card: dict[str, Any] = {"spec": V3, "spec_version": "3.0", "data": data}
+    else:
+        card = copy.deepcopy(raw)
+        card["spec"], card["spec_version"] = V3, "3.0"
+        data = card["data"]
+        data["name"] = name
+        if soul_hash(soul) != meta.get("soul_sha256"):
+            if meta.get("soul_parseable", False):
+                data.update(parse_soul(soul))
+            else:
+                warnings.append(
+                    "persona.md was edited, but its sections cannot be told apart (a field holds one of its "
+                    "headings): the card's own description and sections were exported"
+                )
+        _overlay_lore(data, meta, entities, warnings)
+    for key in ("description", "personality", "scenario", "first_mes", "mes_example", "creator_notes"):
+        data.setdefault(key, "")
+    for key in ("system_prompt", "post_history_instructions", "creator", "character_version"):
+        data.setdefault(key, "")
+    for key in ("alternate_greetings", "group_only_greetings", "tags"):
+        data.setdefault(key, [])
+    data.setdefault("extensions", {})
+    book = data.get("character_book")
+    if isinstance(book, dict):
+        book.setdefault("extensions", {})
+        for entry in book.get("entries", []):
+            entry.setdefault("extensions", {})
+            entry.setdefault("use_regex", False)
+    for legacy in V1_FIELDS:  # top-level V1 copies that some apps keep: never stale
+        if legacy in card:
+            card[legacy] = data.get(legacy, "")
+    data["modification_date"] = now
+    return card, warnings
+
+
+def _overlay_lore(
+    data: dict[str, Any], meta: dict[str, Any], entities: dict[str, EntityState | None], warnings: list[str]
+) -> None:
+    book = data.get("character_book")
+    mapped: dict[str, str] = meta.get("lore_entities", {})
+    if not isinstance(book, dict) or not mapped:
+        return
+    entries = book.get("entries", [])
+    forgotten: set[int] = set()
+    for index_text, entity_name in mapped.items():
+        index = int(index_text)
+        if index >= len(entries):
+            continue
+        entry = entries[index]
+        state = entities.get(entity_name)
+        if state is None:
+            forgotten.add(index)
+            continue
+        own = f"{LORE_SOURCE}{index}"
+        if any(s != own for s in state.source_ids):
+            warnings.append(
+                f"what {entity_name!r} says was rewritten in conversation: the card's own entry was exported"
+            )
+            continue
+        original = lore_text(LoreEntry.model_validate(entry))
+        if state.text == original:
+            continue
+        content, keys = split_lore_text(state.text)
+        entry["content"] = content
+        if keys is not None and not entry.get("use_regex"):
+            entry["keys"] = keys
+    if forgotten:
+        book["entries"] = [e for i, e in enumerate(entries) if i not in forgotten]
+        warnings.append(f"{len(forgotten)} lore entries forgotten in memory were left out")
+
+
+def v2_copy(card_v3: dict[str, Any]) -> dict[str, Any]:
+    """The V2 card written beside a V3 one in a PNG, for apps that read only `chara` (V3 spec: backfill,
+    with the note in creator_notes)."""
+    data = {k: v for k, v in copy.deepcopy(card_v3["data"]).items() if k not in V3_ONLY}
+    notes = data.get("creator_notes", "")
+    data["creator_notes"] = f"{V2_BACKFILL_NOTE}\n\n{notes}" if notes else V2_BACKFILL_NOTE
+    card: dict[str, Any] = {"spec": V2, "spec_version": "2.0", "data": data}
+    for legacy in V1_FIELDS:  # V1 readers find the basics at the top level
+        card[legacy] = data.get(legacy, "")
+    return card
+
+
+def import_meta(card: Card, plan: PersonaPlan, imported_at: str) -> dict[str, Any]:
+    return {
+        "source": card.source,
+        "spec": card.spec,
+        "imported_at": imported_at,
+        "soul_sha256": soul_hash(plan.soul),
+        "soul_parseable": plan.soul_parseable,
+        "lore_entities": {str(m.index): m.name for m in plan.lore},
+        "lore_always": plan.always,
+        "avatar": card.avatar is not None,
+    }
