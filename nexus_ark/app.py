@@ -23,6 +23,7 @@ from nexus_ark.dreaming.dream import DreamProgress, DreamResult
 from nexus_ark.errors import DatabaseError, ModelError, NexusArkError, PersonaError
 from nexus_ark.events import EventHub
 from nexus_ark.instance_lock import InstanceLock
+from nexus_ark.memory.inbox import Inbox, InboxEntry
 from nexus_ark.memory.store import MemoryStore, StoreRole
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
@@ -230,6 +231,40 @@ class NexusApp:
     def runtimes(self) -> list[PersonaRuntime]:
         with self._state_lock:
             return list(self._runtimes.values())
+
+    def runtime_if_open(self, slug: str) -> PersonaRuntime | None:
+        """The persona's runtime when it is open, without opening it (never blocks: the UI thread may ask)."""
+        with self._state_lock:
+            return self._runtimes.get(slug)
+
+    # -- the inbox: messages personas wrote first --------------------------------------------------
+    def inbox(self, *, unread_only: bool = False) -> list[tuple[str, InboxEntry]]:
+        """Every open persona's inbox, newest first, read on read-only connections (off the UI thread)."""
+        entries: list[tuple[str, InboxEntry]] = []
+        for runtime in self.runtimes():
+            store = self.open_memory(runtime.slug, read_only=True)
+            try:
+                found = Inbox(store, self.clock).entries(unread_only=unread_only)
+                entries += [(runtime.slug, e) for e in found]
+            finally:
+                store.close()
+        return sorted(entries, key=lambda pair: pair[1].created_at, reverse=True)
+
+    def unread_counts(self) -> dict[str, int]:
+        """Unread messages each open persona wrote first (read-only connections; off the UI thread)."""
+        counts: dict[str, int] = {}
+        for runtime in self.runtimes():
+            store = self.open_memory(runtime.slug, read_only=True)
+            try:
+                counts[runtime.slug] = Inbox(store, self.clock).unread()
+            finally:
+                store.close()
+        return counts
+
+    def mark_read(self, slug: str, message_ids: list[int] | None = None) -> int:
+        """The person saw these (or all of this persona's) messages; on the persona's queue (a write)."""
+        runtime = self.runtime(slug)
+        return runtime.queue.call("mark read", lambda: runtime.inbox.mark_read(message_ids))
 
     def _host(self) -> RuntimeHost:
         return RuntimeHost(

@@ -163,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     from nexus_ark.mind_cli import add_mind_parsers
 
     add_mind_parsers(sub)
+    from nexus_ark.life_cli import add_life_parsers
+
+    add_life_parsers(sub)
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     return parser
 
@@ -188,7 +191,15 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
             from nexus_ark.mind.emotion_stream import classify_stream
 
             return classify_stream(sys.stdin.buffer, sys.stdout, as_json=args.json)
+        if args.command == "simulate":  # a copy in a temporary folder: the data folder is not locked
+            from nexus_ark.life_cli import simulate_command
+
+            return simulate_command(args)
         with NexusApp(args.data_dir) as app:
+            if args.command == "run":
+                from nexus_ark.life_cli import run_command
+
+                return run_command(app, args)
             if args.command == "activity":
                 return _activity(app, args)
             if args.command == "persona":

@@ -33,10 +33,13 @@ def run_window(data_dir: str | None) -> int:
         QMessageBox.critical(None, tr("Nexus Ark cannot start"), str(exc))
         return 2
     i18n.set_language(core.settings.language)
+    from nexus_ark.notify import default_notifier
     from ui.main_window import MainWindow
 
+    core.notifier = default_notifier(assets_dir() / "icons" / "app.png")
     window = MainWindow(core)
     window.show()
+    window.life.start()  # every persona wakes; the scheduler runs while the app does
     quit_after = os.environ.get(QUIT_AFTER_ENV)
     if quit_after:
         QTimer.singleShot(int(quit_after), window.quit_app)

@@ -66,9 +66,17 @@ class ChatView(QTextBrowser):
         self._placeholder_shown = True
 
     def add_message(
-        self, who: str, role: str, text: str, *, timestamp: str | None = None, status: str = "complete"
+        self,
+        who: str,
+        role: str,
+        text: str,
+        *,
+        timestamp: str | None = None,
+        status: str = "complete",
+        why: str = "",
     ) -> None:
-        frame = self._begin_frame(who, role, timestamp)
+        """why: for a message the persona wrote on its own, the reason, shown beside it."""
+        frame = self._begin_frame(who, role, timestamp, why)
         cursor = frame.lastCursorPosition()
         self._insert_markdown(cursor, text)
         self._add_status_note(frame, status)
@@ -115,7 +123,7 @@ class ChatView(QTextBrowser):
         cursor.setPosition(self._stream_frame.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
         return cursor
 
-    def _begin_frame(self, who: str, role: str, timestamp: str | None) -> QTextFrame:
+    def _begin_frame(self, who: str, role: str, timestamp: str | None, why: str = "") -> QTextFrame:
         if self._placeholder_shown:
             self.clear_messages()
         cursor = QTextCursor(self.document())
@@ -136,6 +144,11 @@ class ChatView(QTextBrowser):
             f"<span style='color:{color}; font-weight:600'>{html.escape(who)}</span>"
             f"&nbsp;&nbsp;<span style='color:#999; font-size:small'>{html.escape(when)}</span>"
         )
+        if why:  # the persona wrote first: why, in its own words and numbers
+            cursor.insertHtml(
+                "&nbsp;&nbsp;<span style='color:#6a5acd; font-size:small'>"
+                f"✦ {html.escape(tr('wrote first'))}: {html.escape(why)}</span>"
+            )
         cursor.insertBlock()
         return frame
 

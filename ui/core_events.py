@@ -20,6 +20,8 @@ from nexus_ark.events import EventHub
 
 # Topics and payloads: NexusApp.events. dream_* come from the dreaming work.
 PERSONA_TOPICS = ("turn_done", "drives_changed", "mind_changed", "dream_progress", "dream_finished")
+# What the main window follows for every persona: messages they write first, and the runtime's work.
+APP_TOPICS = ("autonomous_message", "event_processed")
 
 
 class _Bridge(QObject):
@@ -50,7 +52,7 @@ class CoreEvents(QObject):
     def __init__(
         self,
         hub: EventHub,
-        persona: str,
+        persona: str | None,
         topics: Iterable[str] = PERSONA_TOPICS,
         parent: QObject | None = None,
     ) -> None:
@@ -77,11 +79,12 @@ class CoreEvents(QObject):
             _the_bridge().received.disconnect(self._on_received)
 
 
-def _forwarder(bridge: _Bridge, token: int, persona: str) -> Callable[[str, dict[str, Any]], None]:
-    """What runs on the publisher's thread: a filter and one queued signal; it references no window."""
+def _forwarder(bridge: _Bridge, token: int, persona: str | None) -> Callable[[str, dict[str, Any]], None]:
+    """What runs on the publisher's thread: a filter (None: every persona) and one queued signal; it
+    references no window."""
 
     def forward(topic: str, payload: dict[str, Any]) -> None:
-        if payload.get("persona") == persona:
+        if persona is None or payload.get("persona") == persona:
             bridge.received.emit(token, topic, dict(payload))
 
     return forward

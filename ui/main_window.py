@@ -27,6 +27,8 @@ from nexus_ark.memory.messages import StoredMessage
 from ui import i18n
 from ui.chat_view import ChatView
 from ui.i18n import tr
+from ui.inbox_window import why_line
+from ui.life_controller import LifeController
 from ui.persona_dialog import NewPersonaDialog
 from ui.session_worker import SessionWorker
 from ui.tray import Tray, click_bridge, tray_available
@@ -71,6 +73,7 @@ class MainWindow(QMainWindow):
         self.quitting = False  # Quit (menu or tray) closes for real, whatever the tray setting says
         self.tray = self._install_tray()
         click_bridge().clicked.connect(self.show_conversation)  # a desktop notification was clicked
+        self.life = LifeController(self, app)  # messages written first, unread counts, the inbox, typing
         self.retranslate()
         self.resize(980, 680)
         self.refresh_personas()
@@ -181,6 +184,10 @@ class MainWindow(QMainWindow):
         self.dashboard_action = QAction(self)  # the persona's inner life: drives, questions, feelings, dreams
         self.dashboard_action.triggered.connect(self.show_dashboard)
         self.view_menu.addAction(self.dashboard_action)
+        self.inbox_action = QAction(self)  # what the personas wrote on their own, with why
+        self.inbox_action.setShortcut("Ctrl+I")
+        self.inbox_action.triggered.connect(lambda: self.life.show_inbox())
+        self.view_menu.addAction(self.inbox_action)
 
         self.help_menu = bar.addMenu("")
         self.about_action = QAction(self)
@@ -232,6 +239,7 @@ class MainWindow(QMainWindow):
             self.state_label.setText(tr("Ready"))
         if self.tray is not None:
             self.tray.retranslate()
+        self.life.apply()  # the inbox entry and the unread counts, in the new language
 
     # -- personas ---------------------------------------------------------------------------------
     def refresh_personas(self) -> None:
@@ -246,6 +254,7 @@ class MainWindow(QMainWindow):
             if not info.ok:
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
             self.persona_list.addItem(item)
+        self.life.apply()
 
     def select_persona(self, slug: str) -> None:
         for row in range(self.persona_list.count()):
@@ -254,6 +263,8 @@ class MainWindow(QMainWindow):
                 self.persona_list.setCurrentItem(item)
                 self.current_name = item.data(NAME_ROLE)
         self.current_slug = slug
+        if self.life.unread.get(slug):  # opening the conversation shows what it wrote first
+            self.life.mark_read(slug)
         self._ready = False
         self._set_busy(True)
         self.state_label.setText(tr("Loading {name}…", name=self.current_name or slug))
@@ -374,12 +385,14 @@ class MainWindow(QMainWindow):
         for message in history:
             who = tr("You") if message.role == "user" else self.current_name
             cut = message.status == "complete" and message.meta.get("cut_by_limit")
+            reason = message.meta.get("autonomous")
             self.chat.add_message(
                 who,
                 message.role,
                 message.content,
                 timestamp=message.created_at,
                 status="cut" if cut else message.status,
+                why=why_line(reason) if reason else "",
             )
         last = history[-1] if history else None
         self._cut_reply = last.id if last is not None and last.meta.get("cut_by_limit") else None
@@ -393,7 +406,6 @@ class MainWindow(QMainWindow):
         self.streaming = True
         self._set_busy(True)
         self.state_label.setText(tr("{name} is writing…", name=self.current_name))
-        self.worker.interrupt_background()
         self.request_continue.emit(self._cut_reply)
 
     def _on_open_failed(self, slug: str, message: str) -> None:
@@ -414,7 +426,6 @@ class MainWindow(QMainWindow):
         self.streaming = True
         self._set_busy(True)
         self.state_label.setText(tr("{name} is writing…", name=self.current_name))
-        self.worker.interrupt_background()  # the person first: a compression still running gives way
         self.request_send.emit(text)
 
     def stop_reply(self) -> None:

@@ -1,7 +1,9 @@
 """The worker thread that talks to the core: opening personas (model load, history) and streaming replies.
 
 The UI thread only sends requests (queued signals) and receives results; it never waits on a model or disk.
-Streamed tokens are coalesced into one signal every few tens of milliseconds, never one per token.
+The work itself runs on the persona's runtime (its queue serves the person before any background work, and
+runs the after-turn work itself); this thread carries the streamed reply back, coalesced into one signal
+every few tens of milliseconds, never one per token.
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ import time
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
+from nexus_ark.agent.session import ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
+from nexus_ark.runtime.persona_runtime import PersonaRuntime
 
 log = logging.getLogger(__name__)
 
@@ -32,49 +35,42 @@ class SessionWorker(QObject):
         super().__init__()
         self._app = app
         self._coalesce_s = coalesce_ms / 1000
-        self._session: ChatSession | None = None
+        self._runtime: PersonaRuntime | None = None
         self.cancel = threading.Event()  # set from the UI thread: threading.Event is thread-safe
 
     @Slot(str)
     def open_persona(self, slug: str) -> None:
         try:
-            session = self._app.session(slug)
-            history = session.history()
+            runtime = self._app.runtime(slug)
+            history, model_name = runtime.open()
         except NexusArkError as exc:
             self.open_failed.emit(slug, str(exc))
             return
         except Exception as exc:  # never let a worker exception vanish silently
             self.open_failed.emit(slug, f"{type(exc).__name__}: {exc}")
             return
-        self._session = session
+        self._runtime = runtime
         self._app.remember_persona(slug)
-        self.opened.emit(slug, history, session.model_name)
-
-    def interrupt_background(self) -> None:
-        """Called on the UI thread when the person sends: after-turn work still holding the model (a
-        compression) gives way at its next step, so the queued send runs now, not minutes later."""
-        session = self._session
-        if session is not None:
-            session.interrupt_background()
+        self.opened.emit(slug, history, model_name)
 
     @Slot(str)
     def send(self, text: str) -> None:
-        if self._session is None:
+        if self._runtime is None:
             self.failed.emit("No persona is open.")
             return
-        session = self._session
-        self._stream(lambda: session.send(text, self.cancel))
+        runtime = self._runtime
+        self._stream(lambda: runtime.send(text, self.cancel))
 
     @Slot(int)
     def continue_reply(self, reply_id: int) -> None:
         """Go on with a reply the token limit cut; the window shows the whole message again after."""
-        if self._session is None:
+        if self._runtime is None:
             self.failed.emit("No persona is open.")
             return
-        session = self._session
-        self._stream(lambda: session.continue_reply(reply_id, self.cancel))
+        runtime = self._runtime
+        self._stream(lambda: runtime.continue_reply(reply_id, self.cancel))
         try:
-            self.reloaded.emit(session.history())
+            self.reloaded.emit(runtime.history())
         except NexusArkError as exc:
             self.failed.emit(str(exc))
 
@@ -103,8 +99,4 @@ class SessionWorker(QObject):
             return
         if pending:
             self.delta.emit("".join(pending))
-        self.finished.emit(result)
-        try:  # vectors for the two new messages and a backup if due, after the reply is on screen
-            self._session.after_turn()
-        except NexusArkError as exc:  # keyword recall still finds them; vectors follow next turn
-            log.warning("after-turn work failed: %s", exc)
+        self.finished.emit(result)  # the runtime queues the after-turn work itself
