@@ -24,7 +24,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.config import save_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
-from ui import i18n
+from ui import card_actions, i18n
 from ui.chat_view import ChatView
 from ui.i18n import tr
 from ui.inbox_window import why_line
@@ -158,6 +158,16 @@ class MainWindow(QMainWindow):
         self.quit_action.setShortcut("Ctrl+Q")
         self.quit_action.triggered.connect(self.quit_app)
         self.file_menu.addAction(self.new_persona_action)
+        self.import_card_action = QAction(self)  # a SillyTavern character card becomes a persona
+        self.import_card_action.triggered.connect(
+            lambda: card_actions.import_card(self, self.app, on_imported=self._on_card_imported)
+        )
+        self.file_menu.addAction(self.import_card_action)
+        self.export_card_action = QAction(self)
+        self.export_card_action.triggered.connect(
+            lambda: self.current_slug and card_actions.export_card(self, self.app, self.current_slug)
+        )
+        self.file_menu.addAction(self.export_card_action)
         self.model_action = QAction(self)
         self.model_action.triggered.connect(self.edit_models)
         self.file_menu.addAction(self.model_action)
@@ -234,6 +244,8 @@ class MainWindow(QMainWindow):
         self.language_actions["ja"].setText("日本語")
         self.help_menu.setTitle(tr("&Help"))
         self.about_action.setText(tr("About Nexus Ark"))
+        self.import_card_action.setText(tr(card_actions.IMPORT_ACTION))
+        self.export_card_action.setText(tr(card_actions.EXPORT_ACTION))
         self.model_label.setText(tr("Model: {name}", name=self.model_name) if self.model_name else "")
         if self._ready and not self.streaming:
             self.state_label.setText(tr("Ready"))
@@ -279,6 +291,11 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, tr("Persona cannot be opened"), info.error)
             return
         self.select_persona(slug)
+
+    def _on_card_imported(self, slug: str) -> None:
+        self.refresh_personas()
+        if not self.streaming:
+            self.select_persona(slug)
 
     def new_persona(self) -> None:
         dialog = NewPersonaDialog(self)
