@@ -8,22 +8,23 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from nexus_ark.agent.prompt import BuiltPrompt
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
-from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
+from nexus_ark.config import AppSettings, load_app_settings, save_toml_model, validation_problems
 from nexus_ark.dreaming.dream import DreamProgress, DreamResult
-from nexus_ark.errors import DatabaseError, ModelError, NexusArkError, PersonaError
+from nexus_ark.errors import ConfigError, DatabaseError, ModelError, NexusArkError, PersonaError
 from nexus_ark.events import EventHub
 from nexus_ark.instance_lock import InstanceLock
 from nexus_ark.memory.inbox import Inbox, InboxEntry
+from nexus_ark.memory.portability import SAFETY_PREFIX, BackupInfo, copy_database, list_backups
 from nexus_ark.memory.store import MemoryStore, StoreRole
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
@@ -31,7 +32,7 @@ from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.notify import Notifier, NullNotifier, OnClick
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
-from nexus_ark.personas.model import PersonaInfo
+from nexus_ark.personas.model import MEMORY_FILE, PersonaInfo
 from nexus_ark.personas.store import Persona, PersonaStore
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.embedders import Embedder, make_embedder
@@ -282,6 +283,8 @@ class NexusApp:
         )
 
     def _notify(self, title: str, body: str, slug: str) -> bool:
+        if not self.settings.desktop_notifications:  # turned off in Settings: the inbox holds it
+            return False
         on_click = self.notification_click(slug) if self.notification_click is not None else None
         try:
             return self.notifier.notify(title, body, on_click=on_click)
@@ -397,6 +400,122 @@ class NexusApp:
             runtime.reload_persona()
 
     # -- the settings window and the persona editor ------------------------------------------------
+    def update_settings(self, **changes: object) -> AppSettings:
+        """Change app settings and save config.toml. Validated as a whole first: a bad value raises
+        ConfigError naming it and nothing changes. The settings object stays the same one (callers that
+        hold it see the change)."""
+        try:
+            updated = AppSettings.model_validate({**self.settings.model_dump(), **changes})
+        except ValidationError as exc:
+            raise ConfigError(
+                "The settings were not saved: " + "; ".join(validation_problems(exc)) + "."
+            ) from exc
+        save_toml_model(self.layout.config_file, updated)
+        for name in changes:
+            setattr(self.settings, name, getattr(updated, name))
+        return self.settings
+
+    def save_persona(
+        self, slug: str, *, soul: str | None = None, settings: Mapping[str, object] | None = None
+    ) -> Persona:
+        """Save what the persona editor changed: settings first (validated; a bad value writes nothing,
+        the soul included), then persona.md. The persona's next turn uses them."""
+        if settings:
+            self.personas.save_settings(slug, settings)
+        if soul is not None:
+            self.personas.save_soul(slug, soul)
+        with self._state_lock:
+            runtime = self._runtimes.get(slug)
+        if runtime is not None:  # a turn running on the old settings finishes as it was
+            runtime.reload_persona()
+        return self.personas.load(slug)
+
+    def set_persona_avatar(self, slug: str, png: bytes) -> Path:
+        return self.personas.set_avatar(slug, png)
+
+    def duplicate_persona(self, slug: str, name: str) -> PersonaInfo:
+        """A new persona with a copy of this one's folder and memory (taken with SQLite's backup API, so a
+        persona in use is copied consistently)."""
+        source = self.personas.load(slug)
+        copy = self.personas.duplicate(slug, name)
+        try:
+            if source.memory_path.exists():
+                copy_database(source.memory_path, copy.memory_path)
+        except NexusArkError:
+            self.personas.remove(copy.slug)
+            raise
+        return next(p for p in self.list_personas() if p.slug == copy.slug)
+
+    def delete_persona(self, slug: str) -> Path:
+        """Delete a persona's folder after keeping a whole copy of it (memory included) in
+        backups/<slug>/deleted-<time>/. Returns that copy's folder."""
+        with self._persona_lock(slug):
+            self.release_persona(slug)
+            kept = self._unused(self.layout.backups_dir / slug / f"deleted-{self._stamp()}")
+            self.personas.copy_files(slug, kept)
+            memory_path = self.layout.personas_dir / slug / MEMORY_FILE
+            if memory_path.exists():
+                copy_database(memory_path, kept / MEMORY_FILE)
+            self.personas.remove(slug)
+        if self.settings.last_persona == slug:
+            self.update_settings(last_persona="")
+        return kept
+
+    def list_backups(self, slug: str) -> list[BackupInfo]:
+        """The persona's memory backups, newest first (reads each: off the UI thread)."""
+        return list_backups(self.layout.backups_dir / slug)
+
+    def restore_backup(self, slug: str, backup: Path) -> Path | None:
+        """Put a backup's content into the persona's memory.db, keeping the memory as it is now in
+        backups/<slug>/before-restore-<time>.db first (returned; None when there was no memory yet).
+
+        The persona's runtime is closed around the copy (its queued work finishes first) and opens again
+        on the next use, so a backup from an older version is migrated. Blocks: off the UI thread."""
+        persona = self.personas.load(slug)
+        folder = self.layout.backups_dir / slug
+        if not any(b.path == backup and b.messages is not None for b in list_backups(folder)):
+            raise NexusArkError(f"{backup} is not a readable memory backup of {persona.settings.name}.")
+        with self._persona_lock(slug):
+            with self._state_lock:
+                if slug in self._embedding:
+                    raise NexusArkError(
+                        f"{persona.settings.name}'s memory is being indexed right now.",
+                        hint="Try again in a moment; nothing was changed.",
+                    )
+            # Closing the runtime may rotate the daily backups (one may be the chosen one): copy it aside.
+            chosen = self._unused(folder / f"restoring-{self._stamp()}.tmp")
+            copy_database(backup, chosen)
+            try:
+                self.release_persona(slug)
+                safety = None
+                if persona.memory_path.exists():
+                    safety = self._unused(folder / f"{SAFETY_PREFIX}{self._stamp()}.db")
+                    copy_database(persona.memory_path, safety)
+                copy_database(chosen, persona.memory_path)
+            finally:
+                chosen.unlink(missing_ok=True)
+        return safety
+
+    def release_persona(self, slug: str) -> None:
+        """Close a persona's runtime (its queued work finishes, its memory closes): a restore or a delete
+        needs the database to itself. The next use opens it again."""
+        with self._persona_lock(slug):
+            with self._state_lock:
+                runtime = self._runtimes.pop(slug, None)
+            if runtime is not None:
+                runtime.close()
+
+    def _stamp(self) -> str:
+        return self.clock.now().strftime("%Y%m%d-%H%M%S")
+
+    @staticmethod
+    def _unused(path: Path) -> Path:
+        """`path`, or the same name with -2, -3… before its suffix when it is taken (two in one second)."""
+        candidate, n = path, 2
+        while candidate.exists():
+            candidate, n = path.with_name(f"{path.stem}-{n}{path.suffix}"), n + 1
+        return candidate
+
     def embedder(self) -> Embedder:
         """The app's embedder (one per process). Cheap to create: models load and servers are reached on
         first use, so call what uses it off the UI thread."""

@@ -12,9 +12,9 @@ from typing import Any, Literal, TypeVar
 import tomli_w
 import tomlkit
 import tomlkit.exceptions
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from tomlkit.container import Container
-from tomlkit.items import InlineTable, Table
+from tomlkit.items import AoT, InlineTable, Table
 
 from nexus_ark.errors import ConfigError
 from nexus_ark.model_config import ModelConfig
@@ -41,6 +41,20 @@ class AppSettings(BaseModel):
     # Closing the window hides it in the tray (where the desktop has one) and personas keep living;
     # Quit in the tray's menu ends the app.
     keep_running_in_tray: bool = False
+    # A desktop notification when a persona writes first (the in-app inbox and the tray badge hold the
+    # message either way).
+    desktop_notifications: bool = True
+    # The window's look: "system" follows the desktop's light or dark mode.
+    theme: Literal["system", "light", "dark"] = "system"
+    # The text size in points across the app; 0 keeps the desktop's own.
+    font_size: int = Field(default=0, ge=0, le=32)
+
+    @field_validator("font_size")
+    @classmethod
+    def _readable_size(cls, value: int) -> int:
+        if 0 < value < 6:
+            raise ValueError("must be 0 (the desktop's size) or 6 to 32 points")
+        return value
 
 
 def _shown(value: object) -> str:
@@ -138,7 +152,25 @@ def _sync(container: Container | Table | InlineTable, key: str, value: Any, *, t
         return
     # Only a changed value is written, so an unchanged one keeps its spelling (1_000, 'single quotes').
     if key not in container or container[key] != value:
-        container[key] = value
+        container[key] = _inline_tables(value) if not isinstance(container.get(key), AoT) else value
+
+
+def _inline_tables(value: Any) -> Any:
+    """A list of tables is written as `key = [{...}, ...]`, one per line, inside the table it belongs
+    to ([[table.key]] sections would be moved to the file's end); a file already using [[...]] keeps it."""
+    if not (isinstance(value, list) and value and all(isinstance(v, Mapping) for v in value)):
+        return value
+    array = tomlkit.array()
+    for entry in value:
+        table = tomlkit.inline_table()
+        table.update(entry)
+        array.append(table)
+    return array.multiline(True)
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """Replace a text file whole or not at all (a full disk or a crash leaves the previous one)."""
+    _write_atomically(path, text)
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote
 
 from nexus_ark.clock import Clock, SystemClock
@@ -216,3 +217,60 @@ def verify_backup(path: Path) -> int:
         return db.execute("select count(*) from messages").fetchone()[0]
     finally:
         db.close()
+
+
+SAFETY_PREFIX = "before-restore-"  # the memory as it was before a restore: never rotated away
+
+
+@dataclass(frozen=True)
+class BackupInfo:
+    path: Path
+    kind: Literal["daily", "before-restore"]
+    taken: datetime | None
+    size_bytes: int
+    messages: int | None  # None: not a readable memory database
+
+
+def list_backups(folder: Path) -> list[BackupInfo]:
+    """A persona's backups, newest first: the rotating daily copies and the copies kept before a restore.
+    Each is opened read-only to count its messages (which also proves it is a whole database)."""
+    found = []
+    for kind, prefix in (("daily", "memory-"), ("before-restore", SAFETY_PREFIX)):
+        for path in folder.glob(f"{prefix}*.db"):
+            try:
+                stamp = path.stem.removeprefix(prefix)[:15]  # "-2" follows when two came in one second
+                taken: datetime | None = datetime.strptime(stamp, "%Y%m%d-%H%M%S")
+            except ValueError:
+                taken = None
+            fingerprint = _backup_fingerprint(path)
+            found.append(
+                BackupInfo(
+                    path=path,
+                    kind=kind,  # type: ignore[arg-type]
+                    taken=taken,
+                    size_bytes=path.stat().st_size,
+                    messages=fingerprint[0] if fingerprint else None,
+                )
+            )
+    return sorted(found, key=lambda b: (b.taken or datetime.min, b.path.name), reverse=True)
+
+
+def copy_database(source: Path, target: Path) -> None:
+    """Copy a memory database page by page with SQLite's online backup API: consistent while others
+    write to the source, and safe into a target that is open elsewhere (its other connections see the
+    copied content at their next read; nothing is replaced under them)."""
+    try:
+        src = sqlite.connect(f"file:{quote(source.resolve().as_posix())}?mode=ro", uri=True)
+    except sqlite.Error as exc:
+        raise NexusArkError(f"Cannot read the memory database {source}: {exc}") from exc
+    try:
+        dest = sqlite.connect(str(target))
+        try:
+            dest.execute("PRAGMA busy_timeout = 10000")
+            src.backup(dest)
+        finally:
+            dest.close()
+    except sqlite.Error as exc:
+        raise NexusArkError(f"Could not copy {source} to {target}: {exc}") from exc
+    finally:
+        src.close()

@@ -20,10 +20,14 @@ NAME_MAX = 80
 class ModelSettings(ModelConfig):
     """The persona's chat model and how it samples. An empty spec uses the app's default chat model."""
 
-    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
-    top_p: float = Field(default=0.95, gt=0.0, le=1.0)
-    repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0)
-    max_tokens: int = Field(default=256, ge=16, le=8192)
+    temperature: float = Field(
+        default=0.7, ge=0.0, le=2.0, description="higher is more varied, lower more predictable"
+    )
+    top_p: float = Field(
+        default=0.95, gt=0.0, le=1.0, description="sample only from the likeliest words making up this share"
+    )
+    repeat_penalty: float = Field(default=1.1, ge=0.5, le=2.0, description="above 1 discourages repeating")
+    max_tokens: int = Field(default=256, ge=16, le=8192, description="the longest reply, in tokens")
 
     def generation_params(self) -> GenerationParams:
         return GenerationParams(
@@ -37,22 +41,40 @@ class ModelSettings(ModelConfig):
 class ConversationSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    # How many recent messages go into the prompt (older ones stay in memory.db).
-    history_messages: int = Field(default=40, ge=2, le=1000)
-    # The day summaries put into the prompt: those of this many days before the oldest message in it.
-    episode_lookback_days: int = Field(default=3, ge=0, le=365)
-    # Let the persona search and edit its memory with tools: natively where the model calls tools, else
-    # through the text protocol where the model can follow it (see text_tools).
-    tools: bool = True
+    history_messages: int = Field(
+        default=40,
+        ge=2,
+        le=1000,
+        description="how many recent messages go into the prompt (older ones stay in memory)",
+    )
+    episode_lookback_days: int = Field(
+        default=3,
+        ge=0,
+        le=365,
+        description="day summaries in the prompt: those of this many days before the oldest message in it",
+    )
+    # Natively where the model calls tools, else through the text protocol where the model can follow it.
+    tools: bool = Field(default=True, description="let the persona search and edit its memory with tools")
     # The text protocol for models without native tool calls: "auto" uses it where the model is big
     # enough to follow it (not the tiny bundled model), "on" always, "off" never.
-    text_tools: Literal["auto", "on", "off"] = "auto"
+    text_tools: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description='tools as text for models without native tool calls: "auto" where the model is big '
+        "enough to follow it",
+    )
     # Rolling compression: when the turns in the prompt pass this share of the room the conversation has
     # there, the oldest are summarised by the internal model (the messages stay in memory.db).
-    compress_at: float = Field(default=0.6, gt=0.0, le=1.0)
+    compress_at: float = Field(
+        default=0.6,
+        gt=0.0,
+        le=1.0,
+        description="summarise the oldest turns when the prompt's turns fill this share of their room",
+    )
     # A conversation ends after this many idle minutes (or when the window closes): the internal model
     # then marks the open questions it answered.
-    idle_minutes_end: int = Field(default=30, ge=1, le=24 * 60)
+    idle_minutes_end: int = Field(
+        default=30, ge=1, le=24 * 60, description="a conversation ends after this many idle minutes"
+    )
 
 
 class DriveSettings(BaseModel):
@@ -61,10 +83,14 @@ class DriveSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    boredom: float = Field(default=0.6, ge=0.0, le=1.0)
-    curiosity: float = Field(default=0.6, ge=0.0, le=1.0)
-    goal_achievement: float = Field(default=0.6, ge=0.0, le=1.0)
-    devotion: float = Field(default=0.6, ge=0.0, le=1.0)
+    boredom: float = Field(default=0.6, ge=0.0, le=1.0, description="the level at which boredom is strong")
+    curiosity: float = Field(
+        default=0.6, ge=0.0, le=1.0, description="the level at which curiosity is strong"
+    )
+    goal_achievement: float = Field(
+        default=0.6, ge=0.0, le=1.0, description="the level at which the pull of goals is strong"
+    )
+    devotion: float = Field(default=0.6, ge=0.0, le=1.0, description="the level at which devotion is strong")
 
     def thresholds(self) -> dict[str, float]:
         return self.model_dump()
@@ -74,7 +100,7 @@ class Routine(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     cron: str = Field(description='five fields: minute hour day month weekday, e.g. "0 8 * * *"')
-    task: str = Field(min_length=1, max_length=500)
+    task: str = Field(min_length=1, max_length=500, description="what the persona does then, in words")
 
     @field_validator("cron")
     @classmethod
@@ -95,23 +121,36 @@ class AutonomySettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = True
-    # No message and no notification in these hours (the persona's local time); dreams happen then.
-    quiet_hours: str = "00:00-07:00"
-    cooldown_minutes: int = Field(default=180, ge=0, le=7 * 24 * 60)
-    daily_cap: int = Field(default=3, ge=0, le=48)
+    enabled: bool = Field(default=True, description="the persona may write first")
+    # The persona's local time; dreams happen then.
+    quiet_hours: str = Field(
+        default="00:00-07:00", description='no message and no notification in these hours, "HH:MM-HH:MM"'
+    )
+    cooldown_minutes: int = Field(
+        default=180, ge=0, le=7 * 24 * 60, description="the least time between two messages it writes first"
+    )
+    daily_cap: int = Field(
+        default=3, ge=0, le=48, description="at most this many messages it writes first a day"
+    )
     max_unanswered: int = Field(
         default=2,
         ge=1,
         le=20,
         description="it stops writing first after this many messages in a row the person has not answered",
     )
-    # Every N minutes the persona looks around (due events, drives, the time) and may do nothing; 0: never.
-    heartbeat_minutes: int = Field(default=60, ge=0, le=24 * 60)
-    # Dreaming waits until the person has been away this long.
-    dream_idle_minutes: int = Field(default=60, ge=0, le=24 * 60)
-    # Cron routines that always produce something, e.g. {cron = "0 8 * * *", task = "a short greeting"}.
-    routines: list[Routine] = Field(default_factory=list)
+    heartbeat_minutes: int = Field(
+        default=60,
+        ge=0,
+        le=24 * 60,
+        description="every so many minutes it looks around (events, drives, the time); 0: never",
+    )
+    dream_idle_minutes: int = Field(
+        default=60, ge=0, le=24 * 60, description="dreaming waits until the person has been away this long"
+    )
+    # e.g. {cron = "0 8 * * *", task = "a short greeting"}
+    routines: list[Routine] = Field(
+        default_factory=list, description="things it always does at set times (cron), e.g. a morning greeting"
+    )
 
     @field_validator("quiet_hours")
     @classmethod
@@ -133,12 +172,14 @@ class PersonaSettings(BaseModel):
     # Unknown top-level tables are kept for later versions' settings; known tables are strict.
     model_config = ConfigDict(extra="allow")
 
-    name: str = Field(min_length=1, max_length=NAME_MAX)
-    language: Literal["en", "ja"] = "en"
-    description: str = ""
-    model: ModelSettings = Field(default_factory=ModelSettings)
-    # Emotion detection, dreaming, summaries, entity extraction; unset = the chat model.
-    internal_model: ModelConfig | None = None
+    name: str = Field(min_length=1, max_length=NAME_MAX, description="the name it is shown and called by")
+    language: Literal["en", "ja"] = Field(default="en", description="the language it speaks")
+    description: str = Field(default="", description="one line shown in the persona list")
+    model: ModelSettings = Field(default_factory=ModelSettings, description="the model it talks with")
+    internal_model: ModelConfig | None = Field(
+        default=None,
+        description="emotion detection, dreaming, summaries, entity extraction; unset: the chat model",
+    )
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     drives: DriveSettings = Field(default_factory=DriveSettings)
     autonomy: AutonomySettings = Field(default_factory=AutonomySettings)

@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import tempfile
 import tomllib
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
-from nexus_ark.config import edit_toml_file, load_toml_model, save_toml_model, validation_problems
+from nexus_ark.config import (
+    edit_toml_file,
+    load_toml_model,
+    save_toml_model,
+    validation_problems,
+    write_text_atomically,
+)
 from nexus_ark.errors import ConfigError, NexusArkError, PersonaError
 from nexus_ark.model_config import ModelConfig
 from nexus_ark.personas.model import (
@@ -60,6 +69,9 @@ WINDOWS_RESERVED = frozenset(
     | {f"{dev}{n}" for dev in ("com", "lpt") for n in [*"0123456789", "¹", "²", "³"]}
 )
 SLUG_MAX = 64  # deep data dirs on Windows still stay within MAX_PATH
+AVATAR_FILE = "avatar.png"
+AVATAR_MAX_BYTES = 4 * 1024 * 1024  # a scaled avatar is far smaller; this refuses what was not scaled
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def slugify(name: str, taken: set[str]) -> str:
@@ -179,6 +191,106 @@ class PersonaStore:
         edit_toml_file(path, changes, PersonaSettings)
         return self.load(slug)
 
+    def save_settings(self, slug: str, changes: Mapping[str, Any]) -> Persona:
+        """Change some of a persona's settings, editing persona.toml in place: the person's comments, key
+        order and untouched values stay as written.
+
+        `changes` is nested like the file: a mapping changes the keys it names inside that table (the
+        others stay), None removes a key (a table too: `internal_model = None` goes back to the chat
+        model), a list or any other value replaces it. The result is validated as a whole first: a bad
+        value raises ConfigError naming the field, and nothing is written."""
+        persona = self.load(slug)  # refuses a file that is already broken, before we touch it
+        path = persona.folder / SETTINGS_FILE
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise ConfigError(f"Cannot read {path}: {exc}.") from exc
+        merged = _merged(raw, changes)
+        try:
+            PersonaSettings.model_validate(merged)
+        except ValidationError as exc:
+            raise ConfigError(
+                f"{persona.settings.name}'s settings were not saved: " + "; ".join(validation_problems(exc)),
+                hint="Fix the field named above. Nothing was written.",
+            ) from exc
+        edit_toml_file(path, {key: merged.get(key) for key in changes}, PersonaSettings)
+        return self.load(slug)
+
+    def save_soul(self, slug: str, text: str) -> None:
+        """Write persona.md whole or not at all."""
+        write_text_atomically(self._folder(slug) / SOUL_FILE, text)
+
+    def avatar_path(self, slug: str) -> Path | None:
+        path = self.root / slug / AVATAR_FILE
+        return path if path.is_file() else None
+
+    def set_avatar(self, slug: str, png: bytes) -> Path:
+        """Store an avatar (PNG bytes, already scaled by the caller) as avatar.png in the persona's folder."""
+        folder = self._folder(slug)
+        if not png.startswith(PNG_SIGNATURE):
+            raise PersonaError("The avatar is not a PNG image.", hint="Choose a PNG or JPEG picture.")
+        if len(png) > AVATAR_MAX_BYTES:
+            raise PersonaError(
+                f"The avatar is too large ({len(png) // 1024} KB; at most {AVATAR_MAX_BYTES // 1024} KB)."
+            )
+        target = folder / AVATAR_FILE
+        fd, name = tempfile.mkstemp(dir=folder, prefix=AVATAR_FILE + ".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(png)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(name, target)
+        except OSError as exc:
+            Path(name).unlink(missing_ok=True)
+            raise PersonaError(f"Cannot save the avatar in {folder}: {exc.strerror}.") from exc
+        return target
+
+    def copy_files(self, slug: str, dest: Path) -> None:
+        """Copy a persona's folder except its memory database (copy that with the database's own backup,
+        which is consistent while the persona runs)."""
+        shutil.copytree(
+            self._folder(slug), dest, ignore=shutil.ignore_patterns(MEMORY_FILE + "*", "*.tmp", "__pycache__")
+        )
+
+    def duplicate(self, slug: str, name: str) -> Persona:
+        """A copy of a persona's folder under a new name and slug, without its memory database (the app
+        copies that). The copy's persona.toml keeps the original's comments; only its name changes."""
+        original = self.load(slug)
+        name = name.strip()
+        try:
+            PersonaSettings.model_validate({**original.settings.model_dump(), "name": name})
+        except ValidationError as exc:
+            raise ConfigError(
+                "Cannot duplicate the persona: " + "; ".join(validation_problems(exc)) + ".",
+                hint=f"A name is one line of 1 to {NAME_MAX} characters. Nothing was created.",
+            ) from exc
+        new_slug = slugify(name, set(self.slugs()))
+        self.copy_files(slug, self.root / new_slug)
+        try:
+            edit_toml_file(self.root / new_slug / SETTINGS_FILE, {"name": name}, PersonaSettings)
+        except NexusArkError:
+            self.remove(new_slug)
+            raise
+        return self.load(new_slug)
+
+    def remove(self, slug: str) -> None:
+        """Delete a persona's folder (the caller keeps a backup first)."""
+        folder = self._folder(slug)
+        try:
+            shutil.rmtree(folder)
+        except OSError as exc:
+            raise PersonaError(
+                f"Could not delete all of {folder}: {exc.strerror}.",
+                hint="Close programs using files in it and delete the folder by hand.",
+            ) from exc
+
+    def _folder(self, slug: str) -> Path:
+        folder = self.root / slug
+        if not slug or "/" in slug or "\\" in slug or slug.startswith(".") or not folder.is_dir():
+            raise PersonaError(f"There is no persona {slug!r} in {self.root}.")
+        return folder
+
     def seed_from(self, shipped: Path, already_seeded: list[str]) -> list[str]:
         """Copy shipped personas that this data dir has never had. Returns the slugs now seeded.
 
@@ -197,3 +309,18 @@ class PersonaStore:
                 shutil.copytree(src, dest, ignore=shutil.ignore_patterns(MEMORY_FILE + "*", "__pycache__"))
             copied.append(src.name)
         return copied
+
+
+def _merged(current: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """`current` with `changes` applied the way save_settings describes (mappings merge, None removes)."""
+    result = dict(current)
+    for key, value in changes.items():
+        if value is None:
+            result.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(result.get(key), Mapping):
+            result[key] = _merged(result[key], value)
+        elif isinstance(value, Mapping):
+            result[key] = _merged({}, value)
+        else:
+            result[key] = value
+    return result
