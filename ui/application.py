@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.paths import assets_dir
-from ui import i18n
+from ui import i18n, theme
 from ui.i18n import tr
 
 # NEXUS_ARK_QUIT_AFTER_MS lets the packaging smoke test start the built app and have it quit by itself.
@@ -33,6 +33,7 @@ def run_window(data_dir: str | None) -> int:
         QMessageBox.critical(None, tr("Nexus Ark cannot start"), str(exc))
         return 2
     i18n.set_language(core.settings.language)
+    theme.apply_appearance(core.settings.theme, core.settings.font_size)
     from nexus_ark.notify import default_notifier
     from ui.main_window import MainWindow
 

@@ -95,12 +95,16 @@ class MainWindow(QMainWindow):
         self.memory_button = QPushButton()
         self.memory_button.setObjectName("memoryButton")
         self.memory_button.clicked.connect(self.show_memory)
+        self.edit_persona_button = QPushButton()
+        self.edit_persona_button.setObjectName("editPersonaButton")
+        self.edit_persona_button.clicked.connect(self.edit_persona)
         self.personas_label = QLabel()
         self.personas_label.setStyleSheet("font-weight:600")
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.addWidget(self.personas_label)
         left_layout.addWidget(self.persona_list)
+        left_layout.addWidget(self.edit_persona_button)
         left_layout.addWidget(self.memory_button)
         left_layout.addWidget(self.model_button)
         left_layout.addWidget(self.new_persona_button)
@@ -171,6 +175,15 @@ class MainWindow(QMainWindow):
         self.model_action = QAction(self)
         self.model_action.triggered.connect(self.edit_models)
         self.file_menu.addAction(self.model_action)
+        self.edit_persona_action = QAction(self)
+        self.edit_persona_action.triggered.connect(self.edit_persona)
+        self.file_menu.addAction(self.edit_persona_action)
+        self.file_menu.addSeparator()
+        self.settings_action = QAction(self)
+        self.settings_action.setShortcut("Ctrl+,")
+        self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)  # macOS: the app menu
+        self.settings_action.triggered.connect(self.show_settings)
+        self.file_menu.addAction(self.settings_action)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
 
@@ -227,6 +240,9 @@ class MainWindow(QMainWindow):
         self.model_button.setText(tr("Model settings…"))
         self.memory_button.setText(tr("Memory…"))
         self.model_action.setText(tr("Model settings…"))
+        self.edit_persona_button.setText(tr("Edit persona…"))
+        self.edit_persona_action.setText(tr("Edit persona…"))
+        self.settings_action.setText(tr("Settings…"))
         self.input.setPlaceholderText(tr("Write a message (Enter sends, Shift+Enter for a new line)"))
         self.send_button.setText(tr("Send"))
         self.prompt_action.setText(tr("Show the prompt…"))
@@ -518,12 +534,84 @@ class MainWindow(QMainWindow):
     # -- settings and lifecycle -------------------------------------------------------------------
     def change_language(self, code: str) -> None:
         self.app.set_language(code)
-        i18n.set_language(code)
-        self.retranslate()
-        from ui.dashboard import DashboardWindow
+        self.show_language(code)
 
-        for dashboard in self.findChildren(DashboardWindow):
-            dashboard.retranslate()
+    def show_language(self, code: str) -> None:
+        """Every window in the new language at once (the setting itself is saved by the caller)."""
+        i18n.set_language(code)
+        action = self.language_actions.get(code)
+        if action is not None:
+            action.setChecked(True)
+        self.retranslate()
+        for window in self.findChildren(QWidget):  # the dashboards, settings, persona editors…
+            if window.isWindow() and hasattr(window, "retranslate"):
+                window.retranslate()
+
+    def show_settings(self) -> None:
+        from ui.settings_dialog import SettingsDialog
+
+        for open_window in self.findChildren(SettingsDialog):
+            if open_window.isVisible():
+                open_window.raise_()
+                open_window.activateWindow()
+                return
+        dialog = SettingsDialog(self.app, self, current_persona=self.current_slug, busy=self._replying_to)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.language_changed.connect(self.show_language)
+        dialog.applied.connect(self._settings_applied)
+        dialog.persona_restored.connect(self._persona_saved)
+        dialog.show()
+
+    def _settings_applied(self) -> None:
+        if self.tray is not None:  # the tray's own check box says the same as the settings
+            self.tray.keep_running_action.blockSignals(True)
+            self.tray.keep_running_action.setChecked(self.app.settings.keep_running_in_tray)
+            self.tray.keep_running_action.blockSignals(False)
+
+    def _replying_to(self, slug: str) -> bool:
+        return self.streaming and slug == self.current_slug
+
+    def edit_persona(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.persona_editor import PersonaEditor
+
+        for open_window in self.findChildren(PersonaEditor):
+            if open_window.slug == self.current_slug and open_window.isVisible():
+                open_window.raise_()
+                open_window.activateWindow()
+                return
+        editor = PersonaEditor(self.app, self.current_slug, self, busy=self._replying_to)
+        editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        editor.saved.connect(self._persona_saved)
+        editor.personas_changed.connect(lambda _slug: self._refresh_keeping_selection())
+        editor.persona_deleted.connect(self._persona_deleted)
+        editor.show()
+
+    def _refresh_keeping_selection(self) -> None:
+        self.refresh_personas()
+        for row in range(self.persona_list.count()):
+            item = self.persona_list.item(row)
+            if item.data(Qt.ItemDataRole.UserRole) == self.current_slug:
+                self.persona_list.setCurrentItem(item)
+                self.current_name = item.data(NAME_ROLE)
+        self.retranslate()
+
+    def _persona_saved(self, slug: str) -> None:
+        """Its name, soul, settings or memory changed: the list shows it, and its conversation reopens."""
+        self._refresh_keeping_selection()
+        if slug == self.current_slug and not self.streaming:
+            self.select_persona(slug)
+
+    def _persona_deleted(self, slug: str, kept: str) -> None:
+        self.refresh_personas()
+        if slug == self.current_slug:
+            self.current_slug = self.current_name = ""
+            try:
+                self.select_persona(self.app.default_persona())
+            except NexusArkError as exc:
+                self.chat.show_placeholder(str(exc))
+        self.statusBar().showMessage(tr("Deleted. A copy is kept in {folder}", folder=kept), 15_000)
 
     def show_about(self) -> None:
         from ui.about_dialog import AboutDialog  # version, build, commit and the licences

@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
+from shiboken6 import isValid
 
 from nexus_ark.errors import NexusArkError
 
@@ -83,6 +84,17 @@ def run_in_background(fn: Call, on_done: OnDone, on_error: OnError) -> None:
         _shared = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ui-task")
     dispatcher = _the_dispatcher()
     _shared.submit(_work(dispatcher.expect(fn, on_done, on_error), dispatcher))
+
+
+def while_open(widget: QObject, callback: OnDone) -> OnDone:
+    """A callback for a window the person may close (and Qt delete) before the worker's result arrives:
+    the result is then dropped instead of reaching a deleted widget."""
+
+    def deliver(value: Any) -> None:
+        if isValid(widget):
+            callback(value)
+
+    return deliver
 
 
 class SerialWorker:

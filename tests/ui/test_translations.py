@@ -26,13 +26,34 @@ def _ui_strings() -> set[str]:
     return found
 
 
+def _form_descriptions() -> set[str]:
+    """The persona editor's form is generated from PersonaSettings: its fields' descriptions are tooltips."""
+    from typing import get_args
+
+    from pydantic import BaseModel
+
+    from nexus_ark.personas.model import PersonaSettings
+
+    def walk(model: type[BaseModel]) -> set[str]:
+        found = set()
+        for field in model.model_fields.values():
+            if field.description:
+                found.add(field.description)
+            for part in (field.annotation, *get_args(field.annotation)):
+                if isinstance(part, type) and issubclass(part, BaseModel):
+                    found |= walk(part)
+        return found
+
+    return walk(PersonaSettings)
+
+
 def _fields(text: str) -> set[str]:
     return {f for _, f, _, _ in string.Formatter().parse(text) if f}
 
 
 def test_every_ui_string_is_translated_and_none_is_stale() -> None:
     catalogue = json.loads(CATALOGUE.read_text(encoding="utf-8"))
-    strings = _ui_strings()
+    strings = _ui_strings() | _form_descriptions()
     assert len(strings) > 20
     assert sorted(strings - catalogue.keys()) == [], "missing Japanese"
     assert sorted(catalogue.keys() - strings) == [], "stale catalogue entries"
