@@ -1,0 +1,49 @@
+"""Run by test_crash_safety in a process of its own, to be killed with SIGKILL: a day's conversation, a
+planned event, then a dream on the bundled model and a chat turn at once. Prints READY once the dream has
+finished a stage and the reply is streaming, then waits to be killed."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from datetime import timedelta
+
+from nexus_ark.app import NexusApp
+from nexus_ark.clock import iso
+from nexus_ark.memory.event_queue import EventQueue
+
+TALK = [
+    "My sister Yui turns twenty on Friday and I made her a blue bowl in pottery class.",
+    "We will celebrate at Trattoria Luna near the station.",
+    "I am nervous about my pastry exam next week.",
+]
+
+
+def main(data_dir: str) -> None:
+    app = NexusApp(data_dir).open()
+    runtime = app.runtime("aria")
+    memory = runtime.memory
+    yesterday = app.clock.now() - timedelta(days=1)
+    for i, text in enumerate(TALK):
+        memory.messages.add(
+            speaker="user", role="user", content=text, created_at=iso(yesterday + timedelta(minutes=i))
+        )
+    EventQueue(memory, app.clock).enqueue(
+        "reminder", {"what": "ask how the exam went"}, key="exam", delay=timedelta(days=2)
+    )
+    stage_done = threading.Event()
+    runtime.start_dream(
+        day=yesterday.astimezone().date(), progress=lambda p: p.index >= 2 and stage_done.set()
+    )
+    stage_done.wait(600)
+    for streamed, _item in enumerate(
+        runtime.send("Tell me a long story about the sea, with many details."), 1
+    ):
+        if streamed == 3:
+            print("READY", flush=True)
+    time.sleep(600)  # the reply may end before the kill: the process stays alive until killed
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

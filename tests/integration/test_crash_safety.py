@@ -1,0 +1,67 @@
+"""kill -9 while a dream and a chat turn run (the bundled model, a real process): at restart no message is
+lost, the reply cut off is marked interrupted, the dream resumes once from its last finished stage, the
+planned event is still pending, and SQLite's integrity check passes."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.app import NexusApp
+from tests.conftest import REPO, subprocess_env
+
+pytestmark = pytest.mark.integration
+
+
+def test_a_crash_during_a_dream_and_a_reply_loses_nothing_and_the_dream_resumes_once(data_dir: Path):
+    child = subprocess.Popen(
+        [sys.executable, "-m", "tests.integration.crash_child", str(data_dir)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=subprocess_env(),
+    )
+    try:
+        deadline = time.monotonic() + 600
+        line = ""
+        while time.monotonic() < deadline and line.strip() != "READY":
+            line = child.stdout.readline()
+            if not line and child.poll() is not None:
+                pytest.fail(f"the child ended early: {child.stderr.read()[-2000:]}")
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+
+    app = NexusApp(data_dir).open()
+    try:
+        runtime = app.runtime("aria")  # recovery, then the interrupted dream is queued to resume
+        memory = runtime.memory
+        assert memory.db.execute("pragma integrity_check").fetchone()[0] == "ok"
+        rows = memory.db.execute("select role, status, content from messages order by id").fetchall()
+        assert [r[2] for r in rows[:3]] == [
+            "My sister Yui turns twenty on Friday and I made her a blue bowl in pottery class.",
+            "We will celebrate at Trattoria Luna near the station.",
+            "I am nervous about my pastry exam next week.",
+        ]
+        assert rows[3][:2] == ("user", "complete") and rows[3][2].startswith("Tell me a long story")
+        reply = rows[4]
+        assert reply[0] == "assistant" and reply[1] in ("interrupted", "complete") and reply[2]
+        assert runtime.queue.wait_idle(600)
+        jobs = memory.db.execute("select state, stages from dream_jobs").fetchall()
+        assert len(jobs) == 1 and jobs[0][0] == "done"
+        begun = [e.summary for e in memory.activity.query(kinds=["dream"], limit=100)]
+        assert sum("began" in s for s in begun) == 1 and sum("resumed" in s for s in begun) == 1
+        assert sum(s.startswith("stage insight") or "insight:" in s for s in begun) <= 1
+        (event,) = memory.db.execute("select state, key from events").fetchall()
+        assert event == ("pending", "exam")
+        assert memory.db.execute("select count(*) from insights").fetchone()[0] <= 1  # not written twice
+    finally:
+        app.close()
