@@ -53,7 +53,8 @@ api_key = "${OPENAI_API_KEY}"
 def _english_and_the_desktop_look():
     i18n.set_language("en")
     yield
-    theme.apply_appearance("system", 0)
+    if QApplication.instance() is not None:
+        theme.apply_appearance("system", 0)
     i18n.set_language("en")
 
 
@@ -269,3 +270,32 @@ def test_main_window_opens_settings_and_editor_and_a_language_switch_reaches_eve
     finally:
         window.close()
         app.close()
+
+
+@pytest.mark.integration
+def test_the_app_starts_with_the_saved_theme_and_text_size(data_dir: Path, tmp_path: Path) -> None:
+    """A fresh process, as a person starts it: the window opens dark and at 15 pt (and quits by itself)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import subprocess_env
+
+    data_dir.mkdir(parents=True)
+    (data_dir / "config.toml").write_text('theme = "dark"\nfont_size = 15\n', encoding="utf-8")
+    seen = tmp_path / "seen.txt"
+    code = (
+        "import sys\nfrom PySide6.QtWidgets import QApplication\nfrom ui import theme\n"
+        "from ui.application import run_window\n"
+        "code = run_window(sys.argv[1])\n"
+        "open(sys.argv[2], 'w').write(f'{code} {theme.is_dark()} {QApplication.font().pointSize()}')\n"
+    )
+    env = subprocess_env(QT_QPA_PLATFORM="offscreen", NEXUS_ARK_QUIT_AFTER_MS="1500")
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(data_dir), str(seen)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert seen.read_text(encoding="utf-8") == "0 True 15"
