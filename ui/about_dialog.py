@@ -56,6 +56,7 @@ class AboutDialog(QDialog):
 
         self.licences = QListWidget()
         self.licences.setObjectName("licenceList")
+        self.licences.setWordWrap(True)  # "SmolLM2-135M-Instruct (bundled chat model) — Apache-2.0" in full
         for licence in (*about.MODEL_LICENCES, *about.OTHER_LICENCES):
             item = QListWidgetItem(f"{licence.title} — {licence.spdx}")
             item.setData(KIND_ROLE, licence.file)
@@ -73,7 +74,7 @@ class AboutDialog(QDialog):
         splitter.addWidget(self.licences)
         splitter.addWidget(self.licence_text)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([260, 520])
+        splitter.setSizes([300, 520])
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
 
