@@ -380,14 +380,19 @@ def test_upgrade_keeps_history_and_memory_and_newer_data_is_refused(clean_machin
     future = HOME / "future"
     shutil.copytree(DATA, future)
     future_db = future / "personas" / "aria" / "memory.db"
-    with sqlite3.connect(
-        future_db
-    ) as conn:  # sqlite-utils' migration record (nexus_ark/memory/migrations.py)
+    # sqlite-utils' migration record (nexus_ark/memory/migrations.py), written and checkpointed into the
+    # main file so that the bytes compared below are the whole database.
+    conn = sqlite3.connect(future_db)
+    try:
         (migration_set,) = conn.execute("SELECT migration_set FROM _sqlite_migrations LIMIT 1").fetchone()
-        conn.execute(
-            "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, ?)",
-            (migration_set, "m999_from_a_newer_version", "2030-01-01T00:00:00"),
-        )
+        with conn:
+            conn.execute(
+                "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES (?, ?, ?)",
+                (migration_set, "m999_from_a_newer_version", "2030-01-01T00:00:00"),
+            )
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        conn.close()
     subprocess.run(["chown", "-R", f"{USER}:{USER}", str(future)], check=True)
     frozen = future_db.read_bytes()
     refused = as_user(
@@ -421,13 +426,18 @@ def test_cold_start_installed_vs_source(clean_machine, xvfb, out_dir) -> None:
     results: dict[str, list[dict]] = {"installed": [], "source": []}
     src_home = out_dir / "source-data"
     shutil.rmtree(src_home, ignore_errors=True)
-    for _ in range(2):
-        results["installed"].append(launch_until_shown(["nexus-ark"], xvfb))
-        results["source"].append(
-            launch_until_shown(
-                [str(source_python), "-m", "ui"], xvfb, as_root=True, NEXUS_ARK_HOME=str(src_home)
-            )
-        )
+    installed = (lambda: launch_until_shown(["nexus-ark"], xvfb), "installed")
+    source = (
+        lambda: launch_until_shown(
+            [str(source_python), "-m", "ui"], xvfb, as_root=True, NEXUS_ARK_HOME=str(src_home)
+        ),
+        "source",
+    )
+    # Three rounds, the order alternating (the first launch of each has an empty data folder to seed).
+    for first, second in ((installed, source), (source, installed), (installed, source)):
+        for launch, name in (first, second):
+            results[name].append(launch())
+    results["load_average"] = [round(x, 2) for x in os.getloadavg()]  # type: ignore[assignment]
     print(json.dumps(results, indent=1))
     (out_dir / "cold-start.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
-    assert all(run["shown_s"] < 60 for runs in results.values() for run in runs)
+    assert all(run["shown_s"] < 60 for name in ("installed", "source") for run in results[name])
