@@ -197,3 +197,45 @@ def test_one_context_still_answers_requests_in_turn(bundled_model: Path) -> None
         assert [s.context if s else None for s in (first, between, second)] == [0, 0, 0]
     finally:
         backend.close()
+
+
+def test_a_long_prompt_stops_during_its_evaluation_and_the_persons_request_goes_first(
+    backend: LlamaCppBackend,
+) -> None:
+    """A background request with a long prompt (a dream's material) is cancelled while llama.cpp still
+    evaluates it: it ends without a word, and the person's request, queued meanwhile, is answered."""
+    from nexus_ark.providers.base import model_priority
+
+    material = " ".join(
+        f"Note {i}: Yui made a blue bowl in pottery class on a rainy day." for i in range(18)
+    )
+    cancel = threading.Event()
+    background: list = []
+
+    def dream() -> None:
+        with model_priority(1):
+            background.extend(
+                backend.stream_chat(
+                    [
+                        ChatMessage(role="system", content=material),
+                        ChatMessage(role="user", content="Reflect."),
+                    ],
+                    GenerationParams(max_tokens=32),
+                    cancel,
+                )
+            )
+
+    worker = threading.Thread(target=dream)
+    worker.start()
+    worker.join(0.3)  # queued and being evaluated (some 800 tokens: longer than this here)
+    cancel.set()
+    reply = "".join(
+        c.text
+        for c in backend.stream_chat(
+            [ChatMessage(role="user", content="Hi!")], GenerationParams(max_tokens=8)
+        )
+    )
+    worker.join(60)
+    assert reply.strip()
+    assert [c.finish_reason for c in background if c.finish_reason] == ["cancelled"]
+    assert not "".join(c.text for c in background)  # stopped before its first word
