@@ -25,6 +25,7 @@ from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStatus, MessageStore,
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import ConversationSummary, Summaries
 from nexus_ark.mind.emotion import EmotionDetector, EmotionReading
+from nexus_ark.mind.emotion_confirm import confirm_emotion, is_better_than_bundled
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.embedders import Embedder
@@ -131,6 +132,9 @@ class ChatSession:
         self._background = threading.Lock()  # compression and conversation ends, one at a time
         # Set by interrupt_background(): a compression the user's next message would wait for gives way.
         self._background_cancel = threading.Event()
+        # The last message's emotion as the head read it, for the internal model's second opinion after
+        # the reply (mind.emotion_confirm): (message id, text, reading).
+        self._unconfirmed: tuple[int, str, EmotionReading] | None = None
 
     @property
     def model_name(self) -> str:
@@ -504,12 +508,47 @@ class ChatSession:
             self._embedder_retry_at = time.monotonic() + EMBEDDER_RETRY_S
             return 0
 
+    def confirm_emotion(self) -> EmotionReading | None:
+        """The internal model's second opinion on the last message's emotion, when it is a better reader
+        than the bundled model (mind.emotion_confirm): a changed reading replaces the first in the emotion
+        log, and the timeline says so. Gives way to the person's next turn; never raises."""
+        pending, self._unconfirmed = self._unconfirmed, None
+        if pending is None or self._background_cancel.is_set():
+            return None
+        message_id, text, first = pending
+        try:
+            internal = self.internal_backend()
+            if not is_better_than_bundled(internal):
+                return None
+            reading = confirm_emotion(internal, text, first, timeout_s=8.0, give_way=self._background_cancel)
+            if reading.label != first.label:
+                with self.memory.db.atomic():
+                    self.memory.components.revise_emotion(message_id, reading.label, reading.value)
+                    self.memory.activity.append(
+                        "emotion",
+                        f"{reading.label} ({reading.value:+.2f}), not {first.label}: the internal model's "
+                        f"reading of {text[:80]}",
+                        message_id=message_id,
+                        data={
+                            "label": reading.label,
+                            "value": reading.value,
+                            "confidence": reading.confidence,
+                            "revised_from": first.label,
+                            "by": internal.model_id,
+                        },
+                    )
+            return reading
+        except Exception as exc:  # the head's reading stands
+            log.warning("emotion confirmation skipped: %s", exc)
+            return None
+
     def after_turn(self) -> None:
         """Work that follows a reply and must not delay it: vectors for the new messages, the owner's hook
         (the drives recomputed, a backup after the first turn of a day), then compression when due, last
         because it is the long one and gives way to the next send. Call it after the reply is shown, off
         the UI thread."""
         self.embed_new_memories()
+        self.confirm_emotion()
         if self._after_turn is not None:
             try:
                 self._after_turn()
@@ -537,6 +576,7 @@ class ChatSession:
                 self.memory.activity.message(user_id, USER_SPEAKER, text, role="user")
                 if feeling is not None:
                     self._log_emotion(feeling, user_id, text)
+            self._unconfirmed = (user_id, text, feeling) if feeling is not None else None
             self._index(user_id, USER_SPEAKER, text)
         except sqlite.Error as exc:
             # Nothing was sent to the model: the caller still holds the text and can offer it again.

@@ -516,6 +516,16 @@ class Components:
                 [entry.timestamp, entry.emotion, entry.value, entry.snippet[:200], entry.message_id],
             )
 
+    def revise_emotion(self, message_id: int, emotion: str, value: float) -> bool:
+        """A better reading of a message's emotion (the internal model's second opinion) replaces the
+        first in the log; returns whether there was one to revise."""
+        with self.db.atomic():
+            cur = self.db.execute(
+                "update emotion_log set emotion = ?, value = ? where message_id = ?",
+                [emotion, value, message_id],
+            )
+        return cur.rowcount > 0
+
     def emotions(self, since: str | None = None) -> list[EmotionEntry]:
         rows = self.db.execute(
             "select timestamp, emotion, value, snippet, message_id from emotion_log "

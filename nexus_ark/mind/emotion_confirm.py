@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from pydantic import BaseModel, Field
 
@@ -100,10 +101,12 @@ def confirm_emotion(
     reading: EmotionReading,
     *,
     timeout_s: float = 10.0,
+    give_way: threading.Event | None = None,
 ) -> EmotionReading:
     """The head's reading confirmed or corrected by `backend`; the reading unchanged (and the reason
-    logged) when the backend answers garbage, fails, or takes longer than timeout_s. Blocks at most
-    about timeout_s: run it where that wait is acceptable (after the reply, or off the UI thread)."""
+    logged) when the backend answers garbage, fails, or takes longer than timeout_s, or when `give_way` is set
+    (the person's next turn comes first). Blocks at most about timeout_s: run it where that wait is
+    acceptable (after the reply, or off the UI thread)."""
     if not text.strip():
         return reading
     cancel = threading.Event()
@@ -128,7 +131,12 @@ def confirm_emotion(
     # the cancel event then stops the generation at its next token.
     worker = threading.Thread(target=ask, name="emotion-confirm", daemon=True)
     worker.start()
-    worker.join(timeout_s)
+    deadline = time.monotonic() + timeout_s
+    while worker.is_alive() and time.monotonic() < deadline:
+        worker.join(0.05)
+        if give_way is not None and give_way.is_set():
+            cancel.set()
+            return reading
     if worker.is_alive():
         cancel.set()
         log.warning("emotion confirmation by %s timed out after %.1f s", backend.describe(), timeout_s)
