@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
-from nexus_ark.personas.store import Persona
+from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.registry import default_factory
 from nexus_ark.runtime.life import tick
 from nexus_ark.runtime.scripted_mind import ScriptedMind
@@ -79,9 +79,10 @@ class SimulationReport(BaseModel):
     seconds: float = 0.0
 
 
-def _db_bytes(persona: Persona) -> int:
-    path = persona.memory_path
-    return sum(p.stat().st_size for p in (path, path.with_name(path.name + "-wal")) if p.exists())
+def _db_bytes(memory: MemoryStore) -> int:
+    """The database's own size (pages in use and free), not the write-ahead log's, which comes and goes."""
+    pages = memory.db.execute("pragma page_count").fetchone()[0]
+    return int(pages * memory.db.execute("pragma page_size").fetchone()[0])
 
 
 def simulate(
@@ -162,7 +163,7 @@ def simulate(
                         clock.advance(60)
                 tick(runtime)
                 runtime.queue.wait_idle()
-            report.db_bytes.append(_db_bytes(persona))
+            report.db_bytes.append(runtime.queue.call("size", lambda: _db_bytes(runtime.memory)))
             if progress is not None:
                 progress(day + 1, report)
         memory = runtime.memory

@@ -101,6 +101,11 @@ def current(
     )
 
 
+# Scheduled recomputations record a history point only when some drive moved at least this much.
+QUIET_TRIGGERS = ("schedule", "heartbeat")
+HISTORY_STEP = 0.02
+
+
 def recompute(
     memory: MemoryStore,
     now: datetime,
@@ -115,7 +120,10 @@ def recompute(
     db = memory.db
     with db.atomic():
         before = {d.name: d for d in memory.components.drives()}
-        previous = db.execute("select dominant from drive_history order by id desc limit 1").fetchone()
+        previous = db.execute(
+            "select dominant, boredom, curiosity, goal_achievement, devotion from drive_history "
+            "order by id desc limit 1"
+        ).fetchone()
         for name in DRIVES:
             level = report.drives[name]
             memory.components.set_drive(
@@ -127,18 +135,29 @@ def recompute(
                     updated_at=iso(now),
                 )
             )
-        db.execute(
-            "insert into drive_history (time, trigger, boredom, curiosity, goal_achievement, devotion, "
-            "dominant, narrative, inputs) values (?,?,?,?,?,?,?,?,?)",
-            [
-                iso(now),
-                trigger,
-                *(report.drives[n].level for n in DRIVES),
-                report.dominant,
-                report.narrative,
-                json.dumps({n: report.drives[n].inputs for n in DRIVES}, ensure_ascii=False),
-            ],
+        # A clock-driven look (the scheduler's, every quarter hour) that finds the drives where they were
+        # adds no history point: the history stays a record of change, not of time passing.
+        still = (
+            trigger in QUIET_TRIGGERS
+            and previous is not None
+            and all(
+                abs(old - report.drives[n].level) < HISTORY_STEP
+                for n, old in zip(DRIVES, previous[1:], strict=True)
+            )
         )
+        if not still:
+            db.execute(
+                "insert into drive_history (time, trigger, boredom, curiosity, goal_achievement, devotion, "
+                "dominant, narrative, inputs) values (?,?,?,?,?,?,?,?,?)",
+                [
+                    iso(now),
+                    trigger,
+                    *(report.drives[n].level for n in DRIVES),
+                    report.dominant,
+                    report.narrative,
+                    json.dumps({n: report.drives[n].inputs for n in DRIVES}, ensure_ascii=False),
+                ],
+            )
         crossed = [
             n
             for n in DRIVES

@@ -306,3 +306,20 @@ def test_the_persona_sets_and_moves_its_goals_with_tools_and_the_goal_drive_foll
     assert memory.components.goal(goal_id).progress_notes == ["asked her today", "3 Dec"]
     assert state.current(memory, clock.now()).drives["goal_achievement"].level == 0
     assert "error" in box.run(ToolCall(id="5", name="set_goal", arguments={"goal": " ", "term": "short"}))
+
+
+def test_the_schedules_quarter_hourly_looks_record_history_only_when_a_drive_moved(
+    memory: MemoryStore, clock: FixedClock
+):
+    memory.messages.add(speaker="user", role="user", content="Bye for now!", created_at=iso(clock.now()))
+    state.recompute(memory, clock.now(), trigger="interaction")
+    clock.advance(12 * 3600)
+    state.recompute(memory, clock.now(), trigger="schedule")  # half a day away: boredom moved, recorded
+    for _ in range(4):  # an hour more of quarter-hourly looks: boredom moves 0.01 in all, nothing recorded
+        clock.advance(15 * 60)
+        state.recompute(memory, clock.now(), trigger="schedule")
+    assert [p.trigger for p in state.history(memory)] == ["interaction", "schedule"]
+    assert memory.components.drives()[0].updated_at == iso(clock.now())  # the current levels always update
+    clock.advance(12 * 3600)
+    state.recompute(memory, clock.now(), trigger="schedule")
+    assert [p.trigger for p in state.history(memory)] == ["interaction", "schedule", "schedule"]
