@@ -76,6 +76,24 @@ class Probe:
         }
 
 
+def _time_handlers(window: MainWindow) -> dict[str, list[float]]:
+    """How long the window's own handlers run on the main thread (wrapped before they are connected)."""
+    seen: dict[str, list[float]] = {}
+    for owner, name in ((window.chat, "append_stream"), (window.chat, "end_stream"), (window.life, "apply")):
+        original = getattr(owner, name)
+        seen[name] = []
+
+        def timed(*args, _original=original, _name=name):
+            started = time.perf_counter()
+            try:
+                return _original(*args)
+            finally:
+                seen[_name].append(time.perf_counter() - started)
+
+        setattr(owner, name, timed)
+    return seen
+
+
 def spin(qt: QApplication, until, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not until() and time.monotonic() < deadline:
@@ -101,6 +119,7 @@ def run(messages: int) -> dict:
             time.sleep(0.001)
         baseline = probe.stop()
 
+        handlers = _time_handlers(window)
         runtime = app.runtime("aria")
         yesterday = app.clock.now() - timedelta(days=1)
         for i, text in enumerate(YESTERDAY):
@@ -136,6 +155,7 @@ def run(messages: int) -> dict:
         "first_token_wait_s": waits,
         "median_first_token_s": statistics.median([w for w in waits if w is not None]) if waits else None,
         "dream_s": round(dream_s, 1),
+        "slowest_handlers_ms": {k: round(max(v) * 1000, 1) for k, v in handlers.items() if v},
         "cpus": os.cpu_count(),
     }
 

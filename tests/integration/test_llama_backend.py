@@ -206,9 +206,7 @@ def test_a_long_prompt_stops_during_its_evaluation_and_the_persons_request_goes_
     evaluates it: it ends without a word, and the person's request, queued meanwhile, is answered."""
     from nexus_ark.providers.base import model_priority
 
-    material = " ".join(
-        f"Note {i}: Yui made a blue bowl in pottery class on a rainy day." for i in range(18)
-    )
+    material = " ".join(f"Note {i}: Yui made a blue bowl in pottery class on a rainy day." for i in range(18))
     cancel = threading.Event()
     background: list = []
 
