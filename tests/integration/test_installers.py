@@ -476,3 +476,20 @@ def test_cold_start_installed_vs_source(clean_machine, xvfb, out_dir) -> None:
     print(json.dumps(results, indent=1))
     (out_dir / "cold-start.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     assert all(run["shown_s"] < 60 for name in ("installed", "source") for run in results[name])
+
+
+def test_portable_tarball_runs_from_where_it_is_unpacked(clean_machine, xvfb) -> None:
+    """The .tar.gz, unpacked into the test user's home: the command line and the window run from there."""
+    tarballs = sorted((REPO / "dist").glob(f"{PACKAGE}-*-linux-*.tar.gz"))
+    if not tarballs:
+        pytest.skip("no dist/nexus-ark-*-linux-*.tar.gz: build it with scripts/build_linux.sh")
+    tarball = tarballs[-1]
+    _sh(["runuser", "-u", USER, "--", "tar", "-C", str(HOME), "-xzf", str(tarball)])
+    (folder,) = HOME.glob("nexus-ark-*")
+    assert (folder / "README.txt").is_file() and (folder / "nexus-ark.png").is_file()
+    app = str(folder / "nexus-ark")
+    reply = as_user([app, "chat", "--persona", "aria"], stdin="Hello!\n")
+    assert reply.stdout.strip(), reply.stderr
+    assert (DATA / "personas" / "aria" / "memory.db").is_file()  # the same data folder as the .deb uses
+    timing = launch_until_shown([app], xvfb)
+    assert timing["shown_s"] < 60
