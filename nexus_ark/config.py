@@ -97,15 +97,30 @@ def load_toml_model(path: Path, model: type[M]) -> M:
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
+        newer = any(e["type"] == "extra_forbidden" for e in exc.errors())
         raise ConfigError(
             describe_validation_error(path, exc),
-            hint="Fix the fields named above; nothing was changed or overwritten.",
+            hint=(
+                "A setting this version does not know may have been written by a newer version of Nexus Ark: "
+                "update Nexus Ark, or remove that setting. "
+                if newer
+                else ""
+            )
+            + "Fix the fields named above; nothing was changed or overwritten.",
         ) from exc
 
 
 def save_toml_model(path: Path, data: BaseModel) -> None:
-    """Write atomically: a full disk or a crash leaves the previous file whole."""
-    _write_atomically(path, tomli_w.dumps(data.model_dump(mode="json", exclude_none=True)))
+    """Write atomically: a full disk or a crash leaves the previous file whole. Top-level settings this
+    version does not know (written by a newer Nexus Ark) are kept as they were, not dropped."""
+    values = data.model_dump(mode="json", exclude_none=True)
+    try:
+        existing = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    except (OSError, tomllib.TOMLDecodeError):
+        existing = {}
+    known = set(type(data).model_fields)
+    values.update({k: v for k, v in existing.items() if k not in known})
+    _write_atomically(path, tomli_w.dumps(values))
 
 
 def edit_toml_file(path: Path, changes: Mapping[str, Any], model: type[M]) -> M:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import errno
 import os
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,26 @@ def test_edit_in_place_refuses_invalid_changes_and_writes_nothing(tmp_path: Path
     assert path.read_text(encoding="utf-8") == original
     edit_toml_file(path, {"last_persona": "hikari"}, AppSettings)
     assert path.read_text(encoding="utf-8") == original + 'last_persona = "hikari"\n'
+
+
+def test_a_setting_from_a_newer_version_survives_this_version_saving_its_own(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('future_setting = "kept"\nlanguage = "ja"\n\n[future_table]\nx = 1\n', encoding="utf-8")
+    settings = load_app_settings(path)
+    settings.last_persona = "aria"  # the older version saves (choosing a persona does)
+    save_toml_model(path, settings)
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert raw["future_setting"] == "kept" and raw["future_table"] == {"x": 1}
+    assert raw["last_persona"] == "aria" and load_app_settings(path).language == "ja"
+    assert isinstance(settings, AppSettings)
+
+
+def test_an_unknown_key_in_a_model_table_is_refused_saying_a_newer_version_may_have_written_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[embedder.timeouts]\nfuture_setting = 3\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_app_settings(path)
+    assert "future_setting" in str(caught.value) and "newer version" in caught.value.hint
+    assert path.read_text(encoding="utf-8") == "[embedder.timeouts]\nfuture_setting = 3\n"
