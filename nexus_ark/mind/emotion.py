@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from nexus_ark.errors import ModelError
-from nexus_ark.mind.features import lexical_features
+from nexus_ark.mind.features import CHAR_MIN_WORD, CHAR_NS, is_japanese, lexical_features
 from nexus_ark.mind.labels import LABELS, VALUES, EmotionName
 from nexus_ark.providers.embedders import Embedder, default_embedder
 
@@ -43,8 +43,9 @@ def head_path() -> Path:
 
 
 class EmotionHead:
-    """Softmax from an L2-normalized embedding (optionally through one hidden ReLU layer) plus a linear term
-    on the text's hashed words (features.py), over LABELS or over finer labels summed into them (`G`)."""
+    """Softmax from an L2-normalized embedding (optionally through one hidden ReLU layer; for Japanese text
+    plus a Japanese-only linear term) and a linear term on the text's hashed words (features.py), over
+    LABELS or over finer labels summed into them (`G`)."""
 
     def __init__(self, path: Path) -> None:
         try:
@@ -63,9 +64,18 @@ class EmotionHead:
         self.bias = arrays["b"].astype(np.float32)
         self.hidden_weight = arrays["W1"].astype(np.float32) if "W1" in arrays else None
         self.hidden_bias = arrays["b1"].astype(np.float32) if "b1" in arrays else None
+        # A Japanese-only correction of the embedding term (trained on the written Japanese seed): added
+        # for texts with kana or kanji, so the Japanese seed need not bend the map English is read with.
+        self.japanese_weight = arrays["Wj"].astype(np.float32) if "Wj" in arrays else None
+        self.japanese_bias = arrays["bj"].astype(np.float32) if "bj" in arrays else None
         self.lexical = arrays["lex"].astype(np.float32) if "lex" in arrays else None  # (buckets, outputs)
         if self.lexical is not None and "lex_scale" in arrays:  # stored as int8, one scale per output
             self.lexical *= arrays["lex_scale"].astype(np.float32)
+        # The character n-grams the head was trained with (features.py); older heads name none.
+        self.char_ns = tuple(int(n) for n in arrays["lex_char_ns"]) if "lex_char_ns" in arrays else CHAR_NS
+        self.char_min_word = (
+            int(arrays["lex_char_min_word"]) if "lex_char_min_word" in arrays else CHAR_MIN_WORD
+        )
         # A head trained on finer classes (GoEmotions' 28 + 3) sums their probabilities into LABELS.
         self.groups = arrays["G"].astype(np.float32) if "G" in arrays else None
 
@@ -79,8 +89,11 @@ class EmotionHead:
         if self.hidden_weight is not None:
             x = np.maximum(x @ self.hidden_weight + self.hidden_bias, 0.0)
         logits = x @ self.weight + self.bias
+        if self.japanese_weight is not None and is_japanese(text):
+            logits += np.asarray(embedding, np.float32).reshape(1, -1) @ self.japanese_weight
+            logits += self.japanese_bias
         if self.lexical is not None:
-            index, values = lexical_features(text, self.lexical.shape[0])
+            index, values = lexical_features(text, self.lexical.shape[0], self.char_ns, self.char_min_word)
             logits += values @ self.lexical[index]
         logits -= logits.max(axis=1, keepdims=True)
         exp = np.exp(logits)
