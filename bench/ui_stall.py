@@ -146,6 +146,8 @@ def run(messages: int) -> dict:
         spin(qt, dream_done.is_set, 600)
         dream_s = time.monotonic() - dream_started
         busy = probe.stop()
+        # The turns' own stages (after their wait in the queue), read once the probe has stopped.
+        timings = [m.meta.get("timings", {}) for m in runtime.history(20) if m.role == "assistant"]
         window.close()
         app.close()
     return {
@@ -153,6 +155,7 @@ def run(messages: int) -> dict:
         "baseline": baseline,
         "dream_and_chat": busy,
         "first_token_wait_s": waits,
+        "turn_timings_s": timings,
         "median_first_token_s": statistics.median([w for w in waits if w is not None]) if waits else None,
         "dream_s": round(dream_s, 1),
         "slowest_handlers_ms": {k: round(max(v) * 1000, 1) for k, v in handlers.items() if v},

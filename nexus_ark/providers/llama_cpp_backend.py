@@ -45,7 +45,7 @@ _DONE = object()
 _CLOSE = 1 << 30  # after every request already queued
 # The prompt is evaluated in steps of this many tokens, with a look at the request's cancel flag between
 # them: a long prompt (a dream's material) stops within a step when the person's turn is waiting.
-PREFILL_STEP = 512  # llama.cpp's own batch: smaller steps slowed a 3,000-token prompt about 2x here
+PREFILL_STEP = 256  # on 2 busy cores ~1 s a step; 128 was slower overall, 256 no slower than llama.cpp's 512
 
 
 class _Cancelled(Exception):
