@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 import shutil
 import tempfile
+import time as wall
 from collections.abc import Callable
 from datetime import datetime, time, timedelta
 from pathlib import Path
@@ -23,6 +24,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.registry import default_factory
+from nexus_ark.runtime.autonomy import in_quiet_hours
 from nexus_ark.runtime.life import tick
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 
@@ -97,10 +99,6 @@ def simulate(
     work_dir: Path | None = None,
 ) -> SimulationReport:
     """Run the persona in `persona_folder` (copied: the original is not touched) for `days` days."""
-    import time as wall
-
-    from nexus_ark.runtime.autonomy import in_quiet_hours
-
     began = wall.monotonic()
     rng = random.Random(seed)
     local_tz = datetime.now().astimezone().tzinfo

@@ -429,7 +429,9 @@ class ChatSession:
             return None
         return self.end_conversation()
 
-    def preview_prompt(self, text: str, history: list[StoredMessage] | None = None) -> BuiltPrompt:
+    def preview_prompt(
+        self, text: str, history: list[StoredMessage] | None = None, *, feelings: str | None = None
+    ) -> BuiltPrompt:
         """The prompt a message would be sent with, and each section's tokens (the model's tokenizer where
         it is local). Stores nothing: a dry run may use a read-only memory. Raises NexusArkError when the
         stable sections alone cannot fit the model's context."""
@@ -442,6 +444,8 @@ class ChatSession:
         history = self._after_summary(history)
         started = time.perf_counter()
         memory = self._memory_context(text, history)
+        if feelings is not None:  # a message written first carries the full internal state instead
+            memory.feelings = feelings
         recalled_at = time.perf_counter()
         # The loaded model's context where the backend knows it (a --model override), else the persona's.
         context_size = getattr(self.backend, "n_ctx", None) or self.persona.settings.model.context_size
@@ -793,20 +797,7 @@ class ChatSession:
         a turn's feelings go; `instruction` says what moves it to write (a drive, a routine's task, an event
         it planned); `reason` is stored with the message as meta["autonomous"] and shown beside it."""
         with self._persons_turn():
-            limit = self.persona.settings.conversation.history_messages
-            history = self._after_summary(self.memory.messages.recent(self.room, limit))
-            memory = self._memory_context(instruction, history)
-            memory.feelings = state
-            context_size = getattr(self.backend, "n_ctx", None) or self.persona.settings.model.context_size
-            built = build_prompt(
-                self.persona,
-                history,
-                instruction,
-                memory,
-                count=self.backend.count_tokens,
-                context_size=context_size,
-                max_tokens=self.persona.settings.model.max_tokens,
-            )
+            built = self.preview_prompt(instruction, feelings=state)
             reply = _Reply(started=time.perf_counter())
             reply.meta["autonomous"] = reason
             params = self.persona.settings.model.generation_params()

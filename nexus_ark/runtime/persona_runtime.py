@@ -109,29 +109,30 @@ class PersonaRuntime:
     def session(self) -> ChatSession:
         """The conversation, opened on first use (loads the chat model). On the queue's thread only."""
         if self._session is None:
-            persona = self.persona
-            backend = self.host.chat_backend(persona)
-            embedder, problem = self.host.embedder()
-            self._session = ChatSession(
-                persona,
-                self.memory,
-                backend,
-                embedder=embedder,
-                recall_problem=problem,
-                after_turn=self._after_turn_hook,
-                emotions=self.host.emotions,
-                internal=lambda: self.host.internal_backend(persona),
-            )
-            if embedder is not None:
-                self.host.embed_in_background(self.slug, embedder)
+            self._session = self._open_session(self.host.chat_backend(self.persona))
         return self._session
+
+    def _open_session(self, backend: ChatBackend) -> ChatSession:
+        persona = self.persona
+        embedder, problem = self.host.embedder()
+        session = ChatSession(
+            persona,
+            self.memory,
+            backend,
+            embedder=embedder,
+            recall_problem=problem,
+            after_turn=self._after_turn_hook,
+            emotions=self.host.emotions,
+            internal=lambda: self.host.internal_backend(persona),
+        )
+        if embedder is not None:
+            self.host.embed_in_background(self.slug, embedder)
+        return session
 
     def use_backend(self, backend: ChatBackend) -> ChatSession:
         """Talk on another chat model from now on (a --model override). On the queue's thread."""
-        self._session = None
-        session = self.session()
-        session.backend = backend
-        return session
+        self._session = self._open_session(backend)  # never loads the persona's own model first
+        return self._session
 
     def reload_persona(self) -> None:
         """persona.toml or persona.md changed: the next turn uses them (a running turn finishes as it was)."""

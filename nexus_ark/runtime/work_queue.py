@@ -203,7 +203,7 @@ class WorkQueue:
                 result = item.fn(item.cancel)
                 again = result is AGAIN and not item.abandoned
                 if not again:
-                    item.result = result
+                    item.result = None if result is AGAIN else result
             except BaseException as exc:  # reported to whoever waits on the item
                 if item.priority == BACKGROUND:
                     log.warning("%s: background work %s failed: %s", self.name, item.name, exc)

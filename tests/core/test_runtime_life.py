@@ -357,3 +357,22 @@ def test_thirty_simulated_days_dream_plan_and_write_first_within_the_rules_with_
     assert all(b - a >= timedelta(minutes=180) for a, b in itertools.pairwise(drive_times))
     growth = [b - a for a, b in itertools.pairwise(report.db_bytes)]
     assert max(growth) < 1_000_000 and sum(growth[-10:]) <= 2 * sum(growth[:10]) + 200_000
+
+
+def test_a_model_override_never_loads_the_personas_own_model_first(data_dir: Path):
+    """`nexus-ark chat --model X` on a persona whose own model cannot be loaded (a missing file, a server
+    that is down) talks on X."""
+    from nexus_ark.errors import ModelError
+
+    def factory(config):
+        if config.spec != "ollama:tiny":
+            raise ModelError(f"{config.spec or 'the default model'} is not here")
+        return ScriptedMind("ollama:tiny")
+
+    app = NexusApp(data_dir, clock=FixedClock(NOON), backend_factory=factory).open()
+    try:
+        session = app.session("aria", model_override="ollama:tiny")
+        assert session.backend.model_id == "ollama:tiny"
+        assert "".join(getattr(i, "text", "") for i in app.runtime("aria").send("Hello there")).strip()
+    finally:
+        app.close()
