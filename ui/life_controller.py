@@ -67,6 +67,7 @@ class LifeController(QObject):
                 window.current_name,
                 "assistant",
                 payload["text"],
+                timestamp=(payload.get("reason") or {}).get("time"),  # when it was written, not now
                 why=why_line(payload.get("reason") or {}),
             )
         if shown and window.isVisible() and not window.isMinimized():

@@ -106,9 +106,10 @@ class ScriptedMind(ChatBackend):
     def _reply(self, messages: Sequence[ChatMessage]) -> str:
         last = next((m.content for m in reversed(messages) if m.role == "user"), "")
         if "write to the person first" in last or "自分から話しかける" in last:
-            topic = _topic(_material(messages)) or "you"
+            topic = _topic(_material(messages))
             if "自分から" in last:
-                return f"ねえ、{topic}のことを考えていたよ。元気にしてる？"
+                return f"ねえ、{topic or 'あなた'}のことを考えていたよ。元気にしてる？"
+            topic = topic or "you"
             return f"Hi! I was thinking about {topic}. How are you doing today?"
         if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", last):
             return "うん、聞いているよ。もっと聞かせて。"
