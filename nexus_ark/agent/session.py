@@ -645,7 +645,7 @@ class ChatSession:
                         reply.reply_id = store.add(
                             speaker=self.persona.slug,
                             role="assistant",
-                            content="",
+                            content=event.text,  # a crash from here on leaves at least the first words
                             room=self.room,
                             status="streaming",
                             version_of=reply.version_of,
