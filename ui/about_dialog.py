@@ -20,37 +20,31 @@ from PySide6.QtWidgets import (
 )
 
 from nexus_ark import about
-from ui.i18n import tr
+from ui.i18n import FollowsLanguage, tr
 from ui.tasks import run_in_background
 
 THIRD_PARTY = "third-party"
 KIND_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-class AboutDialog(QDialog):
+class AboutDialog(QDialog, FollowsLanguage):
+    """Every text is set through follow(): a language switch (from the settings, left open beside this
+    dialog) shows them all again in the new language."""
+
     def __init__(self, data_dir: Path | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("aboutDialog")
-        self.setWindowTitle(tr("About Nexus Ark"))
+        self.follow(lambda: self.setWindowTitle(tr("About Nexus Ark")))
         self.info = about.build_info()
         self._texts: dict[str, str] = {}
 
         title = QLabel(f"<b>Nexus Ark {self.info.version}</b>")
         title.setObjectName("aboutTitle")
-        tagline = QLabel(tr("A companion that lives on your own computer."))
-        built = (
-            tr("Running from source")
-            if self.info.from_source
-            else tr("Built {date}", date=self.info.build_date)
-        )
-        details = [
-            tr("Version {version}", version=self.info.version),
-            built,
-            tr("Commit {commit}", commit=self.info.commit or tr("unknown")),
-        ]
-        if data_dir is not None:
-            details.append(tr("Data folder: {path}", path=str(data_dir)))
-        self.details = QLabel("\n".join(details))
+        tagline = QLabel()
+        self.follow(lambda: tagline.setText(tr("A companion that lives on your own computer.")))
+        self.data_dir = data_dir
+        self.details = QLabel()
+        self.follow(lambda: self.details.setText(self._details()))
         self.details.setObjectName("aboutDetails")
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -61,7 +55,8 @@ class AboutDialog(QDialog):
             item = QListWidgetItem(f"{licence.title} — {licence.spdx}")
             item.setData(KIND_ROLE, licence.file)
             self.licences.addItem(item)
-        libraries = QListWidgetItem(tr("Libraries (third-party licences)"))
+        libraries = QListWidgetItem()
+        self.follow(lambda: libraries.setText(tr("Libraries (third-party licences)")))
         libraries.setData(KIND_ROLE, THIRD_PARTY)
         self.licences.addItem(libraries)
         self.licence_text = QPlainTextEdit()
@@ -76,17 +71,36 @@ class AboutDialog(QDialog):
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([300, 520])
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close = buttons.button(QDialogButtonBox.StandardButton.Close)
+        self.follow(lambda: close.setText(tr("Close")))  # Qt's own word is English without its translations
         buttons.rejected.connect(self.reject)
+        licences_label = QLabel()
+        self.follow(lambda: licences_label.setText(tr("Licences")))
 
         layout = QVBoxLayout(self)
         layout.addWidget(title)
         layout.addWidget(tagline)
         layout.addWidget(self.details)
-        layout.addWidget(QLabel(tr("Licences")))
+        layout.addWidget(licences_label)
         layout.addWidget(splitter, 1)
         layout.addWidget(buttons)
         self.resize(820, 560)
         self.licences.setCurrentRow(0)
+
+    def _details(self) -> str:
+        built = (
+            tr("Running from source")
+            if self.info.from_source
+            else tr("Built {date}", date=self.info.build_date)
+        )
+        details = [
+            tr("Version {version}", version=self.info.version),
+            built,
+            tr("Commit {commit}", commit=self.info.commit or tr("unknown")),
+        ]
+        if self.data_dir is not None:
+            details.append(tr("Data folder: {path}", path=str(self.data_dir)))
+        return "\n".join(details)
 
     def _show_licence(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None = None) -> None:
         if item is None:

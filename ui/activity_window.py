@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,7 +39,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.memory.activity import ActivityEntry, ActivityLog
 from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.store import MemoryStore
-from ui.i18n import N_, tr
+from ui.i18n import N_, FollowsLanguage, tr
 from ui.tasks import SerialWorker
 
 PAGE = 200  # entries a fetch reads: a few screens, a millisecond of SQLite
@@ -200,7 +201,9 @@ class ActivityModel(QAbstractTableModel):
             self.endInsertRows()
 
 
-class ActivityWindow(QDialog):
+class ActivityWindow(QDialog, FollowsLanguage):
+    """Every text is set through follow(): a language switch shows them all again in the new language."""
+
     def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
         super().__init__(parent)
         self.app = app
@@ -208,7 +211,7 @@ class ActivityWindow(QDialog):
         persona = app.personas.load(slug)
         self.persona_name = persona.settings.name
         self._memory_path = persona.memory_path
-        self.setWindowTitle(tr("Activity of {name}", name=self.persona_name))
+        self.follow(lambda: self.setWindowTitle(tr("Activity of {name}", name=self.persona_name)))
         self.resize(980, 640)
 
         self._reader = _Reader(app, slug)
@@ -225,16 +228,16 @@ class ActivityWindow(QDialog):
         self.kind_combo = QComboBox()
         self.kind_combo.setObjectName("activityKind")
         self.kind_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.kind_combo.addItem(tr("All kinds"), None)
+        self.kind_combo.addItem("", None)
         self.kind_combo.currentIndexChanged.connect(self.reload)
         self.since_combo = QComboBox()
         self.since_combo.setObjectName("activitySince")
-        for key, label in SINCE_CHOICES:
-            self.since_combo.addItem(tr(label), key)
+        for key, _label in SINCE_CHOICES:
+            self.since_combo.addItem("", key)
         self.since_combo.currentIndexChanged.connect(self.reload)
         self.text_filter = QLineEdit()
         self.text_filter.setObjectName("activityFilter")
-        self.text_filter.setPlaceholderText(tr("Filter the summaries…"))
+        self.follow(lambda: self.text_filter.setPlaceholderText(tr("Filter the summaries…")))
         self.text_filter.setClearButtonEnabled(True)
         self._filter_timer = QTimer(self)
         self._filter_timer.setSingleShot(True)
@@ -242,7 +245,8 @@ class ActivityWindow(QDialog):
         self._filter_timer.timeout.connect(self.reload)
         self.text_filter.textEdited.connect(lambda _text: self._filter_timer.start())
         self.text_filter.returnPressed.connect(self.reload)
-        self.refresh_button = QPushButton(tr("Refresh"))
+        self.refresh_button = QPushButton()
+        self.follow(lambda: self.refresh_button.setText(tr("Refresh")))
         self.refresh_button.setObjectName("activityRefresh")
         self.refresh_button.setAutoDefault(False)  # Enter in the filter reloads once, not twice
         self.refresh_button.setShortcut(QKeySequence.StandardKey.Refresh)
@@ -271,23 +275,23 @@ class ActivityWindow(QDialog):
         metrics = self.table.fontMetrics()
         self.table.verticalHeader().setDefaultSectionSize(metrics.height() + 8)  # compact, one line a row
         header.resizeSection(0, metrics.horizontalAdvance("0000-00-00 00:00:00") + 24)
-        widest_kind = max(metrics.horizontalAdvance(kind_label(k)) for k in KIND_LABELS)
-        header.resizeSection(1, max(widest_kind, metrics.horizontalAdvance(tr(COLUMNS[1]))) + 28)
         self.table.selectionModel().currentRowChanged.connect(self._show_details)
 
         self.details = QTextBrowser()
         self.details.setObjectName("activityDetails")
         self.details.setOpenLinks(False)
-        self.details.setPlaceholderText(tr("Choose an entry to see its details."))
+        self.follow(lambda: self.details.setPlaceholderText(tr("Choose an entry to see its details.")))
 
         self.status = QLabel()
         self.status.setObjectName("activityStatus")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
         filters = QHBoxLayout()
-        kind_label_widget = QLabel(tr("Kind:"))
+        kind_label_widget = QLabel()
+        self.follow(lambda: kind_label_widget.setText(tr("Kind:")))
         kind_label_widget.setBuddy(self.kind_combo)
-        since_label = QLabel(tr("Since:"))
+        since_label = QLabel()
+        self.follow(lambda: since_label.setText(tr("Since:")))
         since_label.setBuddy(self.since_combo)
         filters.addWidget(kind_label_widget)
         filters.addWidget(self.kind_combo)
@@ -311,7 +315,34 @@ class ActivityWindow(QDialog):
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self.load_newer)
+        self.follow(self._label_choices)
+        self.follow(self._label_table)
         self.reload()
+
+    def _label_choices(self) -> None:
+        """The filters' choices in the person's language (their data, what is chosen, stay as they are)."""
+        self.kind_combo.setItemText(0, tr("All kinds"))
+        for index in range(1, self.kind_combo.count()):
+            self.kind_combo.setItemText(index, kind_label(self.kind_combo.itemData(index)))
+        for index, (_key, label) in enumerate(SINCE_CHOICES):
+            self.since_combo.setItemText(index, tr(label))
+
+    def _label_table(self) -> None:
+        """Headers, the kind column (wide enough for the longest kind) and the details shown, translated."""
+        self.model.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(COLUMNS) - 1)
+        if self.model.rowCount():
+            last = self.model.rowCount() - 1
+            self.model.dataChanged.emit(self.model.index(0, 1), self.model.index(last, 1))
+        metrics = self.table.fontMetrics()
+        widest_kind = max(metrics.horizontalAdvance(kind_label(k)) for k in KIND_LABELS)
+        self.table.horizontalHeader().resizeSection(
+            1, max(widest_kind, metrics.horizontalAdvance(tr(COLUMNS[1]))) + 28
+        )
+        self._show_details(self.table.currentIndex())
+
+    def say(self, text: Callable[[], str]) -> None:
+        """The status line; text() is asked again after a language switch (the latest message only)."""
+        self.follow(lambda: self.status.setText(text()), key="status")
 
     # -- queries, on the worker thread ----------------------------------------------------------------
     def _ask(self, query, on_done) -> None:
@@ -333,7 +364,7 @@ class ActivityWindow(QDialog):
             if self._closing or generation != self._generation:
                 return
             self._loading = self._newer_running = self.model.fetching = False
-            self.status.setText(f"<span style='color:#b00020'>{html.escape(message)}</span>")
+            self.say(lambda: f"<span style='color:#b00020'>{html.escape(message)}</span>")
 
         self.worker.run(task, done, failed)
 
@@ -358,7 +389,7 @@ class ActivityWindow(QDialog):
         self._loading, self._newer_running, self._newer_wanted = True, False, False
         self.model.fetching = True  # no page of the old answer is asked for meanwhile
         self.filters = filters = self.current_filters()
-        self.status.setText(tr("Loading…"))
+        self.say(lambda: tr("Loading…"))
 
         def query(log: ActivityLog) -> Found:
             return Found(
@@ -463,14 +494,14 @@ class ActivityWindow(QDialog):
         self.since_combo.setCurrentIndex(self.since_combo.findData(key))
 
     def _show_count(self) -> None:
-        shown = self.model.rowCount()
-        if self.total == 0:
+        shown, total = self.model.rowCount(), self.total
+        if total == 0:
             filtered = self.filters != Filters()
-            self.status.setText(
-                tr("No entries match these filters.") if filtered else tr("Nothing happened yet.")
+            self.say(
+                lambda: tr("No entries match these filters.") if filtered else tr("Nothing happened yet.")
             )
         else:
-            self.status.setText(tr("Showing {shown} of {total} entries.", shown=shown, total=self.total))
+            self.say(lambda: tr("Showing {shown} of {total} entries.", shown=shown, total=total))
 
     def selected_entry(self) -> ActivityEntry | None:
         index = self.table.currentIndex()

@@ -76,6 +76,10 @@ class InboxWindow(QDialog):
         self.tree.setHeaderLabels([tr("Persona"), tr("Time"), tr("Message"), tr("Why")])
         self.mark_all.setText(tr("Mark all as read"))
         self.close_button.setText(tr("Close"))
+        for row, (_slug, entry) in enumerate(self.entries):  # why each was written, in the new language
+            item = self.tree.topLevelItem(row)
+            if item is not None:
+                item.setText(3, why_line(entry.meta.get("autonomous") or {}))
         self._show_count()
 
     def reload(self) -> None:

@@ -10,7 +10,9 @@ reply streams leaves the reply alone.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
@@ -41,7 +43,7 @@ from nexus_ark.memory.archive import SearchHit
 from nexus_ark.memory.knowledge import KnowledgeDocument
 from nexus_ark.memory.portability import export_memory
 from nexus_ark.memory.store import MemoryStore
-from ui.i18n import N_, tr
+from ui.i18n import N_, FollowsLanguage, tr
 from ui.tasks import SerialWorker
 
 KIND_LABELS = {
@@ -53,6 +55,13 @@ KIND_LABELS = {
     "core": N_("core memory"),
     "kb_chunk": N_("document"),
 }
+DOCUMENT_STATUS = {
+    "done": N_("ready"),
+    "indexing": N_("indexing"),
+    "pending": N_("waiting"),
+    "error": N_("cannot be read"),
+}
+DATA_ROLE = Qt.ItemDataRole.UserRole  # what a translated cell shows, kept to show it again after a switch
 
 
 class _Progress(QObject):
@@ -70,14 +79,16 @@ class _WorkerStore:
             self.store.close()
 
 
-class MemoryWindow(QDialog):
+class MemoryWindow(QDialog, FollowsLanguage):
+    """Every text is set through follow(): a language switch shows them all again in the new language."""
+
     def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
         super().__init__(parent)
         self.app = app
         self.slug = slug
         persona = app.personas.load(slug)
         self.persona_name = persona.settings.name
-        self.setWindowTitle(tr("Memory of {name}", name=self.persona_name))
+        self.follow(lambda: self.setWindowTitle(tr("Memory of {name}", name=self.persona_name)))
         self.resize(900, 620)
         self.store = app.open_memory(slug, read_only=True)  # small reads on the UI thread, never writes
         # The worker's own connection, used only on its single thread; kept in a plain holder so the
@@ -90,15 +101,17 @@ class MemoryWindow(QDialog):
         self.document_progress.connect(self._on_document_progress)
         self._closing = False
 
-        self.tabs = QTabWidget()
-        self.tabs.addTab(self._search_tab(), tr("Search"))
-        self.tabs.addTab(self._core_tab(), tr("Core memory and notepad"))
-        self.tabs.addTab(self._entities_tab(), tr("People and things"))
-        self.tabs.addTab(self._knowledge_tab(), tr("Knowledge"))
         self.status = QLabel()
         self.status.setObjectName("memoryStatus")
         self.status.setWordWrap(True)
-        export = QPushButton(tr("Export…"))
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._search_tab(), "")
+        self.tabs.addTab(self._core_tab(), "")
+        self.tabs.addTab(self._entities_tab(), "")
+        self.tabs.addTab(self._knowledge_tab(), "")
+        self.follow(self._name_tabs)
+        export = QPushButton()
+        self.follow(lambda: export.setText(tr("Export…")))
         export.clicked.connect(self.export)
         bottom = QHBoxLayout()
         bottom.addWidget(self.status, 1)
@@ -109,6 +122,15 @@ class MemoryWindow(QDialog):
         self.refresh_documents()
         if any(d.status in ("pending", "indexing") for d in self.store.knowledge.documents()):
             self.add_documents([])  # an import stopped by a cancel, a crash or a closed window resumes
+
+    def _name_tabs(self) -> None:
+        titles = [tr("Search"), tr("Core memory and notepad"), tr("People and things"), tr("Knowledge")]
+        for index, title in enumerate(titles):
+            self.tabs.setTabText(index, title)
+
+    def say(self, text: Callable[[], str]) -> None:
+        """The status line; text() is asked again after a language switch (the latest message only)."""
+        self.follow(lambda: self.status.setText(text()), key="status")
 
     # -- background work on this window's own connection -------------------------------------------
     def _in_background(self, fn, on_done) -> None:
@@ -125,30 +147,47 @@ class MemoryWindow(QDialog):
         )
 
     def _show_error(self, message: str) -> None:
-        self.status.setText(f"<span style='color:#b00'>{message}</span>")
+        self.say(lambda: f"<span style='color:#b00'>{message}</span>")
 
     # -- search -------------------------------------------------------------------------------------
     def _search_tab(self) -> QWidget:
         self.query = QLineEdit()
         self.query.setObjectName("memoryQuery")
-        self.query.setPlaceholderText(tr("Search what {name} remembers…", name=self.persona_name))
+        self.follow(
+            lambda: self.query.setPlaceholderText(tr("Search what {name} remembers…", name=self.persona_name))
+        )
         self.query.returnPressed.connect(self.search)
-        self.show_archived = QCheckBox(tr("Include archived"))
-        search_button = QPushButton(tr("Search"))
+        self.show_archived = QCheckBox()
+        self.follow(lambda: self.show_archived.setText(tr("Include archived")))
+        search_button = QPushButton()
+        self.follow(lambda: search_button.setText(tr("Search")))
         search_button.clicked.connect(self.search)
         self.results = QTableWidget(0, 4)
         self.results.setObjectName("memoryResults")
-        self.results.setHorizontalHeaderLabels([tr("Kind"), tr("When"), tr("Memory"), tr("Item")])
+        self.follow(
+            lambda: self.results.setHorizontalHeaderLabels([tr("Kind"), tr("When"), tr("Memory"), tr("Item")])
+        )
+        self.follow(lambda: _relabel(self.results, 0, lambda kind: tr(KIND_LABELS.get(kind, kind))))
         self.results.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.results.setColumnHidden(3, True)
         self.results.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.results.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.results.setWordWrap(True)
-        self.archive_button = QPushButton(tr("Archive selected"))
-        self.archive_button.setToolTip(tr("Moves the memory aside: it is kept, but no longer recalled."))
+        self.archive_button = QPushButton()
+        self.follow(lambda: self.archive_button.setText(tr("Archive selected")))
+        self.follow(
+            lambda: self.archive_button.setToolTip(
+                tr("Moves the memory aside: it is kept, but no longer recalled.")
+            )
+        )
         self.archive_button.clicked.connect(self.archive_selected)
-        self.forget_button = QPushButton(tr("Delete selected…"))
-        self.forget_button.setToolTip(tr("Deletes the memory for good, with the message it came from."))
+        self.forget_button = QPushButton()
+        self.follow(lambda: self.forget_button.setText(tr("Delete selected…")))
+        self.follow(
+            lambda: self.forget_button.setToolTip(
+                tr("Deletes the memory for good, with the message it came from.")
+            )
+        )
         self.forget_button.clicked.connect(self.forget_selected)
         row = QHBoxLayout()
         row.addWidget(self.query, 1)
@@ -170,7 +209,7 @@ class MemoryWindow(QDialog):
         if not text:
             return
         include = self.show_archived.isChecked()
-        self.status.setText(tr("Searching…"))
+        self.say(lambda: tr("Searching…"))
         app = self.app
 
         def search(store: MemoryStore) -> tuple[list[SearchHit], bool]:
@@ -194,14 +233,18 @@ class MemoryWindow(QDialog):
             ]
             for col, value in enumerate(values):
                 self.results.setItem(row, col, QTableWidgetItem(value))
+            self.results.item(row, 0).setData(DATA_ROLE, hit.kind)
         self.results.resizeRowsToContents()
-        self.status.setText(
-            tr(
-                "{count} memories found (by keywords only: the embedding model is unavailable).",
-                count=len(hits),
+        count = len(hits)
+        self.say(
+            lambda: (
+                tr(
+                    "{count} memories found (by keywords only: the embedding model is unavailable).",
+                    count=count,
+                )
+                if keywords_only
+                else tr("{count} memories found.", count=count)
             )
-            if keywords_only
-            else tr("{count} memories found.", count=len(hits))
         )
 
     def archive_selected(self) -> None:
@@ -225,10 +268,12 @@ class MemoryWindow(QDialog):
 
         def archived(counts: tuple[int, int]) -> None:
             done, protected = counts
-            self.status.setText(
-                tr("Archived {count}; core memory is edited on its own tab.", count=done)
-                if protected
-                else tr("Archived {count}.", count=done)
+            self.say(
+                lambda: (
+                    tr("Archived {count}; core memory is edited on its own tab.", count=done)
+                    if protected
+                    else tr("Archived {count}.", count=done)
+                )
             )
 
         self._in_background(archive, archived)
@@ -251,7 +296,7 @@ class MemoryWindow(QDialog):
         # Scrubbing the text from neighbouring memories scans the archive: not on the UI thread.
         self._in_background(
             lambda store: store.forget(ids),
-            lambda deleted: self.status.setText(tr("Deleted {count}.", count=deleted)),
+            lambda deleted: self.say(lambda: tr("Deleted {count}.", count=deleted)),
         )
 
     # -- core memory and notepad -------------------------------------------------------------------
@@ -261,20 +306,24 @@ class MemoryWindow(QDialog):
         self.core_edit.setObjectName("coreMemory")
         self.notepad_edit = QPlainTextEdit(c.notepad())
         self.notepad_edit.setObjectName("notepad")
-        save = QPushButton(tr("Save"))
+        save = QPushButton()
+        self.follow(lambda: save.setText(tr("Save")))
         save.clicked.connect(self.save_core)
-        tab = QWidget()
-        layout = QVBoxLayout(tab)
-        layout.addWidget(
-            QLabel(
+        core_label, notepad_label = QLabel(), QLabel()
+        self.follow(
+            lambda: core_label.setText(
                 tr(
                     "Core memory: who {name} is to you, and what must never be forgotten.",
                     name=self.persona_name,
                 )
             )
         )
+        self.follow(lambda: notepad_label.setText(tr("Notepad: short-term notes.")))
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.addWidget(core_label)
         layout.addWidget(self.core_edit, 2)
-        layout.addWidget(QLabel(tr("Notepad: short-term notes.")))
+        layout.addWidget(notepad_label)
         layout.addWidget(self.notepad_edit, 1)
         layout.addWidget(save, 0, Qt.AlignmentFlag.AlignRight)
         return tab
@@ -286,8 +335,8 @@ class MemoryWindow(QDialog):
             store.components.set_core_memory(core)
             store.components.set_notepad(notepad)
 
-        self.status.setText(tr("Saving…"))
-        self._in_background(save, lambda _: self.status.setText(tr("Saved.")))
+        self.say(lambda: tr("Saving…"))
+        self._in_background(save, lambda _: self.say(lambda: tr("Saved.")))
 
     # -- entities -------------------------------------------------------------------------------------
     def _entities_tab(self) -> QWidget:
@@ -295,9 +344,10 @@ class MemoryWindow(QDialog):
         self.entity_list.setObjectName("entityList")
         self.entity_list.currentTextChanged.connect(self._show_entity)
         self.entity_name = QLineEdit()
-        self.entity_name.setPlaceholderText(tr("Name"))
+        self.follow(lambda: self.entity_name.setPlaceholderText(tr("Name")))
         self.entity_text = QPlainTextEdit()
-        save = QPushButton(tr("Save"))
+        save = QPushButton()
+        self.follow(lambda: save.setText(tr("Save")))
         save.clicked.connect(self.save_entity)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -326,28 +376,36 @@ class MemoryWindow(QDialog):
 
         def saved(_: object) -> None:
             self._load_entities()
-            self.status.setText(tr("Saved."))
+            self.say(lambda: tr("Saved."))
 
-        self.status.setText(tr("Saving…"))
+        self.say(lambda: tr("Saving…"))
         self._in_background(lambda store: store.components.write_entity(name, text), saved)
 
     # -- knowledge base ----------------------------------------------------------------------------
     def _knowledge_tab(self) -> QWidget:
         self.documents = QTableWidget(0, 4)
         self.documents.setObjectName("documents")
-        self.documents.setHorizontalHeaderLabels([tr("Document"), tr("Status"), tr("Chunks"), "id"])
+        self.follow(
+            lambda: self.documents.setHorizontalHeaderLabels(
+                [tr("Document"), tr("Status"), tr("Chunks"), "id"]
+            )
+        )
+        self.follow(lambda: _relabel(self.documents, 1, _document_status))
         self.documents.setColumnHidden(3, True)
         self.documents.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.documents.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.documents.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.progress = QProgressBar()
         self.progress.setVisible(False)
-        self.cancel_button = QPushButton(tr("Cancel"))
+        self.cancel_button = QPushButton()
+        self.follow(lambda: self.cancel_button.setText(tr("Cancel")))
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel_import.set)
-        add = QPushButton(tr("Add documents…"))
+        add = QPushButton()
+        self.follow(lambda: add.setText(tr("Add documents…")))
         add.clicked.connect(self.choose_documents)
-        remove = QPushButton(tr("Remove selected"))
+        remove = QPushButton()
+        self.follow(lambda: remove.setText(tr("Remove selected")))
         remove.clicked.connect(self.remove_documents)
         buttons = QHBoxLayout()
         buttons.addWidget(add)
@@ -367,20 +425,16 @@ class MemoryWindow(QDialog):
         docs = docs if docs is not None else self.store.knowledge.documents()
         self.documents.setRowCount(len(docs))
         for row, doc in enumerate(docs):
-            status = {
-                "done": tr("ready"),
-                "indexing": tr("indexing"),
-                "pending": tr("waiting"),
-                "error": tr("cannot be read"),
-            }.get(doc.status, doc.status)
+            status = (doc.status, doc.error)
             values = [
                 doc.title,
-                status if not doc.error else f"{status}: {doc.error}",
+                _document_status(status),
                 f"{doc.chunks_done}/{doc.chunks_total}",
                 str(doc.id),
             ]
             for col, value in enumerate(values):
                 self.documents.setItem(row, col, QTableWidgetItem(value))
+            self.documents.item(row, 1).setData(DATA_ROLE, status)
 
     def choose_documents(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, tr("Add documents"), "", "Documents (*.txt *.md *.pdf)")
@@ -392,7 +446,7 @@ class MemoryWindow(QDialog):
         self.progress.setRange(0, 0)
         self.cancel_button.setVisible(True)
         self.cancel_import.clear()
-        self.status.setText(tr("Reading documents…"))
+        self.say(lambda: tr("Reading documents…"))
 
         progress = self._progress  # kept alive by this task, whatever happens to the window
 
@@ -409,23 +463,24 @@ class MemoryWindow(QDialog):
     def _on_document_progress(self, title: str, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        self.status.setText(
-            tr("Indexing {title}: {done} of {total} parts", title=title, done=done, total=total)
-        )
+        self.say(lambda: tr("Indexing {title}: {done} of {total} parts", title=title, done=done, total=total))
 
     def _documents_added(self, docs: list[KnowledgeDocument]) -> None:
         self.progress.setVisible(False)
         self.cancel_button.setVisible(False)
         if self.cancel_import.is_set():
             self.refresh_documents(docs)
-            self.status.setText(tr("Stopped. Adding the documents again continues where it stopped."))
+            self.say(lambda: tr("Stopped. Adding the documents again continues where it stopped."))
             return
         self.refresh_documents(docs)
         failed = [d for d in docs if d.status == "error"]
-        self.status.setText(
-            tr("Some documents cannot be read: {names}", names=", ".join(d.title for d in failed))
-            if failed
-            else tr("Documents are ready to be recalled.")
+        names = ", ".join(d.title for d in failed)
+        self.say(
+            lambda: (
+                tr("Some documents cannot be read: {names}", names=names)
+                if failed
+                else tr("Documents are ready to be recalled.")
+            )
         )
 
     def remove_documents(self) -> None:
@@ -451,7 +506,7 @@ class MemoryWindow(QDialog):
         name = self.persona_name
         self._in_background(
             lambda store: export_memory(store, folder, name),
-            lambda path: self.status.setText(tr("Exported to {path}", path=str(path.parent))),
+            lambda path: self.say(lambda: tr("Exported to {path}", path=str(path.parent))),
         )
 
     def done(self, result: int) -> None:
@@ -463,3 +518,18 @@ class MemoryWindow(QDialog):
         self.worker.close(self._worker.close)
         self.store.close()  # the UI thread's own read-only connection: only used here, so idle
         super().done(result)
+
+
+def _document_status(status: tuple[str, str | None]) -> str:
+    """A document's state in the person's language, with the reason it cannot be read (as the reader said)."""
+    state, error = status
+    label = tr(DOCUMENT_STATUS[state]) if state in DOCUMENT_STATUS else state
+    return f"{label}: {error}" if error else label
+
+
+def _relabel(table: QTableWidget, column: int, label: Callable[[Any], str]) -> None:
+    """Show a column's translated cells again from what they stand for (kept in DATA_ROLE), after a switch."""
+    for row in range(table.rowCount()):
+        item = table.item(row, column)
+        if item is not None and item.data(DATA_ROLE) is not None:
+            item.setText(label(item.data(DATA_ROLE)))

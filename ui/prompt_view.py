@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -19,24 +21,27 @@ from PySide6.QtWidgets import (
 
 from nexus_ark.agent.prompt import BuiltPrompt
 from nexus_ark.app import NexusApp
-from ui.i18n import tr
+from ui.i18n import FollowsLanguage, tr
 from ui.tasks import run_in_background
 
 
-class PromptView(QDialog):
+class PromptView(QDialog, FollowsLanguage):
+    """Every text is set through follow(): a language switch shows them all again in the new language."""
+
     def __init__(self, app: NexusApp, slug: str, text: str = "", parent=None) -> None:
         super().__init__(parent)
         self.app, self.slug = app, slug
-        self.setWindowTitle(tr("Prompt of the next message"))
+        self.follow(lambda: self.setWindowTitle(tr("Prompt of the next message")))
         self.resize(900, 640)
         self.text = QLineEdit(text)
-        self.text.setPlaceholderText(tr("A message to build the prompt for"))
+        self.follow(lambda: self.text.setPlaceholderText(tr("A message to build the prompt for")))
         self.text.returnPressed.connect(self.refresh)
-        show = QPushButton(tr("Show"))
+        show = QPushButton()
+        self.follow(lambda: show.setText(tr("Show")))
         show.clicked.connect(self.refresh)
         self.sections = QTableWidget(0, 3)
         self.sections.setObjectName("promptSections")
-        self.sections.setHorizontalHeaderLabels([tr("Section"), tr("Tokens"), tr("Cut")])
+        self.follow(lambda: self.sections.setHorizontalHeaderLabels([tr("Section"), tr("Tokens"), tr("Cut")]))
         header = self.sections.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
@@ -64,21 +69,33 @@ class PromptView(QDialog):
         text = self.text.text().strip()
         if not text:
             return
-        self.status.setText(tr("Building the prompt…"))
+        self.say(lambda: tr("Building the prompt…"))
         app, slug = self.app, self.slug
         run_in_background(lambda: app.preview_prompt(slug, text), self._show, self._failed)
+
+    def say(self, text: Callable[[], str]) -> None:
+        """The status line; text() is asked again after a language switch (the latest message only)."""
+        self.follow(lambda: self.status.setText(text()), key="status")
 
     def _show(self, built: BuiltPrompt) -> None:
         self.sections.setRowCount(len(built.sections))
         for row, section in enumerate(built.sections):
-            values = [section.name, str(section.tokens), tr("yes") if section.cut else ""]
+            values = [section.name, str(section.tokens), ""]
             for col, value in enumerate(values):
                 self.sections.setItem(row, col, QTableWidgetItem(value))
+        cut = [section.cut for section in built.sections]
+        self.follow(lambda: self._label_cut(cut), key="cut")
         self.messages.setPlainText(
             "\n\n".join(f"── {message.role} ──\n{message.content}" for message in built.messages)
         )
         total = sum(section.tokens for section in built.sections)
-        self.status.setText(tr("{tokens} tokens in all.", tokens=total))
+        self.say(lambda: tr("{tokens} tokens in all.", tokens=total))
+
+    def _label_cut(self, cut: list[bool]) -> None:
+        for row, was_cut in enumerate(cut):
+            item = self.sections.item(row, 2)
+            if item is not None:
+                item.setText(tr("yes") if was_cut else "")
 
     def _failed(self, message: str) -> None:
-        self.status.setText(message)
+        self.say(lambda: message)
