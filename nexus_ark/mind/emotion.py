@@ -1,11 +1,10 @@
 """Emotion detection for each user message: a small trained head on the bundled multilingual-e5 embedding.
 
-One query embedding (~15-25 ms on one core), hashed words and a softmax over GoEmotions' fine labels
-summed into our twelve: fast enough to run inside the chat turn, and the same e5 model the memory already
-loads. An internal model can confirm the reading where one better than the bundled model is configured
-(emotion_confirm.py). The head's weights, how they were
-trained and the training data's licence are in emotion_head.md beside emotion_head.npz
-(scripts/train_emotion.py rebuilds them).
+One query embedding (~15-25 ms on one core), hashed words and one sigmoid per GoEmotions fine label,
+normalized and summed into our twelve: fast enough to run inside the chat turn, and the same e5 model
+the memory already loads. An internal model can confirm the reading where one better than the bundled
+model is configured (emotion_confirm.py). The head's weights, how they were trained and the training
+data's licence are in emotion_head.md beside emotion_head.npz (scripts/train_emotion.py rebuilds them).
 """
 
 from __future__ import annotations
@@ -43,7 +42,8 @@ def head_path() -> Path:
 
 
 class EmotionHead:
-    """Softmax from an L2-normalized embedding (optionally through one hidden ReLU layer; for Japanese text
+    """Softmax (or, for a head trained multi-label, sigmoids normalized to sum to 1, then scaled per
+    output) from an L2-normalized embedding (optionally through one hidden ReLU layer; for Japanese text
     plus a Japanese-only linear term) and a linear term on the text's hashed words (features.py), over
     LABELS or over finer labels summed into them (`G`)."""
 
@@ -78,6 +78,11 @@ class EmotionHead:
         )
         # A head trained on finer classes (GoEmotions' 28 + 3) sums their probabilities into LABELS.
         self.groups = arrays["G"].astype(np.float32) if "G" in arrays else None
+        # "sigmoid": a head trained multi-label; its yes/no probabilities are normalized to sum to 1.
+        self.activation = str(arrays["activation"]) if "activation" in arrays else "softmax"
+        # One factor per output applied to the normalized probabilities (the Ekman group offsets of such a
+        # head; a softmax head has them in its biases).
+        self.scale = arrays["scale"].astype(np.float32) if "scale" in arrays else None
 
     @property
     def dim(self) -> int:
@@ -95,9 +100,14 @@ class EmotionHead:
         if self.lexical is not None:
             index, values = lexical_features(text, self.lexical.shape[0], self.char_ns, self.char_min_word)
             logits += values @ self.lexical[index]
-        logits -= logits.max(axis=1, keepdims=True)
-        exp = np.exp(logits)
-        probs = exp / exp.sum(axis=1, keepdims=True)
+        if self.activation == "sigmoid":
+            probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
+        else:
+            probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        if self.scale is not None:
+            probs = probs * self.scale
+            probs /= probs.sum(axis=1, keepdims=True)
         return probs @ self.groups if self.groups is not None else probs
 
 

@@ -182,6 +182,25 @@ def test_the_japanese_term_reads_only_text_with_kana_or_kanji(tmp_path: Path) ->
     assert japanese.label == mixed.label == katakana.label == "tired"
 
 
+def test_a_multi_label_head_normalizes_its_sigmoids_and_scales_them(tmp_path: Path) -> None:
+    # activation "sigmoid": each output's own yes/no probability, normalized to sum to 1; `scale` (the
+    # Ekman group offsets of such a head) multiplies them afterwards, and they are normalized again.
+    k = len(LABELS)
+    b = np.full(k, -30.0)
+    b[LABELS.index("joy")], b[LABELS.index("anger")] = 0.0, np.log(1 / 3)  # sigmoids 1/2 and 1/4
+    scale = np.ones(k, np.float32)
+    head = tmp_path / "head.npz"
+    common = dict(labels=np.array(LABELS), model_id=np.array(_OtherEmbedder.model_id), W=np.zeros((384, k)))
+    np.savez(head, activation=np.array("sigmoid"), b=b, scale=scale, **common)
+    reading = EmotionDetector(embedder=_OtherEmbedder(), head=head).classify("hello")
+    assert reading.label == "joy" and reading.scores["joy"] == pytest.approx(2 / 3, abs=1e-3)
+    assert sum(reading.scores.values()) == pytest.approx(1.0, abs=1e-3)
+    scale[LABELS.index("anger")] = 3.0  # anger 1/4 * 3 against joy 1/2: anger now shows
+    np.savez(head, activation=np.array("sigmoid"), b=b, scale=scale, **common)
+    reading = EmotionDetector(embedder=_OtherEmbedder(), head=head).classify("hello")
+    assert reading.label == "anger" and reading.scores["anger"] == pytest.approx(0.6, abs=1e-3)
+
+
 def test_the_head_ships_as_package_data() -> None:
     path = head_path()
     assert path.is_file() and path.parent == REPO / "nexus_ark" / "mind"
