@@ -35,6 +35,13 @@ from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import MEMORY_FILE, PersonaInfo
 from nexus_ark.personas.store import Persona, PersonaStore
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
+from nexus_ark.providers.catalogue import (
+    LanguageAdvice,
+    advice_key,
+    language_advice,
+    load_catalogue,
+    total_ram_gb,
+)
 from nexus_ark.providers.embedders import Embedder, make_embedder
 from nexus_ark.providers.ollama_backend import OllamaModelInfo
 from nexus_ark.providers.registry import BackendFactory, BackendPool, default_factory
@@ -150,6 +157,22 @@ class NexusApp:
         return next(p for p in self.list_personas() if p.slug == persona.slug)
 
     # -- models -----------------------------------------------------------------------------------
+    def language_advice(self, slug: str) -> LanguageAdvice | None:
+        """Whether the persona's chat model speaks the persona's language, with the catalogue's suggestion
+        when it does not (reads files: not for the UI thread). Dismissed advice stays dismissed."""
+        persona = self.personas.load(slug)
+        spec = self.model_config(persona, "chat").spec or "bundled"
+        advice = language_advice(spec, persona.settings.language, load_catalogue(), total_ram_gb())
+        if advice is None or advice_key(slug, advice) in self.settings.dismissed_advice:
+            return None
+        return advice
+
+    def dismiss_advice(self, slug: str, advice: LanguageAdvice) -> None:
+        key = advice_key(slug, advice)
+        if key not in self.settings.dismissed_advice:
+            self.settings.dismissed_advice.append(key)
+            save_toml_model(self.layout.config_file, self.settings)
+
     def model_config(self, persona: Persona, purpose: Purpose = "chat") -> ModelConfig:
         """Per-purpose routing: the persona's choice, else the app default; internal falls back to chat."""
         chat = persona.settings.model

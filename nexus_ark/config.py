@@ -48,6 +48,9 @@ class AppSettings(BaseModel):
     theme: Literal["system", "light", "dark"] = "system"
     # The text size in points across the app; 0 keeps the desktop's own.
     font_size: int = Field(default=0, ge=0, le=32)
+    # Notices the person closed ("persona|model spec|language"): a persona's model that does not speak
+    # its language is said once, not at every start.
+    dismissed_advice: list[str] = Field(default_factory=list)
 
     @field_validator("font_size")
     @classmethod

@@ -55,7 +55,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, stdin: str = "", timeout: float = 180) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, stdin: str = "", timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """`nexus-ark ARGS` in a fresh process, stdin given, output captured as text."""
     return subprocess.run(
         cli_command(*args),

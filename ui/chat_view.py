@@ -1,33 +1,110 @@
-"""The conversation: one framed block per message, Markdown rendered, the streaming reply updated in place."""
+"""The conversation: one framed bubble per message, Markdown rendered (while it streams too), a page of
+history at a time.
+
+The view holds a window of the conversation (at most MAX_BUBBLES): scrolling to its top asks for the page
+before (need_older), to its bottom for the page after when it shows an older stretch (need_newer); the far
+end is dropped so years of history never sit in one document. Links under each bubble (copy, regenerate,
+edit, delete, ‹ n/m ›) emit `action`; copy is handled here. A streaming reply re-renders only its own frame.
+"""
 
 from __future__ import annotations
 
 import html
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime
 
+from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
+    QDesktopServices,
+    QFont,
+    QImage,
+    QPainter,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
     QTextCursor,
     QTextDocument,
     QTextDocumentFragment,
     QTextFrame,
     QTextFrameFormat,
 )
-from PySide6.QtWidgets import QTextBrowser
+from PySide6.QtWidgets import QApplication, QTextBrowser, QTextEdit, QToolButton
 
+from nexus_ark.memory.conversation_pages import ShownMessage
+from ui.chat_markdown import to_document
 from ui.i18n import N_, tr
 
-_BACKGROUND = {"user": QColor("#e8f0fe"), "assistant": QColor("#f4f1ea")}
-_NAME_COLOR = {"user": "#1a56c4", "assistant": "#8a5a00"}
+MAX_BUBBLES = 240  # four pages: the far end is dropped as the person scrolls on
+DRAW_BUDGET_S = 0.006  # drawing a page takes this much of a main-loop turn, then lets it run
+EDGE_PX = 48  # this close to the top or bottom, the next page is asked for
+AVATAR_PX = 26
 _STATUS_NOTES = {
     "stopped": N_("stopped"),
     "interrupted": N_("interrupted: the app closed while this reply was being written"),
     "error": N_("the model failed"),
     "cut": N_("cut at the token limit: Continue goes on"),
 }
+_LIGHT = {
+    "user": "#e8f0fe",
+    "assistant": "#f4f1ea",
+    "user_name": "#1a56c4",
+    "assistant_name": "#8a5a00",
+    "muted": "#888888",
+    "why": "#6a5acd",
+    "note": "#aa3333",
+    "link": "#5f6b7a",
+    "hit": "#fff59d",
+    "current": "#ffb74d",
+}
+_DARK = {
+    "user": "#25344a",
+    "assistant": "#3a3428",
+    "user_name": "#8ab4f8",
+    "assistant_name": "#e6b450",
+    "muted": "#9a9a9a",
+    "why": "#b39ddb",
+    "note": "#f28b82",
+    "link": "#a9b4c2",
+    "hit": "#6d6220",
+    "current": "#b86e00",
+}
 
 
-def _time_label(iso_timestamp: str | None) -> str:
+@dataclass(eq=False)  # a bubble is itself: two with the same words are still two
+class Bubble:
+    """One message as the view shows it. id is None for a message not saved yet (a reply streaming)."""
+
+    id: int | None
+    role: str
+    who: str  # the persona's name; a message of the person's says "You" in the language of the moment
+    text: str
+    timestamp: str | None = None
+    status: str = "complete"
+    why: str = ""
+    version_ids: list[int] = field(default_factory=list)
+    frame: QTextFrame | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, shown: ShownMessage, persona_name: str, why: str = "") -> Bubble:
+        m = shown.message
+        cut = m.status == "complete" and m.meta.get("cut_by_limit")
+        return cls(
+            id=m.id,
+            role=m.role,
+            who=persona_name,
+            text=m.content,
+            timestamp=m.created_at,
+            status="cut" if cut else m.status,
+            why=why,
+            version_ids=shown.version_ids,
+        )
+
+
+def time_label(iso_timestamp: str | None) -> str:
     """Today's messages show the time; older ones the date too."""
     try:
         when = (
@@ -40,31 +117,229 @@ def _time_label(iso_timestamp: str | None) -> str:
     return when.strftime("%H:%M" if when.date() == datetime.now().date() else "%Y-%m-%d %H:%M")
 
 
+def initial_avatar(name: str, color: str, size: int = AVATAR_PX * 2) -> QImage:
+    """A round badge with the name's first letter, for a persona without a picture."""
+    image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setBrush(QColor(color))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.drawEllipse(0, 0, size, size)
+    font = QFont()
+    font.setPixelSize(int(size * 0.5))
+    font.setBold(True)
+    painter.setFont(font)
+    painter.setPen(QColor("white"))
+    painter.drawText(image.rect(), Qt.AlignmentFlag.AlignCenter, (name.strip() or "?")[0].upper())
+    painter.end()
+    return image
+
+
 class ChatView(QTextBrowser):
+    action = Signal(str, int)  # "regenerate" | "edit" | "delete" | "version", message id
+    need_older = Signal(int)  # the first shown message's id
+    need_newer = Signal(int)  # the last shown message's id
+    at_bottom_changed = Signal(bool)
+    page_ready = Signal()  # a page (or a redraw) has been drawn completely
+
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.setOpenExternalLinks(True)
+        self.setOpenLinks(False)
+        self.anchorClicked.connect(self._on_link)
         self.setObjectName("chatView")
         self.document().setDocumentMargin(12)
-        self._stream_start: int | None = None
-        self._stream_frame: QTextFrame | None = None
-        self._stream_text = ""
+        self.document().setUndoRedoEnabled(False)  # read-only: an undo history would only grow
+        self.bubbles: list[Bubble] = []
+        self.has_older = False
+        self.has_newer = False
+        self.loading_older = False
+        self.loading_newer = False
+        self._stream: Bubble | None = None
+        self._queue: deque[tuple[Bubble, bool]] = deque()  # bubbles to draw: (bubble, above the others)
+        self._after: list[Callable[[], None]] = []  # what follows once the queue is drawn
+        self._stick_to_end = False
+        self._drain_timer = QTimer(self, singleShot=True, interval=0)
+        self._drain_timer.timeout.connect(self._drain)
+        self._redraw_waiting = False
         self._placeholder_shown = False
+        self._search = ""
+        self._current_hit: int | None = None
+        self._avatar_name = ""
+        self._avatar: QImage | None = None
+        self._was_at_bottom = True
+        self.verticalScrollBar().valueChanged.connect(self._on_scroll)
+        self.verticalScrollBar().rangeChanged.connect(lambda *_: self._on_scroll())
+        self.latest_button = QToolButton(self)
+        self.latest_button.setObjectName("jumpToLatest")
+        self.latest_button.setText("↓")
+        self.latest_button.setAutoRaise(False)
+        self.latest_button.setVisible(False)
+        self.retranslate()
 
-    # -- whole messages ---------------------------------------------------------------------------
+    # -- appearance -------------------------------------------------------------------------------
+    @property
+    def colors(self) -> dict[str, str]:
+        return _DARK if self.palette().color(QPalette.ColorRole.Base).lightness() < 128 else _LIGHT
+
+    def set_persona(self, name: str, avatar: QImage | None) -> None:
+        """Whose bubbles the assistant's are: the picture from the persona folder, else an initial."""
+        self._avatar_name = name
+        self._avatar = avatar
+        self._load_avatars()
+
+    def _load_avatars(self) -> None:
+        doc = self.document()
+        persona = self._avatar if self._avatar is not None and not self._avatar.isNull() else None
+        if persona is None:
+            persona = initial_avatar(self._avatar_name or "?", self.colors["assistant_name"])
+        size = QSize(AVATAR_PX * 2, AVATAR_PX * 2)
+        persona = persona.scaled(
+            size, Qt.AspectRatioMode.KeepAspectRatioByExpanding, Qt.TransformationMode.SmoothTransformation
+        )
+        doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl("avatar:persona"), persona)
+        doc.addResource(
+            QTextDocument.ResourceType.ImageResource,
+            QUrl("avatar:user"),
+            initial_avatar(tr("You"), self.colors["user_name"]),
+        )
+
+    def retranslate(self) -> None:
+        """The person's bubbles say "You" and the links speak the language chosen now: drawn again."""
+        self.latest_button.setToolTip(tr("Jump to the latest message"))
+        if self.bubbles:
+            self._load_avatars()
+            self._redraw_all()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self.bubbles:  # light <-> dark
+            self._load_avatars()
+            self._redraw_all()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._place_latest_button()
+
+    def _place_latest_button(self) -> None:
+        size = self.latest_button.sizeHint()
+        viewport = self.viewport().geometry()
+        self.latest_button.move(viewport.right() - size.width() - 16, viewport.bottom() - size.height() - 12)
+
+    # -- whole pages ------------------------------------------------------------------------------
     def clear_messages(self) -> None:
+        self._queue.clear()
+        self._after = []
+        self._stick_to_end = False
         self.clear()
+        self.bubbles = []
+        self.has_older = self.has_newer = False
+        self.loading_older = self.loading_newer = False
         self._placeholder_shown = False
-        self._stream_start = None
-        self._stream_frame = None
-        self._stream_text = ""
+        self._stream = None
+        self._load_avatars()
 
     def show_placeholder(self, text: str) -> None:
         """A hint in an empty conversation; the first message replaces it."""
         self.clear_messages()
-        self.setHtml(f"<p style='color:#888; margin-top:40px' align='center'>{html.escape(text)}</p>")
+        muted = self.colors["muted"]
+        self.setHtml(f"<p style='color:{muted}; margin-top:40px' align='center'>{html.escape(text)}</p>")
         self._placeholder_shown = True
+        self._update_latest_button()
 
+    def show_page(
+        self, bubbles: list[Bubble], has_older: bool, has_newer: bool, *, focus_id: int | None = None
+    ) -> None:
+        """Replace what is shown; scroll to focus_id's bubble, else to the end. Drawn from the newest
+        up, a few bubbles a main-loop turn: the latest words show at once and the window never stalls."""
+        self.clear_messages()
+        self.has_older, self.has_newer = has_older, has_newer
+        self.loading_older = self.loading_newer = True  # no page is asked for until this one is drawn
+        self._stick_to_end = focus_id is None
+
+        def done() -> None:
+            self._stick_to_end = False
+            self.loading_older = self.loading_newer = False
+            self._apply_search()
+            if focus_id is None or not self.scroll_to_message(focus_id):
+                self.scroll_to_end()
+            self._on_scroll()  # a page shorter than the window asks for the one before at once
+
+        self._enqueue([(b, True) for b in reversed(bubbles)], done)
+
+    def prepend_page(self, bubbles: list[Bubble], has_older: bool) -> None:
+        """Older messages above, the view staying where the person is reading."""
+        known = {b.id for b in self.bubbles} | {b.id for b, _ in self._queue}
+        bubbles = [b for b in bubbles if b.id not in known]
+
+        def done() -> None:
+            self.has_older = has_older
+            if self._trim(from_start=False):  # the newest leave the view (below: what is read stays put)
+                self.has_newer = True
+            self.loading_older = False
+            self._apply_search()
+            self._update_latest_button()
+
+        self._enqueue([(b, True) for b in reversed(bubbles)], done)
+
+    def append_page(self, bubbles: list[Bubble], has_newer: bool) -> None:
+        """Newer messages below (after a jump back in time, scrolling down again)."""
+        known = {b.id for b in self.bubbles} | {b.id for b, _ in self._queue}
+
+        def done() -> None:
+            self.has_newer = has_newer
+            bar = self.verticalScrollBar()
+            before_max, before_value = bar.maximum(), bar.value()
+            if self._trim(from_start=True):
+                self.has_older = True
+                bar.setValue(before_value - (before_max - bar.maximum()))
+            self.loading_newer = False
+            self._apply_search()
+            self._update_latest_button()
+
+        self._enqueue([(b, False) for b in bubbles if b.id not in known], done)
+
+    @property
+    def drawing(self) -> bool:
+        """Bubbles are still waiting to be drawn (a page arriving a few at a time)."""
+        return bool(self._queue or self._after)
+
+    def _enqueue(self, ops: list[tuple[Bubble, bool]], after: Callable[[], None]) -> None:
+        self._queue.extend(ops)
+        self._after.append(after)
+        self._drain_timer.start()
+
+    def _drain(self) -> None:
+        """Draw queued bubbles for at most DRAW_BUDGET_S, in one edit block (laid out once), then let the
+        main loop run; an insertion above keeps the words being read where they are."""
+        bar = self.verticalScrollBar()
+        before_max, before_value = bar.maximum(), bar.value()
+        above = False
+        started = time.perf_counter()
+        batch = QTextCursor(self.document())
+        batch.beginEditBlock()
+        try:
+            while self._queue and time.perf_counter() - started < DRAW_BUDGET_S:
+                bubble, at_start = self._queue.popleft()
+                self._insert(bubble, at_start=at_start)
+                above |= at_start
+        finally:
+            batch.endEditBlock()
+        if self._stick_to_end:
+            self.scroll_to_end()
+        elif above:
+            bar.setValue(before_value + (bar.maximum() - before_max))
+        if self._queue:
+            self._drain_timer.start()
+            return
+        after, self._after = self._after, []
+        for step in after:
+            step()
+        self.page_ready.emit()
+        if self._redraw_waiting:
+            self._redraw_all()
+
+    # -- single messages --------------------------------------------------------------------------
     def add_message(
         self,
         who: str,
@@ -74,98 +349,338 @@ class ChatView(QTextBrowser):
         timestamp: str | None = None,
         status: str = "complete",
         why: str = "",
+        message_id: int | None = None,
+        version_ids: list[int] | None = None,
     ) -> None:
-        """why: for a message the persona wrote on its own, the reason, shown beside it."""
-        frame = self._begin_frame(who, role, timestamp, why)
-        cursor = frame.lastCursorPosition()
-        self._insert_markdown(cursor, text)
-        self._add_status_note(frame, status)
-        self._scroll_to_end()
+        """A message that just happened, at the end (why: the reason a persona wrote first)."""
+        bubble = Bubble(message_id, role, who, text, timestamp, status, why, version_ids or [])
+        if self.has_newer:  # the view shows an older stretch: the new message waits below, the button says so
+            self._update_latest_button()
+            return
+        follow = self.is_at_bottom()
+        self._insert(bubble, at_start=False)
+        if follow or role == "user":
+            self.scroll_to_end()
+
+    def update_message(self, bubble: Bubble) -> None:
+        """Draw one message again as it is now (its final words, id and versions after a turn)."""
+        for i, shown in enumerate(self.bubbles):
+            if shown.id == bubble.id:
+                self._replace(i, bubble)
+                return
+
+    def settle(self, user_bubble: Bubble | None, reply: Bubble | None) -> None:
+        """After a turn: the person's message and the reply get their ids, so their links work."""
+        for bubble in (user_bubble, reply):
+            if bubble is None:
+                continue
+            index = next(
+                (i for i, b in enumerate(self.bubbles) if b.id is None and b.role == bubble.role), None
+            )
+            if index is not None:
+                self._replace(index, bubble)
+
+    def remove_message(self, message_id: int) -> None:
+        for i, bubble in enumerate(self.bubbles):
+            if bubble.id == message_id:
+                self._remove_frame(bubble.frame)
+                del self.bubbles[i]
+                return
+
+    def remove_from(self, message_id: int) -> None:
+        """Take this message and everything after it off the view (a regenerate or an edit starts there)."""
+        index = next((i for i, b in enumerate(self.bubbles) if b.id == message_id), None)
+        if index is None:
+            return
+        for bubble in self.bubbles[index:]:
+            self._remove_frame(bubble.frame)
+        del self.bubbles[index:]
+
+    def message(self, message_id: int) -> Bubble | None:
+        return next((b for b in self.bubbles if b.id == message_id), None)
 
     # -- a streaming reply ------------------------------------------------------------------------
     def begin_stream(self, who: str) -> None:
-        self._stream_frame = self._begin_frame(who, "assistant", None)
-        self._stream_start = self._stream_frame.lastPosition()
-        self._stream_text = ""
-        # A typing indicator until the first words arrive; the first append replaces it.
-        self._stream_cursor().insertHtml("<span style='color:#999'>…</span>")
+        follow = self.is_at_bottom() or not self.bubbles
+        self._stream = Bubble(None, "assistant", who, "", status="streaming")
+        self._insert(self._stream, at_start=False)
+        if follow:
+            self.scroll_to_end()
 
     def append_stream(self, text: str) -> None:
-        if self._stream_start is None:
+        """The reply so far, rendered as Markdown: only this frame is laid out again."""
+        if self._stream is None or self._stream.frame is None:
             return
-        self._stream_text += text
-        cursor = self._stream_cursor()
-        cursor.insertText(self._stream_text)
-        self._scroll_to_end()
+        follow = self.is_at_bottom()
+        self._stream.text += text
+        cursor = self._body_cursor(self._stream.frame)
+        cursor.insertFragment(QTextDocumentFragment(to_document(self._stream.text)))
+        if follow:
+            self.scroll_to_end()
 
     def end_stream(self, final_text: str, status: str) -> None:
-        if self._stream_start is None or self._stream_frame is None:
+        if self._stream is None:
             return
-        cursor = self._stream_cursor()
-        if final_text:
-            self._insert_markdown(cursor, final_text)
-        else:
-            cursor.removeSelectedText()
-        self._add_status_note(self._stream_frame, status)
-        self._stream_start = None
-        self._stream_frame = None
-        self._scroll_to_end()
+        bubble = self._stream
+        self._stream = None
+        index = next(i for i, b in enumerate(self.bubbles) if b is bubble)
+        follow = self.is_at_bottom()
+        self._replace(index, Bubble(None, "assistant", bubble.who, final_text, bubble.timestamp, status))
+        if follow:
+            self.scroll_to_end()
+        if self._redraw_waiting:
+            self._redraw_all()
 
     @property
     def streaming_text(self) -> str:
-        return self._stream_text
+        return self._stream.text if self._stream is not None else ""
 
-    # -- helpers ----------------------------------------------------------------------------------
-    def _stream_cursor(self) -> QTextCursor:
-        # Select the reply's text inside its frame only: a selection past the frame would delete the frame.
+    # -- search -----------------------------------------------------------------------------------
+    def set_search(self, text: str, current_id: int | None = None) -> None:
+        """Highlight every occurrence in what is shown; the current hit's bubble is scrolled to."""
+        self._search = text
+        self._current_hit = current_id
+        self._apply_search()
+        if current_id is not None:
+            self.scroll_to_message(current_id)
+
+    def _apply_search(self) -> None:
+        selections: list[QTextEdit.ExtraSelection] = []
+        if self._search:
+            doc = self.document()
+            colors = self.colors
+            current = self.message(self._current_hit) if self._current_hit is not None else None
+            cursor = doc.find(self._search, 0)
+            while not cursor.isNull():
+                selection = QTextEdit.ExtraSelection()
+                selection.cursor = cursor
+                fmt = QTextCharFormat()
+                inside = (
+                    current is not None
+                    and current.frame is not None
+                    and current.frame.firstPosition() <= cursor.position() <= current.frame.lastPosition()
+                )
+                fmt.setBackground(QColor(colors["current" if inside else "hit"]))
+                selection.format = fmt
+                selections.append(selection)
+                cursor = doc.find(self._search, cursor)
+        self.setExtraSelections(selections)
+
+    # -- scrolling --------------------------------------------------------------------------------
+    def scroll_to_message(self, message_id: int) -> bool:
+        bubble = self.message(message_id)
+        if bubble is None or bubble.frame is None:
+            return False
+        rect = self.document().documentLayout().frameBoundingRect(bubble.frame)
+        bar = self.verticalScrollBar()
+        bar.setValue(max(0, int(rect.top()) - 24))
+        return True
+
+    def scroll_to_end(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+        self._update_latest_button()
+
+    def is_at_bottom(self) -> bool:
+        bar = self.verticalScrollBar()
+        return bar.value() >= bar.maximum() - 8
+
+    def check_edges(self) -> None:
+        """Ask for the next page if the view sits at an edge with more beyond it."""
+        self._on_scroll()
+
+    def _on_scroll(self, *_args) -> None:
+        bar = self.verticalScrollBar()
+        if self.bubbles and not self.drawing:  # a page too short to scroll asks for the one before
+            first, last = self.bubbles[0].id, self.bubbles[-1].id
+            if bar.value() <= EDGE_PX and self.has_older and not self.loading_older and first is not None:
+                self.loading_older = True
+                self.need_older.emit(first)
+            elif (
+                bar.value() >= bar.maximum() - EDGE_PX
+                and self.has_newer
+                and not self.loading_newer
+                and last is not None
+            ):
+                self.loading_newer = True
+                self.need_newer.emit(last)
+        self._update_latest_button()
+
+    def _update_latest_button(self) -> None:
+        at_bottom = self.is_at_bottom() and not self.has_newer
+        self.latest_button.setVisible(not at_bottom and not self._placeholder_shown)
+        if not at_bottom:
+            self._place_latest_button()
+        if at_bottom != self._was_at_bottom:
+            self._was_at_bottom = at_bottom
+            self.at_bottom_changed.emit(at_bottom)
+
+    # -- links ------------------------------------------------------------------------------------
+    def _on_link(self, url: QUrl) -> None:
+        if url.scheme() == "nexus":
+            kind, _, number = url.path().partition("/")
+            try:
+                message_id = int(number)
+            except ValueError:
+                return
+            if kind == "copy":
+                bubble = self.message(message_id)
+                if bubble is not None:
+                    QApplication.clipboard().setText(bubble.text)
+            else:
+                self.action.emit(kind, message_id)
+        elif url.scheme() in ("http", "https", "mailto"):  # never a file: or another app's scheme
+            QDesktopServices.openUrl(url)
+
+    # -- drawing ----------------------------------------------------------------------------------
+    def _insert(self, bubble: Bubble, *, at_start: bool) -> None:
+        if self._placeholder_shown:
+            self.clear()
+            self._placeholder_shown = False
+            self._load_avatars()
         cursor = QTextCursor(self.document())
-        cursor.setPosition(self._stream_start)
-        cursor.setPosition(self._stream_frame.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
+        if at_start:
+            cursor.setPosition(0)
+        else:
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+        self._draw(cursor, bubble)
+        if at_start:
+            self.bubbles.insert(0, bubble)
+        else:
+            self.bubbles.append(bubble)
+
+    def _replace(self, index: int, bubble: Bubble) -> None:
+        old = self.bubbles[index]
+        position = old.frame.firstPosition() - 1 if old.frame is not None else 0
+        self._remove_frame(old.frame)
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(position)
+        self._draw(cursor, bubble)
+        self.bubbles[index] = bubble
+        self._apply_search()
+
+    def _redraw_all(self) -> None:
+        """Everything again (a language or theme switch), a page at a time like any page; the bubble
+        at the top of the window stays there. A reply streaming finishes first."""
+        if self._stream is not None or self.drawing:
+            self._redraw_waiting = True
+            return
+        self._redraw_waiting = False
+        bubbles = list(self.bubbles)
+        focus = None if self.is_at_bottom() else self._bubble_at_top()
+        self.show_page(bubbles, self.has_older, self.has_newer, focus_id=focus)
+
+    def _bubble_at_top(self) -> int | None:
+        position = self.cursorForPosition(QPoint(20, 20)).position()
+        for bubble in self.bubbles:
+            if (
+                bubble.frame is not None
+                and bubble.frame.firstPosition() - 1 <= position <= bubble.frame.lastPosition()
+            ):
+                return bubble.id
+        return None
+
+    def _body_cursor(self, frame: QTextFrame) -> QTextCursor:
+        """The words of a bubble still streaming: from the block after its header to the frame's end."""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(frame.firstCursorPosition().block().next().position())
+        cursor.setPosition(frame.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
         return cursor
 
-    def _begin_frame(self, who: str, role: str, timestamp: str | None, why: str = "") -> QTextFrame:
-        if self._placeholder_shown:
-            self.clear_messages()
+    def _remove_frame(self, frame: QTextFrame | None) -> None:
+        if frame is None:
+            return
         cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.setPosition(frame.firstPosition() - 1)
+        cursor.setPosition(
+            min(frame.lastPosition() + 1, self.document().characterCount() - 1),
+            QTextCursor.MoveMode.KeepAnchor,
+        )
+        cursor.removeSelectedText()
+
+    def _trim(self, *, from_start: bool) -> int:
+        extra = len(self.bubbles) - MAX_BUBBLES
+        if extra <= 0:
+            return 0
+        doomed = self.bubbles[:extra] if from_start else self.bubbles[-extra:]
+        doomed = [b for b in doomed if b is not self._stream and b.frame is not None]
+        if not doomed:
+            return 0
+        cursor = QTextCursor(self.document())  # one contiguous stretch: removed in one edit
+        cursor.setPosition(doomed[0].frame.firstPosition() - 1)
+        end = min(doomed[-1].frame.lastPosition() + 1, self.document().characterCount() - 1)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.removeSelectedText()
+        self.bubbles = [b for b in self.bubbles if all(b is not d for d in doomed)]
+        return len(doomed)
+
+    def _draw(self, cursor: QTextCursor, bubble: Bubble) -> None:
+        colors = self.colors
+        user = bubble.role == "user"
         fmt = QTextFrameFormat()
-        fmt.setBackground(_BACKGROUND.get(role, _BACKGROUND["assistant"]))
+        fmt.setBackground(QColor(colors["user" if user else "assistant"]))
         fmt.setPadding(8)
         fmt.setMargin(4)
         fmt.setBorder(0)
-        if role == "user":
+        if user:
             fmt.setLeftMargin(60)
         else:
             fmt.setRightMargin(60)
         frame = cursor.insertFrame(fmt)
-        color = _NAME_COLOR.get(role, _NAME_COLOR["assistant"])
-        when = _time_label(timestamp)
-        cursor.insertHtml(
-            f"<span style='color:{color}; font-weight:600'>{html.escape(who)}</span>"
-            f"&nbsp;&nbsp;<span style='color:#999; font-size:small'>{html.escape(when)}</span>"
+        bubble.frame = frame
+        who = tr("You") if user else bubble.who
+        avatar = "avatar:user" if user else "avatar:persona"
+        header = (
+            f"<img src='{avatar}' width='{AVATAR_PX}' height='{AVATAR_PX}' style='vertical-align:middle'>"
+            f"&nbsp;<span style='color:{colors['user_name' if user else 'assistant_name']}; font-weight:600'>"
+            f"{html.escape(who)}</span>&nbsp;&nbsp;<span style='color:{colors['muted']}; font-size:small'>"
+            f"{html.escape(time_label(bubble.timestamp))}</span>"
         )
-        if why:  # the persona wrote first: why, in its own words and numbers
-            cursor.insertHtml(
-                "&nbsp;&nbsp;<span style='color:#6a5acd; font-size:small'>"
-                f"✦ {html.escape(tr('wrote first'))}: {html.escape(why)}</span>"
+        if bubble.why:  # the persona wrote first: why, in its own words and numbers
+            header += (
+                f"&nbsp;&nbsp;<span style='color:{colors['why']}; font-size:small'>"
+                f"✦ {html.escape(tr('wrote first'))}: {html.escape(bubble.why)}</span>"
             )
+        cursor.insertHtml(header)
         cursor.insertBlock()
-        return frame
-
-    @staticmethod
-    def _insert_markdown(cursor: QTextCursor, text: str) -> None:
-        doc = QTextDocument()
-        doc.setMarkdown(text)
-        cursor.insertFragment(QTextDocumentFragment(doc))
-
-    @staticmethod
-    def _add_status_note(frame: QTextFrame, status: str) -> None:
-        note = _STATUS_NOTES.get(status)
-        if not note:
+        if bubble.status == "streaming" and not bubble.text:
+            # A typing indicator until the first words arrive; the first piece replaces it.
+            cursor.insertHtml(f"<span style='color:{colors['muted']}'>…</span>")
+        elif bubble.text:
+            cursor.insertFragment(QTextDocumentFragment(to_document(bubble.text)))
+        if bubble.status == "streaming":
             return
-        cursor = frame.lastCursorPosition()
-        cursor.insertHtml(f"<br><span style='color:#a33; font-style:italic'>({html.escape(tr(note))})</span>")
+        note = _STATUS_NOTES.get(bubble.status)
+        if note:
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())  # a plain block, never a list's item
+            cursor.insertHtml(
+                f"<span style='color:{colors['note']}; font-style:italic'>({html.escape(tr(note))})</span>"
+            )
+        if bubble.id is not None:
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+            cursor.insertHtml(self._links(bubble))
 
-    def _scroll_to_end(self) -> None:
-        bar = self.verticalScrollBar()
-        bar.setValue(bar.maximum())
+    def _links(self, bubble: Bubble) -> str:
+        color = self.colors["link"]
+
+        def link(kind: str, label: str, message_id: int | None = None) -> str:
+            target = bubble.id if message_id is None else message_id
+            return (
+                f"<a href='nexus:{kind}/{target}' style='color:{color}; text-decoration:none'>"
+                f"{html.escape(label)}</a>"
+            )
+
+        parts = [link("copy", tr("Copy"))]
+        if bubble.role == "assistant":
+            parts.append(link("regenerate", tr("Regenerate")))
+        elif bubble.role == "user":
+            parts.append(link("edit", tr("Edit")))
+        parts.append(link("delete", tr("Delete")))
+        links = " · ".join(parts)
+        ids = bubble.version_ids
+        if len(ids) > 1 and bubble.id in ids:
+            i = ids.index(bubble.id)
+            back = link("version", "‹", ids[i - 1]) if i > 0 else "‹"
+            forward = link("version", "›", ids[i + 1]) if i + 1 < len(ids) else "›"
+            links += f"&nbsp;&nbsp;&nbsp;{back} {i + 1}/{len(ids)} {forward}"
+        return f"<span style='font-size:small; color:{color}'>{links}</span>"

@@ -10,6 +10,7 @@ import json
 import locale
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from nexus_ark.paths import assets_dir
@@ -83,3 +84,21 @@ def tr(text: str, **values: object) -> str:
     """The translation of an English UI string, with {placeholders} filled in."""
     translated = _catalogue.get(text, text)
     return translated.format(**values) if values else translated
+
+
+class FollowsLanguage:
+    """For a window whose texts are set in many places: each text set through follow() is set again
+    when the language changes (MainWindow.show_language calls retranslate on every open window).
+
+    follow(lambda: label.setText(tr("Search"))) sets the text now and after every switch; with a key, a
+    later follow() under the same key replaces it (a status line shows its latest message, translated).
+    """
+
+    def follow(self, apply: Callable[[], object], key: str | None = None) -> None:
+        texts: dict[object, Callable[[], object]] = self.__dict__.setdefault("_language_texts", {})
+        texts[key if key is not None else object()] = apply
+        apply()
+
+    def retranslate(self) -> None:
+        for apply in list(self.__dict__.get("_language_texts", {}).values()):
+            apply()

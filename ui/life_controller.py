@@ -69,6 +69,8 @@ class LifeController(QObject):
                 payload["text"],
                 timestamp=(payload.get("reason") or {}).get("time"),  # when it was written, not now
                 why=why_line(payload.get("reason") or {}),
+                message_id=payload["message_id"],
+                version_ids=[payload["message_id"]],
             )
         if shown and window.isVisible() and not window.isMinimized():
             self.mark_read(slug, [payload["message_id"]])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QThread, Signal
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeyEvent
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QInputMethodEvent, QKeyEvent, QShortcut
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -25,28 +25,41 @@ from nexus_ark.config import save_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
 from ui import card_actions, i18n
+from ui.chat_search import SearchBar
 from ui.chat_view import ChatView
+from ui.conversation_controller import ConversationController
 from ui.i18n import tr
-from ui.inbox_window import why_line
+from ui.language_notice import LanguageNotice
 from ui.life_controller import LifeController
 from ui.persona_dialog import NewPersonaDialog
 from ui.session_worker import SessionWorker
+from ui.tasks import run_in_background
 from ui.tray import Tray, click_bridge, tray_available
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1  # the display name, without markers
 
 
 class MessageInput(QPlainTextEdit):
-    """Enter sends, Shift+Enter starts a new line (IME composition never reaches keyPressEvent)."""
+    """Enter sends, Shift+Enter starts a new line. While an input method composes (Japanese kana being
+    turned into kanji), Enter belongs to the input method: it commits the composition, it never sends."""
 
     submitted = Signal()
 
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.composing = False
+
+    def inputMethodEvent(self, event: QInputMethodEvent) -> None:
+        self.composing = bool(event.preeditString())
+        super().inputMethodEvent(event)
+
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not (
-            event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-        ):
-            self.submitted.emit()
-            return
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if self.composing:
+                return  # the input method's to handle: neither a send nor a new line
+            if not event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                self.submitted.emit()
+                return
         super().keyPressEvent(event)
 
 
@@ -54,6 +67,9 @@ class MainWindow(QMainWindow):
     request_open = Signal(str)
     request_send = Signal(str)
     request_continue = Signal(int)
+    request_regenerate = Signal(int)
+    request_edit = Signal(int, str)
+    request_change = Signal(str, int, bool)  # "delete" | "version", message id, forget
     # Re-emitted on the UI thread once the window has shown the result.
     persona_opened = Signal(str)
     turn_finished = Signal(object)
@@ -67,9 +83,12 @@ class MainWindow(QMainWindow):
         self.streaming = False
         self._ready = False
         self._last_sent = ""
+        self._turn_kind = "send"
+        self._editing: int | None = None  # the message of the person's being said differently
         self._build_widgets()
         self._build_menus()
         self._start_worker()
+        self.conversation = ConversationController(self)  # pages, search and each message's links
         self.quitting = False  # Quit (menu or tray) closes for real, whatever the tray setting says
         self.tray = self._install_tray()
         click_bridge().clicked.connect(self.show_conversation)  # a desktop notification was clicked
@@ -110,6 +129,13 @@ class MainWindow(QMainWindow):
         left_layout.addWidget(self.new_persona_button)
 
         self.chat = ChatView()
+        self.search_bar = SearchBar()
+        self.language_notice = LanguageNotice()
+        self.language_notice.open_models.connect(self.edit_models)
+        self.language_notice.dismissed.connect(self._dismiss_advice)
+        self.edit_banner = QLabel()
+        self.edit_banner.setObjectName("editBanner")
+        self.edit_banner.setVisible(False)
         self.input = MessageInput()
         self.input.setObjectName("messageInput")
         self.input.setFixedHeight(72)
@@ -135,7 +161,10 @@ class MainWindow(QMainWindow):
         input_row.addLayout(buttons)
         right = QWidget()
         right_layout = QVBoxLayout(right)
+        right_layout.addWidget(self.language_notice)
+        right_layout.addWidget(self.search_bar)
         right_layout.addWidget(self.chat, 1)
+        right_layout.addWidget(self.edit_banner)
         right_layout.addLayout(input_row)
 
         splitter = QSplitter()
@@ -157,6 +186,7 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         self.file_menu = bar.addMenu("")
         self.new_persona_action = QAction(self)
+        self.new_persona_action.setShortcut("Ctrl+N")
         self.new_persona_action.triggered.connect(self.new_persona)
         self.quit_action = QAction(self)
         self.quit_action.setShortcut("Ctrl+Q")
@@ -211,6 +241,17 @@ class MainWindow(QMainWindow):
         self.inbox_action.setShortcut("Ctrl+I")
         self.inbox_action.triggered.connect(lambda: self.life.show_inbox())
         self.view_menu.addAction(self.inbox_action)
+        self.find_action = QAction(self)  # search in the conversation
+        self.find_action.setShortcut("Ctrl+F")
+        self.find_action.triggered.connect(lambda: self.conversation.open_search())
+        self.view_menu.addAction(self.find_action)
+        self.latest_action = QAction(self)
+        self.latest_action.setShortcut("Ctrl+End")
+        self.latest_action.triggered.connect(lambda: self.conversation.jump_to_latest())
+        self.view_menu.addAction(self.latest_action)
+        escape = QShortcut(Qt.Key.Key_Escape, self)  # stops a reply; else leaves an edit or the search
+        escape.setContext(Qt.ShortcutContext.WindowShortcut)
+        escape.activated.connect(self.escape)
 
         self.help_menu = bar.addMenu("")
         self.about_action = QAction(self)
@@ -225,7 +266,14 @@ class MainWindow(QMainWindow):
         self.request_open.connect(self.worker.open_persona)
         self.request_send.connect(self.worker.send)
         self.request_continue.connect(self.worker.continue_reply)
-        self.worker.reloaded.connect(self._show_history)
+        self.request_regenerate.connect(self.worker.regenerate)
+        self.request_edit.connect(self.worker.edit)
+        self.request_change.connect(self.worker.change)
+        self.worker.reloaded.connect(lambda _history: self.conversation.show_latest())
+        self.worker.changed.connect(self._on_changed)
+        self.worker.change_failed.connect(
+            lambda message: self.state_label.setText(tr("Error: {message}", message=message.splitlines()[0]))
+        )
         self.worker.opened.connect(self._on_opened)
         self.worker.open_failed.connect(self._on_open_failed)
         self.worker.delta.connect(self._on_delta)
@@ -249,6 +297,12 @@ class MainWindow(QMainWindow):
         self.activity_action.setText(tr("Activity timeline…"))
         self.dashboard_action.setText(tr("Inner life…"))
         self.continue_button.setText(tr("Continue"))
+        self.find_action.setText(tr("Find in conversation…"))
+        self.latest_action.setText(tr("Jump to the latest message"))
+        self.edit_banner.setText(tr("Editing a message: Enter sends the new wording, Esc cancels."))
+        self.chat.retranslate()
+        self.search_bar.retranslate()
+        self.language_notice.retranslate()
         self.stop_button.setText(tr("Stop"))
         self.file_menu.setTitle(tr("&File"))
         self.new_persona_action.setText(tr("New persona…"))
@@ -404,42 +458,56 @@ class MainWindow(QMainWindow):
         if slug != self.current_slug:
             return
         self.model_name = model_name
-        self._show_history(history)
-        if not history:
+        self.cancel_edit()
+        self.conversation.load_avatar(slug)
+        self._check_language(slug)
+        if history:
+            self.chat.clear_messages()  # the latest page follows from the history thread
+        else:
             self.chat.show_placeholder(tr("Say hello to {name}.", name=self.current_name))
+        self.conversation.show_latest()
         self._ready = True
         self._set_busy(False)
         self.retranslate()
         self.input.setFocus()
         self.persona_opened.emit(slug)
 
-    def _show_history(self, history: list[StoredMessage]) -> None:
-        self.chat.clear_messages()
-        for message in history:
-            who = tr("You") if message.role == "user" else self.current_name
-            cut = message.status == "complete" and message.meta.get("cut_by_limit")
-            reason = message.meta.get("autonomous")
-            self.chat.add_message(
-                who,
-                message.role,
-                message.content,
-                timestamp=message.created_at,
-                status="cut" if cut else message.status,
-                why=why_line(reason) if reason else "",
-            )
-        last = history[-1] if history else None
-        self._cut_reply = last.id if last is not None and last.meta.get("cut_by_limit") else None
-        self.continue_button.setVisible(self._cut_reply is not None)
+    def _check_language(self, slug: str) -> None:
+        """Does the model speak the persona's language? Asked off the UI thread (it reads the catalogue)."""
+        self.language_notice.show_advice(self.current_name, None)
+
+        def shown(advice) -> None:
+            if slug == self.current_slug:
+                self.language_notice.show_advice(self.current_name, advice)
+
+        run_in_background(lambda: self.app.language_advice(slug), shown, lambda _message: None)
+
+    def _dismiss_advice(self, advice) -> None:
+        slug = self.current_slug
+        run_in_background(
+            lambda: self.app.dismiss_advice(slug, advice),
+            lambda _: None,
+            lambda message: self.state_label.setText(tr("Error: {message}", message=message)),
+        )
+
+    def show_continue(self, reply_id: int | None) -> None:
+        """The last reply was cut by the token limit: Continue goes on with it."""
+        self._cut_reply = reply_id
+        self.continue_button.setVisible(reply_id is not None and not self.streaming)
 
     def continue_reply(self) -> None:
         if self._cut_reply is None or self.streaming or not self._ready:
             return
         self.continue_button.setVisible(False)
         self.chat.begin_stream(self.current_name)
+        self._start_turn("continue")
+        self.request_continue.emit(self._cut_reply)
+
+    def _start_turn(self, kind: str) -> None:
+        self._turn_kind = kind
         self.streaming = True
         self._set_busy(True)
         self.state_label.setText(tr("{name} is writing…", name=self.current_name))
-        self.request_continue.emit(self._cut_reply)
 
     def _on_open_failed(self, slug: str, message: str) -> None:
         self.state_label.setText(tr("Could not open {name}", name=slug))
@@ -454,12 +522,60 @@ class MainWindow(QMainWindow):
         self.input.clear()
         self.continue_button.setVisible(False)
         self._last_sent = text
+        editing, self._editing = self._editing, None
+        self.edit_banner.setVisible(False)
+        if self.chat.has_newer:  # an older stretch is shown: the conversation goes on at its end
+            self.conversation.show_latest()
+        if editing is not None:
+            self.chat.remove_from(editing)  # what followed stays as a branch; the view reloads after
         self.chat.add_message(tr("You"), "user", text)
         self.chat.begin_stream(self.current_name)
-        self.streaming = True
-        self._set_busy(True)
-        self.state_label.setText(tr("{name} is writing…", name=self.current_name))
-        self.request_send.emit(text)
+        if editing is not None:
+            self._start_turn("edit")
+            self.request_edit.emit(editing, text)
+        else:
+            self._start_turn("send")
+            self.request_send.emit(text)
+
+    def regenerate(self, reply_id: int) -> None:
+        """A new version of a reply; the earlier ones stay, browsable with ‹ ›."""
+        if self.streaming or not self._ready:
+            return
+        self.chat.remove_from(reply_id)
+        self.chat.begin_stream(self.current_name)
+        self._start_turn("regenerate")
+        self.request_regenerate.emit(reply_id)
+
+    def begin_edit(self, message_id: int, text: str) -> None:
+        self._editing = message_id
+        self.input.setPlainText(text)
+        self.input.moveCursor(self.input.textCursor().MoveOperation.End)
+        self.edit_banner.setVisible(True)
+        self.input.setFocus()
+
+    def cancel_edit(self) -> None:
+        if self._editing is not None:
+            self._editing = None
+            self.input.clear()
+        self.edit_banner.setVisible(False)
+
+    def worker_request(self, kind: str, message_id: int, forget: bool = False) -> None:
+        self.request_change.emit(kind, message_id, forget)
+
+    def _on_changed(self, kind: str, message_id: int) -> None:
+        if kind == "delete":
+            self.chat.remove_message(message_id)
+            self.statusBar().showMessage(tr("Message deleted."), 4000)
+        else:  # another version is on the line now, with what followed it
+            self.conversation.show_latest()
+
+    def escape(self) -> None:
+        if self.streaming:
+            self.stop_reply()
+        elif self._editing is not None:
+            self.cancel_edit()
+        elif self.search_bar.isVisible():
+            self.search_bar.close_bar()
 
     def stop_reply(self) -> None:
         if self.streaming:
@@ -471,9 +587,9 @@ class MainWindow(QMainWindow):
 
     def _on_finished(self, result: TurnResult) -> None:
         self.chat.end_stream(result.text, "cut" if result.cut_by_limit else result.status)
-        self._cut_reply = result.reply_id if result.cut_by_limit else None
-        self.continue_button.setVisible(self._cut_reply is not None)
         self.streaming = False
+        self.show_continue(result.reply_id if result.cut_by_limit else None)
+        self.conversation.after_turn(result, self._turn_kind)
         self._set_busy(False)
         self.state_label.setToolTip("\n\n".join(result.warnings))
         if result.error:
@@ -641,4 +757,5 @@ class MainWindow(QMainWindow):
         self.thread_.quit()
         self.hide()
         self.thread_.wait()
+        self.conversation.close()
         super().closeEvent(event)

@@ -29,6 +29,8 @@ class SessionWorker(QObject):
     delta = Signal(str)
     finished = Signal(object)  # TurnResult
     reloaded = Signal(object)  # the conversation again (list[StoredMessage]), after a continued reply
+    changed = Signal(str, int)  # "delete" | "version", message id: done, the view shows it
+    change_failed = Signal(str)
     failed = Signal(str)
 
     def __init__(self, app: NexusApp, coalesce_ms: int = 40) -> None:
@@ -73,6 +75,42 @@ class SessionWorker(QObject):
             self.reloaded.emit(runtime.history())
         except NexusArkError as exc:
             self.failed.emit(str(exc))
+
+    @Slot(int)
+    def regenerate(self, reply_id: int) -> None:
+        if self._runtime is None:
+            self.failed.emit("No persona is open.")
+            return
+        runtime = self._runtime
+        self._stream(lambda: runtime.regenerate(reply_id, self.cancel))
+
+    @Slot(int, str)
+    def edit(self, message_id: int, text: str) -> None:
+        if self._runtime is None:
+            self.failed.emit("No persona is open.")
+            return
+        runtime = self._runtime
+        self._stream(lambda: runtime.edit(message_id, text, self.cancel))
+
+    @Slot(str, int, bool)
+    def change(self, kind: str, message_id: int, forget: bool) -> None:
+        """Delete a message (and, with forget, what memory derived from it), or choose a version."""
+        runtime = self._runtime
+        if runtime is None:
+            self.change_failed.emit("No persona is open.")
+            return
+        try:
+            if kind == "delete":
+                runtime.delete(message_id, forget=forget)
+            else:
+                runtime.call("version", lambda s: s.memory.messages.choose_version(message_id))
+        except NexusArkError as exc:
+            self.change_failed.emit(str(exc))
+            return
+        except Exception as exc:
+            self.change_failed.emit(f"{type(exc).__name__}: {exc}")
+            return
+        self.changed.emit(kind, message_id)
 
     def _stream(self, start) -> None:
         self.cancel.clear()

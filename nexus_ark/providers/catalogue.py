@@ -48,6 +48,39 @@ def load_catalogue(path: Path | None = None) -> list[CatalogueEntry]:
         raise ConfigError(f"The model catalogue {path} cannot be read: {exc}") from exc
 
 
+class LanguageAdvice(BaseModel):
+    """The persona speaks a language its chat model does not (the bundled model is English-only): what
+    the window says, with the catalogue's suggestion for that language."""
+
+    language: str
+    model: str  # the chat model, as the catalogue names it
+    spec: str
+    suggestion: CatalogueEntry | None = None
+
+
+def language_advice(
+    spec: str, language: str, entries: list[CatalogueEntry], ram_gb: float | None
+) -> LanguageAdvice | None:
+    """None when the model speaks the language, or is not in the catalogue (then we cannot tell)."""
+    model = next((e for e in entries if e.spec == spec), None)
+    if model is None or not model.languages or language in model.languages:
+        return None
+    speakers = [e for e in entries if language in e.languages and e.spec != spec]
+    # The smallest that fits this machine first: the step up a person on a modest laptop can take.
+    fitting = [e for e in speakers if model_fits(e, ram_gb)]
+    suggestion = min(fitting or speakers, key=lambda e: (e.ram_gb or 1e9, e.size_gb), default=None)
+    return LanguageAdvice(language=language, model=model.name, spec=spec, suggestion=suggestion)
+
+
+def advice_key(slug: str, advice: LanguageAdvice) -> str:
+    """Dismissed for this persona on this model in this language; a change of any brings it back."""
+    return f"{slug}|{advice.spec}|{advice.language}"
+
+
+def model_fits(entry: CatalogueEntry, ram_gb: float | None) -> bool:
+    return entry.fits(ram_gb) is not False and entry.kind != "litellm"  # local first: no account needed
+
+
 def total_ram_gb(*, platform: str = sys.platform, kernel32: Any = None) -> float | None:
     """This machine's physical memory in GiB; None where it cannot be told."""
     try:

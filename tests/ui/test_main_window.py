@@ -100,6 +100,10 @@ def test_restart_restores_history(qtbot, open_window) -> None:
     first.app.close()
 
     second = open_window()
+    # the history arrives from its own thread, a page drawn a few bubbles at a time
+    qtbot.waitUntil(
+        lambda: "marmalade" in second.chat.toPlainText() and not second.chat.drawing, timeout=10_000
+    )
     shown = second.chat.toPlainText()
     assert "Remember the word marmalade." in shown
     assert reply.split()[0] in shown
@@ -129,7 +133,7 @@ def test_switching_persona_shows_its_own_history(qtbot, open_window) -> None:
     assert "ひかり" in window.windowTitle()
     with qtbot.waitSignal(window.persona_opened, timeout=60_000):
         window.select_persona("aria")
-    assert "Only Aria hears this." in window.chat.toPlainText()
+    qtbot.waitUntil(lambda: "Only Aria hears this." in window.chat.toPlainText(), timeout=10_000)
 
 
 def test_japanese_ui(qtbot, open_window) -> None:
