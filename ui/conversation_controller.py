@@ -61,6 +61,7 @@ class ConversationController(QObject):
         self._hit = -1
         self._search_text = ""
         self._pending_settle: set[int] = set()
+        self._deferred = False  # a page arrived while a turn was shown: load the latest after it
 
     # -- pages ------------------------------------------------------------------------------------
     def _load(self, kind: str, message_id: int = 0) -> None:
@@ -83,6 +84,9 @@ class ConversationController(QObject):
     def _on_page(self, kind: str, slug: str, page: MessagePage, message_id: int) -> None:
         if slug != self.window.current_slug:
             return  # another persona was chosen meanwhile
+        if kind in ("latest", "around") and self.window.streaming:
+            self._deferred = True  # a turn is being shown: the page would wipe it; reloaded after it
+            return
         if kind in ("older", "newer") and not self._adjacent(kind, message_id):
             return  # asked for before the view was replaced (a jump to the latest, a search hit)
         bubbles = [self.bubble(m) for m in page.messages]
@@ -133,9 +137,10 @@ class ConversationController(QObject):
         run_in_background(path.read_bytes, shown, lambda _message: None)  # no picture: the initial stays
 
     # -- after a turn -----------------------------------------------------------------------------
-    def after_turn(self, result: TurnResult, kind: str) -> None:
+    def after_turn(self, result: TurnResult | None, kind: str) -> None:
         """The new messages get their ids and links; a regenerate or an edit changed the line: reload."""
-        if kind in ("regenerate", "edit"):
+        if kind in ("regenerate", "edit") or self._deferred or result is None:
+            self._deferred = False
             self.show_latest()
             return
         ids = [i for i in (result.user_message_id, result.reply_id) if i]
@@ -230,6 +235,10 @@ class ConversationController(QObject):
         box.open()
 
     def close(self) -> None:
+        """Close the read-only connection on its own thread, then stop that thread (twice is harmless: a
+        window may be closed again, and a blocking call into a stopped thread would never return)."""
+        if not self.thread_.isRunning():
+            return
         QMetaObject.invokeMethod(self.loader, "close", Qt.ConnectionType.BlockingQueuedConnection)
         self.thread_.quit()
         self.thread_.wait()

@@ -84,6 +84,7 @@ class MainWindow(QMainWindow):
         self._ready = False
         self._last_sent = ""
         self._turn_kind = "send"
+        self._tokens_per_s = 0.0  # the last reply's speed, in the status bar
         self._editing: int | None = None  # the message of the person's being said differently
         self._build_widgets()
         self._build_menus()
@@ -317,6 +318,8 @@ class MainWindow(QMainWindow):
         self.import_card_action.setText(tr(card_actions.IMPORT_ACTION))
         self.export_card_action.setText(tr(card_actions.EXPORT_ACTION))
         self.model_label.setText(tr("Model: {name}", name=self.model_name) if self.model_name else "")
+        if self._tokens_per_s:
+            self.speed_label.setText(tr("{tps:.1f} tokens/s", tps=self._tokens_per_s))
         if self._ready and not self.streaming:
             self.state_label.setText(tr("Ready"))
         if self.tray is not None:
@@ -599,11 +602,14 @@ class MainWindow(QMainWindow):
         else:
             self.state_label.setText(tr("Ready"))
         if result.tokens_per_s:
+            self._tokens_per_s = result.tokens_per_s
             self.speed_label.setText(tr("{tps:.1f} tokens/s", tps=result.tokens_per_s))
         self.turn_finished.emit(result)
 
     def _on_failed(self, message: str) -> None:
         self.chat.end_stream(self.chat.streaming_text, "error")
+        if self.conversation._deferred:  # the history that arrived during the turn
+            self.conversation.after_turn(None, self._turn_kind)
         if not self.input.toPlainText().strip():
             self.input.setPlainText(self._last_sent)  # the message could not be saved: give it back
         self.streaming = False
