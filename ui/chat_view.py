@@ -20,10 +20,9 @@ from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
-    QFont,
     QImage,
-    QPainter,
     QPalette,
+    QPixmap,
     QTextBlockFormat,
     QTextCharFormat,
     QTextCursor,
@@ -35,6 +34,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QTextBrowser, QTextEdit, QToolButton
 
 from nexus_ark.memory.conversation_pages import ShownMessage
+from ui.avatars import placeholder_avatar
 from ui.chat_markdown import to_document
 from ui.i18n import N_, tr
 
@@ -117,25 +117,6 @@ def time_label(iso_timestamp: str | None) -> str:
     return when.strftime("%H:%M" if when.date() == datetime.now().date() else "%Y-%m-%d %H:%M")
 
 
-def initial_avatar(name: str, color: str, size: int = AVATAR_PX * 2) -> QImage:
-    """A round badge with the name's first letter, for a persona without a picture."""
-    image = QImage(size, size, QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(image)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    painter.setBrush(QColor(color))
-    painter.setPen(Qt.PenStyle.NoPen)
-    painter.drawEllipse(0, 0, size, size)
-    font = QFont()
-    font.setPixelSize(int(size * 0.5))
-    font.setBold(True)
-    painter.setFont(font)
-    painter.setPen(QColor("white"))
-    painter.drawText(image.rect(), Qt.AlignmentFlag.AlignCenter, (name.strip() or "?")[0].upper())
-    painter.end()
-    return image
-
-
 class ChatView(QTextBrowser):
     action = Signal(str, int)  # "regenerate" | "edit" | "delete" | "version", message id
     need_older = Signal(int)  # the first shown message's id
@@ -167,6 +148,7 @@ class ChatView(QTextBrowser):
         self._current_hit: int | None = None
         self._avatar_name = ""
         self._avatar: QImage | None = None
+        self._avatars: dict[str, QPixmap] = {}
         self._was_at_bottom = True
         self.verticalScrollBar().valueChanged.connect(self._on_scroll)
         self.verticalScrollBar().rangeChanged.connect(lambda *_: self._on_scroll())
@@ -186,35 +168,38 @@ class ChatView(QTextBrowser):
         """Whose bubbles the assistant's are: the picture from the persona folder, else an initial."""
         self._avatar_name = name
         self._avatar = avatar
-        self._load_avatars()
+        self._make_avatars()
 
-    def _load_avatars(self) -> None:
-        doc = self.document()
-        persona = self._avatar if self._avatar is not None and not self._avatar.isNull() else None
-        if persona is None:
-            persona = initial_avatar(self._avatar_name or "?", self.colors["assistant_name"])
-        size = QSize(AVATAR_PX * 2, AVATAR_PX * 2)
-        persona = persona.scaled(
-            size, Qt.AspectRatioMode.KeepAspectRatioByExpanding, Qt.TransformationMode.SmoothTransformation
-        )
-        doc.addResource(QTextDocument.ResourceType.ImageResource, QUrl("avatar:persona"), persona)
-        doc.addResource(
-            QTextDocument.ResourceType.ImageResource,
-            QUrl("avatar:user"),
-            initial_avatar(tr("You"), self.colors["user_name"]),
-        )
+    def _make_avatars(self) -> None:
+        """Drawn once per persona, picture or language; every redraw only hands them to the document."""
+        size = AVATAR_PX * 2
+        if self._avatar is not None and not self._avatar.isNull():
+            persona = QPixmap.fromImage(
+                self._avatar.scaled(
+                    QSize(size, size),
+                    Qt.AspectRatioMode.KeepAspectRatioByExpanding,
+                    Qt.TransformationMode.SmoothTransformation,
+                )
+            )
+        else:
+            persona = placeholder_avatar(self._avatar_name or "?", size)
+        self._avatars = {"avatar:persona": persona, "avatar:user": placeholder_avatar(tr("You"), size)}
+        self._install_avatars()
+
+    def _install_avatars(self) -> None:
+        for url, picture in self._avatars.items():  # clear() drops a document's resources with its text
+            self.document().addResource(QTextDocument.ResourceType.ImageResource, QUrl(url), picture)
 
     def retranslate(self) -> None:
         """The person's bubbles say "You" and the links speak the language chosen now: drawn again."""
         self.latest_button.setToolTip(tr("Jump to the latest message"))
+        self._make_avatars()  # "You" has another first letter in another language
         if self.bubbles:
-            self._load_avatars()
             self._redraw_all()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and self.bubbles:  # light <-> dark
-            self._load_avatars()
             self._redraw_all()
 
     def resizeEvent(self, event) -> None:
@@ -237,7 +222,7 @@ class ChatView(QTextBrowser):
         self.loading_older = self.loading_newer = False
         self._placeholder_shown = False
         self._stream = None
-        self._load_avatars()
+        self._install_avatars()
 
     def show_placeholder(self, text: str) -> None:
         """A hint in an empty conversation; the first message replaces it."""
@@ -537,7 +522,7 @@ class ChatView(QTextBrowser):
         if self._placeholder_shown:
             self.clear()
             self._placeholder_shown = False
-            self._load_avatars()
+            self._install_avatars()
         cursor = QTextCursor(self.document())
         if at_start:
             cursor.setPosition(0)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QCloseEvent, QColor, QFont, QFontDatabase, QImage, QPainter, QPixmap
+from PySide6.QtGui import QCloseEvent, QFontDatabase, QImage, QPixmap
 from PySide6.QtWidgets import (
     QDialog,
     QFileDialog,
@@ -36,6 +36,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.errors import PersonaError
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona
+from ui.avatars import placeholder_avatar
 from ui.i18n import tr
 from ui.settings_form import GENERAL, SettingsForm, field_path_label, label
 from ui.tasks import run_in_background, while_open
@@ -72,26 +73,6 @@ def avatar_png(path: Path, size: int = AVATAR_PX) -> tuple[bytes, QImage]:
         if not scaled.save(str(target), "PNG"):
             raise PersonaError(tr("The avatar could not be converted to PNG."))
         return target.read_bytes(), scaled
-
-
-def placeholder_avatar(name: str, size: int = AVATAR_SHOWN_PX) -> QPixmap:
-    """A coloured disc with the name's first letter, for a persona without a picture."""
-    pixmap = QPixmap(size, size)
-    pixmap.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(pixmap)
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    hue = sum(map(ord, name)) * 47 % 360
-    painter.setBrush(QColor.fromHsl(hue, 110, 150))
-    painter.setPen(Qt.PenStyle.NoPen)
-    painter.drawEllipse(0, 0, size, size)
-    font = QFont()
-    font.setPixelSize(int(size * 0.45))
-    font.setBold(True)
-    painter.setFont(font)
-    painter.setPen(QColor("white"))
-    painter.drawText(pixmap.rect(), Qt.AlignmentFlag.AlignCenter, (name.strip()[:1] or "?").upper())
-    painter.end()
-    return pixmap
 
 
 # -- the window ----------------------------------------------------------------------------------------
@@ -256,7 +237,7 @@ class PersonaEditor(QDialog):
     def _show_avatar(self, image: QImage | None) -> None:
         name = self.persona.settings.name if self.persona else self.slug
         if image is None:
-            self.avatar.setPixmap(placeholder_avatar(name))
+            self.avatar.setPixmap(placeholder_avatar(name, AVATAR_SHOWN_PX))
         else:
             pixmap = QPixmap.fromImage(image).scaled(
                 AVATAR_SHOWN_PX,

@@ -282,7 +282,9 @@ def test_the_persona_avatar_is_drawn_in_its_bubbles(qtbot, make_window, tmp_path
     resource = QUrl("avatar:persona")
     qtbot.waitUntil(
         lambda: (
-            QImage(window.chat.document().resource(QTextDocument.ResourceType.ImageResource, resource))
+            window.chat.document()
+            .resource(QTextDocument.ResourceType.ImageResource, resource)
+            .toImage()
             .pixelColor(QPoint(20, 20))
             .red()
             > 200
