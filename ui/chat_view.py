@@ -377,8 +377,7 @@ class ChatView(QTextBrowser):
         index = next((i for i, b in enumerate(self.bubbles) if b.id == message_id), None)
         if index is None:
             return
-        for bubble in self.bubbles[index:]:
-            self._remove_frame(bubble.frame)
+        self._remove_frames(self.bubbles[index].frame, self.bubbles[-1].frame)
         del self.bubbles[index:]
 
     def message(self, message_id: int) -> Bubble | None:
@@ -573,14 +572,15 @@ class ChatView(QTextBrowser):
         return cursor
 
     def _remove_frame(self, frame: QTextFrame | None) -> None:
-        if frame is None:
-            return
+        if frame is not None:
+            self._remove_frames(frame, frame)
+
+    def _remove_frames(self, first: QTextFrame, last: QTextFrame) -> None:
+        """Bubbles side by side, from first to last: one contiguous stretch, removed in one edit."""
         cursor = QTextCursor(self.document())
-        cursor.setPosition(frame.firstPosition() - 1)
-        cursor.setPosition(
-            min(frame.lastPosition() + 1, self.document().characterCount() - 1),
-            QTextCursor.MoveMode.KeepAnchor,
-        )
+        cursor.setPosition(first.firstPosition() - 1)
+        end = min(last.lastPosition() + 1, self.document().characterCount() - 1)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
 
     def _trim(self, *, from_start: bool) -> int:
@@ -591,11 +591,7 @@ class ChatView(QTextBrowser):
         doomed = [b for b in doomed if b is not self._stream and b.frame is not None]
         if not doomed:
             return 0
-        cursor = QTextCursor(self.document())  # one contiguous stretch: removed in one edit
-        cursor.setPosition(doomed[0].frame.firstPosition() - 1)
-        end = min(doomed[-1].frame.lastPosition() + 1, self.document().characterCount() - 1)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        cursor.removeSelectedText()
+        self._remove_frames(doomed[0].frame, doomed[-1].frame)
         self.bubbles = [b for b in self.bubbles if all(b is not d for d in doomed)]
         return len(doomed)
 

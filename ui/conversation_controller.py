@@ -60,7 +60,6 @@ class ConversationController(QObject):
         self._hits: list[int] = []
         self._hit = -1
         self._search_text = ""
-        self._pending_settle: set[int] = set()
         self._deferred = False  # a page arrived while a turn was shown: load the latest after it
 
     # -- pages ------------------------------------------------------------------------------------
@@ -138,14 +137,14 @@ class ConversationController(QObject):
 
     # -- after a turn -----------------------------------------------------------------------------
     def after_turn(self, result: TurnResult | None, kind: str) -> None:
-        """The new messages get their ids and links; a regenerate or an edit changed the line: reload."""
-        if kind in ("regenerate", "edit") or self._deferred or result is None:
+        """The new messages get their ids and links; a regenerate, an edit or a continued reply changed the
+        line (or what was shown during the turn is stale): the latest page again."""
+        if kind != "send" or self._deferred or result is None:
             self._deferred = False
             self.show_latest()
             return
         ids = [i for i in (result.user_message_id, result.reply_id) if i]
         if ids:
-            self._pending_settle = set(ids)
             self.request_fetch.emit(self.window.current_slug, ids)
 
     def _on_shown(self, slug: str, found: list[ShownMessage]) -> None:

@@ -7,15 +7,18 @@ this thread and kept while that persona is shown. The UI thread asks with queued
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
-from nexus_ark.memory.conversation_pages import ConversationPages
+from nexus_ark.memory.conversation_pages import ConversationPages, MessagePage
 from nexus_ark.memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class HistoryLoader(QObject):
@@ -40,44 +43,37 @@ class HistoryLoader(QObject):
 
     @Slot(str, str, int)
     def load(self, kind: str, slug: str, message_id: int) -> None:
-        try:
-            pages = self._pages(slug)
-            if kind == "older":
-                result = pages.before(message_id)
-            elif kind == "newer":
-                result = pages.after(message_id)
-            elif kind == "around":
-                result = pages.around(message_id)
-            else:
-                result = pages.latest()
-        except NexusArkError as exc:
-            self.failed.emit(slug, str(exc))
-            return
-        except Exception as exc:  # a worker's exception must reach the window, not vanish
-            log.exception("loading the conversation failed")
-            self.failed.emit(slug, f"{type(exc).__name__}: {exc}")
-            return
-        self.page.emit(kind, slug, result, message_id)
+        reads: dict[str, Callable[[ConversationPages], MessagePage]] = {
+            "older": lambda p: p.before(message_id),
+            "newer": lambda p: p.after(message_id),
+            "around": lambda p: p.around(message_id),
+        }
+        page = self._answer(slug, reads.get(kind, ConversationPages.latest), "loading the conversation")
+        if page is not None:
+            self.page.emit(kind, slug, page, message_id)
 
     @Slot(str, str)
     def search(self, slug: str, text: str) -> None:
-        try:
-            ids = self._pages(slug).search(text)
-        except Exception as exc:
-            log.exception("searching the conversation failed")
-            self.failed.emit(slug, f"{type(exc).__name__}: {exc}")
-            return
-        self.searched.emit(slug, text, ids)
+        ids = self._answer(slug, lambda p: p.search(text), "searching the conversation")
+        if ids is not None:
+            self.searched.emit(slug, text, ids)
 
     @Slot(str, object)
     def fetch(self, slug: str, ids: list[int]) -> None:
+        found = self._answer(slug, lambda p: p.shown(ids), "reading messages")
+        if found is not None:
+            self.shown.emit(slug, found)
+
+    def _answer(self, slug: str, read: Callable[[ConversationPages], T], doing: str) -> T | None:
+        """The read's result, or None with `failed` emitted (a worker's exception must reach the window)."""
         try:
-            found = self._pages(slug).shown(ids)
+            return read(self._pages(slug))
+        except NexusArkError as exc:
+            self.failed.emit(slug, str(exc))
         except Exception as exc:
-            log.exception("reading messages failed")
+            log.exception("%s failed", doing)
             self.failed.emit(slug, f"{type(exc).__name__}: {exc}")
-            return
-        self.shown.emit(slug, found)
+        return None
 
     @Slot()
     def close(self) -> None:

@@ -270,7 +270,6 @@ class MainWindow(QMainWindow):
         self.request_regenerate.connect(self.worker.regenerate)
         self.request_edit.connect(self.worker.edit)
         self.request_change.connect(self.worker.change)
-        self.worker.reloaded.connect(lambda _history: self.conversation.show_latest())
         self.worker.changed.connect(self._on_changed)
         self.worker.change_failed.connect(
             lambda message: self.state_label.setText(tr("Error: {message}", message=message.splitlines()[0]))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QObject, Signal, Slot
 
@@ -28,7 +29,6 @@ class SessionWorker(QObject):
     reply_started = Signal()
     delta = Signal(str)
     finished = Signal(object)  # TurnResult
-    reloaded = Signal(object)  # the conversation again (list[StoredMessage]), after a continued reply
     changed = Signal(str, int)  # "delete" | "version", message id: done, the view shows it
     change_failed = Signal(str)
     failed = Signal(str)
@@ -57,40 +57,27 @@ class SessionWorker(QObject):
 
     @Slot(str)
     def send(self, text: str) -> None:
-        if self._runtime is None:
-            self.failed.emit("No persona is open.")
-            return
-        runtime = self._runtime
-        self._stream(lambda: runtime.send(text, self.cancel))
+        self._turn(lambda runtime: runtime.send(text, self.cancel))
 
     @Slot(int)
     def continue_reply(self, reply_id: int) -> None:
-        """Go on with a reply the token limit cut; the window shows the whole message again after."""
-        if self._runtime is None:
-            self.failed.emit("No persona is open.")
-            return
-        runtime = self._runtime
-        self._stream(lambda: runtime.continue_reply(reply_id, self.cancel))
-        try:
-            self.reloaded.emit(runtime.history())
-        except NexusArkError as exc:
-            self.failed.emit(str(exc))
+        """Go on with a reply the token limit cut (the window shows the whole message again after)."""
+        self._turn(lambda runtime: runtime.continue_reply(reply_id, self.cancel))
 
     @Slot(int)
     def regenerate(self, reply_id: int) -> None:
-        if self._runtime is None:
-            self.failed.emit("No persona is open.")
-            return
-        runtime = self._runtime
-        self._stream(lambda: runtime.regenerate(reply_id, self.cancel))
+        self._turn(lambda runtime: runtime.regenerate(reply_id, self.cancel))
 
     @Slot(int, str)
     def edit(self, message_id: int, text: str) -> None:
-        if self._runtime is None:
+        self._turn(lambda runtime: runtime.edit(message_id, text, self.cancel))
+
+    def _turn(self, start: Callable[[PersonaRuntime], Iterator[ReplyDelta | TurnResult]]) -> None:
+        runtime = self._runtime
+        if runtime is None:
             self.failed.emit("No persona is open.")
             return
-        runtime = self._runtime
-        self._stream(lambda: runtime.edit(message_id, text, self.cancel))
+        self._stream(lambda: start(runtime))
 
     @Slot(str, int, bool)
     def change(self, kind: str, message_id: int, forget: bool) -> None:

@@ -20,14 +20,6 @@ class ShownMessage(BaseModel):
     message: StoredMessage
     version_ids: list[int]
 
-    @property
-    def version(self) -> int:
-        return self.version_ids.index(self.message.id) + 1 if self.message.id in self.version_ids else 1
-
-    @property
-    def versions(self) -> int:
-        return max(1, len(self.version_ids))
-
 
 class MessagePage(BaseModel):
     messages: list[ShownMessage]
@@ -75,18 +67,16 @@ class ConversationPages:
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
-        rows = self.db.execute(f"select * from messages where id in ({marks}) order by id", ids)
-        cols = [c[0] for c in rows.description]
-        return self._with_versions([self.store._to_model(dict(zip(cols, r, strict=True))) for r in rows])
+        return self._with_versions(
+            self.store.select(f"select * from messages where id in ({marks}) order by id", ids)
+        )
 
     # -- helpers ----------------------------------------------------------------------------------
     def _select(self, where: str, args: list[object], order: str, limit: int) -> list[StoredMessage]:
-        rows = self.db.execute(
+        return self.store.select(
             f"select * from messages where room = ? and hidden = 0 {where} order by id {order} limit ?",
             [self.room, *args, limit],
         )
-        cols = [c[0] for c in rows.description]
-        return [self.store._to_model(dict(zip(cols, r, strict=True))) for r in rows.fetchall()]
 
     def _exists(self, where: str, args: list[object]) -> bool:
         row = self.db.execute(

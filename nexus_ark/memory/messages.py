@@ -89,13 +89,15 @@ class MessageStore:
             self.db["messages"].update(message_id, changes)
 
     def recent(self, room: str = DEFAULT_ROOM, limit: int = 200) -> list[StoredMessage]:
-        rows = self.db.execute(
+        return self.select(
             "select * from (select * from messages where room = ? and hidden = 0 order by id desc limit ?) "
             "order by id",
             [room, limit],
         )
-        cols = [c[0] for c in rows.description]
-        return [self._to_model(dict(zip(cols, row, strict=True))) for row in rows.fetchall()]
+
+    def select(self, sql: str, params: list[object]) -> list[StoredMessage]:
+        """The messages a query over the messages table returns (pages, searches), in its order."""
+        return [self._to_model(row) for row in self.db.query(sql, params)]
 
     def get(self, message_id: int) -> StoredMessage:
         try:

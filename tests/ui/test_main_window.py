@@ -47,16 +47,6 @@ class _UiThreadProbe(QObject):
         self.seen.append(self.check(text))
 
 
-class _Reloaded(QObject):
-    def __init__(self) -> None:
-        super().__init__()
-        self.seen = False
-
-    @Slot(object)
-    def on_reloaded(self, _history) -> None:
-        self.seen = True
-
-
 def _send(qtbot, window: MainWindow, text: str) -> None:
     window.input.setPlainText(text)
     qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
@@ -218,10 +208,10 @@ def test_a_reply_cut_by_the_token_limit_offers_continue_into_the_same_message(
     first = finished.args[0]
     assert first.cut_by_limit and not window.continue_button.isHidden()
     assert "cut at the token limit" in window.chat.toPlainText()
-    reloaded = _Reloaded()
-    window.worker.reloaded.connect(reloaded.on_reloaded)  # runs on the UI thread, like the window's slot
-    qtbot.mouseClick(window.continue_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: reloaded.seen, timeout=120_000)
+    with qtbot.waitSignal(window.turn_finished, timeout=120_000):
+        qtbot.mouseClick(window.continue_button, Qt.MouseButton.LeftButton)
+    # the whole message again, from the history thread
+    qtbot.waitSignal(window.conversation.page_shown, timeout=10_000).wait()
     store = window.app.memory("aria")
     replies = [m for m in store.messages.recent() if m.role == "assistant"]
     assert len(replies) == 1 and replies[0].id == first.reply_id  # one message, grown
