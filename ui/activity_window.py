@@ -46,6 +46,8 @@ PAGE = 200  # entries a fetch reads: a few screens, a millisecond of SQLite
 POLL_MS = 5000  # while the window is open, look for new entries this often (an indexed query that finds none)
 FILTER_DELAY_MS = 300  # typing in the filter waits this long for the next key before querying
 
+# Every kind the core writes (nexus_ark.memory.activity.KINDS), in that order; a later version's kinds show
+# as they are stored.
 KIND_LABELS = {
     "message": N_("Message"),
     "emotion": N_("Emotion"),
@@ -54,6 +56,11 @@ KIND_LABELS = {
     "compression": N_("Compression"),
     "import": N_("Import"),
     "error": N_("Error"),
+    "drives": N_("Drives"),
+    "dream": N_("Dream"),
+    "heartbeat": N_("Heartbeat"),
+    "autonomy": N_("Autonomy"),
+    "event": N_("Scheduled event"),
 }
 SINCE_CHOICES = (
     ("all", N_("All time")),

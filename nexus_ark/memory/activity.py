@@ -1,9 +1,10 @@
 """One activity timeline per persona: what happened, in order, in the persona's own memory.db.
 
-Append-only: messages, emotions detected, tool calls, memory writes, compression, imports and errors (later
-dreams, drive changes, autonomous messages: `kind` is free text, so they need no schema change). There is no
-API to edit or delete an entry. The one exception is privacy: when a message or a memory item is deleted
-(the person forgot it), triggers in the schema (migration m006_activity) blank the entries that point at it
+Append-only: messages, emotions detected, tool calls, memory writes, compression, imports and errors; the
+persona's life between conversations: drive changes, dreams, heartbeats, what it wrote first (or did not) and
+the events it scheduled (`kind` is free text, so a new kind needs no schema change). There is no API to
+edit or delete an entry. The one exception is privacy: when a message or a memory item is deleted (the
+person forgot it), triggers in the schema (migration m006_activity) blank the entries that point at it
 (by message_id, or by data.item_id), so its words leave the timeline too; the entry's time and kind stay.
 
 Entries are short: summaries are one line of at most SUMMARY_CHARS, strings in `data` are clipped, so a
@@ -28,8 +29,25 @@ from nexus_ark.memory.db import sqlite
 
 log = logging.getLogger(__name__)
 
-# The kinds written today; any lowercase identifier is accepted, so later kinds need no schema change.
-KINDS = ("message", "emotion", "tool_call", "memory_write", "compression", "import", "error")
+# Every kind this version writes (a test reads the writers and checks that this list names them all, and
+# readers such as the activity window label each). Any lowercase identifier is accepted, so a later version's
+# kinds need no schema change; readers show a kind they do not know as it is stored.
+KINDS = (
+    # a turn, the memory, imports
+    "message",
+    "emotion",
+    "tool_call",
+    "memory_write",
+    "compression",
+    "import",
+    "error",
+    # the persona's life between conversations
+    "drives",
+    "dream",
+    "heartbeat",
+    "autonomy",
+    "event",
+)
 SUMMARY_CHARS = 160
 DATA_TEXT_CHARS = 300
 DATA_ITEMS = 20

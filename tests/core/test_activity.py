@@ -3,12 +3,14 @@ memory writes recorded with the write, forgotten words gone from the timeline.""
 
 from __future__ import annotations
 
+import ast
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+import nexus_ark
 from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.clock import FixedClock
 from nexus_ark.memory.activity import KINDS, SUMMARY_CHARS, ActivityLog
@@ -47,7 +49,7 @@ def test_every_kind_is_recorded_and_found_by_time_and_kind(memory: MemoryStore, 
     log.compression("Mika talked about the interview.", [1, 2, 3, 4])
     log.imported("conversations.jsonl: 12 messages", source="jsonl", count=12)
     log.error("the model stopped answering", message_id=user)
-    log.append("dream", "a later kind needs no schema change", data={"level": 1})
+    log.append("future_kind", "a later kind needs no schema change", data={"level": 1})
 
     entries = log.query()
     assert [e.kind for e in entries] == [
@@ -58,9 +60,9 @@ def test_every_kind_is_recorded_and_found_by_time_and_kind(memory: MemoryStore, 
         "compression",
         "import",
         "error",
-        "dream",
+        "future_kind",
     ]
-    assert set(KINDS) <= {e.kind for e in entries}
+    assert "future_kind" not in KINDS and {e.kind for e in entries} <= {*KINDS, "future_kind"}
     assert entries[0].summary == "Mika: I got the job!" and entries[0].message_id == user
     assert entries[1].data == {"label": "joy", "value": 1.0, "confidence": 0.91}
     assert entries[2].data is not None and entries[2].data["name"] == "search_memory"
@@ -71,11 +73,53 @@ def test_every_kind_is_recorded_and_found_by_time_and_kind(memory: MemoryStore, 
     # Times are inclusive; a time without a zone would be local, these name theirs.
     assert [e.kind for e in log.query(until="2026-11-20T09:00:00+00:00")] == ["message", "emotion"]
     late = log.query(since="2026-11-20T10:00:00Z")
-    assert [e.kind for e in late] == ["compression", "import", "error", "dream"]
+    assert [e.kind for e in late] == ["compression", "import", "error", "future_kind"]
     assert [e.kind for e in log.query(since="2026-11-20T19:00:00+09:00", kinds=["import"])] == ["import"]
     # A limit keeps the newest, still read oldest first.
-    assert [e.kind for e in log.query(limit=2)] == ["error", "dream"]
+    assert [e.kind for e in log.query(limit=2)] == ["error", "future_kind"]
     assert all(e.time.endswith("+00:00") for e in entries)
+
+
+def _written_kinds() -> set[str]:
+    """The kinds the core's writers pass, read from the source: every `<...>activity.append(kind, ...)` and
+    every ActivityLog helper's `self.append(kind, ...)`."""
+    found: set[str] = set()
+    for path in Path(nexus_ark.__file__).parent.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        calls = [(node, False) for node in ast.walk(tree)]
+        calls += [
+            (node, True)
+            for cls in ast.walk(tree)
+            if isinstance(cls, ast.ClassDef) and cls.name == "ActivityLog"
+            for node in ast.walk(cls)
+        ]
+        for node, in_log in calls:
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            if node.func.attr != "append":
+                continue
+            receiver = node.func.value
+            to_log = (isinstance(receiver, ast.Attribute) and receiver.attr == "activity") or (
+                isinstance(receiver, ast.Name)
+                and (receiver.id == "activity" or (in_log and receiver.id == "self"))
+            )
+            if not to_log:
+                continue
+            kind = node.args[0] if node.args else None
+            assert isinstance(kind, ast.Constant) and isinstance(kind.value, str), (
+                f"{path}:{node.lineno}: an activity kind that is not a literal cannot be checked here"
+            )
+            found.add(kind.value)
+    return found
+
+
+def test_kinds_names_every_kind_the_core_writes() -> None:
+    """Readers (the activity window's labels, the CLI's typo warning) trust KINDS: a writer with a new kind
+    must add it there, and a kind no writer uses any more must go."""
+    written = _written_kinds()
+    assert {"message", "import", "dream", "autonomy"} <= written  # the scan sees helpers and direct writes
+    assert sorted(written) == sorted(KINDS)
+    assert len(set(KINDS)) == len(KINDS)
 
 
 def test_entries_are_short_whatever_was_said(memory: MemoryStore) -> None:

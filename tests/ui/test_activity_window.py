@@ -15,9 +15,9 @@ from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
 from nexus_ark.agent.session import TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
-from nexus_ark.memory.activity import ActivityEntry, ActivityLog
+from nexus_ark.memory.activity import KINDS, ActivityEntry, ActivityLog
 from ui import i18n
-from ui.activity_window import PAGE, ActivityWindow
+from ui.activity_window import KIND_LABELS, PAGE, ActivityWindow, kind_label
 
 START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
@@ -97,7 +97,7 @@ def _a_day(core: NexusApp, clock: FixedClock) -> None:
     memory.components.set_notepad("Congratulate Mika again tomorrow.")
     clock.advance(3600)
     log.error("the model stopped answering", message_id=said, model="smollm2")
-    log.append("dream", "a kind this version has no label for", data={"level": 1})
+    log.append("future_kind", "a kind this version has no label for", data={"level": 1})
     clock.advance(60)
 
 
@@ -107,10 +107,10 @@ def test_the_window_shows_what_the_database_holds(qtbot, core: NexusApp, clock: 
     held = _in_database(core)
     assert len(held) == 6
     assert _rows(window) == _expected(held)
-    assert _rows(window)[0][1:] == ("dream", "a kind this version has no label for")
+    assert _rows(window)[0][1:] == ("future_kind", "a kind this version has no label for")
     assert window.status.text() == "Showing 6 of 6 entries."
     kinds = [window.kind_combo.itemText(i) for i in range(window.kind_combo.count())]
-    assert kinds == ["All kinds", "Message", "Emotion", "Tool call", "Memory write", "Error", "dream"]
+    assert kinds == ["All kinds", "Message", "Emotion", "Tool call", "Memory write", "Error", "future_kind"]
 
     tool_row = next(r for r, e in enumerate(held) if e.kind == "tool_call")
     window.table.selectRow(tool_row)
@@ -121,6 +121,23 @@ def test_the_window_shows_what_the_database_holds(qtbot, core: NexusApp, clock: 
     error_row = next(r for r, e in enumerate(held) if e.kind == "error")
     window.table.selectRow(error_row)
     assert "\nmodel\nsmollm2\n" in window.details.toPlainText()
+
+
+def test_every_kind_the_core_writes_has_a_label_in_each_language() -> None:
+    """KINDS lists what the core writes (a core test reads the writers to keep it so): each has its label, in
+    the order the kind filter lists them, and the label has its Japanese; an unknown kind shows as stored."""
+    assert list(KIND_LABELS) == list(KINDS)
+    english = {kind: kind_label(kind) for kind in KINDS}
+    assert all(label and label != kind for kind, label in english.items())
+    i18n.set_language("ja")
+    try:
+        japanese = {kind: kind_label(kind) for kind in KINDS}
+        assert kind_label("future_kind") == "future_kind"
+    finally:
+        i18n.set_language("en")
+    assert [k for k in KINDS if japanese[k] == english[k] or japanese[k].isascii()] == []
+    assert japanese["dream"] == "夢"
+    assert kind_label("future_kind") == "future_kind"
 
 
 def test_an_empty_timeline_says_so(qtbot, core: NexusApp) -> None:
