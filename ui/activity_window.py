@@ -39,6 +39,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.memory.activity import ActivityEntry, ActivityLog
 from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.store import MemoryStore
+from ui import theme
 from ui.i18n import N_, FollowsLanguage, tr
 from ui.tasks import SerialWorker
 
@@ -76,6 +77,11 @@ ENTRY_ROLE = Qt.ItemDataRole.UserRole
 def kind_label(kind: str) -> str:
     """A kind in the person's language; kinds written by later versions show as they are stored."""
     return tr(KIND_LABELS[kind]) if kind in KIND_LABELS else kind
+
+
+def error_colour() -> str:
+    """Errors in red that reads on the theme drawn now (the light theme's deep red is lost on a dark one)."""
+    return "#ff8a80" if theme.is_dark() else "#b00020"
 
 
 def local_time(stored: str) -> str:
@@ -155,7 +161,7 @@ class ActivityModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return entry.summary if column == 2 else None
         if role == Qt.ItemDataRole.ForegroundRole and entry.kind == "error":
-            return QBrush(QColor("#b00020"))
+            return QBrush(QColor(error_colour()))
         if role == ENTRY_ROLE:
             return entry
         return None
@@ -371,7 +377,7 @@ class ActivityWindow(QDialog, FollowsLanguage):
             if self._closing or generation != self._generation:
                 return
             self._loading = self._newer_running = self.model.fetching = False
-            self.say(lambda: f"<span style='color:#b00020'>{html.escape(message)}</span>")
+            self.say(lambda: f"<span style='color:{error_colour()}'>{html.escape(message)}</span>")
 
         self.worker.run(task, done, failed)
 

@@ -11,12 +11,14 @@ from pathlib import Path
 import pytest
 import shiboken6
 from PySide6.QtCore import QModelIndex, QObject, Qt, Signal
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication
 
 from nexus_ark.agent.session import TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.memory.activity import KINDS, ActivityEntry, ActivityLog
-from ui import i18n
+from ui import i18n, theme
 from ui.activity_window import KIND_LABELS, PAGE, ActivityWindow, kind_label
 
 START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
@@ -138,6 +140,21 @@ def test_every_kind_the_core_writes_has_a_label_in_each_language() -> None:
     assert [k for k in KINDS if japanese[k] == english[k] or japanese[k].isascii()] == []
     assert japanese["dream"] == "夢"
     assert kind_label("future_kind") == "future_kind"
+
+
+def test_errors_stay_readable_in_the_dark_theme(qtbot, core: NexusApp, clock: FixedClock) -> None:
+    """The error rows' red reads on the theme drawn (the light theme's deep red was lost on the dark one)."""
+    _a_day(core, clock)
+    window = _open(qtbot, core)
+    row = next(r for r, e in enumerate(window.model.entries) if e.kind == "error")
+    try:
+        for look in ("light", "dark"):
+            theme.apply_theme(look)
+            red = window.model.index(row, 2).data(Qt.ItemDataRole.ForegroundRole).color()
+            base = QApplication.palette().color(QPalette.ColorRole.Base)
+            assert abs(red.lightness() - base.lightness()) > 90, look
+    finally:
+        theme.apply_appearance("system", 0)
 
 
 def test_an_empty_timeline_says_so(qtbot, core: NexusApp) -> None:
