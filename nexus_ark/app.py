@@ -42,7 +42,7 @@ from nexus_ark.providers.catalogue import (
     load_catalogue,
     total_ram_gb,
 )
-from nexus_ark.providers.embedders import Embedder, make_embedder
+from nexus_ark.providers.embedders import Embedder, backlog_work, make_embedder
 from nexus_ark.providers.ollama_backend import OllamaModelInfo
 from nexus_ark.providers.registry import BackendFactory, BackendPool, default_factory
 from nexus_ark.runtime.life import tick
@@ -575,7 +575,8 @@ class NexusApp:
             try:
                 store = self.open_memory(slug)
                 try:
-                    store.archive.embed_pending(embedder, cancel=self._stopping)
+                    with backlog_work():
+                        store.archive.embed_pending(embedder, cancel=self._stopping)
                 finally:
                     store.close()
             except Exception as exc:  # logged, and resumed at the next start: nothing is lost

@@ -15,8 +15,9 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
-from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QEvent, QPoint, Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
@@ -34,12 +35,14 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QApplication, QTextBrowser, QTextEdit, QToolButton
 
 from nexus_ark.memory.conversation_pages import ShownMessage
-from ui.avatars import placeholder_avatar
+from ui.avatars import avatar_image, placeholder_image
 from ui.chat_markdown import to_document
 from ui.i18n import N_, tr
+from ui.tasks import run_in_background, while_open
 
 MAX_BUBBLES = 240  # four pages: the far end is dropped as the person scrolls on
-DRAW_BUDGET_S = 0.006  # drawing a page takes this much of a main-loop turn, then lets it run
+TRIM_AT_ONCE = 15  # bubbles dropped in one main-loop turn (60 at once held the loop 20-25 ms)
+DRAW_BUDGET_S = 0.004  # drawing a page takes this much of a main-loop turn, then lets it run
 EDGE_PX = 48  # this close to the top or bottom, the next page is asked for
 AVATAR_PX = 26
 _STATUS_NOTES = {
@@ -129,15 +132,14 @@ class ChatView(QTextBrowser):
         self.setOpenLinks(False)
         self.anchorClicked.connect(self._on_link)
         self.setObjectName("chatView")
-        self.document().setDocumentMargin(12)
-        self.document().setUndoRedoEnabled(False)  # read-only: an undo history would only grow
         self.bubbles: list[Bubble] = []
         self.has_older = False
         self.has_newer = False
         self.loading_older = False
         self.loading_newer = False
         self._stream: Bubble | None = None
-        self._queue: deque[tuple[Bubble, bool]] = deque()  # bubbles to draw: (bubble, above the others)
+        # What to draw: (bubble, above the others); (None, from the top) drops bubbles beyond MAX_BUBBLES.
+        self._queue: deque[tuple[Bubble | None, bool]] = deque()
         self._after: list[Callable[[], None]] = []  # what follows once the queue is drawn
         self._stick_to_end = False
         self._drain_timer = QTimer(self, singleShot=True, interval=0)
@@ -147,8 +149,12 @@ class ChatView(QTextBrowser):
         self._search = ""
         self._current_hit: int | None = None
         self._avatar_name = ""
-        self._avatar: QImage | None = None
+        self._avatar_picture: Path | None = None
         self._avatars: dict[str, QPixmap] = {}
+        self._avatars_for: tuple[str, Path | None] | None = None
+        self._avatar_job = 0
+        self._you = ""
+        self._fresh_document()
         self._was_at_bottom = True
         self.verticalScrollBar().valueChanged.connect(self._on_scroll)
         self.verticalScrollBar().rangeChanged.connect(lambda *_: self._on_scroll())
@@ -164,36 +170,49 @@ class ChatView(QTextBrowser):
     def colors(self) -> dict[str, str]:
         return _DARK if self.palette().color(QPalette.ColorRole.Base).lightness() < 128 else _LIGHT
 
-    def set_persona(self, name: str, avatar: QImage | None) -> None:
+    def set_persona(self, name: str, picture: Path | None) -> None:
         """Whose bubbles the assistant's are: the picture from the persona folder, else an initial."""
         self._avatar_name = name
-        self._avatar = avatar
+        self._avatar_picture = picture
         self._make_avatars()
 
     def _make_avatars(self) -> None:
-        """Drawn once per persona, picture or language; every redraw only hands them to the document."""
-        size = AVATAR_PX * 2
-        if self._avatar is not None and not self._avatar.isNull():
-            persona = QPixmap.fromImage(
-                self._avatar.scaled(
-                    QSize(size, size),
-                    Qt.AspectRatioMode.KeepAspectRatioByExpanding,
-                    Qt.TransformationMode.SmoothTransformation,
-                )
-            )
-        else:
-            persona = placeholder_avatar(self._avatar_name or "?", size)
-        self._avatars = {"avatar:persona": persona, "avatar:user": placeholder_avatar(tr("You"), size)}
-        self._install_avatars()
+        """Drawn off the UI thread once per persona, picture or language (a file read, a decode, maybe a
+        font loaded); blank until then, never the previous persona's face. Redraws only hand them over."""
+        self._avatar_job += 1
+        self._you = tr("You")
+        job, name, picture, you = self._avatar_job, self._avatar_name or "?", self._avatar_picture, self._you
+        if self._avatars_for != (name, picture):
+            blank = QPixmap(AVATAR_PX * 2, AVATAR_PX * 2)
+            blank.fill(Qt.GlobalColor.transparent)
+            self._avatars["avatar:persona"] = blank
+            self._avatars.setdefault("avatar:user", blank)
+            self._install_avatars()
+
+        def draw() -> tuple[QImage, QImage]:
+            size = AVATAR_PX * 2
+            return avatar_image(name, picture, size), placeholder_image(you, size)
+
+        def drawn(images: tuple[QImage, QImage]) -> None:
+            if job != self._avatar_job:
+                return  # another persona or language since
+            self._avatars_for = (name, picture)
+            persona, user = (QPixmap.fromImage(image) for image in images)
+            self._avatars = {"avatar:persona": persona, "avatar:user": user}
+            self._install_avatars()
+            self.viewport().update()
+
+        run_in_background(draw, while_open(self, drawn), lambda _message: None)
 
     def _install_avatars(self) -> None:
-        for url, picture in self._avatars.items():  # clear() drops a document's resources with its text
+        for url, picture in self._avatars.items():  # a fresh document has no resources
             self.document().addResource(QTextDocument.ResourceType.ImageResource, QUrl(url), picture)
 
     def retranslate(self) -> None:
         """The person's bubbles say "You" and the links speak the language chosen now: drawn again."""
         self.latest_button.setToolTip(tr("Jump to the latest message"))
-        self._make_avatars()  # "You" has another first letter in another language
+        if tr("You") != self._you:  # another first letter in another language
+            self._make_avatars()
         if self.bubbles:
             self._redraw_all()
 
@@ -216,7 +235,7 @@ class ChatView(QTextBrowser):
         self._queue.clear()
         self._after = []
         self._stick_to_end = False
-        self.clear()
+        self._fresh_document()
         self.bubbles = []
         self.has_older = self.has_newer = False
         self.loading_older = self.loading_newer = False
@@ -254,60 +273,64 @@ class ChatView(QTextBrowser):
 
     def prepend_page(self, bubbles: list[Bubble], has_older: bool) -> None:
         """Older messages above, the view staying where the person is reading."""
-        known = {b.id for b in self.bubbles} | {b.id for b, _ in self._queue}
+        known = self._known_ids()
         bubbles = [b for b in bubbles if b.id not in known]
 
         def done() -> None:
             self.has_older = has_older
-            if self._trim(from_start=False):  # the newest leave the view (below: what is read stays put)
-                self.has_newer = True
             self.loading_older = False
             self._apply_search()
             self._update_latest_button()
 
-        self._enqueue([(b, True) for b in reversed(bubbles)], done)
+        # The newest leave the view (below: what is read stays put).
+        self._enqueue([(b, True) for b in reversed(bubbles)] + [(None, False)], done)
 
     def append_page(self, bubbles: list[Bubble], has_newer: bool) -> None:
         """Newer messages below (after a jump back in time, scrolling down again)."""
-        known = {b.id for b in self.bubbles} | {b.id for b, _ in self._queue}
+        known = self._known_ids()
 
         def done() -> None:
             self.has_newer = has_newer
-            bar = self.verticalScrollBar()
-            before_max, before_value = bar.maximum(), bar.value()
-            if self._trim(from_start=True):
-                self.has_older = True
-                bar.setValue(before_value - (before_max - bar.maximum()))
             self.loading_newer = False
             self._apply_search()
             self._update_latest_button()
 
-        self._enqueue([(b, False) for b in bubbles if b.id not in known], done)
+        self._enqueue([(b, False) for b in bubbles if b.id not in known] + [(None, True)], done)
+
+    def _known_ids(self) -> set[int | None]:
+        return {b.id for b in self.bubbles} | {b.id for b, _ in self._queue if b is not None}
 
     @property
     def drawing(self) -> bool:
         """Bubbles are still waiting to be drawn (a page arriving a few at a time)."""
         return bool(self._queue or self._after)
 
-    def _enqueue(self, ops: list[tuple[Bubble, bool]], after: Callable[[], None]) -> None:
+    def _enqueue(self, ops: list[tuple[Bubble | None, bool]], after: Callable[[], None]) -> None:
         self._queue.extend(ops)
         self._after.append(after)
         self._drain_timer.start()
 
     def _drain(self) -> None:
-        """Draw queued bubbles for at most DRAW_BUDGET_S, in one edit block (laid out once), then let the
-        main loop run; an insertion above keeps the words being read where they are."""
+        """Draw queued bubbles (or drop those beyond MAX_BUBBLES) for at most DRAW_BUDGET_S, in one edit
+        block (laid out once), then let the main loop run; a change above keeps the words being read
+        where they are."""
         bar = self.verticalScrollBar()
         before_max, before_value = bar.maximum(), bar.value()
-        above = False
+        above: bool | None = None  # a turn changes one side only: the other's height would move the view
         started = time.perf_counter()
         batch = QTextCursor(self.document())
         batch.beginEditBlock()
         try:
             while self._queue and time.perf_counter() - started < DRAW_BUDGET_S:
-                bubble, at_start = self._queue.popleft()
-                self._insert(bubble, at_start=at_start)
-                above |= at_start
+                bubble, at_start = self._queue[0]
+                if above is not None and at_start != above:
+                    break
+                above = at_start
+                if bubble is not None:
+                    self._queue.popleft()
+                    self._insert(bubble, at_start=at_start)
+                elif not self._trim(from_start=at_start):
+                    self._queue.popleft()  # nothing (more) beyond MAX_BUBBLES
         finally:
             batch.endEditBlock()
         if self._stick_to_end:
@@ -584,7 +607,8 @@ class ChatView(QTextBrowser):
         cursor.removeSelectedText()
 
     def _trim(self, *, from_start: bool) -> int:
-        extra = len(self.bubbles) - MAX_BUBBLES
+        """Drop up to TRIM_AT_ONCE bubbles beyond MAX_BUBBLES from one end: the view has more that way."""
+        extra = min(len(self.bubbles) - MAX_BUBBLES, TRIM_AT_ONCE)
         if extra <= 0:
             return 0
         doomed = self.bubbles[:extra] if from_start else self.bubbles[-extra:]
@@ -593,7 +617,26 @@ class ChatView(QTextBrowser):
             return 0
         self._remove_frames(doomed[0].frame, doomed[-1].frame)
         self.bubbles = [b for b in self.bubbles if all(b is not d for d in doomed)]
+        if from_start:
+            self.has_older = True
+        else:
+            self.has_newer = True
         return len(doomed)
+
+    def _fresh_document(self) -> None:
+        """An empty document in place of the shown one: clear() of 240 bubbles held the main loop 8-11 ms,
+        dropping the document costs about 3 ms, a main-loop turn later."""
+        self.setExtraSelections([])  # they point into the old document
+        old = self.document()
+        ours = old.parent() is self  # the first document belongs to the editor, which deletes it itself
+        document = QTextDocument(self)
+        document.setDocumentMargin(12)
+        document.setUndoRedoEnabled(False)  # read-only: an undo history would only grow
+        document.setDefaultFont(self.font())
+        self.setDocument(document)
+        if ours:
+            old.deleteLater()
+        self._install_avatars()
 
     def _draw(self, cursor: QTextCursor, bubble: Bubble) -> None:
         colors = self.colors

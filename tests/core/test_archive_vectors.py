@@ -318,3 +318,22 @@ def test_an_edited_memory_is_embedded_again(memory: MemoryStore) -> None:
     memory.archive.embed_pending(embedder)
     hits = memory.archive.search("champion swimmer", embedder, mode="vector", k=1)
     assert hits and "champion swimmer" in hits[0].text
+
+
+def test_a_backlog_embeds_on_one_core_fewer_and_stores_the_same_vectors() -> None:
+    # A persona's history embedded in the background (after an import, a crash, a new embedder) leaves a
+    # core to the window and the person's turn: measured, a 50,000-message backlog on all cores of two
+    # made a persona switch stall the window. The vectors must not depend on it.
+    from nexus_ark.providers.embedders import backlog_work, default_embedder
+
+    embedder = default_embedder()
+    texts = ["the sea was calm that morning", "海が静かな朝だった", "a third passage, longer than the others"]
+    usual = embedder.embed_passages(texts)
+    library = embedder._get()._lib
+    cores = int(library.omp_get_max_threads())
+    with backlog_work():
+        backlog = embedder.embed_passages(texts)
+        assert int(library.omp_get_max_threads()) == max(1, cores - 1)
+    assert np.abs(usual - backlog).max() < 1e-4
+    embedder.embed_passages(texts[:1])
+    assert int(library.omp_get_max_threads()) == cores  # the next foreground call has every core again

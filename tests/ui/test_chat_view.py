@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, Qt, QUrl
-from PySide6.QtGui import QImage, QInputMethodEvent, QTextDocument
+from PySide6.QtGui import QColor, QImage, QInputMethodEvent, QTextDocument
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from nexus_ark.app import NexusApp
@@ -19,6 +19,7 @@ from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory.conversation_pages import PAGE
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 from ui import i18n
+from ui.avatars import avatar_image
 from ui.chat_markdown import to_document
 from ui.chat_view import MAX_BUBBLES, ChatView
 from ui.main_window import MainWindow
@@ -122,6 +123,34 @@ def test_scrolling_back_loads_older_pages_and_the_view_never_holds_the_whole_his
     qtbot.mouseClick(chat.latest_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: _shown(window) == visible[-PAGE:] and not chat.drawing, timeout=10_000)
     assert chat.is_at_bottom() and not chat.has_newer
+
+
+def _on_screen(chat, message_id: int) -> bool:
+    frame = chat.message(message_id).frame
+    rect = chat.document().documentLayout().frameBoundingRect(frame)
+    top = rect.top() - chat.verticalScrollBar().value()
+    return top < chat.viewport().height() and top + rect.height() > 0
+
+
+def test_scrolling_down_from_years_back_brings_newer_pages_below_and_the_reading_place_stays(
+    qtbot, make_window
+):
+    window = make_window(messages=5000)
+    chat = window.chat
+    window.conversation.open_search()
+    window.search_bar.field.setText("needle 1000")
+    qtbot.waitUntil(lambda: chat.message(1001) is not None and not chat.drawing, timeout=10_000)
+    window.search_bar.close_bar()
+    assert chat.has_newer
+    for _ in range(6):  # to the bottom six times: six newer pages arrive below, the oldest leave above
+        last = chat.bubbles[-1].id
+        chat.verticalScrollBar().setValue(chat.verticalScrollBar().maximum())
+        qtbot.waitUntil(lambda last=last: chat.bubbles[-1].id > last and not chat.drawing, timeout=10_000)
+        assert _on_screen(chat, last)  # the view did not jump away from what was being read
+    ids = [b.id for b in chat.bubbles]
+    assert len(ids) <= MAX_BUBBLES and chat.has_older and ids[0] > 1001
+    visible = [(m[0], m[2]) for m in _db(window) if not m[3]]
+    assert [(b.id, b.text) for b in chat.bubbles] == [v for v in visible if ids[0] <= v[0] <= ids[-1]]
 
 
 def test_search_finds_a_message_years_back_brings_its_page_and_highlights_it(qtbot, make_window):
@@ -291,6 +320,45 @@ def test_the_persona_avatar_is_drawn_in_its_bubbles(qtbot, make_window, tmp_path
         ),
         timeout=5_000,
     )
+
+
+def _avatar_pixel(window: MainWindow) -> QColor:
+    document = window.chat.document()
+    resource = document.resource(QTextDocument.ResourceType.ImageResource, QUrl("avatar:persona"))
+    return resource.toImage().pixelColor(QPoint(20, 20))
+
+
+def test_another_persona_never_shows_the_previous_ones_picture(qtbot, make_window, tmp_path: Path):
+    window = make_window(messages=2)
+    image = QImage(64, 64, QImage.Format.Format_RGB32)
+    image.fill(Qt.GlobalColor.red)
+    png = tmp_path / "a.png"
+    image.save(str(png))
+    window.app.personas.set_avatar("aria", png.read_bytes())
+    window.conversation.load_avatar("aria")
+    qtbot.waitUntil(lambda: _avatar_pixel(window).red() > 200, timeout=5_000)
+    window.chat.set_persona("Hikari", None)  # drawn off the UI thread: blank until then, never red
+    assert _avatar_pixel(window).alpha() == 0
+    qtbot.waitUntil(lambda: _avatar_pixel(window).alpha() == 255, timeout=5_000)  # the initial's disc
+    assert _avatar_pixel(window) != QColor(Qt.GlobalColor.red)
+
+
+def test_an_avatar_fills_its_square_uncut_by_a_squash_and_a_broken_file_gets_the_initial(tmp_path: Path):
+    wide = QImage(300, 100, QImage.Format.Format_RGB32)
+    wide.fill(Qt.GlobalColor.blue)
+    for x in range(100, 200):  # the middle third green: the square shows it, the sides are cut
+        for y in range(100):
+            wide.setPixelColor(x, y, QColor(Qt.GlobalColor.green))
+    path = tmp_path / "wide.png"
+    wide.save(str(path))
+    square = avatar_image("Aria", path, 40)
+    assert (square.width(), square.height()) == (40, 40)
+    assert square.pixelColor(2, 20).green() > 200 and square.pixelColor(37, 20).green() > 200
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"not a picture")
+    for picture in (broken, tmp_path / "missing.png"):
+        stand_in = avatar_image("Aria", picture, 40)
+        assert stand_in.size() == square.size() and stand_in.pixelColor(20, 20).alpha() == 255
 
 
 def test_enter_while_an_input_method_composes_does_not_send(qtbot, make_window):
