@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from nexus_ark.clock import iso
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.notices import Notice
 from nexus_ark.paths import assets_dir
 from nexus_ark.personas.cards import (
     AVATAR_FILE,
@@ -64,7 +65,7 @@ class CardImport:
     lore_always: int  # constant entries, written into the soul
     greetings: int  # the first message and its alternates
     avatar: bool
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Notice] = field(default_factory=list)
 
 
 @dataclass
@@ -72,7 +73,7 @@ class CardExport:
     path: Path
     format: CardFormat
     lore_entries: int
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Notice] = field(default_factory=list)
 
 
 def import_card(app: NexusApp, path: Path) -> CardImport:

@@ -19,7 +19,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.cards_io import CardExport, CardFormat, CardImport
 from nexus_ark.cards_io import export_card as write_card
 from nexus_ark.cards_io import import_card as read_card
-from ui.i18n import N_, tr
+from ui.i18n import N_, tr, tr_notice
 from ui.tasks import run_in_background
 
 SHOW_PROGRESS_AFTER_MS = 300  # a quick import shows no progress dialog at all
@@ -134,7 +134,7 @@ def _tell(
     if parent is not None and not isValid(parent):
         return  # the window closed meanwhile: the work is done, there is no one to tell
     if notes:
-        text += "\n\n" + tr("Notes:") + "\n" + "\n".join(f"• {n}" for n in notes)
+        text += "\n\n" + tr("Notes:") + "\n" + "\n".join(f"• {tr_notice(n)}" for n in notes)
     icon = QMessageBox.Icon.Warning if warn else QMessageBox.Icon.Information
     box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, parent)
     box.setObjectName("card-result")

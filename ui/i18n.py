@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from nexus_ark.notices import Notice
 from nexus_ark.paths import assets_dir
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,14 @@ def tr(text: str, **values: object) -> str:
     """The translation of an English UI string, with {placeholders} filled in."""
     translated = _catalogue.get(text, text)
     return translated.format(**values) if values else translated
+
+
+def tr_notice(text: str) -> str:
+    """A sentence from the core in the person's language: a Notice is translated by its template, any
+    other text is shown as it is."""
+    if isinstance(text, Notice):
+        return tr(text.template, **text.values)
+    return text
 
 
 class FollowsLanguage:

@@ -31,6 +31,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from nexus_ark.errors import PersonaError
+from nexus_ark.notices import Notice, notice
 from nexus_ark.personas.model import NAME_MAX
 
 V1, V2, V3 = "chara_card_v1", "chara_card_v2", "chara_card_v3"
@@ -187,7 +188,7 @@ class Card:
     spec: str
     source: str  # the file's name, for messages
     avatar: bytes | None = None  # the PNG the card came in, its card chunks taken out
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Notice] = field(default_factory=list)
 
 
 # -- PNG ----------------------------------------------------------------------------------------------
@@ -351,7 +352,7 @@ def _icon_asset(card: Card) -> bytes | None:
         png = base64.b64decode(uri[len(prefix) :], validate=True)
         return write_png(strip_card_chunks(read_png_chunks(png, "icon")))
     except (binascii.Error, ValueError, CardError):
-        card.warnings.append("the main icon asset is not a readable PNG: the persona has no avatar")
+        card.warnings.append(notice("the main icon asset is not a readable PNG: the persona has no avatar"))
         return None
 
 
@@ -393,7 +394,7 @@ def _card_from_png(blob: bytes, source: str) -> Card:
     what = f"the {keyword!r} chunk"
     card = parse_card(_json(_utf8(decoded, source, what), source, what), source)
     if keyword == "ccv3" and card.spec != V3:
-        card.warnings.append(f"the 'ccv3' chunk holds a {card.spec} card; read as such")
+        card.warnings.append(notice("the 'ccv3' chunk holds a {spec} card; read as such", spec=card.spec))
     card.avatar = write_png(strip_card_chunks(chunks))
     return card
 
@@ -403,7 +404,7 @@ def parse_card(raw: Any, source: str) -> Card:
     if not isinstance(raw, dict):
         raise CardError(f"{source}: a character card is a JSON object, not {type(raw).__name__}.")
     spec = raw.get("spec")
-    warnings: list[str] = []
+    warnings: list[Notice] = []
     if spec in (V2, V3):
         data = raw.get("data")
         if not isinstance(data, dict):
@@ -412,7 +413,7 @@ def parse_card(raw: Any, source: str) -> Card:
         # A V1 card (fields at the top level): read in V2's shape, which holds all of it.
         data = {k: raw[k] for k in V1_FIELDS if k in raw}
         raw = {"spec": V2, "spec_version": "2.0", "data": data}
-        warnings.append("a V1 card (no spec field): read as a V2 card")
+        warnings.append(notice("a V1 card (no spec field): read as a V2 card"))
         spec = V1
     else:
         shown = f"{spec!r}" if spec is not None else "missing"
@@ -429,7 +430,10 @@ def parse_card(raw: Any, source: str) -> Card:
             newer = False
         if newer:
             warnings.append(
-                f"spec_version {version} is newer than 3.0: fields Nexus Ark does not know are kept"
+                notice(
+                    "spec_version {version} is newer than 3.0: fields Nexus Ark does not know are kept",
+                    version=version,
+                )
             )
     try:
         parsed = CardData.model_validate(data)
@@ -447,7 +451,7 @@ def parse_card(raw: Any, source: str) -> Card:
         raw = copy.deepcopy(raw)
         raw["data"]["creator_notes"] = parsed.creator_notes
     if _has_script(parsed):
-        warnings.append("the card's text contains <script> tags: kept as text, never run")
+        warnings.append(notice("the card's text contains <script> tags: kept as text, never run"))
     return Card(raw=raw, data=parsed, spec=spec, source=source, warnings=warnings)
 
 
@@ -737,7 +741,7 @@ def build_v3(
     exported as the card had it: those words may be about the person, and a card is for sharing.
     A persona made here: its name, persona.md as the description and persona.toml's line as the creator
     notes; no lorebook (what it learned about people is not for a card)."""
-    warnings: list[str] = []
+    warnings: list[Notice] = []
     if raw is None:
         body = soul
         lines = body.splitlines()
@@ -771,8 +775,10 @@ def build_v3(
                 data.update(parse_soul(soul))
             else:
                 warnings.append(
-                    "persona.md was edited, but its sections cannot be told apart (a field holds one of its "
-                    "headings): the card's own description and sections were exported"
+                    notice(
+                        "persona.md was edited, but its sections cannot be told apart (a field holds one of "
+                        "its headings): the card's own description and sections were exported"
+                    )
                 )
         _overlay_lore(data, meta, entities, warnings)
     for key in ("description", "personality", "scenario", "first_mes", "mes_example", "creator_notes"):
@@ -796,7 +802,10 @@ def build_v3(
 
 
 def _overlay_lore(
-    data: dict[str, Any], meta: dict[str, Any], entities: dict[str, EntityState | None], warnings: list[str]
+    data: dict[str, Any],
+    meta: dict[str, Any],
+    entities: dict[str, EntityState | None],
+    warnings: list[Notice],
 ) -> None:
     book = data.get("character_book")
     mapped: dict[str, str] = meta.get("lore_entities", {})
@@ -816,7 +825,10 @@ def _overlay_lore(
         own = f"{LORE_SOURCE}{index}"
         if any(s != own for s in state.source_ids):
             warnings.append(
-                f"what {entity_name!r} says was rewritten in conversation: the card's own entry was exported"
+                notice(
+                    "what '{name}' says was rewritten in conversation: the card's own entry was exported",
+                    name=entity_name,
+                )
             )
             continue
         original = lore_text(LoreEntry.model_validate(entry))
@@ -828,7 +840,8 @@ def _overlay_lore(
             entry["keys"] = keys
     if forgotten:
         book["entries"] = [e for i, e in enumerate(entries) if i not in forgotten]
-        warnings.append(f"{len(forgotten)} lore entries forgotten in memory were left out")
+        left_out = notice("{count} lore entries forgotten in memory were left out", count=len(forgotten))
+        warnings.append(left_out)
 
 
 def v2_copy(card_v3: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@ how it went, and what is written is a PNG that Qt's own image reader opens."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -111,3 +112,18 @@ def test_messages_are_in_japanese_when_the_window_is(qtbot, core: NexusApp, wind
     assert box.windowTitle() == "キャラクターカードを読み込みました"
     assert box.text().startswith("月野しずく の準備ができました。")
     assert i18n.tr(card_actions.IMPORT_ACTION) == "キャラクターカードを読み込む…"
+
+
+def test_a_cards_notes_are_in_japanese_when_the_window_is(
+    qtbot, core: NexusApp, window: QWidget, tmp_path: Path
+) -> None:
+    card = {"name": "Old Card", "description": "<script>alert(1)</script>", "first_mes": "hi"}  # V1: no spec
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    i18n.set_language("ja")
+    card_actions.import_card_file(window, core, path)
+    box = _result(qtbot, window)
+    notes = box.text().split("\n\n", 1)[1]
+    assert notes.startswith(i18n.tr("Notes:")) and i18n.tr("Notes:") != "Notes:"
+    assert "V1 のカードです" in notes and "<script> タグが含まれています" in notes
+    assert "read as a V2 card" not in notes and "never run" not in notes

@@ -8,22 +8,28 @@ import string
 from pathlib import Path
 
 UI = Path(__file__).resolve().parents[2] / "ui"
+CORE = Path(__file__).resolve().parents[2] / "nexus_ark"
 CATALOGUE = Path(__file__).resolve().parents[2] / "assets" / "translations" / "ja.json"
 
 
-def _ui_strings() -> set[str]:
+def _marked(paths, names: tuple[str, ...]) -> set[str]:
     found = set()
-    for path in UI.glob("*.py"):
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Name)
-                and node.func.id in ("tr", "N_")
+                and node.func.id in names
                 and node.args
                 and isinstance(node.args[0], ast.Constant)
             ):
                 found.add(node.args[0].value)
     return found
+
+
+def _ui_strings() -> set[str]:
+    """The UI's own strings, and the core's notices (nexus_ark.notices) the window shows translated."""
+    return _marked(UI.glob("*.py"), ("tr", "N_")) | _marked(CORE.rglob("*.py"), ("notice",))
 
 
 def _form_descriptions() -> set[str]:
