@@ -112,6 +112,7 @@ def main() -> None:
         ("en", False, ""),
         ("ja", False, ""),
         ("en", True, ""),
+        ("ja", True, ""),
         ("en", False, "blue"),
     ):
         print(shoot(out, language, dark, search))
