@@ -14,6 +14,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.paths import assets_dir
 from ui import i18n, theme
 from ui.i18n import tr
+from ui.tasks import freeze_long_lived
 
 # NEXUS_ARK_QUIT_AFTER_MS lets the packaging smoke test start the built app and have it quit by itself.
 QUIT_AFTER_ENV = "NEXUS_ARK_QUIT_AFTER_MS"
@@ -41,6 +42,7 @@ def run_window(data_dir: str | None) -> int:
     window = MainWindow(core)
     window.show()
     window.life.start()  # every persona wakes; the scheduler runs while the app does
+    freeze_long_lived()  # full garbage collections stay short: the window never waits on one for long
     quit_after = os.environ.get(QUIT_AFTER_ENV)
     if quit_after:
         QTimer.singleShot(int(quit_after), window.quit_app)

@@ -342,6 +342,7 @@ class MemoryWindow(QDialog, FollowsLanguage):
     def _entities_tab(self) -> QWidget:
         self.entity_list = QListWidget()
         self.entity_list.setObjectName("entityList")
+        self.entity_list.setUniformItemSizes(True)  # one name a row: laid out at once, however many
         self.entity_list.currentTextChanged.connect(self._show_entity)
         self.entity_name = QLineEdit()
         self.follow(lambda: self.entity_name.setPlaceholderText(tr("Name")))
@@ -362,9 +363,12 @@ class MemoryWindow(QDialog, FollowsLanguage):
         return splitter
 
     def _load_entities(self) -> None:
+        """The names are read on the worker: a card's lorebook brings thousands of them."""
+        self._in_background(lambda store: store.components.entity_names(), self._show_entity_names)
+
+    def _show_entity_names(self, names: list[str]) -> None:
         self.entity_list.clear()
-        for entity in self.store.components.entities():
-            self.entity_list.addItem(entity.name)
+        self.entity_list.addItems(names)
 
     def _show_entity(self, name: str) -> None:
         entity = self.store.components.entity(name) if name else None

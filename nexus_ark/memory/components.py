@@ -266,9 +266,16 @@ class Components:
         return entity
 
     def entities(self) -> list[Entity]:
-        return [e for name in self._names() if (e := self.entity(name)) is not None]
+        rows = self.db.execute(
+            "select name, text, source_ids, created_at, updated_at from entities order by name collate nocase"
+        ).fetchall()
+        return [
+            Entity(name=n, text=t, source_ids=_json_list(src), created_at=c, updated_at=u)
+            for n, t, src, c, u in rows
+        ]
 
-    def _names(self) -> list[str]:
+    def entity_names(self) -> list[str]:
+        """Every entity's name, in the order entities() gives them (a lorebook brings thousands)."""
         return [r[0] for r in self.db.execute("select name from entities order by name collate nocase")]
 
     # -- dream diary ------------------------------------------------------------------------------

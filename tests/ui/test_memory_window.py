@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
 from nexus_ark.app import NexusApp
+from nexus_ark.memory.components import Components
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.providers.embedders import default_embedder
 from ui import i18n
@@ -178,3 +180,31 @@ def test_closing_during_an_import_returns_at_once_and_the_import_resumes(
         store.db.execute("select 1")
     doc = core.memory("aria").knowledge.documents()[0]
     assert doc.status == "indexing" and doc.chunks_done < doc.chunks_total
+
+
+def test_a_lorebook_of_thousands_is_listed_from_the_worker(qtbot, core: NexusApp, monkeypatch) -> None:
+    """A card's lorebook makes thousands of people and things: the window reads their names on its worker
+    (not on the UI thread, where reading them stalled the window for 140-250 ms) and lists them all."""
+    store = core.memory("aria")
+    with store.db.atomic():
+        for i in range(2000):
+            store.components.write_entity(f"Place {i:04d}", f"A harbour town, number {i}.")
+    readers: list[str] = []
+    names = Components.entity_names
+
+    def entity_names(self: Components) -> list[str]:
+        readers.append(threading.current_thread().name)
+        return names(self)
+
+    monkeypatch.setattr(Components, "entity_names", entity_names)
+    monkeypatch.setattr(Components, "entities", lambda self: pytest.fail("every entity read at once"))
+    window = MemoryWindow(core, "aria")
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: window.entity_list.count() == 2000, timeout=30_000)
+    assert readers and threading.main_thread().name not in readers
+    listed = [window.entity_list.item(i).text() for i in range(window.entity_list.count())]
+    assert listed[:2] == ["Place 0000", "Place 0001"] and listed[-1] == "Place 1999"
+    window.entity_list.setCurrentRow(1234)
+    assert window.entity_name.text() == "Place 1234"
+    assert window.entity_text.toPlainText() == "A harbour town, number 1234."
+    window.done(0)
