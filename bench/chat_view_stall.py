@@ -34,6 +34,7 @@ from nexus_ark.providers.scripted import ScriptedBackend
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 from ui import i18n
 from ui.main_window import MainWindow
+from ui.tasks import freeze_long_lived
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 SENTENCE = "the sea was **calm** that morning and the *light* moved slowly over the water"
@@ -100,6 +101,7 @@ def run(messages: int, pages: int, reply_words: int, switches: int) -> dict:
         window.show()
         spin(qt, lambda: window._ready and bool(window.chat.bubbles), 300)
         settle(qt, window)
+        freeze_long_lived()  # as the app does once its window is built (ui/application.py)
         probe = Probe(qt)
 
         probe.start()
