@@ -300,35 +300,13 @@ def test_after_a_language_switch_the_persons_bubbles_and_links_speak_it(qtbot, m
     assert i18n.tr("Regenerate") in text
 
 
-def test_the_persona_avatar_is_drawn_in_its_bubbles(qtbot, make_window, tmp_path: Path):
-    window = make_window(messages=2)
-    image = QImage(64, 64, QImage.Format.Format_RGB32)
-    image.fill(Qt.GlobalColor.red)
-    png = tmp_path / "a.png"
-    image.save(str(png))
-    window.app.personas.set_avatar("aria", png.read_bytes())
-    window.conversation.load_avatar("aria")
-    resource = QUrl("avatar:persona")
-    qtbot.waitUntil(
-        lambda: (
-            window.chat.document()
-            .resource(QTextDocument.ResourceType.ImageResource, resource)
-            .toImage()
-            .pixelColor(QPoint(20, 20))
-            .red()
-            > 200
-        ),
-        timeout=5_000,
-    )
-
-
 def _avatar_pixel(window: MainWindow) -> QColor:
     document = window.chat.document()
     resource = document.resource(QTextDocument.ResourceType.ImageResource, QUrl("avatar:persona"))
     return resource.toImage().pixelColor(QPoint(20, 20))
 
 
-def test_another_persona_never_shows_the_previous_ones_picture(qtbot, make_window, tmp_path: Path):
+def test_the_persona_picture_is_drawn_and_another_persona_never_shows_it(qtbot, make_window, tmp_path: Path):
     window = make_window(messages=2)
     image = QImage(64, 64, QImage.Format.Format_RGB32)
     image.fill(Qt.GlobalColor.red)
@@ -336,7 +314,7 @@ def test_another_persona_never_shows_the_previous_ones_picture(qtbot, make_windo
     image.save(str(png))
     window.app.personas.set_avatar("aria", png.read_bytes())
     window.conversation.load_avatar("aria")
-    qtbot.waitUntil(lambda: _avatar_pixel(window).red() > 200, timeout=5_000)
+    qtbot.waitUntil(lambda: _avatar_pixel(window).red() > 200, timeout=5_000)  # read and drawn on a worker
     window.chat.set_persona("Hikari", None)  # drawn off the UI thread: blank until then, never red
     assert _avatar_pixel(window).alpha() == 0
     qtbot.waitUntil(lambda: _avatar_pixel(window).alpha() == 255, timeout=5_000)  # the initial's disc
