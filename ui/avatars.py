@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPixmap
+from PySide6.QtGui import QColor, QFont, QImage, QPainter
 
 
 def placeholder_image(name: str, size: int) -> QImage:
@@ -31,10 +31,6 @@ def placeholder_image(name: str, size: int) -> QImage:
     painter.drawText(image.rect(), Qt.AlignmentFlag.AlignCenter, (name.strip()[:1] or "?").upper())
     painter.end()
     return image
-
-
-def placeholder_avatar(name: str, size: int) -> QPixmap:
-    return QPixmap.fromImage(placeholder_image(name, size))
 
 
 def avatar_image(name: str, picture: Path | None, size: int) -> QImage:

@@ -36,7 +36,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.errors import PersonaError
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona
-from ui.avatars import placeholder_avatar
+from ui.avatars import avatar_image
 from ui.i18n import tr
 from ui.settings_form import GENERAL, SettingsForm, field_path_label, label
 from ui.tasks import run_in_background, while_open
@@ -207,15 +207,14 @@ class PersonaEditor(QDialog):
         self.slug = slug
         self.status.setText(tr("Loading…"))
 
-        def read() -> tuple[Persona, QImage | None]:
+        def read() -> tuple[Persona, QImage]:
             persona = self.app.personas.load(slug)
-            path = self.app.personas.avatar_path(slug)
-            image = QImage(str(path)) if path is not None else None
-            return persona, image if image is not None and not image.isNull() else None
+            picture = self.app.personas.avatar_file(slug)
+            return persona, avatar_image(persona.settings.name, picture, AVATAR_SHOWN_PX)
 
         run_in_background(read, while_open(self, self._show), while_open(self, self._load_failed))
 
-    def _show(self, loaded: tuple[Persona, QImage | None]) -> None:
+    def _show(self, loaded: tuple[Persona, QImage]) -> None:
         persona, image = loaded
         if persona.slug != self.slug:
             return
@@ -234,18 +233,15 @@ class PersonaEditor(QDialog):
     def _load_failed(self, message: str) -> None:
         self.status.setText(f"<span style='color:#c62828'>{message}</span>")
 
-    def _show_avatar(self, image: QImage | None) -> None:
-        name = self.persona.settings.name if self.persona else self.slug
-        if image is None:
-            self.avatar.setPixmap(placeholder_avatar(name, AVATAR_SHOWN_PX))
-        else:
-            pixmap = QPixmap.fromImage(image).scaled(
-                AVATAR_SHOWN_PX,
-                AVATAR_SHOWN_PX,
-                Qt.AspectRatioMode.KeepAspectRatio,
-                Qt.TransformationMode.SmoothTransformation,
-            )
-            self.avatar.setPixmap(pixmap)
+    def _show_avatar(self, image: QImage) -> None:
+        """The picture (or the initial's disc), drawn on a worker; here only scaled to the label."""
+        shown = image.scaled(
+            AVATAR_SHOWN_PX,
+            AVATAR_SHOWN_PX,
+            Qt.AspectRatioMode.KeepAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+        self.avatar.setPixmap(QPixmap.fromImage(shown))
 
     def update_preview(self) -> None:
         self.preview.setMarkdown(self.soul_edit.toPlainText())

@@ -99,6 +99,15 @@ def _json_list(value: str | None) -> list[Any]:
     return json.loads(value) if value else []
 
 
+_ENTITY_COLUMNS = "name, text, source_ids, created_at, updated_at"
+
+
+def _entity(row: tuple[Any, ...]) -> Entity:
+    return Entity(
+        name=row[0], text=row[1], source_ids=_json_list(row[2]), created_at=row[3], updated_at=row[4]
+    )
+
+
 _GOAL_COLUMNS = (
     "id, term, goal, status, priority, progress_notes, related_values, source_ids, created_at, updated_at"
 )
@@ -226,14 +235,9 @@ class Components:
     # -- entities ---------------------------------------------------------------------------------
     def entity(self, name: str) -> Entity | None:
         row = self.db.execute(
-            "select name, text, source_ids, created_at, updated_at from entities where name = ?",
-            [name.strip()],
+            f"select {_ENTITY_COLUMNS} from entities where name = ?", [name.strip()]
         ).fetchone()
-        if not row:
-            return None
-        return Entity(
-            name=row[0], text=row[1], source_ids=_json_list(row[2]), created_at=row[3], updated_at=row[4]
-        )
+        return _entity(row) if row else None
 
     def write_entity(self, name: str, text: str, source_ids: list[str] | None = None) -> Entity:
         name = name.strip()
@@ -266,13 +270,8 @@ class Components:
         return entity
 
     def entities(self) -> list[Entity]:
-        rows = self.db.execute(
-            "select name, text, source_ids, created_at, updated_at from entities order by name collate nocase"
-        ).fetchall()
-        return [
-            Entity(name=n, text=t, source_ids=_json_list(src), created_at=c, updated_at=u)
-            for n, t, src, c, u in rows
-        ]
+        rows = self.db.execute(f"select {_ENTITY_COLUMNS} from entities order by name collate nocase")
+        return [_entity(row) for row in rows]
 
     def entity_names(self) -> list[str]:
         """Every entity's name, in the order entities() gives them (a lorebook brings thousands)."""
