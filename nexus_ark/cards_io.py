@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from nexus_ark.clock import iso
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.notices import Notice
+from nexus_ark.notices import Notice, notice
 from nexus_ark.paths import assets_dir
 from nexus_ark.personas.cards import (
     AVATAR_FILE,
@@ -164,7 +164,13 @@ def export_card(app: NexusApp, slug: str, out: Path, fmt: CardFormat | None = No
     if out.is_dir():
         out = out / f"{slug}.{chosen}"
     if not out.parent.is_dir():
-        raise CardError(f"Cannot write {out}: the folder {out.parent} does not exist.")
+        raise CardError(
+            notice(
+                "Cannot write {path}: the folder {folder} does not exist.",
+                path=str(out),
+                folder=str(out.parent),
+            )
+        )
     raw, meta = _stored_card(persona.folder)
     entities: dict[str, EntityState | None] = {}
     names = list(meta.get("lore_entities", {}).values()) if raw is not None else []
@@ -197,7 +203,13 @@ def export_card(app: NexusApp, slug: str, out: Path, fmt: CardFormat | None = No
         try:
             picture = avatar.read_bytes()
         except OSError as exc:
-            raise CardError(f"Cannot read the picture {avatar} for the card: {exc.strerror or exc}.") from exc
+            raise CardError(
+                notice(
+                    "Cannot read the picture {path} for the card: {problem}.",
+                    path=str(avatar),
+                    problem=exc.strerror or str(exc),
+                )
+            ) from exc
         blob = embed_card(picture, card, v2_copy(card), str(avatar))
     _write(out, blob)
     book = card["data"].get("character_book")
@@ -218,7 +230,8 @@ def _stored_card(folder: Path) -> tuple[dict[str, Any] | None, dict[str, Any]]:
             loaded = json.loads(meta_file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise CardError(
-                f"{meta_file} cannot be read ({exc}).", hint=f"Delete {meta_file} and retry."
+                notice("{path} cannot be read ({problem}).", path=str(meta_file), problem=str(exc)),
+                hint=notice("Delete {path} and retry.", path=str(meta_file)),
             ) from exc
         meta = loaded if isinstance(loaded, dict) else {}
     return card.raw, meta
@@ -242,4 +255,6 @@ def _write(path: Path, blob: bytes) -> None:
     except OSError as exc:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
-        raise CardError(f"Cannot write {path}: {exc.strerror or exc}.") from exc
+        raise CardError(
+            notice("Cannot write {path}: {problem}.", path=str(path), problem=exc.strerror or str(exc))
+        ) from exc

@@ -18,6 +18,7 @@ from tomlkit.items import AoT, InlineTable, Table
 
 from nexus_ark.errors import ConfigError
 from nexus_ark.model_config import ModelConfig
+from nexus_ark.notices import Joined, Notice, joined, notice, validation_message
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -56,7 +57,7 @@ class AppSettings(BaseModel):
     @classmethod
     def _readable_size(cls, value: int) -> int:
         if 0 < value < 6:
-            raise ValueError("must be 0 (the desktop's size) or 6 to 32 points")
+            raise ValueError(notice("must be 0 (the desktop's size) or 6 to 32 points"))
         return value
 
 
@@ -64,22 +65,39 @@ def _shown(value: object) -> str:
     if value is None or isinstance(value, dict):
         return ""
     if isinstance(value, str) and len(value) > 40:
-        return f" (got {len(value)} characters: {value[:30]!r}…)"
-    return f" (got {value!r})"
+        return notice(" (got {count} characters: {start}…)", count=len(value), start=repr(value[:30]))
+    return notice(" (got {value})", value=repr(value))
 
 
-def validation_problems(exc: ValidationError) -> list[str]:
-    """One line per problem: the field, what is wrong in words (limits included) and the value given."""
+def validation_problems(exc: ValidationError) -> list[Notice]:
+    """One line per problem: the field, what is wrong in words (limits included) and the value given.
+    Pydantic's own words stay English; our validators' words are notices the window translates."""
     problems = []
     for err in exc.errors():
-        field = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        message = err["msg"].removeprefix("Value error, ")
-        problems.append(f"{field}: {message}{_shown(err.get('input'))}")
+        field = ".".join(str(p) for p in err["loc"]) or notice("(top level)")
+        problems.append(
+            notice(
+                "{field}: {problem}{got}",
+                field=field,
+                problem=validation_message(err),
+                got=_shown(err.get("input")),
+            )
+        )
     return problems
 
 
-def describe_validation_error(path: Path, exc: ValidationError) -> str:
-    return f"{path} has invalid settings:\n" + "\n".join(f"  {p}" for p in validation_problems(exc))
+def problem_list(exc: ValidationError, sep: str = "; ") -> Joined:
+    """The problems on one line (or, with sep="\n  ", one indented line each)."""
+    return joined(validation_problems(exc), sep)
+
+
+def describe_validation_error(path: Path, exc: ValidationError) -> Notice:
+    return notice(
+        "{path} has invalid settings:\n  {problems}", path=str(path), problems=problem_list(exc, "\n  ")
+    )
+
+
+FIX_IN_EDITOR = notice("Fix the line named above in a text editor; nothing was changed or overwritten.")
 
 
 def load_toml_model(path: Path, model: type[M]) -> M:
@@ -89,28 +107,35 @@ def load_toml_model(path: Path, model: type[M]) -> M:
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text: {exc.reason}.", hint="Save it as UTF-8.") from exc
+        raise ConfigError(
+            notice("{path} is not UTF-8 text: {problem}.", path=str(path), problem=exc.reason),
+            hint=notice("Save it as UTF-8."),
+        ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(
-            f"{path} is not valid TOML: {exc}.",
-            hint="Fix the line named above in a text editor; nothing was changed or overwritten.",
+            notice("{path} is not valid TOML: {problem}.", path=str(path), problem=str(exc)),
+            hint=FIX_IN_EDITOR,
         ) from exc
     except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror}.") from exc
+        raise ConfigError(cannot_read(path, exc.strerror)) from exc
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
         newer = any(e["type"] == "extra_forbidden" for e in exc.errors())
         raise ConfigError(
             describe_validation_error(path, exc),
-            hint=(
-                "A setting this version does not know may have been written by a newer version of Nexus Ark: "
-                "update Nexus Ark, or remove that setting. "
-                if newer
-                else ""
+            hint=notice(
+                "A setting this version does not know may have been written by a newer version of Nexus "
+                "Ark: update Nexus Ark, or remove that setting. Fix the fields named above; nothing was "
+                "changed or overwritten."
             )
-            + "Fix the fields named above; nothing was changed or overwritten.",
+            if newer
+            else notice("Fix the fields named above; nothing was changed or overwritten."),
         ) from exc
+
+
+def cannot_read(path: Path, problem: object) -> Notice:
+    return notice("Cannot read {path}: {problem}.", path=str(path), problem=str(problem))
 
 
 def save_toml_model(path: Path, data: BaseModel) -> None:
@@ -136,18 +161,18 @@ def edit_toml_file(path: Path, changes: Mapping[str, Any], model: type[M]) -> M:
     try:
         doc = tomlkit.parse(path.read_text(encoding="utf-8")) if path.exists() else tomlkit.document()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"Cannot read {path}: {exc}.") from exc
+        raise ConfigError(cannot_read(path, exc)) from exc
     except tomlkit.exceptions.ParseError as exc:
         raise ConfigError(
-            f"{path} is not valid TOML: {exc}.",
-            hint="Fix the line named above in a text editor; nothing was changed or overwritten.",
+            notice("{path} is not valid TOML: {problem}.", path=str(path), problem=str(exc)),
+            hint=FIX_IN_EDITOR,
         ) from exc
     for key, value in changes.items():
         _sync(doc, key, value, top=True)
     try:
         validated = model.model_validate(doc.unwrap())
     except ValidationError as exc:
-        raise ConfigError(describe_validation_error(path, exc), hint="Nothing was written.") from exc
+        raise ConfigError(describe_validation_error(path, exc), hint=notice("Nothing was written.")) from exc
     _write_atomically(path, tomlkit.dumps(doc))
     return validated
 
@@ -205,7 +230,8 @@ def _write_atomically(path: Path, text: str) -> None:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
         raise ConfigError(
-            f"Cannot save {path}: {exc.strerror}.", hint="The previous file is unchanged."
+            notice("Cannot save {path}: {problem}.", path=str(path), problem=exc.strerror),
+            hint=notice("The previous file is unchanged."),
         ) from exc
 
 

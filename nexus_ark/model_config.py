@@ -12,10 +12,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from nexus_ark.errors import ModelError
+from nexus_ark.notices import notice
 
 BUNDLED = "bundled"
 Kind = Literal["bundled", "gguf", "ollama", "litellm"]
-SPEC_USAGE = 'Use "bundled", "gguf:/path/to/model.gguf", "ollama:MODEL" or "litellm:PROVIDER/MODEL".'
+SPEC_USAGE = notice('Use "bundled", "gguf:/path/to/model.gguf", "ollama:MODEL" or "litellm:PROVIDER/MODEL".')
 _ENV_REF = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)\}$")
 
 
@@ -30,9 +31,14 @@ class ModelSpec(BaseModel):
             return cls(kind=BUNDLED)
         kind, sep, target = spec.partition(":")
         if not sep or not target.strip():
-            raise ModelError(f"The model setting {spec!r} is not understood.", hint=SPEC_USAGE)
+            raise ModelError(
+                notice("The model setting {spec!r} is not understood.", spec=spec), hint=SPEC_USAGE
+            )
         if kind not in ("gguf", "ollama", "litellm"):
-            raise ModelError(f"The model backend {kind!r} in {spec!r} is not known.", hint=SPEC_USAGE)
+            raise ModelError(
+                notice("The model backend {kind!r} in {spec!r} is not known.", kind=kind, spec=spec),
+                hint=SPEC_USAGE,
+            )
         return cls(kind=kind, target=target.strip())  # type: ignore[arg-type]
 
     def __str__(self) -> str:
@@ -94,8 +100,10 @@ class ModelConfig(BaseModel):
     def _key_is_reference(cls, value: str) -> str:
         if not is_key_reference(value):
             raise ValueError(
-                'this looks like a plain API key; use "${ENV_VAR}" or save it in the OS keyring '
-                "from the model settings"
+                notice(
+                    'this looks like a plain API key; use "${{ENV_VAR}}" or save it in the OS keyring '
+                    "from the model settings"
+                )
             )
         return value
 

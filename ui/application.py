@@ -13,7 +13,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.paths import assets_dir
 from ui import i18n, theme
-from ui.i18n import tr
+from ui.i18n import tr, tr_error
 from ui.tasks import freeze_long_lived
 
 # NEXUS_ARK_QUIT_AFTER_MS lets the packaging smoke test start the built app and have it quit by itself.
@@ -31,7 +31,7 @@ def run_window(data_dir: str | None) -> int:
     except NexusArkError as exc:
         i18n.set_language("auto")
         print(f"error: {exc}", file=sys.stderr)
-        QMessageBox.critical(None, tr("Nexus Ark cannot start"), str(exc))
+        QMessageBox.critical(None, tr("Nexus Ark cannot start"), tr_error(exc))
         return 2
     i18n.set_language(core.settings.language)
     theme.apply_appearance(core.settings.theme, core.settings.font_size)

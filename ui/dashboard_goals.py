@@ -36,15 +36,6 @@ Write = Callable[..., None]  # (fn(store), on_done(value), on_error(message))
 ID_COLUMN = 5
 TERMS = {"short": N_("short-term"), "long": N_("long-term")}
 STATUSES = {"active": N_("active"), "completed": N_("completed"), "abandoned": N_("abandoned")}
-# The core's refusals, shown in the person's language (any other message is shown as it comes).
-CORE_MESSAGES = (
-    N_("A goal needs a text: an empty goal was not saved."),
-    N_("A progress note needs a text: an empty note was not saved."),
-)
-
-
-def core_message(message: str) -> str:
-    return tr(message) if message in CORE_MESSAGES else message
 
 
 class GoalsPanel(QWidget):
@@ -245,7 +236,7 @@ class GoalsPanel(QWidget):
 
     def show_error(self, message: str) -> None:
         self.message.setStyleSheet("color:#b00")
-        self.message.setText(core_message(message))
+        self.message.setText(message)  # the core's refusals come translated (ui.tasks)
 
     def save(self) -> None:
         text, priority, goal_id = self.text.toPlainText().strip(), self.priority.value(), self.editing_id

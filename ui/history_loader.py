@@ -16,6 +16,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.conversation_pages import ConversationPages, MessagePage
 from nexus_ark.memory.store import MemoryStore
+from ui.i18n import tr_error
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -69,10 +70,10 @@ class HistoryLoader(QObject):
         try:
             return read(self._pages(slug))
         except NexusArkError as exc:
-            self.failed.emit(slug, str(exc))
+            self.failed.emit(slug, tr_error(exc))
         except Exception as exc:
             log.exception("%s failed", doing)
-            self.failed.emit(slug, f"{type(exc).__name__}: {exc}")
+            self.failed.emit(slug, tr_error(exc))
         return None
 
     @Slot()

@@ -13,7 +13,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from nexus_ark.notices import Notice
+from nexus_ark.errors import NexusArkError
+from nexus_ark.notices import Joined, Notice
 from nexus_ark.paths import assets_dir
 
 log = logging.getLogger(__name__)
@@ -88,11 +89,28 @@ def tr(text: str, **values: object) -> str:
 
 
 def tr_notice(text: str) -> str:
-    """A sentence from the core in the person's language: a Notice is translated by its template, any
-    other text is shown as it is."""
+    """A sentence from the core in the person's language: a Notice is translated by its template (and
+    the notices among its values with it), a Joined list part by part; any other text is shown as it is."""
     if isinstance(text, Notice):
-        return tr(text.template, **text.values)
+        values = {k: tr_notice(v) if isinstance(v, str) else v for k, v in text.values.items()}
+        return tr(text.template, **values)
+    if isinstance(text, Joined):
+        return text.sep.join(tr_notice(part) for part in text.parts)
     return text
+
+
+def tr_error(error: BaseException | str) -> str:
+    """An error as the window shows it, in the person's language. A NexusArkError: its message, then its
+    hint on the next line (as str() of it reads in English); another exception: its type and text, as it
+    comes (it is a bug or a library's words); a string: translated when it is a Notice.
+
+    Only reads the catalogue (a dict lookup), so a worker thread may call it before handing the text over."""
+    if isinstance(error, NexusArkError):
+        message, hint = tr_notice(error.message), tr_notice(error.hint)
+        return f"{message}\n{hint}" if hint else message
+    if isinstance(error, BaseException):
+        return f"{type(error).__name__}: {error}"
+    return tr_notice(error)
 
 
 class FollowsLanguage:

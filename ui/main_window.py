@@ -28,7 +28,7 @@ from ui import card_actions, i18n
 from ui.chat_search import SearchBar
 from ui.chat_view import ChatView
 from ui.conversation_controller import ConversationController
-from ui.i18n import tr
+from ui.i18n import tr, tr_error
 from ui.language_notice import LanguageNotice
 from ui.life_controller import LifeController
 from ui.persona_dialog import NewPersonaDialog
@@ -100,7 +100,7 @@ class MainWindow(QMainWindow):
         try:
             self.select_persona(app.default_persona())
         except NexusArkError as exc:
-            self.chat.show_placeholder(str(exc))
+            self.chat.show_placeholder(tr_error(exc))
 
     # -- construction -----------------------------------------------------------------------------
     def _build_widgets(self) -> None:
@@ -360,7 +360,7 @@ class MainWindow(QMainWindow):
             return
         info = next((p for p in self.app.list_personas() if p.slug == slug), None)
         if info is not None and not info.ok:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), info.error)
+            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(info.error))
             return
         self.select_persona(slug)
 
@@ -377,7 +377,7 @@ class MainWindow(QMainWindow):
         try:
             info = self.app.create_persona(name, language, description)
         except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona not created"), str(exc))
+            QMessageBox.warning(self, tr("Persona not created"), tr_error(exc))
             return
         self.refresh_personas()
         self.select_persona(info.slug)
@@ -390,7 +390,7 @@ class MainWindow(QMainWindow):
         try:
             window = MemoryWindow(self.app, self.current_slug, self)
         except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), str(exc))
+            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(exc))
             return
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.show()
@@ -419,7 +419,7 @@ class MainWindow(QMainWindow):
         try:
             window = ActivityWindow(self.app, self.current_slug, self)
         except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), str(exc))
+            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(exc))
             return
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.turn_finished.connect(window.load_newer)  # a finished turn's entries appear at once
@@ -438,7 +438,7 @@ class MainWindow(QMainWindow):
         try:
             window = DashboardWindow(self.app, self.current_slug, self)
         except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), str(exc))
+            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(exc))
             return
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.show()
@@ -451,7 +451,7 @@ class MainWindow(QMainWindow):
         try:
             dialog = ModelSettingsDialog(self.app, self.current_slug, self)
         except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), str(exc))
+            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(exc))
             return
         if dialog.exec() == ModelSettingsDialog.DialogCode.Accepted:
             self.select_persona(self.current_slug)  # reopen on the newly chosen model
@@ -636,7 +636,7 @@ class MainWindow(QMainWindow):
         try:
             save_toml_model(self.app.layout.config_file, self.app.settings)
         except NexusArkError as exc:
-            self.state_label.setText(tr("Error: {message}", message=str(exc).splitlines()[0]))
+            self.state_label.setText(tr("Error: {message}", message=tr_error(exc).splitlines()[0]))
 
     def show_conversation(self, slug: str) -> None:
         """Bring the window back (from the tray too) with this persona's conversation."""
@@ -731,7 +731,7 @@ class MainWindow(QMainWindow):
             try:
                 self.select_persona(self.app.default_persona())
             except NexusArkError as exc:
-                self.chat.show_placeholder(str(exc))
+                self.chat.show_placeholder(tr_error(exc))
         self.statusBar().showMessage(tr("Deleted. A copy is kept in {folder}", folder=kept), 15_000)
 
     def show_about(self) -> None:

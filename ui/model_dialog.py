@@ -29,7 +29,7 @@ from nexus_ark.model_config import ModelConfig, ModelSpec, is_key_reference
 from nexus_ark.providers.catalogue import CatalogueEntry, load_catalogue, total_ram_gb
 from nexus_ark.providers.ollama_backend import DEFAULT_HOST, OllamaModelInfo
 from nexus_ark.providers.secrets import store_key
-from ui.i18n import tr
+from ui.i18n import tr, tr_error
 from ui.tasks import run_in_background
 
 BACKENDS = ("bundled", "gguf", "ollama", "litellm")
@@ -276,7 +276,7 @@ class ModelSettingsDialog(QDialog):
             pickers = [self.chat] if self.same_as_chat.isChecked() else [self.chat, self.internal]
             checks = [(p.config(), p.typed_secret()) for p in pickers]
         except (NexusArkError, ValueError) as exc:
-            self._show_error(str(exc))
+            self._show_error(tr_error(exc) if isinstance(exc, NexusArkError) else str(exc))
             return
         self.test_button.setEnabled(False)
         self.result_label.setText(tr("Testing {model}…", model=str(ModelSpec.parse(checks[0][0].spec))))
@@ -320,6 +320,6 @@ class ModelSettingsDialog(QDialog):
                 self.slug, chat.model_dump(include={"spec", "api_base", "api_key"}), internal
             )
         except (NexusArkError, ValueError) as exc:
-            self._show_error(str(exc))
+            self._show_error(tr_error(exc) if isinstance(exc, NexusArkError) else str(exc))
             return
         self.accept()

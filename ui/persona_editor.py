@@ -37,7 +37,7 @@ from nexus_ark.errors import PersonaError
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona
 from ui.avatars import avatar_image
-from ui.i18n import tr
+from ui.i18n import tr, tr_notice
 from ui.settings_form import GENERAL, SettingsForm, field_path_label, label
 from ui.tasks import run_in_background, while_open
 
@@ -294,7 +294,7 @@ class PersonaEditor(QDialog):
     def _show_problems(self, problems: list[tuple[tuple[str | int, ...], str]]) -> None:
         lines = []
         for loc, message in problems:
-            lines.append(f"{field_path_label(loc)}: {message}")
+            lines.append(f"{field_path_label(loc)}: {tr_notice(message)}")
             editor = self.form.find(loc)
             if editor is not None:
                 editor.widget.setStyleSheet("border: 2px solid #c62828;")

@@ -17,8 +17,8 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from nexus_ark.agent.session import ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
-from nexus_ark.errors import NexusArkError
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
+from ui.i18n import tr, tr_error
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +45,8 @@ class SessionWorker(QObject):
         try:
             runtime = self._app.runtime(slug)
             history, model_name = runtime.open()
-        except NexusArkError as exc:
-            self.open_failed.emit(slug, str(exc))
-            return
         except Exception as exc:  # never let a worker exception vanish silently
-            self.open_failed.emit(slug, f"{type(exc).__name__}: {exc}")
+            self.open_failed.emit(slug, tr_error(exc))
             return
         self._runtime = runtime
         self._app.remember_persona(slug)
@@ -75,7 +72,7 @@ class SessionWorker(QObject):
     def _turn(self, start: Callable[[PersonaRuntime], Iterator[ReplyDelta | TurnResult]]) -> None:
         runtime = self._runtime
         if runtime is None:
-            self.failed.emit("No persona is open.")
+            self.failed.emit(tr("No persona is open."))
             return
         self._stream(lambda: start(runtime))
 
@@ -84,18 +81,15 @@ class SessionWorker(QObject):
         """Delete a message (and, with forget, what memory derived from it), or choose a version."""
         runtime = self._runtime
         if runtime is None:
-            self.change_failed.emit("No persona is open.")
+            self.change_failed.emit(tr("No persona is open."))
             return
         try:
             if kind == "delete":
                 runtime.delete(message_id, forget=forget)
             else:
                 runtime.call("version", lambda s: s.memory.messages.choose_version(message_id))
-        except NexusArkError as exc:
-            self.change_failed.emit(str(exc))
-            return
         except Exception as exc:
-            self.change_failed.emit(f"{type(exc).__name__}: {exc}")
+            self.change_failed.emit(tr_error(exc))
             return
         self.changed.emit(kind, message_id)
 
@@ -116,11 +110,8 @@ class SessionWorker(QObject):
                         last_emit = now
                 else:
                     result = item
-        except NexusArkError as exc:
-            self.failed.emit(str(exc))
-            return
         except Exception as exc:
-            self.failed.emit(f"{type(exc).__name__}: {exc}")
+            self.failed.emit(tr_error(exc))
             return
         if pending:
             self.delta.emit("".join(pending))

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from nexus_ark.notices import validation_message
 from nexus_ark.personas.model import PersonaSettings
 from ui.i18n import N_, tr
 
@@ -482,7 +483,7 @@ class SettingsForm:
         try:
             self.model.model_validate(merged)
         except ValidationError as exc:
-            return [(tuple(e["loc"]), e["msg"].removeprefix("Value error, ")) for e in exc.errors()]
+            return [(tuple(e["loc"]), validation_message(e)) for e in exc.errors()]
         return []
 
     def section_of(self, loc: tuple[str | int, ...]) -> str:

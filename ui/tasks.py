@@ -18,7 +18,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 from shiboken6 import isValid
 
-from nexus_ark.errors import NexusArkError
+from ui.i18n import tr_error
 
 Call = Callable[[], Any]
 OnDone = Callable[[Any], None]
@@ -66,10 +66,8 @@ def _work(token: int, dispatcher: _Dispatcher) -> Callable[[], None]:
         fn = dispatcher._waiting[token][0]
         try:
             value = fn()  # type: ignore[misc]
-        except NexusArkError as exc:
-            ok, value = False, str(exc)
-        except Exception as exc:  # shown to the person, never swallowed
-            ok, value = False, f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # shown to the person (in their language), never swallowed
+            ok, value = False, tr_error(exc)
         else:
             ok = True
         del fn

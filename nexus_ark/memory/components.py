@@ -19,6 +19,7 @@ from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.activity import ActivityLog, clip
 from nexus_ark.memory.archive import Archive, NewItem
+from nexus_ark.notices import notice
 
 GoalTerm = Literal["short", "long"]
 GoalStatus = Literal["active", "completed", "abandoned"]
@@ -242,7 +243,7 @@ class Components:
     def write_entity(self, name: str, text: str, source_ids: list[str] | None = None) -> Entity:
         name = name.strip()
         if not name:
-            raise NexusArkError("An entity needs a name.")
+            raise NexusArkError(notice("An entity needs a name."))
         now = self._now()
         with self.db.atomic():
             row = self.db.execute(
@@ -328,7 +329,7 @@ class Components:
     # -- goals ------------------------------------------------------------------------------------
     def put_goal(self, goal: Goal) -> Goal:
         if not goal.goal.strip():
-            raise NexusArkError("A goal needs a text: an empty goal was not saved.")
+            raise NexusArkError(notice("A goal needs a text: an empty goal was not saved."))
         goal = goal.model_copy(update={"id": goal.id or f"{goal.term[:2]}_{uuid.uuid4().hex[:8]}"})
         now = self._now()
         text = f"{goal.term}-term goal ({goal.status}): {goal.goal}"
@@ -385,13 +386,13 @@ class Components:
     def _existing_goal(self, goal_id: str) -> Goal:
         goal = self.goal(goal_id)
         if goal is None:
-            raise NexusArkError(f"There is no goal {goal_id!r}.")
+            raise NexusArkError(notice("There is no goal {goal_id!r}.", goal_id=goal_id))
         return goal
 
     def add_progress(self, goal_id: str, note: str, source_ids: list[str] | None = None) -> Goal:
         """A progress note on a goal (by the persona in a dream or a tool, or by the user)."""
         if not note.strip():
-            raise NexusArkError("A progress note needs a text: an empty note was not saved.")
+            raise NexusArkError(notice("A progress note needs a text: an empty note was not saved."))
         goal = self._existing_goal(goal_id)
         sources = [*goal.source_ids, *(s for s in source_ids or [] if s not in goal.source_ids)]
         return self.put_goal(

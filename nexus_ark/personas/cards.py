@@ -31,7 +31,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from nexus_ark.errors import PersonaError
-from nexus_ark.notices import Notice, notice
+from nexus_ark.notices import Notice, joined, notice, validation_message
 from nexus_ark.personas.model import NAME_MAX
 
 V1, V2, V3 = "chara_card_v1", "chara_card_v2", "chara_card_v3"
@@ -74,6 +74,9 @@ class CardError(PersonaError):
     """A character card that cannot be read: the message names the file and the field."""
 
 
+NOTHING_IMPORTED = notice("Nothing was imported.")
+
+
 # -- field types: checked where this app reads them ------------------------------------------------------
 def _none_to_empty(value: Any) -> Any:
     return "" if value is None else value
@@ -95,20 +98,24 @@ def _keys_list(value: Any) -> Any:
 def _writable(value: str) -> str:
     """Text that can be written to a UTF-8 file and a database: no lone surrogates, no NUL."""
     if "\x00" in value:
-        raise ValueError("contains a NUL character")
+        raise ValueError(notice("contains a NUL character"))
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError("contains an invalid character (a lone UTF-16 surrogate)") from None
+        raise ValueError(notice("contains an invalid character (a lone UTF-16 surrogate)")) from None
     return value
 
 
-def _at_most(limit: int, unit: str) -> Any:
+def _at_most(limit: int, unit: Notice) -> Any:
     """A size limit checked before the items are: a 100,000-entry lorebook is refused at once."""
 
     def check(value: Any) -> Any:
         if isinstance(value, str | list) and len(value) > limit:
-            raise ValueError(f"has {len(value)} {unit}: at most {limit} are read")
+            raise ValueError(
+                notice(
+                    "has {count} {unit}: at most {limit} are read", count=len(value), unit=unit, limit=limit
+                )
+            )
         return value
 
     return BeforeValidator(check)
@@ -118,13 +125,15 @@ Text = Annotated[
     str,
     BeforeValidator(_none_to_empty),
     Field(strict=True),
-    _at_most(MAX_TEXT_CHARS, "characters"),
+    _at_most(MAX_TEXT_CHARS, notice("characters")),
     AfterValidator(_writable),
 ]
-Short = Annotated[str, Field(strict=True), _at_most(MAX_SHORT_CHARS, "characters"), AfterValidator(_writable)]
-TextList = Annotated[list[Text], BeforeValidator(_none_to_list), _at_most(MAX_LIST_ITEMS, "items")]
-ShortList = Annotated[list[Short], BeforeValidator(_none_to_list), _at_most(MAX_LIST_ITEMS, "items")]
-KeyList = Annotated[list[Short], BeforeValidator(_keys_list), _at_most(MAX_LIST_ITEMS, "items")]
+Short = Annotated[
+    str, Field(strict=True), _at_most(MAX_SHORT_CHARS, notice("characters")), AfterValidator(_writable)
+]
+TextList = Annotated[list[Text], BeforeValidator(_none_to_list), _at_most(MAX_LIST_ITEMS, notice("items"))]
+ShortList = Annotated[list[Short], BeforeValidator(_none_to_list), _at_most(MAX_LIST_ITEMS, notice("items"))]
+KeyList = Annotated[list[Short], BeforeValidator(_keys_list), _at_most(MAX_LIST_ITEMS, notice("items"))]
 Extensions = Annotated[dict[str, Any], BeforeValidator(lambda v: {} if v is None else v)]
 
 
@@ -151,7 +160,7 @@ class CharacterBook(BaseModel):
     description: Text | None = None
     extensions: Extensions = Field(default_factory=dict)
     entries: Annotated[
-        list[LoreEntry], BeforeValidator(_none_to_list), _at_most(MAX_LORE_ENTRIES, "entries")
+        list[LoreEntry], BeforeValidator(_none_to_list), _at_most(MAX_LORE_ENTRIES, notice("entries"))
     ] = Field(default_factory=list)
 
 
@@ -201,34 +210,59 @@ class PngChunk:
 def read_png_chunks(blob: bytes, source: str) -> list[PngChunk]:
     """The chunks of a PNG, checked: the signature, each chunk's length and checksum, IHDR first, IEND."""
     if not blob.startswith(PNG_SIGNATURE):
-        raise CardError(f"{source} is not a PNG image (it does not start with the PNG signature).")
+        raise CardError(_not_png(source))
     chunks: list[PngChunk] = []
     at = len(PNG_SIGNATURE)
     while True:
         if at + 8 > len(blob):
-            raise CardError(f"{source} is a broken PNG: it ends at byte {at} without an IEND chunk.")
+            raise CardError(
+                notice(
+                    "{source} is a broken PNG: it ends at byte {at} without an IEND chunk.",
+                    source=source,
+                    at=at,
+                )
+            )
         length, kind = struct.unpack(">I4s", blob[at : at + 8])
         end = at + 8 + length + 4
         if end > len(blob):
             raise CardError(
-                f"{source} is a broken PNG: the {kind.decode('latin-1')!r} chunk at byte {at} says it is "
-                f"{length} bytes long, past the end of the file."
+                notice(
+                    "{source} is a broken PNG: the {chunk!r} chunk at byte {at} says it is {length} bytes "
+                    "long, past the end of the file.",
+                    source=source,
+                    chunk=kind.decode("latin-1"),
+                    at=at,
+                    length=length,
+                )
             )
         data = blob[at + 8 : at + 8 + length]
         (crc,) = struct.unpack(">I", blob[end - 4 : end])
         if zlib.crc32(kind + data) != crc:
             raise CardError(
-                f"{source} is a broken PNG: the {kind.decode('latin-1')!r} chunk at byte {at} has a wrong "
-                "checksum (the file is damaged or was cut)."
+                notice(
+                    "{source} is a broken PNG: the {chunk!r} chunk at byte {at} has a wrong checksum (the "
+                    "file is damaged or was cut).",
+                    source=source,
+                    chunk=kind.decode("latin-1"),
+                    at=at,
+                )
             )
         if not chunks and kind != b"IHDR":
-            raise CardError(f"{source} is a broken PNG: its first chunk is not IHDR.")
+            raise CardError(notice("{source} is a broken PNG: its first chunk is not IHDR.", source=source))
         chunks.append(PngChunk(kind, data))
         if len(chunks) > MAX_PNG_CHUNKS:
-            raise CardError(f"{source} has more than {MAX_PNG_CHUNKS} PNG chunks: refused.")
+            raise CardError(
+                notice(
+                    "{source} has more than {limit} PNG chunks: refused.", source=source, limit=MAX_PNG_CHUNKS
+                )
+            )
         at = end
         if kind == b"IEND":
             return chunks
+
+
+def _not_png(source: str) -> Notice:
+    return notice("{source} is not a PNG image (it does not start with the PNG signature).", source=source)
 
 
 def write_png(chunks: list[PngChunk]) -> bytes:
@@ -249,9 +283,23 @@ def _inflate(data: bytes, source: str, keyword: str) -> bytes:
     try:
         out = inflater.decompress(data, MAX_JSON_BYTES * 2)
     except zlib.error as exc:
-        raise CardError(f"{source}: the compressed {keyword!r} chunk cannot be read ({exc}).") from exc
+        raise CardError(
+            notice(
+                "{source}: the compressed {keyword!r} chunk cannot be read ({problem}).",
+                source=source,
+                keyword=keyword,
+                problem=str(exc),
+            )
+        ) from exc
     if inflater.unconsumed_tail:
-        raise CardError(f"{source}: the {keyword!r} chunk unpacks to more than {MAX_JSON_BYTES * 2} bytes.")
+        raise CardError(
+            notice(
+                "{source}: the {keyword!r} chunk unpacks to more than {limit} bytes.",
+                source=source,
+                keyword=keyword,
+                limit=MAX_JSON_BYTES * 2,
+            )
+        )
     return out
 
 
@@ -311,28 +359,38 @@ def read_card_file(path: Path) -> Card:
     try:
         size = path.stat().st_size
     except OSError as exc:
-        raise CardError(f"Cannot read the card {path}: {exc.strerror or exc}.") from exc
+        raise CardError(_unreadable(path, exc)) from exc
     if not path.is_file():
-        raise CardError(f"{path} is not a file.")
+        raise CardError(notice("{path} is not a file.", path=str(path)))
     if size > MAX_FILE_BYTES:
         raise CardError(
-            f"{source} is {size / 1e6:.1f} MB: a character card may be at most {MAX_FILE_BYTES // 2**20} MB.",
-            hint="Nothing was imported.",
+            notice(
+                "{source} is {size:.1f} MB: a character card may be at most {limit} MB.",
+                source=source,
+                size=size / 1e6,
+                limit=MAX_FILE_BYTES // 2**20,
+            ),
+            hint=NOTHING_IMPORTED,
         )
     try:
         blob = path.read_bytes()
     except OSError as exc:
-        raise CardError(f"Cannot read the card {path}: {exc.strerror or exc}.") from exc
+        raise CardError(_unreadable(path, exc)) from exc
     return read_card_bytes(blob, source)
+
+
+def _unreadable(path: Path, exc: OSError) -> Notice:
+    return notice("Cannot read the card {path}: {problem}.", path=str(path), problem=exc.strerror or str(exc))
 
 
 def read_card_bytes(blob: bytes, source: str) -> Card:
     if blob.startswith(PNG_SIGNATURE):
         return _card_from_png(blob, source)
     if source.lower().endswith(".png"):
-        raise CardError(f"{source} is not a PNG image (it does not start with the PNG signature).")
-    text = _utf8(blob, source, "the file")
-    card = parse_card(_json(text, source, "the file"), source)
+        raise CardError(_not_png(source))
+    what = notice("the file")
+    text = _utf8(blob, source, what)
+    card = parse_card(_json(text, source, what), source)
     card.avatar = _icon_asset(card)
     return card
 
@@ -356,24 +414,49 @@ def _icon_asset(card: Card) -> bytes | None:
         return None
 
 
-def _utf8(blob: bytes, source: str, what: str) -> str:
+def _utf8(blob: bytes, source: str, what: Notice) -> str:
     try:
         return blob.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CardError(f"{source}: {what} is not UTF-8 text (byte {exc.start} cannot be read).") from exc
+        raise CardError(
+            notice(
+                "{source}: {what} is not UTF-8 text (byte {byte} cannot be read).",
+                source=source,
+                what=what,
+                byte=exc.start,
+            )
+        ) from exc
 
 
-def _json(text: str, source: str, what: str) -> Any:
+def _json(text: str, source: str, what: Notice) -> Any:
     if len(text) > MAX_JSON_BYTES:
-        raise CardError(f"{source}: {what} holds more than {MAX_JSON_BYTES // 2**20} MB of JSON: refused.")
+        raise CardError(
+            notice(
+                "{source}: {what} holds more than {limit} MB of JSON: refused.",
+                source=source,
+                what=what,
+                limit=MAX_JSON_BYTES // 2**20,
+            )
+        )
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise CardError(
-            f"{source}: {what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})."
+            notice(
+                "{source}: {what} is not valid JSON ({problem} at line {line}, column {column}).",
+                source=source,
+                what=what,
+                problem=exc.msg,
+                line=exc.lineno,
+                column=exc.colno,
+            )
         ) from exc
     except RecursionError:
-        raise CardError(f"{source}: {what} is JSON nested too deeply to be a character card.") from None
+        raise CardError(
+            notice(
+                "{source}: {what} is JSON nested too deeply to be a character card.", source=source, what=what
+            )
+        ) from None
 
 
 def _card_from_png(blob: bytes, source: str) -> Card:
@@ -381,8 +464,11 @@ def _card_from_png(blob: bytes, source: str) -> Card:
     texts = png_texts(chunks, source, ("ccv3", "chara"))
     if not texts:
         raise CardError(
-            f"{source} is a PNG image without a character card in it (no 'chara' or 'ccv3' text chunk).",
-            hint="Export the card again from the app it came from, as a PNG card or a JSON file.",
+            notice(
+                "{source} is a PNG image without a character card in it (no 'chara' or 'ccv3' text chunk).",
+                source=source,
+            ),
+            hint=notice("Export the card again from the app it came from, as a PNG card or a JSON file."),
         )
     keyword = "ccv3" if "ccv3" in texts else "chara"
     compact = "".join(texts[keyword].split())
@@ -390,8 +476,15 @@ def _card_from_png(blob: bytes, source: str) -> Card:
     try:
         decoded = base64.b64decode(compact, validate=True)
     except (binascii.Error, ValueError) as exc:
-        raise CardError(f"{source}: the {keyword!r} chunk is not valid base64 ({exc}).") from exc
-    what = f"the {keyword!r} chunk"
+        raise CardError(
+            notice(
+                "{source}: the {keyword!r} chunk is not valid base64 ({problem}).",
+                source=source,
+                keyword=keyword,
+                problem=str(exc),
+            )
+        ) from exc
+    what = notice("the {keyword!r} chunk", keyword=keyword)
     card = parse_card(_json(_utf8(decoded, source, what), source, what), source)
     if keyword == "ccv3" and card.spec != V3:
         card.warnings.append(notice("the 'ccv3' chunk holds a {spec} card; read as such", spec=card.spec))
@@ -402,13 +495,21 @@ def _card_from_png(blob: bytes, source: str) -> Card:
 def parse_card(raw: Any, source: str) -> Card:
     """Check a card's JSON (already parsed) and read it."""
     if not isinstance(raw, dict):
-        raise CardError(f"{source}: a character card is a JSON object, not {type(raw).__name__}.")
+        raise CardError(
+            notice(
+                "{source}: a character card is a JSON object, not {kind}.",
+                source=source,
+                kind=type(raw).__name__,
+            )
+        )
     spec = raw.get("spec")
     warnings: list[Notice] = []
     if spec in (V2, V3):
         data = raw.get("data")
         if not isinstance(data, dict):
-            raise CardError(f"{source}: field 'data' must be an object holding the card's fields.")
+            raise CardError(
+                notice("{source}: field 'data' must be an object holding the card's fields.", source=source)
+            )
     elif spec is None and isinstance(raw.get("name"), str) and "first_mes" in raw:
         # A V1 card (fields at the top level): read in V2's shape, which holds all of it.
         data = {k: raw[k] for k in V1_FIELDS if k in raw}
@@ -416,11 +517,17 @@ def parse_card(raw: Any, source: str) -> Card:
         warnings.append(notice("a V1 card (no spec field): read as a V2 card"))
         spec = V1
     else:
-        shown = f"{spec!r}" if spec is not None else "missing"
+        shown = repr(spec) if spec is not None else notice("missing")
         raise CardError(
-            f"{source}: field 'spec' is {shown}: Nexus Ark reads cards whose spec is "
-            f"{V2!r} or {V3!r} (SillyTavern character cards V2 and V3).",
-            hint="Nothing was imported.",
+            notice(
+                "{source}: field 'spec' is {shown}: Nexus Ark reads cards whose spec is {v2!r} or {v3!r} "
+                "(SillyTavern character cards V2 and V3).",
+                source=source,
+                shown=shown,
+                v2=V2,
+                v3=V3,
+            ),
+            hint=NOTHING_IMPORTED,
         )
     if spec == V3:
         version = raw.get("spec_version")
@@ -439,12 +546,19 @@ def parse_card(raw: Any, source: str) -> Card:
         parsed = CardData.model_validate(data)
     except ValidationError as exc:
         raise CardError(
-            f"{source}: " + "; ".join(_problems(exc)) + ".", hint="Nothing was imported."
+            notice("{source}: {problems}.", source=source, problems=joined(_problems(exc), "; ")),
+            hint=NOTHING_IMPORTED,
         ) from exc
     _check_name(parsed.name, source)
     bad = _unwritable(raw.get("data"), "data")
     if bad:  # in a field only kept (extensions, unknown ones): card.json could not be written
-        raise CardError(f"{source}: field '{bad}' contains an invalid character (a lone UTF-16 surrogate).")
+        raise CardError(
+            notice(
+                "{source}: field '{field}' contains an invalid character (a lone UTF-16 surrogate).",
+                source=source,
+                field=bad,
+            )
+        )
     if spec == V2 and parsed.creator_notes.startswith(V2_BACKFILL_NOTE):
         # The V2 copy another app wrote beside a V3 card: its note is not the creator's.
         parsed.creator_notes = parsed.creator_notes[len(V2_BACKFILL_NOTE) :].lstrip("\n")
@@ -455,7 +569,7 @@ def parse_card(raw: Any, source: str) -> Card:
     return Card(raw=raw, data=parsed, spec=spec, source=source, warnings=warnings)
 
 
-def _problems(exc: ValidationError) -> list[str]:
+def _problems(exc: ValidationError) -> list[Notice]:
     """At most five problems, each with its field path as the card writes it (data.tags[2])."""
     problems = []
     for err in exc.errors()[:5]:
@@ -463,19 +577,23 @@ def _problems(exc: ValidationError) -> list[str]:
         for part in err["loc"]:
             where += f"[{part}]" if isinstance(part, int) else f".{part}"
         if err["type"] == "missing":
-            problems.append(f"field '{where}' is missing")
+            problems.append(notice("field '{field}' is missing", field=where))
             continue
         value = err.get("input")
-        got = ""
+        got: str = ""
         if err["type"] == "value_error":
             pass  # our own messages say what they found
         elif isinstance(value, str | int | float | bool) or value is None:
-            got = f" (got {_clip(repr(value))})"
-        elif isinstance(value, list | dict):
-            got = f" (got a {'list' if isinstance(value, list) else 'JSON object'})"
-        problems.append(f"field '{where}': {err['msg'].removeprefix('Value error, ')}{got}")
+            got = notice(" (got {value})", value=_clip(repr(value)))
+        elif isinstance(value, list):
+            got = notice(" (got a list)")
+        elif isinstance(value, dict):
+            got = notice(" (got a JSON object)")
+        problems.append(
+            notice("field '{field}': {problem}{got}", field=where, problem=validation_message(err), got=got)
+        )
     if len(exc.errors()) > 5:
-        problems.append(f"and {len(exc.errors()) - 5} more problems")
+        problems.append(notice("and {count} more problems", count=len(exc.errors()) - 5))
     return problems
 
 
@@ -506,15 +624,25 @@ def _clip(text: str, limit: int = 60) -> str:
 
 def _check_name(name: str, source: str) -> None:
     if not name.strip():
-        raise CardError(f"{source}: field 'data.name' is empty: a character needs a name.")
+        raise CardError(
+            notice("{source}: field 'data.name' is empty: a character needs a name.", source=source)
+        )
     if len(name.strip()) > NAME_MAX:
         raise CardError(
-            f"{source}: field 'data.name' is {len(name.strip())} characters long: a persona's name is "
-            f"at most {NAME_MAX}."
+            notice(
+                "{source}: field 'data.name' is {length} characters long: a persona's name is at most "
+                "{limit}.",
+                source=source,
+                length=len(name.strip()),
+                limit=NAME_MAX,
+            )
         )
     if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in name):
         raise CardError(
-            f"{source}: field 'data.name' is not one line (it holds a newline or control character)."
+            notice(
+                "{source}: field 'data.name' is not one line (it holds a newline or control character).",
+                source=source,
+            )
         )
 
 

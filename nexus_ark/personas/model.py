@@ -6,9 +6,10 @@ import unicodedata
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
 
 from nexus_ark.model_config import ModelConfig
+from nexus_ark.notices import notice
 from nexus_ark.providers.base import GenerationParams
 
 SOUL_FILE = "persona.md"
@@ -111,7 +112,10 @@ class Routine(BaseModel):
             CronTrigger.from_crontab(value)
         except ValueError as exc:
             raise ValueError(
-                f'is not a cron expression ({exc}); e.g. "0 8 * * *" is every day at 8:00'
+                notice(
+                    'is not a cron expression ({problem}); e.g. "0 8 * * *" is every day at 8:00',
+                    problem=str(exc),
+                )
             ) from None
         return value
 
@@ -164,7 +168,7 @@ class AutonomySettings(BaseModel):
             for part in parts:
                 time.fromisoformat(part.strip())
         except ValueError:
-            raise ValueError('must be two times "HH:MM-HH:MM", e.g. "00:00-07:00"') from None
+            raise ValueError(notice('must be two times "HH:MM-HH:MM", e.g. "00:00-07:00"')) from None
         return value
 
 
@@ -189,9 +193,9 @@ class PersonaSettings(BaseModel):
     def _one_line_name(cls, value: str) -> str:
         # A name is shown on one line and printed in the tab-separated `persona list`.
         if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value):
-            raise ValueError("must be one line, without tabs, newlines or other control characters")
+            raise ValueError(notice("must be one line, without tabs, newlines or other control characters"))
         if not value.strip():
-            raise ValueError("must not be blank")
+            raise ValueError(notice("must not be blank"))
         return value
 
 
@@ -204,8 +208,9 @@ class PersonaInfo(BaseModel):
     language: str = ""
     description: str = ""
     # Unusable: why (it cannot be opened). Usable but damaged: what is wrong (e.g. persona.md missing).
-    error: str = ""
-    warning: str = ""
+    # Not validated, so a Notice stays one and the window shows it in the person's language.
+    error: SkipValidation[str] = ""
+    warning: SkipValidation[str] = ""
 
     @property
     def ok(self) -> bool:

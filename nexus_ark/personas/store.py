@@ -16,14 +16,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from nexus_ark.config import (
+    cannot_read,
     edit_toml_file,
     load_toml_model,
+    problem_list,
     save_toml_model,
-    validation_problems,
     write_text_atomically,
 )
 from nexus_ark.errors import ConfigError, NexusArkError, PersonaError
 from nexus_ark.model_config import ModelConfig
+from nexus_ark.notices import Notice, notice
 from nexus_ark.personas.model import (
     MEMORY_FILE,
     NAME_MAX,
@@ -91,13 +93,25 @@ def soul_problem(folder: Path) -> str:
     """What is wrong with a persona's soul file, in words; "" when it is there and says something."""
     soul_file = folder / SOUL_FILE
     if not soul_file.is_file():
-        return f"{SOUL_FILE} is missing: the persona runs without its identity. Restore {soul_file}."
+        return notice(
+            "{name} is missing: the persona runs without its identity. Restore {path}.",
+            name=SOUL_FILE,
+            path=str(soul_file),
+        )
     try:
         if not soul_file.read_text(encoding="utf-8").strip():
-            return f"{SOUL_FILE} is empty: the persona runs without its identity. Describe it in {soul_file}."
+            return notice(
+                "{name} is empty: the persona runs without its identity. Describe it in {path}.",
+                name=SOUL_FILE,
+                path=str(soul_file),
+            )
     except (OSError, UnicodeDecodeError):
         return ""  # load() reports an unreadable soul as an error
     return ""
+
+
+def _name_hint() -> Notice:
+    return notice("A name is one line of 1 to {limit} characters. Nothing was created.", limit=NAME_MAX)
 
 
 class PersonaStore:
@@ -134,34 +148,37 @@ class PersonaStore:
     def load(self, slug: str) -> Persona:
         folder = self.root / slug
         if not folder.is_dir():
-            known = ", ".join(self.slugs()) or "none"
+            known = ", ".join(self.slugs()) or notice("none")
             raise PersonaError(
-                f"There is no persona {slug!r} in {self.root}.",
-                hint=f"Known personas: {known}. `nexus-ark persona list` shows them.",
+                self._no_persona(slug),
+                hint=notice("Known personas: {known}. `nexus-ark persona list` shows them.", known=known),
             )
         settings_file = folder / SETTINGS_FILE
         if not settings_file.exists():
-            raise PersonaError(f"The persona folder {folder} has no {SETTINGS_FILE}.")
+            raise PersonaError(
+                notice("The persona folder {folder} has no {name}.", folder=str(folder), name=SETTINGS_FILE)
+            )
         settings = load_toml_model(settings_file, PersonaSettings)
         soul_file = folder / SOUL_FILE
         try:
             soul = soul_file.read_text(encoding="utf-8") if soul_file.exists() else ""
         except (OSError, UnicodeDecodeError) as exc:
             raise PersonaError(
-                f"Cannot read the soul file {soul_file}: {exc}.", hint="Save it as UTF-8 text."
+                notice("Cannot read the soul file {path}: {problem}.", path=str(soul_file), problem=str(exc)),
+                hint=notice("Save it as UTF-8 text."),
             ) from exc
         return Persona(slug=slug, folder=folder, settings=settings, soul=soul)
 
     def create(self, name: str, language: str = "en", description: str = "") -> Persona:
         name = name.strip()
         if not name:
-            raise PersonaError("A persona needs a name.")
+            raise PersonaError(notice("A persona needs a name."))
         try:
             settings = PersonaSettings(name=name, language=language, description=description)  # type: ignore[arg-type]
         except ValidationError as exc:
             raise ConfigError(
-                "Cannot create the persona: " + "; ".join(validation_problems(exc)) + ".",
-                hint=f"A name is one line of 1 to {NAME_MAX} characters. Nothing was created.",
+                notice("Cannot create the persona: {problems}.", problems=problem_list(exc)),
+                hint=_name_hint(),
             ) from exc
         slug = slugify(name, set(self.slugs()))
         folder = self.root / slug
@@ -204,14 +221,18 @@ class PersonaStore:
         try:
             raw = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"Cannot read {path}: {exc}.") from exc
+            raise ConfigError(cannot_read(path, exc)) from exc
         merged = _merged(raw, changes)
         try:
             PersonaSettings.model_validate(merged)
         except ValidationError as exc:
             raise ConfigError(
-                f"{persona.settings.name}'s settings were not saved: " + "; ".join(validation_problems(exc)),
-                hint="Fix the field named above. Nothing was written.",
+                notice(
+                    "{name}'s settings were not saved: {problems}",
+                    name=persona.settings.name,
+                    problems=problem_list(exc),
+                ),
+                hint=notice("Fix the field named above. Nothing was written."),
             ) from exc
         edit_toml_file(path, {key: merged.get(key) for key in changes}, PersonaSettings)
         return self.load(slug)
@@ -232,10 +253,16 @@ class PersonaStore:
         """Store an avatar (PNG bytes, already scaled by the caller) as avatar.png in the persona's folder."""
         folder = self._folder(slug)
         if not png.startswith(PNG_SIGNATURE):
-            raise PersonaError("The avatar is not a PNG image.", hint="Choose a PNG or JPEG picture.")
+            raise PersonaError(
+                notice("The avatar is not a PNG image."), hint=notice("Choose a PNG or JPEG picture.")
+            )
         if len(png) > AVATAR_MAX_BYTES:
             raise PersonaError(
-                f"The avatar is too large ({len(png) // 1024} KB; at most {AVATAR_MAX_BYTES // 1024} KB)."
+                notice(
+                    "The avatar is too large ({size} KB; at most {limit} KB).",
+                    size=len(png) // 1024,
+                    limit=AVATAR_MAX_BYTES // 1024,
+                )
             )
         target = folder / AVATAR_FILE
         fd, name = tempfile.mkstemp(dir=folder, prefix=AVATAR_FILE + ".", suffix=".tmp")
@@ -247,7 +274,11 @@ class PersonaStore:
             os.replace(name, target)
         except OSError as exc:
             Path(name).unlink(missing_ok=True)
-            raise PersonaError(f"Cannot save the avatar in {folder}: {exc.strerror}.") from exc
+            raise PersonaError(
+                notice(
+                    "Cannot save the avatar in {folder}: {problem}.", folder=str(folder), problem=exc.strerror
+                )
+            ) from exc
         return target
 
     def copy_files(self, slug: str, dest: Path) -> None:
@@ -266,8 +297,8 @@ class PersonaStore:
             PersonaSettings.model_validate({**original.settings.model_dump(), "name": name})
         except ValidationError as exc:
             raise ConfigError(
-                "Cannot duplicate the persona: " + "; ".join(validation_problems(exc)) + ".",
-                hint=f"A name is one line of 1 to {NAME_MAX} characters. Nothing was created.",
+                notice("Cannot duplicate the persona: {problems}.", problems=problem_list(exc)),
+                hint=_name_hint(),
             ) from exc
         new_slug = slugify(name, set(self.slugs()))
         self.copy_files(slug, self.root / new_slug)
@@ -285,15 +316,20 @@ class PersonaStore:
             shutil.rmtree(folder)
         except OSError as exc:
             raise PersonaError(
-                f"Could not delete all of {folder}: {exc.strerror}.",
-                hint="Close programs using files in it and delete the folder by hand.",
+                notice(
+                    "Could not delete all of {folder}: {problem}.", folder=str(folder), problem=exc.strerror
+                ),
+                hint=notice("Close programs using files in it and delete the folder by hand."),
             ) from exc
 
     def _folder(self, slug: str) -> Path:
         folder = self.root / slug
         if not slug or "/" in slug or "\\" in slug or slug.startswith(".") or not folder.is_dir():
-            raise PersonaError(f"There is no persona {slug!r} in {self.root}.")
+            raise PersonaError(self._no_persona(slug))
         return folder
+
+    def _no_persona(self, slug: str) -> Notice:
+        return notice("There is no persona {slug!r} in {root}.", slug=slug, root=str(self.root))
 
     def seed_from(self, shipped: Path, already_seeded: list[str]) -> list[str]:
         """Copy shipped personas that this data dir has never had. Returns the slugs now seeded.
