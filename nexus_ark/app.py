@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from nexus_ark.agent.prompt import BuiltPrompt
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
-from nexus_ark.config import AppSettings, load_app_settings, save_toml_model, validation_problems
+from nexus_ark.config import AppSettings, load_app_settings, problem_list, save_toml_model
 from nexus_ark.dreaming.dream import DreamProgress, DreamResult
 from nexus_ark.errors import ConfigError, DatabaseError, ModelError, NexusArkError, PersonaError
 from nexus_ark.events import EventHub
@@ -30,6 +30,7 @@ from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
 from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.model_config import ModelConfig, ModelSpec
+from nexus_ark.notices import notice
 from nexus_ark.notify import Notifier, NullNotifier, OnClick
 from nexus_ark.paths import DataLayout, resolve_data_dir, shipped_personas_dir
 from nexus_ark.personas.model import MEMORY_FILE, PersonaInfo
@@ -137,8 +138,8 @@ class NexusApp:
         usable = [p for p in self.list_personas() if p.ok]
         if not usable:
             raise PersonaError(
-                f"There is no usable persona in {self.layout.personas_dir}.",
-                hint="Create one with `nexus-ark persona create NAME`.",
+                notice("There is no usable persona in {folder}.", folder=str(self.layout.personas_dir)),
+                hint=notice("Create one with `nexus-ark persona create NAME`."),
             )
         slugs = [p.slug for p in usable]
         return self.settings.last_persona if self.settings.last_persona in slugs else slugs[0]
@@ -231,7 +232,7 @@ class NexusApp:
             with self._state_lock:
                 existing = self._runtimes.get(slug)
                 if self._stopping.is_set():
-                    raise PersonaError("Nexus Ark is closing.")
+                    raise PersonaError(notice("Nexus Ark is closing."))
             if existing is not None:
                 return existing
             runtime = PersonaRuntime(slug, self._host())
@@ -431,7 +432,7 @@ class NexusApp:
             updated = AppSettings.model_validate({**self.settings.model_dump(), **changes})
         except ValidationError as exc:
             raise ConfigError(
-                "The settings were not saved: " + "; ".join(validation_problems(exc)) + "."
+                notice("The settings were not saved: {problems}.", problems=problem_list(exc))
             ) from exc
         save_toml_model(self.layout.config_file, updated)
         for name in changes:
@@ -497,13 +498,19 @@ class NexusApp:
         persona = self.personas.load(slug)
         folder = self.layout.backups_dir / slug
         if not any(b.path == backup and b.messages is not None for b in list_backups(folder)):
-            raise NexusArkError(f"{backup} is not a readable memory backup of {persona.settings.name}.")
+            raise NexusArkError(
+                notice(
+                    "{path} is not a readable memory backup of {name}.",
+                    path=str(backup),
+                    name=persona.settings.name,
+                )
+            )
         with self._persona_lock(slug):
             with self._state_lock:
                 if slug in self._embedding:
                     raise NexusArkError(
-                        f"{persona.settings.name}'s memory is being indexed right now.",
-                        hint="Try again in a moment; nothing was changed.",
+                        notice("{name}'s memory is being indexed right now.", name=persona.settings.name),
+                        hint=notice("Try again in a moment; nothing was changed."),
                     )
             # Closing the runtime may rotate the daily backups (one may be the chosen one): copy it aside.
             chosen = self._unused(folder / f"restoring-{self._stamp()}.tmp")

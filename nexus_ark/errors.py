@@ -1,6 +1,11 @@
-"""Errors a person can read: each names the file, field or value at fault and what to do next."""
+"""Errors a person can read: each names the file, field or value at fault and what to do next.
+
+The message and hint are notices (nexus_ark.notices) wherever the words are ours: the CLI prints them
+in English as they are, the window shows them in the person's language (ui.i18n.tr_error)."""
 
 from __future__ import annotations
+
+from nexus_ark.notices import joined
 
 
 class NexusArkError(Exception):
@@ -12,7 +17,9 @@ class NexusArkError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.message}\n{self.hint}" if self.hint else self.message
+        # The message, then the hint on its own line; a Joined keeps both parts' notices (so an error
+        # carried as text, e.g. a failed turn's error, can still be shown translated).
+        return joined((self.message, self.hint), "\n") if self.hint else self.message
 
 
 class ConfigError(NexusArkError):

@@ -8,6 +8,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from nexus_ark.errors import InstanceLockedError
+from nexus_ark.notices import notice
 
 
 class InstanceLock:
@@ -21,10 +22,14 @@ class InstanceLock:
             self._lock.acquire()
         except Timeout:
             holder = self._read_holder()
-            who = f" (process {holder})" if holder else ""
+            who = notice(" (process {pid})", pid=holder) if holder else ""
             raise InstanceLockedError(
-                f"Another Nexus Ark{who} is already using the data directory {self.lock_file.parent}.",
-                hint="Close the other window or terminal chat first, or use another --data-dir.",
+                notice(
+                    "Another Nexus Ark{who} is already using the data directory {path}.",
+                    who=who,
+                    path=str(self.lock_file.parent),
+                ),
+                hint=notice("Close the other window or terminal chat first, or use another --data-dir."),
             ) from None
         self._pid_file.write_text(str(os.getpid()), encoding="utf-8")
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import platformdirs
 
 from nexus_ark.errors import DataDirError
+from nexus_ark.notices import notice
 
 APP_NAME = "NexusArk"
 ENV_HOME = "NEXUS_ARK_HOME"
@@ -28,9 +29,12 @@ def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
-def ensure_writable_dir(path: Path, what: str = "data directory") -> Path:
-    """Create the directory and prove we can write there, or say exactly why not."""
-    hint = f"Choose another location with --data-dir or the {ENV_HOME} environment variable."
+def ensure_writable_dir(path: Path, what: str | None = None) -> Path:
+    """Create the directory and prove we can write there, or say exactly why not. `what` names it in
+    the message (a notice: "folder"); the data directory itself by default."""
+    hint = notice(
+        "Choose another location with --data-dir or the {variable} environment variable.", variable=ENV_HOME
+    )
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = path / f".write-test-{os.getpid()}"
@@ -38,7 +42,15 @@ def ensure_writable_dir(path: Path, what: str = "data directory") -> Path:
         probe.unlink()
     except OSError as exc:
         reason = exc.strerror or exc.__class__.__name__
-        raise DataDirError(f"Cannot write to the {what} {path}: {reason}.", hint=hint) from exc
+        raise DataDirError(
+            notice(
+                "Cannot write to the {what} {path}: {problem}.",
+                what=what or notice("data directory"),
+                path=str(path),
+                problem=reason,
+            ),
+            hint=hint,
+        ) from exc
     return path
 
 
@@ -75,7 +87,7 @@ class DataLayout:
     def create(self) -> None:
         ensure_writable_dir(self.root)
         for sub in (self.personas_dir, self.models_dir, self.logs_dir, self.backups_dir):
-            ensure_writable_dir(sub, "folder")
+            ensure_writable_dir(sub, notice("folder"))
 
 
 # In a wheel (and a PyInstaller bundle) the top-level personas/, models/ and assets/ of the repository live

@@ -28,7 +28,7 @@ from ui import card_actions, i18n
 from ui.chat_search import SearchBar
 from ui.chat_view import ChatView
 from ui.conversation_controller import ConversationController
-from ui.i18n import tr, tr_error
+from ui.i18n import tr, tr_error, tr_notice
 from ui.language_notice import LanguageNotice
 from ui.life_controller import LifeController
 from ui.persona_dialog import NewPersonaDialog
@@ -593,9 +593,9 @@ class MainWindow(QMainWindow):
         self.show_continue(result.reply_id if result.cut_by_limit else None)
         self.conversation.after_turn(result, self._turn_kind)
         self._set_busy(False)
-        self.state_label.setToolTip("\n\n".join(result.warnings))
+        self.state_label.setToolTip("\n\n".join(tr_notice(w) for w in result.warnings))
         if result.error:
-            self.state_label.setText(tr("Error: {message}", message=result.error.splitlines()[0]))
+            self.state_label.setText(tr("Error: {message}", message=tr_error(result.error).splitlines()[0]))
         elif result.warnings:  # the turn went on, but the person should know recall was weaker
             self.state_label.setText(tr("Ready. Memory search used keywords only (details in the tooltip)."))
         else:

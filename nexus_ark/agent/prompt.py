@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
+from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatMessage, estimate_tokens
 
@@ -70,13 +71,13 @@ BUDGET_SHARES: dict[str, float] = {
     "knowledge": 0.06,
 }
 
-# What a person edits to shorten a stable section (named in the error).
-_WHAT_TO_SHORTEN = {
-    "soul": "persona.md",
-    "core_memory": "the core memory",
-    "notepad": "the notepad",
-    "goals": "the goals",
-    "strategy": "the latest dream strategy",
+# What a person edits to shorten a stable section (named in the error): as a sentence starts, and within it.
+_WHAT_TO_SHORTEN: dict[str, tuple[str, str]] = {
+    "soul": ("persona.md", "persona.md"),
+    "core_memory": (notice("The core memory"), notice("the core memory")),
+    "notepad": (notice("The notepad"), notice("the notepad")),
+    "goals": (notice("The goals"), notice("the goals")),
+    "strategy": (notice("The latest dream strategy"), notice("the latest dream strategy")),
 }
 
 _HEADINGS = {
@@ -261,14 +262,23 @@ def build_prompt(
             reports[name] = SectionReport(name=name, tokens=need)
             continue
         if grant < need * MIN_STABLE_KEEP:
-            what = _WHAT_TO_SHORTEN[name]
-            subject = what if what.endswith(".md") else what[0].upper() + what[1:]  # a file keeps its name
+            subject, what = _WHAT_TO_SHORTEN[name]
             raise PromptTooLargeError(
-                f"{subject} is {need:,} tokens; the model's context is {context_size:,} "
-                f"({context_size - max_tokens:,} after the reply's {max_tokens:,}), and {what} may use "
-                f"{grant:,} of it: shorten {what}.",
-                hint="Or use a model with a larger context (context_size in persona.toml), "
-                "or lower max_tokens there.",
+                notice(
+                    "{subject} is {need:,} tokens; the model's context is {context:,} ({room:,} after the "
+                    "reply's {reply:,}), and {what} may use {grant:,} of it: shorten {what}.",
+                    subject=subject,
+                    need=need,
+                    context=context_size,
+                    room=context_size - max_tokens,
+                    reply=max_tokens,
+                    what=what,
+                    grant=grant,
+                ),
+                hint=notice(
+                    "Or use a model with a larger context (context_size in persona.toml), or lower "
+                    "max_tokens there."
+                ),
             )
         heading = _HEADINGS.get(name)
         head_cost = count(heading) + 1 if heading else 0

@@ -26,6 +26,7 @@ from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import ConversationSummary, Summaries
 from nexus_ark.mind.emotion import EmotionDetector, EmotionReading
 from nexus_ark.mind.emotion_confirm import confirm_emotion, is_better_than_bundled
+from nexus_ark.notices import Notice, notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.embedders import Embedder
@@ -53,6 +54,11 @@ MAX_COMPRESSION_STEPS = 1000
 @dataclass(frozen=True, slots=True)
 class ReplyDelta:
     text: str
+
+
+def keywords_only(problem: str) -> Notice:
+    """What a turn whose recall fell back to keywords says (the embedder failed: `problem`)."""
+    return notice("Recall by meaning is unavailable, so keywords only were used: {problem}", problem=problem)
 
 
 @dataclass
@@ -159,7 +165,9 @@ class ChatSession:
         """One thing at a time for the person (send, regenerate, edit, continue); while it runs, background
         work that was told to give way may follow it again."""
         if not self._busy.acquire(blocking=False):
-            raise NexusArkError(f"{self.persona.settings.name} is still answering the previous message.")
+            raise NexusArkError(
+                notice("{name} is still answering the previous message.", name=self.persona.settings.name)
+            )
         self._background_cancel.clear()
         try:
             yield
@@ -176,12 +184,16 @@ class ChatSession:
             store = self.memory.messages
             old = store.get(reply_id)
             if old.role != "assistant" or old.hidden or old.room != self.room:
-                raise NexusArkError("Only a reply in the conversation as it stands can be regenerated.")
+                raise NexusArkError(
+                    notice("Only a reply in the conversation as it stands can be regenerated.")
+                )
             limit = self.persona.settings.conversation.history_messages
             history = [m for m in store.recent(self.room, limit + 1) if m.id < old.id]
             user = next((m for m in reversed(history) if m.role == "user"), None)
             if user is None:
-                raise NexusArkError("This reply answers no message of yours, so there is nothing to redo.")
+                raise NexusArkError(
+                    notice("This reply answers no message of yours, so there is nothing to redo.")
+                )
             store.hide_from(old.id)  # with anything after it: kept as that version's branch
             self._recall_exclude = {f"msg:{user.id}"}  # the message answered is in the prompt already
             try:
@@ -211,7 +223,9 @@ class ChatSession:
             store = self.memory.messages
             old = store.get(message_id)
             if old.role != "user" or old.hidden or old.room != self.room:
-                raise NexusArkError("Only a message of yours in the conversation as it stands can be edited.")
+                raise NexusArkError(
+                    notice("Only a message of yours in the conversation as it stands can be edited.")
+                )
             store.hide_from(old.id)
             try:
                 yield from self._turn(text, cancel, version_of=old.version_group)
@@ -437,7 +451,7 @@ class ChatSession:
         stable sections alone cannot fit the model's context."""
         text = text.strip()
         if not text:
-            raise NexusArkError("The message is empty: there is no prompt to show.")
+            raise NexusArkError(notice("The message is empty: there is no prompt to show."))
         if history is None:
             limit = self.persona.settings.conversation.history_messages
             history = self.memory.messages.recent(self.room, limit)
@@ -463,9 +477,7 @@ class ChatSession:
             "build_s": round(time.perf_counter() - recalled_at, 4),
         }
         if self.recall_problem:
-            built.warnings.append(
-                f"Recall by meaning is unavailable, so keywords only were used: {self.recall_problem}"
-            )
+            built.warnings.append(keywords_only(self.recall_problem))
         # The conversation's room: what the window leaves after every other section (compression's measure).
         others = sum(r.tokens for r in built.sections if r.name not in ("conversation", "summary"))
         available = context_size - self.persona.settings.model.max_tokens - MESSAGE_OVERHEAD
@@ -586,13 +598,12 @@ class ChatSession:
             # Nothing was sent to the model: the caller still holds the text and can offer it again.
             problem = database_error(exc, self.memory.path)
             raise DatabaseError(
-                f"Your message was not saved and not sent. {problem.message}", hint=problem.hint
+                notice("Your message was not saved and not sent. {problem}", problem=problem.message),
+                hint=problem.hint,
             ) from exc
         warnings: list[str] = []
         if self.recall_problem:
-            warnings.append(
-                f"Recall by meaning is unavailable, so keywords only were used: {self.recall_problem}"
-            )
+            warnings.append(keywords_only(self.recall_problem))
         messages = prompt.messages
         params = self.persona.settings.model.generation_params()
         reply = _Reply(started=time.perf_counter())
@@ -692,13 +703,14 @@ class ChatSession:
             except sqlite.Error as exc:  # e.g. the disk filled while it streamed: say so, in words
                 problem = database_error(exc, self.memory.path)
                 raise DatabaseError(
-                    f"The reply could not be saved completely. {problem.message}", hint=problem.hint
+                    notice("The reply could not be saved completely. {problem}", problem=problem.message),
+                    hint=problem.hint,
                 ) from exc
         else:
             if status == "complete":
                 # The model ended without a word: record that honestly rather than an empty bubble.
                 status = "error"
-                error = error or "The model returned an empty reply."
+                error = error or notice("The model returned an empty reply.")
             if error:
                 self.memory.activity.error(error, message_id=user_id)
         return TurnResult(
@@ -757,7 +769,7 @@ class ChatSession:
         with self._persons_turn():
             message = self.memory.messages.get(reply_id)
             if message.role != "assistant" or not message.meta.get("cut_by_limit"):
-                raise NexusArkError("Only a reply that the token limit cut short can be continued.")
+                raise NexusArkError(notice("Only a reply that the token limit cut short can be continued."))
             history = self.memory.messages.recent(
                 self.room, self.persona.settings.conversation.history_messages
             )

@@ -45,10 +45,11 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.importer import ImportedTurn, ImportReport, TurnWriter
 from nexus_ark.memory.messages import MessageStore
+from nexus_ark.notices import notice
 
 CHUNK = 1 << 20  # characters read at a time
 _DECODE = json.JSONDecoder().raw_decode
-EXPORT_HINT = (
+EXPORT_HINT = notice(
     "Use conversations.json from a ChatGPT data export (Settings → Data controls → Export data), "
     "or the export's .zip."
 )
@@ -144,7 +145,10 @@ def import_chatgpt(
     except _Broken as exc:
         writer.flush()  # what came before the break is good: keep it
         if seen == 0:
-            raise ExportUnreadable(f"{path} is not a ChatGPT export: {exc}", hint=EXPORT_HINT) from None
+            raise ExportUnreadable(
+                notice("{path} is not a ChatGPT export: {problem}", path=str(path), problem=str(exc)),
+                hint=EXPORT_HINT,
+            ) from None
         report.errors.append(
             f"{path}: the file breaks after conversation {seen}: {exc}; the conversations before it were "
             "read, anything after it was not (was the file cut short?)"
@@ -323,7 +327,9 @@ def _open_export(path: Path) -> IO[bytes]:
     try:
         fh = path.open("rb")
     except OSError as exc:
-        raise ExportUnreadable(f"Cannot read {path}: {exc.strerror or exc}.") from None
+        raise ExportUnreadable(
+            notice("Cannot read {path}: {problem}.", path=str(path), problem=exc.strerror or str(exc))
+        ) from None
     if fh.read(4) != b"PK\x03\x04":
         fh.seek(0)
         return fh
@@ -333,10 +339,15 @@ def _open_export(path: Path) -> IO[bytes]:
         names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"]
         if not names:
             archive.close()
-            raise ExportUnreadable(f"The zip {path} has no conversations.json inside.", hint=EXPORT_HINT)
+            raise ExportUnreadable(
+                notice("The zip {path} has no conversations.json inside.", path=str(path)), hint=EXPORT_HINT
+            )
         return archive.open(min(names, key=len))  # the top-level one if there are several
     except (zipfile.BadZipFile, OSError) as exc:
-        raise ExportUnreadable(f"Cannot read the zip {path}: {exc}.", hint=EXPORT_HINT) from None
+        raise ExportUnreadable(
+            notice("Cannot read the zip {path}: {problem}.", path=str(path), problem=str(exc)),
+            hint=EXPORT_HINT,
+        ) from None
 
 
 class _Text:

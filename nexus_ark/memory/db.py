@@ -31,6 +31,7 @@ import sqlite_utils  # noqa: E402  (must follow the module selection above)
 import sqlite_vec  # noqa: E402
 
 from nexus_ark.errors import DatabaseError  # noqa: E402
+from nexus_ark.notices import notice  # noqa: E402
 
 
 def connect(path: Path | str, *, read_only: bool = False) -> sqlite_utils.Database:
@@ -41,7 +42,7 @@ def connect(path: Path | str, *, read_only: bool = False) -> sqlite_utils.Databa
     try:
         if read_only:
             if not Path(where).is_file():
-                raise DatabaseError(f"There is no memory database at {where}.")
+                raise DatabaseError(notice("There is no memory database at {path}.", path=where))
             uri = f"file:{quote(Path(where).resolve().as_posix())}?mode=ro"
             conn = sqlite.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         else:
@@ -55,8 +56,12 @@ def connect(path: Path | str, *, read_only: bool = False) -> sqlite_utils.Databa
     except (sqlite.Error, AttributeError) as exc:
         conn.close()
         raise DatabaseError(
-            f"The sqlite-vec extension could not be loaded for {where}: {exc}.",
-            hint="Run `nexus-ark doctor` to see what this Python's SQLite supports.",
+            notice(
+                "The sqlite-vec extension could not be loaded for {path}: {problem}.",
+                path=where,
+                problem=str(exc),
+            ),
+            hint=notice("Run `nexus-ark doctor` to see what this Python's SQLite supports."),
         ) from exc
     try:
         conn.execute("PRAGMA busy_timeout = 5000")
@@ -78,38 +83,62 @@ def database_error(exc: BaseException, path: Path | str) -> DatabaseError:
     text = str(exc)
     low = text.lower()
     where = Path(path)
+    at, folder = str(where), str(where.parent)
     if "readonly" in low or "read-only" in low or "permission" in low or "access permission" in low:
         return DatabaseError(
-            f"Nexus Ark cannot write the memory database {where}: the file or its folder is read-only "
-            f"({text}).",
-            hint=f"Make {where} and its folder {where.parent} writable for your user (check permissions and "
-            "attributes), then try again. Nothing in it was changed.",
+            notice(
+                "Nexus Ark cannot write the memory database {path}: the file or its folder is read-only "
+                "({problem}).",
+                path=at,
+                problem=text,
+            ),
+            hint=notice(
+                "Make {path} and its folder {folder} writable for your user (check permissions and "
+                "attributes), then try again. Nothing in it was changed.",
+                path=at,
+                folder=folder,
+            ),
         )
     if "disk is full" in low or "database or disk is full" in low or "no space" in low:
         return DatabaseError(
-            f"The memory database {where} could not be written: the disk is full.",
-            hint="Free some disk space, then try again. What was already saved is safe.",
+            notice("The memory database {path} could not be written: the disk is full.", path=at),
+            hint=notice("Free some disk space, then try again. What was already saved is safe."),
         )
     if "malformed" in low or "not a database" in low or "corrupt" in low:
         return DatabaseError(
-            f"The memory database {where} is damaged ({text}).",
-            hint=f"It was left untouched. Restore a copy from the backups/ folder of your data folder "
-            f"(or move {where.name} aside to start this persona's memory afresh).",
+            notice("The memory database {path} is damaged ({problem}).", path=at, problem=text),
+            hint=notice(
+                "It was left untouched. Restore a copy from the backups/ folder of your data folder "
+                "(or move {name} aside to start this persona's memory afresh).",
+                name=where.name,
+            ),
         )
     if "locked" in low or "busy" in low:
         return DatabaseError(
-            f"The memory database {where} is busy: another program is writing it ({text}).",
-            hint="Close other programs that open it (a database browser, a second Nexus Ark), then try "
-            "again.",
+            notice(
+                "The memory database {path} is busy: another program is writing it ({problem}).",
+                path=at,
+                problem=text,
+            ),
+            hint=notice(
+                "Close other programs that open it (a database browser, a second Nexus Ark), then try again."
+            ),
         )
     if "unable to open" in low:
         return DatabaseError(
-            f"The memory database {where} cannot be opened ({text}): its folder may be read-only, missing "
-            "or not yours.",
-            hint=f"Check the permissions of {where.parent}: you must be able to create files in it (SQLite "
-            "keeps memory.db-wal and memory.db-shm beside memory.db). Nothing was changed.",
+            notice(
+                "The memory database {path} cannot be opened ({problem}): its folder may be read-only, "
+                "missing or not yours.",
+                path=at,
+                problem=text,
+            ),
+            hint=notice(
+                "Check the permissions of {folder}: you must be able to create files in it (SQLite "
+                "keeps memory.db-wal and memory.db-shm beside memory.db). Nothing was changed.",
+                folder=folder,
+            ),
         )
-    return DatabaseError(f"The memory database {where} failed: {text}.")
+    return DatabaseError(notice("The memory database {path} failed: {problem}.", path=at, problem=text))
 
 
 def vec_version(db: sqlite_utils.Database) -> str:

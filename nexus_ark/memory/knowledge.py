@@ -22,6 +22,7 @@ from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive, NewItem
+from nexus_ark.notices import Notice, notice
 from nexus_ark.providers.embedders import Embedder
 
 SUPPORTED = {".txt", ".md", ".markdown", ".pdf"}
@@ -49,10 +50,14 @@ class UnreadableDocumentError(NexusArkError):
     """A document whose text cannot be extracted (damaged, encrypted, scanned images only)."""
 
 
+def _unsupported(path: Path) -> Notice:
+    return notice("{name}: only .txt, .md and .pdf files can be added.", name=path.name)
+
+
 def extract_text(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED:
-        raise UnreadableDocumentError(f"{path.name}: only .txt, .md and .pdf files can be added.")
+        raise UnreadableDocumentError(_unsupported(path))
     if suffix != ".pdf":
         try:
             return path.read_text(encoding="utf-8")
@@ -64,14 +69,18 @@ def extract_text(path: Path) -> str:
     try:
         reader = PdfReader(str(path))
         if reader.is_encrypted:
-            raise UnreadableDocumentError(f"{path.name} is password-protected.")
+            raise UnreadableDocumentError(notice("{name} is password-protected.", name=path.name))
         text = "\n\n".join((page.extract_text() or "") for page in reader.pages)
     except UnreadableDocumentError:
         raise
     except (PdfReadError, ValueError, KeyError, OSError) as exc:
-        raise UnreadableDocumentError(f"{path.name} is not a readable PDF: {exc}") from exc
+        raise UnreadableDocumentError(
+            notice("{name} is not a readable PDF: {problem}", name=path.name, problem=str(exc))
+        ) from exc
     if not text.strip():
-        raise UnreadableDocumentError(f"{path.name} has no text to read (a scan of images?).")
+        raise UnreadableDocumentError(
+            notice("{name} has no text to read (a scan of images?).", name=path.name)
+        )
     return text
 
 
@@ -120,9 +129,9 @@ class KnowledgeBase:
     def add(self, source: Path) -> KnowledgeDocument:
         """Copy the original into the persona's knowledge/ folder and register it (idempotent)."""
         if not source.is_file():
-            raise NexusArkError(f"{source} does not exist or is not a file.")
+            raise NexusArkError(notice("{path} does not exist or is not a file.", path=str(source)))
         if source.suffix.lower() not in SUPPORTED:
-            raise UnreadableDocumentError(f"{source.name}: only .txt, .md and .pdf files can be added.")
+            raise UnreadableDocumentError(_unsupported(source))
         digest = hashlib.sha256(source.read_bytes()).hexdigest()
         existing = self.db.execute("select id from kb_documents where sha256 = ?", [digest]).fetchone()
         if existing:
@@ -240,7 +249,7 @@ class KnowledgeBase:
     def _get(self, doc_id: int) -> KnowledgeDocument:
         row = next(iter(self.db.query("select * from kb_documents where id = ?", [doc_id])), None)
         if row is None:
-            raise NexusArkError(f"There is no document {doc_id} in the knowledge base.")
+            raise NexusArkError(notice("There is no document {doc_id} in the knowledge base.", doc_id=doc_id))
         return KnowledgeDocument(**{k: row[k] for k in KnowledgeDocument.model_fields})
 
     def _set(self, doc_id: int, **changes: object) -> None:

@@ -6,6 +6,7 @@ import sqlite_utils
 from sqlite_utils.migrations import Migrations
 
 from nexus_ark.errors import DatabaseError
+from nexus_ark.notices import Notice, notice
 
 MIGRATION_SET = "nexus_ark"
 migrations = Migrations(MIGRATION_SET)
@@ -346,12 +347,20 @@ def migrate(db: sqlite_utils.Database, where: str) -> None:
     applied = {m.name for m in migrations.applied(db)}
     unknown = sorted(applied - known)
     if unknown:
-        raise DatabaseError(
-            f"The memory database {where} was written by a newer version of Nexus Ark "
-            f"(it has schema steps this version does not know: {', '.join(unknown)}).",
-            hint="Update Nexus Ark to open it. It was not changed.",
-        )
+        raise DatabaseError(_newer(where, unknown), hint=UPDATE_TO_OPEN)
     migrations.apply(db)
+
+
+UPDATE_TO_OPEN = notice("Update Nexus Ark to open it. It was not changed.")
+
+
+def _newer(where: str, unknown: list[str]) -> Notice:
+    return notice(
+        "The memory database {path} was written by a newer version of Nexus Ark (it has schema steps this "
+        "version does not know: {steps}).",
+        path=where,
+        steps=", ".join(unknown),
+    )
 
 
 def check_current(db: sqlite_utils.Database, where: str) -> None:
@@ -360,14 +369,14 @@ def check_current(db: sqlite_utils.Database, where: str) -> None:
     applied = {m.name for m in migrations.applied(db)}  # read-only
     unknown = sorted(applied - set(known))
     if unknown:
-        raise DatabaseError(
-            f"The memory database {where} was written by a newer version of Nexus Ark "
-            f"(it has schema steps this version does not know: {', '.join(unknown)}).",
-            hint="Update Nexus Ark to open it. It was not changed.",
-        )
+        raise DatabaseError(_newer(where, unknown), hint=UPDATE_TO_OPEN)
     missing = [name for name in known if name not in applied]
     if missing:
         raise DatabaseError(
-            f"The memory database {where} has not been brought up to date yet (missing: {', '.join(missing)}).",
-            hint="Open the persona in Nexus Ark once (its owner updates the schema), then try again.",
+            notice(
+                "The memory database {path} has not been brought up to date yet (missing: {steps}).",
+                path=where,
+                steps=", ".join(missing),
+            ),
+            hint=notice("Open the persona in Nexus Ark once (its owner updates the schema), then try again."),
         )

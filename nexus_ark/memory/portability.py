@@ -15,6 +15,7 @@ from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.db import connect, sqlite
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.notices import notice
 
 # Tables in an order that respects their references. Vectors are not exported: they are derived from
 # the text and rebuilt by embedding after an import.
@@ -56,14 +57,31 @@ def import_memory(store: MemoryStore, folder: Path) -> int:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise NexusArkError(f"{path} is not a Nexus Ark memory export: {exc}") from exc
+        raise NexusArkError(
+            notice("{path} is not a Nexus Ark memory export: {problem}", path=str(path), problem=str(exc))
+        ) from exc
     if data.get("format") != FORMAT:
-        raise NexusArkError(f"{path} is not a Nexus Ark memory export (format {data.get('format')!r}).")
+        raise NexusArkError(
+            notice(
+                "{path} is not a Nexus Ark memory export (format {format!r}).",
+                path=str(path),
+                format=data.get("format"),
+            )
+        )
     if data.get("version", 0) > VERSION:
-        raise NexusArkError(f"{path} was exported by a newer Nexus Ark (version {data['version']}).")
+        raise NexusArkError(
+            notice(
+                "{path} was exported by a newer Nexus Ark (version {version}).",
+                path=str(path),
+                version=data["version"],
+            )
+        )
     if store.db.execute("select count(*) from items").fetchone()[0] or store.messages.count():
         raise NexusArkError(
-            f"{store.path} already holds memories; import into a new persona so nothing is mixed or lost."
+            notice(
+                "{path} already holds memories; import into a new persona so nothing is mixed or lost.",
+                path=str(store.path),
+            )
         )
     written = 0
     with store.db.atomic():
@@ -139,7 +157,14 @@ def backup(
     except sqlite.Error as exc:
         dest.close()
         target.unlink(missing_ok=True)
-        raise NexusArkError(f"Could not back up {store.path} to {folder}: {exc}") from exc
+        raise NexusArkError(
+            notice(
+                "Could not back up {path} to {folder}: {problem}",
+                path=str(store.path),
+                folder=str(folder),
+                problem=str(exc),
+            )
+        ) from exc
     dest.close()
     if replaces is not None and replaces != target:
         replaces.unlink(missing_ok=True)
@@ -262,7 +287,9 @@ def copy_database(source: Path, target: Path) -> None:
     try:
         src = sqlite.connect(f"file:{quote(source.resolve().as_posix())}?mode=ro", uri=True)
     except sqlite.Error as exc:
-        raise NexusArkError(f"Cannot read the memory database {source}: {exc}") from exc
+        raise NexusArkError(
+            notice("Cannot read the memory database {path}: {problem}", path=str(source), problem=str(exc))
+        ) from exc
     try:
         dest = sqlite.connect(str(target))
         try:
@@ -271,6 +298,13 @@ def copy_database(source: Path, target: Path) -> None:
         finally:
             dest.close()
     except sqlite.Error as exc:
-        raise NexusArkError(f"Could not copy {source} to {target}: {exc}") from exc
+        raise NexusArkError(
+            notice(
+                "Could not copy {source} to {target}: {problem}",
+                source=str(source),
+                target=str(target),
+                problem=str(exc),
+            )
+        ) from exc
     finally:
         src.close()

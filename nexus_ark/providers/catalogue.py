@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from nexus_ark.errors import ConfigError
 from nexus_ark.model_config import ModelSpec
+from nexus_ark.notices import notice
 from nexus_ark.paths import catalogue_dir
 
 
@@ -45,7 +46,9 @@ def load_catalogue(path: Path | None = None) -> list[CatalogueEntry]:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
         return [CatalogueEntry.model_validate(item) for item in raw.get("model", [])]
     except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
-        raise ConfigError(f"The model catalogue {path} cannot be read: {exc}") from exc
+        raise ConfigError(
+            notice("The model catalogue {path} cannot be read: {problem}", path=str(path), problem=str(exc))
+        ) from exc
 
 
 class LanguageAdvice(BaseModel):

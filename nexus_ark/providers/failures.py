@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, SkipValidation
 
 from nexus_ark.errors import (
     ModelNotInstalledError,
@@ -21,9 +21,10 @@ from nexus_ark.errors import (
     ProviderUnavailableError,
     ToolsUnsupportedError,
 )
+from nexus_ark.notices import notice
 
-PERSONA_SETTING = "the persona's model settings"
-EMBEDDER_SETTING = "the app's embedder setting ([embedder] in config.toml)"
+PERSONA_SETTING = notice("the persona's model settings")
+EMBEDDER_SETTING = notice("the app's embedder setting ([embedder] in config.toml)")
 
 _TIMEOUTS = {"ReadTimeout", "WriteTimeout", "PoolTimeout", "TimeoutException", "APITimeoutError", "Timeout"}
 _REFUSED = {"ConnectError", "ConnectTimeout", "ConnectionRefusedError"}
@@ -32,15 +33,18 @@ _TRANSIENT = {"APIConnectionError", "ServiceUnavailableError", "InternalServerEr
 
 
 class Origin(BaseModel):
-    """Who failed, in words, and where the person fixes it."""
+    """Who failed, in words, and where the person fixes it. The words are notices where they are ours
+    (not validated, so they stay notices and the window translates them)."""
 
     model_config = ConfigDict(frozen=True)
 
-    server: str  # "Ollama at http://127.0.0.1:11434", "http://127.0.0.1:8000/v1", "provider openai"
+    server: SkipValidation[
+        str
+    ]  # "Ollama at http://127.0.0.1:11434", "http://127.0.0.1:8000/v1", "provider openai"
     model: str
-    setting: str = PERSONA_SETTING
-    down: str = ""  # the sentence for a server that refuses connections, where a better one is known
-    install: str = ""  # how to get a model the server lacks, where there is a way
+    setting: SkipValidation[str] = PERSONA_SETTING
+    down: SkipValidation[str] = ""  # the sentence for a server that refuses connections, where one is known
+    install: SkipValidation[str] = ""  # how to get a model the server lacks, where there is a way
 
 
 def translate(exc: BaseException, origin: Origin) -> ProviderError:
@@ -58,40 +62,62 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
     # Transport first: LiteLLM gives refused connections and stalls a status code of their own.
     if names & _REFUSED or "Connection refused" in text or _is_plain_connection_error(chain):
         return ProviderUnavailableError(
-            origin.down or f"Cannot connect to {where}.",
-            hint=f"Check that the server is running and the address in {origin.setting} is right, "
-            "then try again.",
+            origin.down or notice("Cannot connect to {server}.", server=where),
+            hint=notice(
+                "Check that the server is running and the address in {setting} is right, then try again.",
+                setting=origin.setting,
+            ),
         )
     if names & _TIMEOUTS:
-        return ProviderTimeoutError(f"{where} did not answer in time ({_first(chain, _TIMEOUTS)}).")
+        return ProviderTimeoutError(
+            notice(
+                "{server} did not answer in time ({problem}).", server=where, problem=_first(chain, _TIMEOUTS)
+            )
+        )
     if any(isinstance(e, json.JSONDecodeError) for e in chain) or "JSONDecodeError" in names:
-        return ProviderProtocolError(f"{where} sent a malformed stream chunk: {short(exc)}")
+        return ProviderProtocolError(
+            notice("{server} sent a malformed stream chunk: {problem}", server=where, problem=short(exc))
+        )
     if names & _CUT_OFF or "incomplete chunked read" in text or "peer closed" in text:
-        err = ProviderProtocolError(f"The connection to {where} closed in the middle of the reply.")
+        err = ProviderProtocolError(
+            notice("The connection to {server} closed in the middle of the reply.", server=where)
+        )
         err.transient = True
         return err
 
     detail = _server_said(chain) or short(exc)
     if status == 400 and "does not support tools" in text:
         return ToolsUnsupportedError(
-            f"{where} says {origin.model} cannot call tools: {detail}",
+            notice(
+                "{server} says {model} cannot call tools: {problem}",
+                server=where,
+                model=origin.model,
+                problem=detail,
+            ),
             status=400,
-            hint="The conversation goes on without tools for this model.",
+            hint=notice("The conversation goes on without tools for this model."),
         )
     if status in (401, 403) or "AuthenticationError" in names or "PermissionDeniedError" in names:
         return ProviderHTTPError(
-            f"{where} refused the API key for {origin.model}.",
+            notice("{server} refused the API key for {model}.", server=where, model=origin.model),
             status=status or 401,
-            hint=f"Check the key in {origin.setting}.",
+            hint=notice("Check the key in {setting}.", setting=origin.setting),
         )
     if status == 404 or "NotFoundError" in names or (status is not None and "not found" in text.lower()):
         return ModelNotInstalledError(
-            f"The model {origin.model} is not available from {where}.",
-            hint=origin.install or f"Check the model name in {origin.setting}.",
+            notice("The model {model} is not available from {server}.", model=origin.model, server=where),
+            hint=origin.install or notice("Check the model name in {setting}.", setting=origin.setting),
         )
     if status is not None:
-        return ProviderHTTPError(f"{where} answered HTTP {status}: {detail}", status=status)
-    err = ProviderError(f"{where} failed: {type(exc).__name__}: {short(exc)}")
+        return ProviderHTTPError(
+            notice("{server} answered HTTP {status}: {problem}", server=where, status=status, problem=detail),
+            status=status,
+        )
+    err = ProviderError(
+        notice(
+            "{server} failed: {kind}: {problem}", server=where, kind=type(exc).__name__, problem=short(exc)
+        )
+    )
     err.transient = bool(names & _TRANSIENT)
     return err
 

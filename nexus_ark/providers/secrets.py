@@ -11,6 +11,7 @@ import os
 
 from nexus_ark.errors import ConfigError, MissingApiKeyError
 from nexus_ark.model_config import env_reference
+from nexus_ark.notices import notice
 from nexus_ark.providers.failures import PERSONA_SETTING
 
 KEYRING_SERVICE = "nexus-ark"
@@ -34,19 +35,23 @@ def resolve_key(
     key: str | None = None
     if env := env_reference(reference):
         key = os.environ.get(env) or None
-        source = f"the environment variable {env}"
+        source = notice("the environment variable {name}", name=env)
     elif reference.startswith("keyring:"):
         service, _, name = reference.removeprefix("keyring:").partition("/")
         key = _keyring_get(service or KEYRING_SERVICE, name)
-        source = f"the OS keyring entry {service}/{name}"
+        source = notice("the OS keyring entry {entry}", entry=f"{service}/{name}")
     else:
         env = PROVIDER_KEY_ENV.get(provider, "")
         key = os.environ.get(env) if env else None
-        source = f"the environment variable {env}" if env else "the model settings"
+        source = notice("the environment variable {name}", name=env) if env else notice("the model settings")
     if required and not key:
         raise MissingApiKeyError(
-            f"The API key for provider {provider or 'this model'} is missing (looked in {source}).",
-            hint=f"Enter the key in {setting}, or set the environment variable.",
+            notice(
+                "The API key for provider {provider} is missing (looked in {source}).",
+                provider=provider or notice("this model"),
+                source=source,
+            ),
+            hint=notice("Enter the key in {setting}, or set the environment variable.", setting=setting),
         )
     return key
 
@@ -73,8 +78,8 @@ def store_key(service_name: str, key: str) -> str:
         keyring.set_password(KEYRING_SERVICE, service_name, key)
     except Exception as exc:  # keyring raises backend-specific errors
         raise ConfigError(
-            f"The OS keyring refused to store the key: {exc}.",
-            hint="Use an environment variable reference (${OPENAI_API_KEY}) instead.",
+            notice("The OS keyring refused to store the key: {problem}.", problem=str(exc)),
+            hint=notice("Use an environment variable reference (${{OPENAI_API_KEY}}) instead."),
         ) from exc
     return f"keyring:{KEYRING_SERVICE}/{service_name}"
 

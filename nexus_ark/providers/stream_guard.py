@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from nexus_ark.errors import ProviderError, ProviderTimeoutError
 from nexus_ark.model_config import Timeouts
+from nexus_ark.notices import notice
 
 __all__ = ["RetryPolicy", "Timeouts", "guarded_stream"]
 
@@ -99,10 +100,15 @@ def _one_attempt(
                     break
                 except queue.Empty:
                     if time.monotonic() >= deadline:
-                        phase = "the first token" if first else "the next token"
+                        phase = notice("the first token") if first else notice("the next token")
                         raise ProviderTimeoutError(
-                            f"{what} sent nothing for {limit:g} s while waiting for {phase}.",
-                            hint="The server may be overloaded or stuck; the reply so far was kept.",
+                            notice(
+                                "{server} sent nothing for {seconds:g} s while waiting for {phase}.",
+                                server=what,
+                                seconds=limit,
+                                phase=phase,
+                            ),
+                            hint=notice("The server may be overloaded or stuck; the reply so far was kept."),
                         ) from None
             if item is _END:
                 return

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from nexus_ark.errors import StructuredOutputError
+from nexus_ark.notices import notice
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 
 M = TypeVar("M", bound=BaseModel)
@@ -92,6 +93,14 @@ def generate_structured(
     if attempts is not None:
         attempts.append(repairs + 1)
     raise StructuredOutputError(
-        f"{backend.describe()} gave no valid {model.__name__} in {repairs + 1} tries: {last_error}",
-        hint="A larger model, or one with JSON-schema support, gives more reliable structured answers.",
+        notice(
+            "{model} gave no valid {schema} in {tries} tries: {problem}",
+            model=backend.describe(),
+            schema=model.__name__,
+            tries=repairs + 1,
+            problem=str(last_error),
+        ),
+        hint=notice(
+            "A larger model, or one with JSON-schema support, gives more reliable structured answers."
+        ),
     )
