@@ -24,6 +24,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.config import save_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
+from nexus_ark.personas.model import PersonaInfo
 from ui import card_actions, i18n
 from ui.chat_search import SearchBar
 from ui.chat_view import ChatView
@@ -33,10 +34,11 @@ from ui.language_notice import LanguageNotice
 from ui.life_controller import LifeController
 from ui.persona_dialog import NewPersonaDialog
 from ui.session_worker import SessionWorker
-from ui.tasks import run_in_background
+from ui.tasks import run_in_background, while_open
 from ui.tray import Tray, click_bridge, tray_available
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 1  # the display name, without markers
+ERROR_ROLE = Qt.ItemDataRole.UserRole + 2  # why a persona cannot be opened ("" when it can)
 
 
 class MessageInput(QPlainTextEdit):
@@ -82,6 +84,7 @@ class MainWindow(QMainWindow):
         self.model_name = ""
         self.streaming = False
         self._ready = False
+        self._persona_reads = 0  # the latest read of the persona folders (an older one arriving is dropped)
         self._last_sent = ""
         self._turn_kind = "send"
         self._tokens_per_s = 0.0  # the last reply's speed, in the status bar
@@ -96,11 +99,7 @@ class MainWindow(QMainWindow):
         self.life = LifeController(self, app)  # messages written first, unread counts, the inbox, typing
         self.retranslate()
         self.resize(980, 680)
-        self.refresh_personas()
-        try:
-            self.select_persona(app.default_persona())
-        except NexusArkError as exc:
-            self.chat.show_placeholder(tr_error(exc))
+        self.refresh_personas(open_default=True)
 
     # -- construction -----------------------------------------------------------------------------
     def _build_widgets(self) -> None:
@@ -326,21 +325,59 @@ class MainWindow(QMainWindow):
         self.life.apply()  # the inbox entry and the unread counts, in the new language
 
     # -- personas ---------------------------------------------------------------------------------
-    def refresh_personas(self) -> None:
+    def refresh_personas(self, *, open_default: bool = False) -> None:
+        """Read every persona folder on a worker, then show the list; with open_default, then open the
+        persona the window starts on (the last one used), or say why there is none."""
+        self._persona_reads += 1
+        token = self._persona_reads
+
+        def read() -> tuple[list[PersonaInfo], str | NexusArkError]:
+            infos = self.app.list_personas()
+            if not open_default:
+                return infos, ""
+            try:
+                return infos, self.app.default_persona()
+            except NexusArkError as exc:
+                return infos, exc
+
+        def shown(result: tuple[list[PersonaInfo], str | NexusArkError]) -> None:
+            infos, default = result
+            if token == self._persona_reads:
+                self._show_personas(infos)
+            if isinstance(default, NexusArkError):
+                self.chat.show_placeholder(tr_error(default))
+            elif default:
+                self.select_persona(default)
+
+        def failed(message: str) -> None:
+            self.statusBar().showMessage(message, 15_000)
+
+        run_in_background(read, while_open(self, shown), while_open(self, failed))
+
+    def _show_personas(self, infos: list[PersonaInfo]) -> None:
         self.persona_list.clear()
-        for info in self.app.list_personas():
+        for info in infos:
             # ⚠ marks a persona that cannot be opened, or one that runs but lost something (its soul).
             label = info.name if info.ok and not info.warning else f"{info.name if info.ok else info.slug} ⚠"
             item = QListWidgetItem(label)
             item.setData(Qt.ItemDataRole.UserRole, info.slug)
             item.setData(NAME_ROLE, info.name if info.ok else info.slug)
-            item.setToolTip(info.error if not info.ok else info.warning or info.description)
+            problem = "" if info.ok else tr_error(info.error)
+            item.setData(ERROR_ROLE, problem)
+            item.setToolTip(problem or tr_error(info.warning) or info.description)
             if not info.ok:
                 item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsSelectable)
             self.persona_list.addItem(item)
+            if info.slug == self.current_slug:
+                self.persona_list.setCurrentItem(item)
+                if info.ok:
+                    self.current_name = info.name
         self.life.apply()
+        self.retranslate()  # the title names the current persona
 
     def select_persona(self, slug: str) -> None:
+        if slug != self.current_slug:
+            self.current_name = slug  # until the list or the opened persona gives its name
         for row in range(self.persona_list.count()):
             item = self.persona_list.item(row)
             if item.data(Qt.ItemDataRole.UserRole) == slug:
@@ -358,9 +395,8 @@ class MainWindow(QMainWindow):
         slug = item.data(Qt.ItemDataRole.UserRole)
         if self.streaming or slug == self.current_slug:
             return
-        info = next((p for p in self.app.list_personas() if p.slug == slug), None)
-        if info is not None and not info.ok:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(info.error))
+        if item.data(ERROR_ROLE):  # as the list read it (no folder is read on the UI thread)
+            QMessageBox.warning(self, tr("Persona cannot be opened"), item.data(ERROR_ROLE))
             return
         self.select_persona(slug)
 
@@ -374,13 +410,20 @@ class MainWindow(QMainWindow):
         if dialog.exec() != NewPersonaDialog.DialogCode.Accepted:
             return
         name, language, description = dialog.values()
-        try:
-            info = self.app.create_persona(name, language, description)
-        except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona not created"), tr_error(exc))
-            return
-        self.refresh_personas()
-        self.select_persona(info.slug)
+
+        def created(info: PersonaInfo) -> None:
+            self.refresh_personas()
+            if not self.streaming:
+                self.select_persona(info.slug)
+
+        def failed(message: str) -> None:
+            QMessageBox.warning(self, tr("Persona not created"), message)
+
+        run_in_background(  # writes its folder: off the UI thread
+            lambda: self.app.create_persona(name, language, description),
+            while_open(self, created),
+            while_open(self, failed),
+        )
 
     def show_memory(self) -> None:
         if not self.current_slug:
@@ -456,9 +499,10 @@ class MainWindow(QMainWindow):
         if dialog.exec() == ModelSettingsDialog.DialogCode.Accepted:
             self.select_persona(self.current_slug)  # reopen on the newly chosen model
 
-    def _on_opened(self, slug: str, history: list[StoredMessage], model_name: str) -> None:
+    def _on_opened(self, slug: str, history: list[StoredMessage], model_name: str, name: str) -> None:
         if slug != self.current_slug:
             return
+        self.current_name = name
         self.model_name = model_name
         self.cancel_edit()
         self.conversation.load_avatar(slug)
@@ -705,33 +749,22 @@ class MainWindow(QMainWindow):
         editor = PersonaEditor(self.app, self.current_slug, self, busy=self._replying_to)
         editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         editor.saved.connect(self._persona_saved)
-        editor.personas_changed.connect(lambda _slug: self._refresh_keeping_selection())
+        editor.personas_changed.connect(lambda _slug: self.refresh_personas())
         editor.persona_deleted.connect(self._persona_deleted)
         editor.show()
 
-    def _refresh_keeping_selection(self) -> None:
-        self.refresh_personas()
-        for row in range(self.persona_list.count()):
-            item = self.persona_list.item(row)
-            if item.data(Qt.ItemDataRole.UserRole) == self.current_slug:
-                self.persona_list.setCurrentItem(item)
-                self.current_name = item.data(NAME_ROLE)
-        self.retranslate()
-
     def _persona_saved(self, slug: str) -> None:
         """Its name, soul, settings or memory changed: the list shows it, and its conversation reopens."""
-        self._refresh_keeping_selection()
+        self.refresh_personas()
         if slug == self.current_slug and not self.streaming:
             self.select_persona(slug)
 
     def _persona_deleted(self, slug: str, kept: str) -> None:
-        self.refresh_personas()
         if slug == self.current_slug:
             self.current_slug = self.current_name = ""
-            try:
-                self.select_persona(self.app.default_persona())
-            except NexusArkError as exc:
-                self.chat.show_placeholder(tr_error(exc))
+            self.refresh_personas(open_default=True)
+        else:
+            self.refresh_personas()
         self.statusBar().showMessage(tr("Deleted. A copy is kept in {folder}", folder=kept), 15_000)
 
     def show_about(self) -> None:

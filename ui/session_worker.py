@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 
 
 class SessionWorker(QObject):
-    opened = Signal(str, object, str)  # slug, history (list[StoredMessage]), model name
+    opened = Signal(str, object, str, str)  # slug, history (list[StoredMessage]), model name, persona name
     open_failed = Signal(str, str)  # slug, message
     reply_started = Signal()
     delta = Signal(str)
@@ -50,7 +50,7 @@ class SessionWorker(QObject):
             return
         self._runtime = runtime
         self._app.remember_persona(slug)
-        self.opened.emit(slug, history, model_name)
+        self.opened.emit(slug, history, model_name, runtime.persona.settings.name)
 
     @Slot(str)
     def send(self, text: str) -> None:

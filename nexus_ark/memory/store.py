@@ -8,6 +8,7 @@ never runs recovery, so opening one while a reply streams cannot mark that reply
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Literal
 
@@ -93,4 +94,10 @@ class MemoryStore:
         return len(ids)
 
     def close(self) -> None:
+        # sqlean's close() holds the GIL while SQLite folds the WAL into the database, stopping every
+        # other thread (the window's) for tens of ms on a large WAL; the same checkpoint through
+        # execute() releases the GIL, and PASSIVE never waits for readers. Close then has little left.
+        if self.role != "reader":
+            with contextlib.suppress(sqlite.Error):  # then close() checkpoints what it can, as before
+                self.db.execute("PRAGMA wal_checkpoint(PASSIVE)")
         self.db.close()

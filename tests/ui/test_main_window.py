@@ -164,8 +164,9 @@ def test_start_on_a_data_dir_in_use_shows_a_clear_dialog(qtbot, data_dir: Path) 
 def test_a_persona_that_lost_its_soul_is_marked_in_the_list(qtbot, open_window, data_dir: Path) -> None:
     window = open_window()
     (data_dir / "personas" / "hikari" / "persona.md").unlink()
-    window.refresh_personas()
+    window.refresh_personas()  # read on a worker: the list changes when it is read
     list_ = window.persona_list
+    qtbot.waitUntil(lambda: any(list_.item(i).text().endswith("⚠") for i in range(list_.count())))
     items = {list_.item(i).text(): list_.item(i) for i in range(list_.count())}
     assert "ひかり ⚠" in items and "persona.md" in items["ひかり ⚠"].toolTip()
     assert "Aria" in items  # the others are unmarked
@@ -230,3 +231,32 @@ def test_the_prompt_view_shows_the_sections_and_messages_of_the_next_message(qtb
     assert names[0] == "soul" and "conversation" in names
     assert "What is my sister's name?" in view.messages.toPlainText()
     assert window.app.memory("aria").messages.count() == 0  # a dry run stores nothing
+
+
+def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_opens_another(
+    qtbot, open_window, monkeypatch
+) -> None:
+    from ui.persona_dialog import NewPersonaDialog
+
+    window = open_window()
+    monkeypatch.setattr(NewPersonaDialog, "exec", lambda self: NewPersonaDialog.DialogCode.Accepted)
+    monkeypatch.setattr(NewPersonaDialog, "values", lambda self: ("Mira", "en", "A lighthouse keeper."))
+    window.new_persona()  # its folder is written and the list read on workers
+
+    def names() -> list[str]:
+        return [window.persona_list.item(i).text() for i in range(window.persona_list.count())]
+
+    qtbot.waitUntil(
+        lambda: window.current_slug == "mira" and window._ready and "Mira" in names(), timeout=60_000
+    )
+    assert window.persona_list.currentItem().text() == "Mira"
+    assert window.windowTitle() == "Nexus Ark — Mira"
+    assert "Mira" in window.chat.toPlainText()  # "Say hello to Mira."
+
+    kept = window.app.delete_persona("mira")  # what the persona editor's Delete runs on its worker
+    window._persona_deleted("mira", str(kept))
+    qtbot.waitUntil(lambda: window.current_slug not in ("", "mira") and window._ready, timeout=60_000)
+    qtbot.waitUntil(lambda: "Mira" not in names())
+    current = window.persona_list.currentItem()
+    assert current is not None and current.data(Qt.ItemDataRole.UserRole) == window.current_slug
+    assert window.windowTitle() == f"Nexus Ark — {current.text()}"
