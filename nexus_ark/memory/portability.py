@@ -4,6 +4,7 @@ and rotating backups of memory.db taken with SQLite's online backup API (consist
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -137,6 +138,9 @@ def _write_markdown(store: MemoryStore, folder: Path, persona: str) -> None:
     (folder / "conversations.md").write_text("\n".join(lines), encoding="utf-8")
 
 
+PARTIAL_PREFIX = "partial-memory-"  # a copy being written (hidden: a dot in front)
+
+
 def backup(
     store: MemoryStore,
     folder: Path,
@@ -151,12 +155,18 @@ def backup(
     folder.mkdir(parents=True, exist_ok=True)
     stamp = clock.now().strftime("%Y%m%d-%H%M%S")
     target = folder / f"memory-{stamp}.db"
-    dest = sqlite.connect(str(target))
+    # Copied into a new file, then renamed: a copy cut short (a crash, a full disk) never looks like the
+    # newest backup, and a second copy in the same second never writes into the first one, which would
+    # go through that file's WAL and end in a checkpoint inside close() (sqlean holds the GIL there).
+    for stale in folder.glob(f".{PARTIAL_PREFIX}*"):
+        stale.unlink(missing_ok=True)
+    partial = folder / f".{PARTIAL_PREFIX}{stamp}.db"
+    dest = sqlite.connect(str(partial))
     try:
         store.db.conn.backup(dest)
     except sqlite.Error as exc:
         dest.close()
-        target.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
         raise NexusArkError(
             notice(
                 "Could not back up {path} to {folder}: {problem}",
@@ -166,6 +176,7 @@ def backup(
             )
         ) from exc
     dest.close()
+    os.replace(partial, target)
     if replaces is not None and replaces != target:
         replaces.unlink(missing_ok=True)
     for old in sorted(folder.glob("memory-*.db"))[:-keep]:

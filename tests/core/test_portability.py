@@ -135,3 +135,24 @@ def test_the_newest_backup_holds_the_day_after_close(tmp_path: Path) -> None:
     backups = sorted(p.name for p in folder.glob("memory-*.db"))
     assert len(backups) == 7, "one a day, seven days kept"
     assert backups[-1] == "memory-20261110-110000.db" and backups[0] == "memory-20261104-110000.db"
+
+
+def test_a_second_backup_in_the_same_second_replaces_the_first_whole_and_leaves_no_partial_file(
+    tmp_path: Path,
+) -> None:
+    clock = FixedClock(datetime(2026, 11, 1, 9, 0, tzinfo=UTC))
+    store = MemoryStore(tmp_path / "memory.db", clock)
+    folder = tmp_path / "backups"
+    first = backup(store, folder, clock=clock)
+    (folder / ".partial-memory-20261031-230000.db").write_bytes(b"cut short by a crash")
+    store.messages.add(speaker="user", role="user", content="said a moment later")
+    second = backup(store, folder, clock=clock)
+    assert second == first
+    assert sorted(p.name for p in folder.iterdir()) == [first.name], "one whole copy, nothing beside it"
+    assert verify_backup(second) == 1
+    db = connect(second, read_only=True)
+    try:
+        assert [r[0] for r in db.execute("select content from messages")] == ["said a moment later"]
+    finally:
+        db.close()
+    store.close()
