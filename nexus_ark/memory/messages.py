@@ -11,6 +11,7 @@ from sqlite_utils.db import NotFoundError
 
 from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.errors import NexusArkError
+from nexus_ark.notices import notice
 
 MessageStatus = Literal["complete", "streaming", "stopped", "interrupted", "error"]
 DEFAULT_ROOM = "main"
@@ -103,7 +104,7 @@ class MessageStore:
         try:
             return self._to_model(self.db["messages"].get(message_id))
         except NotFoundError:
-            raise NexusArkError(f"There is no message {message_id}.") from None
+            raise NexusArkError(notice("There is no message {message_id}.", message_id=message_id)) from None
 
     # -- versions and branches --------------------------------------------------------------------
     def versions(self, message_id: int) -> list[StoredMessage]:

@@ -32,6 +32,7 @@ from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
 from nexus_ark.mind.emotion import EmotionDetector
+from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, model_priority
 from nexus_ark.providers.embedders import Embedder
@@ -344,7 +345,7 @@ class PersonaRuntime:
         """Dream now and wait for it (from a worker thread or the command line)."""
         item = self.start_dream(**kwargs)
         if item is None:
-            raise NexusArkError(f"{self.persona.settings.name} is already dreaming.")
+            raise NexusArkError(notice("{name} is already dreaming.", name=self.persona.settings.name))
         return item.wait()
 
     def _resume_interrupted_dream(self) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from nexus_ark import cli
 from nexus_ark.agent.prompt_inputs import gather_inputs
 from nexus_ark.app import NexusApp
 from nexus_ark.cards_io import export_card, import_card
@@ -405,6 +406,20 @@ def test_bad_card_is_refused_naming_file_and_field_and_leaves_nothing(
     assert message in str(caught.value)
     assert name in str(caught.value)
     assert _folder_listing(app) == before
+
+
+def test_the_command_line_says_why_a_card_was_refused_in_the_same_english_as_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reasons are notices now, so that the window can show them translated; the command line prints
+    the very same English, problem list and hint included."""
+    path = tmp_path / "tags.json"
+    path.write_bytes(_card_with(description=42, tags="fantasy"))
+    assert cli.main(["--data-dir", str(tmp_path / "data"), "persona", "import", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        "error: tags.json: field 'data.description': Input should be a valid string (got 42); "
+        "field 'data.tags': Input should be a valid list (got 'fantasy').\nNothing was imported.\n"
+    )
 
 
 def test_oversized_file_is_refused_before_it_is_read(app: NexusApp, tmp_path: Path) -> None:

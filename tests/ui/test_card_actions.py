@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 
 from nexus_ark.app import NexusApp
 from nexus_ark.personas.cards import read_card_file
+from tests import cards_maker
 from ui import card_actions, i18n
 
 CARDS = Path(__file__).resolve().parents[1] / "data" / "cards"
@@ -127,3 +128,26 @@ def test_a_cards_notes_are_in_japanese_when_the_window_is(
     assert notes.startswith(i18n.tr("Notes:")) and i18n.tr("Notes:") != "Notes:"
     assert "V1 のカードです" in notes and "<script> タグが含まれています" in notes
     assert "read as a V2 card" not in notes and "never run" not in notes
+
+
+def test_a_hostile_card_is_refused_in_japanese_when_the_window_is(
+    qtbot, core: NexusApp, window: QWidget, tmp_path: Path
+) -> None:
+    """Each problem named in Japanese with its field as the card writes it; pydantic's own words and the
+    value found are kept as they are. Nothing is created."""
+    card = cards_maker.v2_card()
+    card["data"]["tags"] = "fantasy"
+    card["data"]["character_book"]["entries"] = [{"keys": ["k"], "content": "c"}] * 10_001
+    path = tmp_path / "hostile.png"
+    path.write_bytes(cards_maker.with_text_chunks(cards_maker.picture(), [("chara", cards_maker.b64(card))]))
+    i18n.set_language("ja")
+    card_actions.import_card_file(window, core, path)
+    box = _result(qtbot, window)
+    assert box.icon() == QMessageBox.Icon.Warning
+    assert box.windowTitle() == "キャラクターカードを読み込めませんでした"
+    assert box.text() == (
+        "hostile.png: 項目 'data.tags': Input should be a valid list（値は 'fantasy'）; "
+        "項目 'data.character_book.entries': 10001 件の項目があります。読み込めるのは 10000 までです。\n"
+        "何も読み込んでいません。"
+    )
+    assert core.personas.slugs() == ["aria", "hikari"]
