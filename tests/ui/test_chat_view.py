@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt, QUrl
 from PySide6.QtGui import QColor, QImage, QInputMethodEvent, QTextDocument
 from PySide6.QtWidgets import QApplication, QMessageBox
+from shiboken6 import isValid
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
@@ -130,6 +131,31 @@ def _on_screen(chat, message_id: int) -> bool:
     rect = chat.document().documentLayout().frameBoundingRect(frame)
     top = rect.top() - chat.verticalScrollBar().value()
     return top < chat.viewport().height() and top + rect.height() > 0
+
+
+def test_jumping_to_the_latest_frees_the_long_document_it_replaces_after_the_jump(qtbot, make_window):
+    window = make_window(messages=5000)
+    chat = window.chat
+    while not chat.has_newer:  # scrolled back until the view holds all it ever holds, the latest dropped
+        first = chat.bubbles[0].id
+        chat.verticalScrollBar().setValue(0)
+        qtbot.waitUntil(lambda first=first: chat.bubbles[0].id < first and not chat.drawing, timeout=30_000)
+    old = chat.document()
+    window.conversation.jump_to_latest()
+    qtbot.waitUntil(lambda: not chat.has_newer and not chat.drawing and chat.is_at_bottom(), timeout=30_000)
+    assert chat.document() is not old
+    left: list[int] = []  # bubbles still in the replaced document, turn after turn
+
+    def freed() -> bool:
+        if not isValid(old):
+            return True
+        left.append(len(old.rootFrame().childFrames()))
+        return False
+
+    qtbot.waitUntil(freed, timeout=10_000)
+    assert left and left[0] > 0, "taken apart after the jump, not during it"
+    visible = [(m[0], m[2]) for m in _db(window) if not m[3]]
+    assert _shown(window) == visible[-PAGE:]
 
 
 def test_scrolling_down_from_years_back_brings_newer_pages_below_and_the_reading_place_stays(
