@@ -9,6 +9,7 @@ and saves config.toml on a worker; a restore goes through the core on a worker, 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC
 from typing import Any
 
 from PySide6.QtCore import QUrl, Signal
@@ -48,6 +49,14 @@ from ui.tray import tray_available
 FONT_MIN = 5  # the spin box's lowest step shows "the desktop's size" (stored as 0)
 FONT_MAX = 32
 MODEL_KEYS = {"spec", "api_base", "api_key"}  # what the pickers choose; the rest of a model's settings stay
+
+
+def _when(backup: BackupInfo) -> str:
+    """When a backup was taken, on the person's clock (the file names carry UTC, which sorts and never
+    repeats an hour when the clocks change)."""
+    if backup.taken is None:
+        return backup.path.name
+    return backup.taken.replace(tzinfo=UTC).astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def _size(size_bytes: int) -> str:
@@ -470,7 +479,7 @@ class SettingsDialog(QDialog):
         for backup in backups:
             item = QTreeWidgetItem(
                 [
-                    backup.taken.strftime("%Y-%m-%d %H:%M") if backup.taken else backup.path.name,
+                    _when(backup),
                     kinds.get(backup.kind, backup.kind),
                     str(backup.messages) if backup.messages is not None else tr("unreadable"),
                     _size(backup.size_bytes),
@@ -499,7 +508,7 @@ class SettingsDialog(QDialog):
         if self.busy(slug):
             self._show_error(tr("{name} is replying: wait until the reply is finished.", name=name))
             return
-        when = backup.taken.strftime("%Y-%m-%d %H:%M") if backup.taken else backup.path.name
+        when = _when(backup)
         if confirm:
             answer = QMessageBox.question(
                 self,

@@ -262,7 +262,7 @@ SAFETY_PREFIX = "before-restore-"  # the memory as it was before a restore: neve
 class BackupInfo:
     path: Path
     kind: Literal["daily", "before-restore"]
-    taken: datetime | None
+    taken: datetime | None  # UTC (naive), as in the file's name
     size_bytes: int
     messages: int | None  # None: not a readable memory database
 

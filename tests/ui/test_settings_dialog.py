@@ -5,8 +5,10 @@ losing the memory it replaces."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -202,7 +204,23 @@ def test_data_folder_is_shown_and_opened_in_the_file_manager(qtbot, core: NexusA
     assert [Path(u.toLocalFile()) for u in catcher.opened] == [core.data_dir]
 
 
-def test_restoring_a_backup_brings_its_memory_back_and_keeps_the_current_one(qtbot, core: NexusApp) -> None:
+@pytest.fixture
+def tokyo_clock():
+    """The person's clock in Japan (UTC+9, no summer time), for what the window shows."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Tokyo"
+    time.tzset()
+    yield
+    if before is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
+def test_restoring_a_backup_brings_its_memory_back_and_keeps_the_current_one(
+    qtbot, core: NexusApp, tokyo_clock
+) -> None:
     memory = core.memory("aria")
     memory.messages.add(speaker="Mika", role="user", content="Monday: I adopted a cat.")
     core.clock.advance(3600)  # type: ignore[attr-defined]
@@ -215,7 +233,8 @@ def test_restoring_a_backup_brings_its_memory_back_and_keeps_the_current_one(qtb
     qtbot.waitUntil(lambda: dialog.backup_list.topLevelItemCount() == 2, timeout=10_000)
     assert dialog.backup_persona.currentData() == "aria"
     newest = dialog.backup_list.topLevelItem(0)
-    assert newest.text(0) == "2026-03-01 10:00" and newest.text(2) == "1"  # one message then
+    # Taken at 10:00 UTC: shown on the person's clock (the file name keeps UTC).
+    assert newest.text(0) == "2026-03-01 19:00" and newest.text(2) == "1"  # one message then
     dialog.backup_list.setCurrentItem(newest)
     assert dialog.selected_backup().path == monday
 
@@ -228,7 +247,7 @@ def test_restoring_a_backup_brings_its_memory_back_and_keeps_the_current_one(qtb
         dialog.restore_selected(confirm=False)
     assert restored.args == ["aria"]
     assert [m.content for m in core.memory("aria").messages.recent()] == ["Monday: I adopted a cat."]
-    assert "as it was on 2026-03-01 10:00" in dialog.status.text()
+    assert "as it was on 2026-03-01 19:00" in dialog.status.text()
     qtbot.waitUntil(lambda: dialog.backup_list.topLevelItemCount() == 3, timeout=10_000)
     kinds = [dialog.backup_list.topLevelItem(i).text(1) for i in range(3)]
     assert "Before a restore" in kinds
