@@ -15,6 +15,7 @@ from PySide6.QtGui import QTextCharFormat, QTextCursor, QTextDocument
 _ITEM = re.compile(r"^( {0,3})([-*+]|\d{1,9}[.)])([ \t]|$)")
 _UNDERLINE = re.compile(r"^ {0,3}(-{2,}|={2,})[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}#{1,6}([ \t]|$)")
 
 FEATURES = QTextDocument.MarkdownFeature(
     QTextDocument.MarkdownFeature.MarkdownDialectGitHub.value
@@ -44,6 +45,33 @@ def unambiguous(text: str) -> str:
     return "\n".join(out)
 
 
+# Scripts written without spaces between words: a line break inside their paragraph is no space.
+_NO_SPACES = "\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_ENDS_NO_SPACES = re.compile(f"[{_NO_SPACES}]$")
+_STARTS_NO_SPACES = re.compile(f"^[ \t]*[{_NO_SPACES}]")
+
+
+def joined_without_spaces(text: str) -> str:
+    """Lines of one Japanese (or Chinese) paragraph joined as written: Markdown turns the break between
+    them into a space, which reads as a stray gap in the middle of a sentence (「…です。 雇われた…」).
+    Hard breaks (two spaces or a backslash at the end) and fenced code stay as they are."""
+    lines = text.split("\n")
+    out: list[str] = []
+    in_fence = False
+    joining = False
+    for line in lines:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        if joining and not in_fence and _STARTS_NO_SPACES.match(line):
+            out[-1] += line.lstrip(" \t")
+        else:
+            out.append(line)
+        last = out[-1]
+        # A heading is one line; a hard break (two spaces, a backslash) does not end in such a letter.
+        joining = not in_fence and bool(_ENDS_NO_SPACES.search(last)) and not _HEADING.match(last)
+    return "\n".join(out)
+
+
 def _has_neighbour_item(items: list[bool], lines: list[str], i: int) -> bool:
     """Another list item next to this one (one blank line between is still the same list)."""
     for step in (-1, 1):
@@ -57,7 +85,7 @@ def _has_neighbour_item(items: list[bool], lines: list[str], i: int) -> bool:
 
 def to_document(text: str) -> QTextDocument:
     doc = QTextDocument()
-    doc.setMarkdown(unambiguous(text), FEATURES)
+    doc.setMarkdown(joined_without_spaces(unambiguous(text)), FEATURES)
     _images_as_words(doc)
     return doc
 

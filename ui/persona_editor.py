@@ -37,6 +37,7 @@ from nexus_ark.errors import PersonaError
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona
 from ui.avatars import avatar_image
+from ui.chat_markdown import joined_without_spaces
 from ui.i18n import tr, tr_notice
 from ui.settings_form import GENERAL, SettingsForm, field_path_label, label
 from ui.tasks import run_in_background, while_open
@@ -244,7 +245,7 @@ class PersonaEditor(QDialog):
         self.avatar.setPixmap(QPixmap.fromImage(shown))
 
     def update_preview(self) -> None:
-        self.preview.setMarkdown(self.soul_edit.toPlainText())
+        self.preview.setMarkdown(joined_without_spaces(self.soul_edit.toPlainText()))
 
     def _set_enabled(self, enabled: bool) -> None:
         for widget in (

@@ -167,6 +167,12 @@ def test_soul_preview_renders_the_markdown(qtbot, core) -> None:
     assert "Mika's friend" in shown and "never rushes" in shown
 
 
+def test_the_japanese_soul_preview_joins_its_broken_lines_without_a_stray_space(qtbot, core) -> None:
+    editor = _editor(qtbot, core, "hikari")  # its persona.md breaks a paragraph after 「…話し相手です。」
+    qtbot.waitUntil(lambda: "話し相手です" in editor.preview.toPlainText(), timeout=5_000)
+    assert "話し相手です。雇われたアシスタント" in editor.preview.toPlainText()
+
+
 def test_avatar_duplicate_and_delete_persist_across_a_restart(
     qtbot, core, tmp_path: Path, data_dir: Path
 ) -> None:
