@@ -22,6 +22,11 @@ class Notice(str):
         made.values = values
         return made
 
+    def __getnewargs_ex__(self) -> tuple[tuple[str], dict[str, object]]:
+        # A copy or a pickle is made again from the template, not from the English text (which may hold
+        # braces a value brought in).
+        return (self.template,), self.values
+
 
 class Joined(str):
     """Several sentences or fragments shown as one (`sep` between them), each translated on its own."""
@@ -35,6 +40,9 @@ class Joined(str):
         made.parts = kept
         made.sep = sep
         return made
+
+    def __getnewargs__(self) -> tuple[tuple[str, ...], str]:
+        return self.parts, self.sep
 
 
 def notice(template: str, **values: object) -> Notice:

@@ -194,3 +194,22 @@ def test_model_change_keeps_comments_order_and_other_settings(tmp_path: Path, sh
         assert "internal_model" not in text
         assert "# warmer than the default, on purpose" in text and "history_messages = 40" in text
         assert app.personas.load("aria").settings.model.spec == "bundled"
+
+
+def test_a_broken_personas_reason_stays_a_notice_when_copied_even_with_braces_in_it(tmp_path: Path) -> None:
+    """Why a persona cannot be opened is a notice (the window shows it translated). Copied or pickled, as
+    pydantic and worker hand-offs may do, it stays the same English and the same notice, even when the
+    value it quotes holds braces (it is made again from its template, not from the English)."""
+    import copy
+    import pickle
+
+    from nexus_ark.notices import Notice
+
+    folder = tmp_path / "odd"
+    folder.mkdir()
+    (folder / "persona.toml").write_text('name = "Odd"\nlanguage = "{ja}"\n', encoding="utf-8")
+    [info] = PersonaStore(tmp_path).list()
+    assert "language: Input should be 'en' or 'ja' (got '{ja}')" in info.error
+    for copied in (copy.deepcopy(info).error, pickle.loads(pickle.dumps(info)).error):
+        assert copied == info.error
+        assert isinstance(copied, Notice) and copied.template == info.error.template
