@@ -267,6 +267,7 @@ def test_main_window_opens_settings_and_editor_and_a_language_switch_reaches_eve
     window = MainWindow(app)
     qtbot.addWidget(window)
     try:
+        qtbot.waitUntil(lambda: window.current_slug == "aria", timeout=10_000)  # the list is read on a worker
         assert window.settings_action.shortcut().toString() == "Ctrl+,"
         window.settings_action.trigger()
         dialog = window.findChild(SettingsDialog)
