@@ -432,11 +432,8 @@ class MainWindow(QMainWindow):
             return
         from ui.memory_window import MemoryWindow
 
-        try:
-            window = MemoryWindow(self.app, self.current_slug, self)
-        except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(exc))
-            return
+        # Reads nothing while it opens: a persona that cannot be opened says so in the window's status line.
+        window = MemoryWindow(self.app, self.current_slug, self, name=self.current_name or None)
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.show()
 

@@ -1,10 +1,12 @@
 """What the persona knows, shown to the person: search it, archive what is wrong, edit core memory,
 the notepad and what it knows about people, manage the knowledge base, export everything.
 
-Searches, edits, document imports and exports run in order on one background thread with its own
-connection; the window itself only reads small rows, through a read-only connection. Neither connection
-recovers interrupted replies (the app's owner connection does that once), so opening this window while a
-reply streams leaves the reply alone.
+Everything that touches the persona's files or memory (loading the persona's name, core memory, notepad,
+documents and people, searches, edits, document imports and exports) runs in order on one background
+thread with its own connection; the window's own thread opens no connection and reads nothing, so the
+window opens at once and shows what it knows as it arrives. That connection does not recover interrupted
+replies (the app's owner connection does that once), so opening this window while a reply streams leaves
+the reply alone.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from PySide6.QtWidgets import (
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import SearchHit
+from nexus_ark.memory.components import Entity
 from nexus_ark.memory.knowledge import KnowledgeDocument
 from nexus_ark.memory.portability import export_memory
 from nexus_ark.memory.store import MemoryStore
@@ -82,15 +85,16 @@ class _WorkerStore:
 class MemoryWindow(QDialog, FollowsLanguage):
     """Every text is set through follow(): a language switch shows them all again in the new language."""
 
-    def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
+    def __init__(self, app: NexusApp, slug: str, parent=None, name: str | None = None) -> None:
+        """name: the persona's name when the caller knows it (the title is then right at once); the slug
+        stands in until the worker has read the persona. Reads nothing here: a persona that cannot be
+        loaded or opened shows why in the status line."""
         super().__init__(parent)
         self.app = app
         self.slug = slug
-        persona = app.personas.load(slug)
-        self.persona_name = persona.settings.name
+        self.persona_name = name or slug
         self.follow(lambda: self.setWindowTitle(tr("Memory of {name}", name=self.persona_name)))
         self.resize(900, 620)
-        self.store = app.open_memory(slug, read_only=True)  # small reads on the UI thread, never writes
         # The worker's own connection, used only on its single thread; kept in a plain holder so the
         # closing task needs no reference to this window (a worker must never drop a window's last one).
         self._worker = _WorkerStore()
@@ -100,6 +104,9 @@ class MemoryWindow(QDialog, FollowsLanguage):
         self.document_progress = self._progress.changed
         self.document_progress.connect(self._on_document_progress)
         self._closing = False
+        self._loading = True  # until the first read arrived or failed
+        self._core_loaded = False  # core memory and notepad are editable (and saved) once they arrived
+        self._entity_request = 0  # the selection whose entity is being read; older answers are dropped
 
         self.status = QLabel()
         self.status.setObjectName("memoryStatus")
@@ -119,9 +126,39 @@ class MemoryWindow(QDialog, FollowsLanguage):
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addLayout(bottom)
-        self.refresh_documents()
-        if any(d.status in ("pending", "indexing") for d in self.store.knowledge.documents()):
-            self.add_documents([])  # an import stopped by a cancel, a crash or a closed window resumes
+        self._load()
+        self._load_entities()
+
+    def _load(self) -> None:
+        """The persona's name, core memory, notepad and documents, read on the worker."""
+        app, slug = self.app, self.slug
+
+        def read(store: MemoryStore) -> tuple[str, str, str, list[KnowledgeDocument]]:
+            c = store.components
+            name = app.personas.load(slug).settings.name
+            return name, c.core_memory(), c.notepad(), store.knowledge.documents()
+
+        def failed() -> None:  # the reason is in the status line; the editors stay read-only
+            self._loading = False
+            for edit in (self.core_edit, self.notepad_edit):
+                edit.setPlaceholderText("")
+
+        self._in_background(read, self._loaded, failed)
+
+    def _loaded(self, loaded: tuple[str, str, str, list[KnowledgeDocument]]) -> None:
+        name, core, notepad, docs = loaded
+        self.persona_name = name
+        self.core_edit.setPlainText(core)
+        self.notepad_edit.setPlainText(notepad)
+        for edit in (self.core_edit, self.notepad_edit):
+            edit.setReadOnly(False)
+        self.save_core_button.setEnabled(True)
+        self._loading, self._core_loaded = False, True
+        self.retranslate()  # the texts that name the persona, and the editors without "Loading…"
+        self.refresh_documents(docs)
+        # An import stopped by a cancel, a crash or a closed window resumes (unless one already runs).
+        if any(d.status in ("pending", "indexing") for d in docs) and self.progress.isHidden():
+            self.add_documents([])
 
     def _name_tabs(self) -> None:
         titles = [tr("Search"), tr("Core memory and notepad"), tr("People and things"), tr("Knowledge")]
@@ -133,17 +170,26 @@ class MemoryWindow(QDialog, FollowsLanguage):
         self.follow(lambda: self.status.setText(text()), key="status")
 
     # -- background work on this window's own connection -------------------------------------------
-    def _in_background(self, fn, on_done) -> None:
+    def _in_background(self, fn, on_done, on_error: Callable[[], None] | None = None) -> None:
+        """fn(store) on the worker, then on_done(result) on the UI thread; a failure is shown in the status
+        line (translated by the worker), then on_error() runs. Opening the connection is the first task's
+        work: a persona that cannot be opened fails each task with the reason."""
+
         def task():
             if self._worker.store is None:
                 self._worker.store = self.app.open_memory(self.slug)
             return fn(self._worker.store)
 
+        def failed(message: str) -> None:
+            self._show_error(message)
+            if on_error is not None:
+                on_error()
+
         # Results of work that outlived the window have nobody to show them to (the window is closing).
         self.worker.run(
             task,
             lambda value: None if self._closing else on_done(value),
-            lambda message: None if self._closing else self._show_error(message),
+            lambda message: None if self._closing else failed(message),
         )
 
     def _show_error(self, message: str) -> None:
@@ -301,12 +347,17 @@ class MemoryWindow(QDialog, FollowsLanguage):
 
     # -- core memory and notepad -------------------------------------------------------------------
     def _core_tab(self) -> QWidget:
-        c = self.store.components
-        self.core_edit = QPlainTextEdit(c.core_memory())
+        # Read-only, and Save disabled, until the text has arrived: nothing typed is overwritten by the
+        # load, and nothing empty is saved over memory that was never shown (nor when it cannot be read).
+        self.core_edit = QPlainTextEdit()
         self.core_edit.setObjectName("coreMemory")
-        self.notepad_edit = QPlainTextEdit(c.notepad())
+        self.notepad_edit = QPlainTextEdit()
         self.notepad_edit.setObjectName("notepad")
-        save = QPushButton()
+        for edit in (self.core_edit, self.notepad_edit):
+            edit.setReadOnly(True)
+            self.follow(lambda edit=edit: edit.setPlaceholderText(tr("Loading…") if self._loading else ""))
+        save = self.save_core_button = QPushButton()
+        save.setEnabled(False)
         self.follow(lambda: save.setText(tr("Save")))
         save.clicked.connect(self.save_core)
         core_label, notepad_label = QLabel(), QLabel()
@@ -329,6 +380,8 @@ class MemoryWindow(QDialog, FollowsLanguage):
         return tab
 
     def save_core(self) -> None:
+        if not self._core_loaded:
+            return
         core, notepad = self.core_edit.toPlainText().strip(), self.notepad_edit.toPlainText().strip()
 
         def save(store: MemoryStore) -> None:  # re-indexes the core item: not on the UI thread
@@ -359,7 +412,6 @@ class MemoryWindow(QDialog, FollowsLanguage):
         splitter.addWidget(self.entity_list)
         splitter.addWidget(right)
         splitter.setSizes([220, 640])
-        self._load_entities()
         return splitter
 
     def _load_entities(self) -> None:
@@ -371,9 +423,31 @@ class MemoryWindow(QDialog, FollowsLanguage):
         self.entity_list.addItems(names)
 
     def _show_entity(self, name: str) -> None:
-        entity = self.store.components.entity(name) if name else None
+        """The selected entity, read on the worker; its fields are read-only until it arrives (so nothing
+        typed is overwritten), and an answer for a selection that is no longer current is dropped."""
+        self._entity_request += 1
+        request = self._entity_request
+        if not name:
+            self._fill_entity(None)
+            return
+        self.entity_name.setReadOnly(True)
+        self.entity_text.setReadOnly(True)
+
+        def arrived(entity: Entity | None) -> None:
+            if request == self._entity_request:
+                self._fill_entity(entity)
+
+        def failed() -> None:
+            if request == self._entity_request:
+                self._fill_entity(None)
+
+        self._in_background(lambda store: store.components.entity(name), arrived, failed)
+
+    def _fill_entity(self, entity: Entity | None) -> None:
         self.entity_name.setText(entity.name if entity else "")
         self.entity_text.setPlainText(entity.text if entity else "")
+        self.entity_name.setReadOnly(False)
+        self.entity_text.setReadOnly(False)
 
     def save_entity(self) -> None:
         name, text = self.entity_name.text(), self.entity_text.toPlainText().strip()
@@ -426,7 +500,10 @@ class MemoryWindow(QDialog, FollowsLanguage):
         return tab
 
     def refresh_documents(self, docs: list[KnowledgeDocument] | None = None) -> None:
-        docs = docs if docs is not None else self.store.knowledge.documents()
+        """Show docs; without them, the list is read on the worker first."""
+        if docs is None:
+            self._in_background(lambda store: store.knowledge.documents(), self.refresh_documents)
+            return
         self.documents.setRowCount(len(docs))
         for row, doc in enumerate(docs):
             status = (doc.status, doc.error)
@@ -520,7 +597,6 @@ class MemoryWindow(QDialog, FollowsLanguage):
         self._closing = True
 
         self.worker.close(self._worker.close)
-        self.store.close()  # the UI thread's own read-only connection: only used here, so idle
         super().done(result)
 
 

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QTextCursor
 
 from nexus_ark.app import NexusApp
 from nexus_ark.memory.components import Components
 from nexus_ark.memory.conversation_index import Turn, index_turns
+from nexus_ark.memory.knowledge import KnowledgeBase
 from nexus_ark.providers.embedders import default_embedder
 from ui import i18n
 from ui.memory_window import MemoryWindow
@@ -61,9 +63,14 @@ def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -
     qtbot.waitUntil(lambda: "Deleted 1" in window.status.text(), timeout=30_000)
     assert window.results.rowCount() == 0
     # The message it came from is gone too; the other one (archived, not deleted) is kept.
-    assert [m.content for m in window.store.messages.recent()] == ["I moved to Osaka last spring."]
-    assert window.store.archive.search("vacuum cleaner", None, mode="fts", include_archived=True) == []
+    check = core.open_memory("aria", read_only=True)
+    try:
+        assert [m.content for m in check.messages.recent()] == ["I moved to Osaka last spring."]
+        assert check.archive.search("vacuum cleaner", None, mode="fts", include_archived=True) == []
+    finally:
+        check.close()
 
+    qtbot.waitUntil(lambda: not window.core_edit.isReadOnly(), timeout=30_000)  # loaded: editable
     window.core_edit.setPlainText("I am Aria. Mika lives in Osaka.")
     window.notepad_edit.setPlainText("Ask about the move.")
     window.save_core()
@@ -140,7 +147,10 @@ def test_document_import_shows_progress_can_be_cancelled_and_resumes(
 
     reopened = MemoryWindow(core, "aria")  # resumes by itself
     qtbot.addWidget(reopened)
-    qtbot.waitUntil(lambda: "ready" in reopened.documents.item(0, 1).text(), timeout=120_000)
+    qtbot.waitUntil(  # the list arrives from the worker, then the import resumes
+        lambda: reopened.documents.rowCount() == 1 and "ready" in reopened.documents.item(0, 1).text(),
+        timeout=120_000,
+    )
     reopened.done(0)
 
 
@@ -190,21 +200,150 @@ def test_a_lorebook_of_thousands_is_listed_from_the_worker(qtbot, core: NexusApp
         for i in range(2000):
             store.components.write_entity(f"Place {i:04d}", f"A harbour town, number {i}.")
     readers: list[str] = []
-    names = Components.entity_names
+    names, entity = Components.entity_names, Components.entity
 
     def entity_names(self: Components) -> list[str]:
         readers.append(threading.current_thread().name)
         return names(self)
 
+    def one_entity(self: Components, name: str):
+        readers.append(threading.current_thread().name)
+        return entity(self, name)
+
     monkeypatch.setattr(Components, "entity_names", entity_names)
+    monkeypatch.setattr(Components, "entity", one_entity)
     monkeypatch.setattr(Components, "entities", lambda self: pytest.fail("every entity read at once"))
     window = MemoryWindow(core, "aria")
     qtbot.addWidget(window)
     qtbot.waitUntil(lambda: window.entity_list.count() == 2000, timeout=30_000)
-    assert readers and threading.main_thread().name not in readers
     listed = [window.entity_list.item(i).text() for i in range(window.entity_list.count())]
     assert listed[:2] == ["Place 0000", "Place 0001"] and listed[-1] == "Place 1999"
+    shown: list[str] = []
+    window.entity_name.textChanged.connect(shown.append)
+    window.entity_list.setCurrentRow(5)  # passed over before its text arrived: its answer is dropped
     window.entity_list.setCurrentRow(1234)
-    assert window.entity_name.text() == "Place 1234"
+    qtbot.waitUntil(lambda: window.entity_name.text() == "Place 1234", timeout=30_000)
     assert window.entity_text.toPlainText() == "A harbour town, number 1234."
+    assert "Place 0005" not in shown and not window.entity_text.isReadOnly()
+    assert len(readers) == 3 and threading.main_thread().name not in readers  # the names, then each entity
     window.done(0)
+
+
+def test_the_window_reads_nothing_on_the_ui_thread_and_shows_what_memory_holds(
+    qtbot, core: NexusApp, monkeypatch, tmp_path: Path
+) -> None:
+    """The person's window never waits on the disk: the persona, core memory, notepad, documents and a
+    selected person are all read on the window's worker, and what arrives is what the database holds."""
+    owner = core.memory("aria")
+    owner.components.set_core_memory("I am Aria. Mika's oldest friend.")
+    owner.components.set_notepad("Mika's birthday is on Friday.")
+    owner.components.write_entity("Luna", "Mika's cat.")
+    notes = tmp_path / "garden.md"
+    notes.write_text("# Garden\nThe tomatoes go in after the last frost.", encoding="utf-8")
+    owner.knowledge.add(notes)  # waiting to be indexed: the window resumes the import
+    readers: dict[str, list[str]] = {}
+
+    def record(cls: type, method: str) -> None:
+        original = getattr(cls, method)
+
+        def reading(self, *args):
+            readers.setdefault(method, []).append(threading.current_thread().name)
+            return original(self, *args)
+
+        monkeypatch.setattr(cls, method, reading)
+
+    record(Components, "core_memory")
+    record(Components, "notepad")
+    record(Components, "entity")
+    record(KnowledgeBase, "documents")
+    record(type(core.personas), "load")
+
+    window = MemoryWindow(core, "aria", name="Aria")
+    qtbot.addWidget(window)
+    assert window.windowTitle() == "Memory of Aria"  # right at once, before anything was read
+    assert window.core_edit.isReadOnly() and window.core_edit.toPlainText() == ""
+    qtbot.waitUntil(lambda: not window.core_edit.isReadOnly(), timeout=30_000)
+    qtbot.waitUntil(lambda: window.entity_list.count() == 1, timeout=30_000)
+    window.entity_list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: window.entity_text.toPlainText() == "Mika's cat.", timeout=30_000)
+    qtbot.waitUntil(
+        lambda: window.documents.rowCount() == 1 and "ready" in window.documents.item(0, 1).text(),
+        timeout=60_000,
+    )
+    assert sorted(readers) == ["core_memory", "documents", "entity", "load", "notepad"]
+    ui_thread = threading.main_thread().name
+    assert all(ui_thread not in threads for threads in readers.values()), readers
+
+    monkeypatch.undo()  # the test's own reads below are on this thread
+    check = core.open_memory("aria", read_only=True)
+    try:
+        assert window.core_edit.toPlainText() == check.components.core_memory()
+        assert window.notepad_edit.toPlainText() == check.components.notepad()
+        assert window.documents.item(0, 0).text() == check.knowledge.documents()[0].title == "garden"
+    finally:
+        check.close()
+    assert window.core_edit.toPlainText() == "I am Aria. Mika's oldest friend."
+    window.done(0)
+
+
+def test_core_memory_cannot_be_typed_over_or_saved_before_it_has_loaded(
+    qtbot, core: NexusApp, monkeypatch
+) -> None:
+    """Until core memory and the notepad have arrived, their editors refuse typing and Save writes
+    nothing: an empty editor is never saved over the real memory."""
+    core.memory("aria").components.set_core_memory("I am Aria. Mika's oldest friend.")
+    arrive = threading.Event()
+    core_memory = Components.core_memory
+
+    def slow_core_memory(self: Components) -> str:
+        arrive.wait(30)  # the disk is slow today
+        return core_memory(self)
+
+    monkeypatch.setattr(Components, "core_memory", slow_core_memory)
+    window = MemoryWindow(core, "aria")
+    qtbot.addWidget(window)
+    try:
+        assert window.windowTitle() == "Memory of aria"  # the slug until the persona is read
+        assert window.core_edit.isReadOnly() and window.notepad_edit.isReadOnly()
+        assert window.core_edit.placeholderText() == "Loading…"
+        qtbot.keyClicks(window.core_edit, "typed too early")
+        qtbot.keyClicks(window.notepad_edit, "typed too early")
+        assert window.core_edit.toPlainText() == "" and window.notepad_edit.toPlainText() == ""
+        assert not window.save_core_button.isEnabled()
+        window.save_core()
+        assert window.status.text() != "Saving…"
+    finally:
+        arrive.set()
+    qtbot.waitUntil(lambda: not window.core_edit.isReadOnly(), timeout=30_000)
+    assert window.windowTitle() == "Memory of Aria"
+    assert window.core_edit.toPlainText() == "I am Aria. Mika's oldest friend."
+    assert window.core_edit.placeholderText() == "" and window.save_core_button.isEnabled()
+
+    window.core_edit.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.keyClicks(window.core_edit, " Loves jasmine tea.")
+    window.save_core_button.click()
+    qtbot.waitUntil(lambda: window.status.text() == "Saved.", timeout=30_000)
+    window.done(0)
+    check = core.open_memory("aria", read_only=True)
+    try:
+        assert check.components.core_memory() == "I am Aria. Mika's oldest friend. Loves jasmine tea."
+    finally:
+        check.close()
+
+
+def test_a_persona_that_cannot_be_opened_says_why_in_the_window(qtbot, core: NexusApp) -> None:
+    window = MemoryWindow(core, "nobody")  # opens at once: nothing is read while it opens
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: "There is no persona 'nobody'" in window.status.text(), timeout=30_000)
+    assert window.core_edit.isReadOnly() and not window.save_core_button.isEnabled()
+    assert window.core_edit.placeholderText() == ""
+    window.done(0)
+
+    closed_at_once = MemoryWindow(core, "aria")  # closed before anything arrived: returns at once
+    qtbot.addWidget(closed_at_once)
+    closed_at_once.done(0)
+    closed_at_once.worker.wait()
+    store = closed_at_once._worker.store
+    assert store is not None
+    with pytest.raises(Exception, match="closed"):
+        store.db.execute("select 1")
