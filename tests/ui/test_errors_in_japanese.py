@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
 
 from nexus_ark.app import NexusApp
+from tests.ui.dialogs import read_next_message_box
 from ui import i18n
 from ui.main_window import MainWindow
 
@@ -30,18 +29,9 @@ def test_a_persona_whose_settings_file_is_broken_is_explained_in_japanese_naming
     window = MainWindow(core)
     qtbot.addWidget(window)
     seen: list[str] = []
-
-    def read_and_close_dialog() -> None:
-        dialog = QApplication.activeModalWidget()
-        if isinstance(dialog, QMessageBox):
-            seen.append(dialog.text())
-            dialog.accept()
-        else:
-            QTimer.singleShot(50, read_and_close_dialog)
-
     try:
         qtbot.waitUntil(lambda: window.send_button.isEnabled(), timeout=60_000)  # Aria, a usable one
-        QTimer.singleShot(50, read_and_close_dialog)
+        read_next_message_box(seen)
         window.select_persona("broken")  # opened on the session worker, which fails and says why
         qtbot.waitUntil(lambda: bool(seen), timeout=30_000)
     finally:

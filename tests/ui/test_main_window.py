@@ -137,23 +137,12 @@ def test_japanese_ui(qtbot, open_window) -> None:
 # The offscreen platform cannot size a top-level dialog and says so; that is not our warning.
 @pytest.mark.qt_log_ignore("propagateSizeHints")
 def test_start_on_a_data_dir_in_use_shows_a_clear_dialog(qtbot, data_dir: Path) -> None:
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication, QMessageBox
-
+    from tests.ui.dialogs import read_next_message_box
     from ui.application import run_window
 
     holder = NexusApp(data_dir).open()
     seen: list[str] = []
-
-    def read_and_close_dialog() -> None:
-        dialog = QApplication.activeModalWidget()
-        if isinstance(dialog, QMessageBox):
-            seen.append(dialog.text())
-            dialog.accept()
-        else:
-            QTimer.singleShot(50, read_and_close_dialog)
-
-    QTimer.singleShot(50, read_and_close_dialog)
+    read_next_message_box(seen)
     try:
         assert run_window(str(data_dir)) == 2
     finally:
