@@ -32,8 +32,10 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import os
+import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -115,6 +117,11 @@ class ChatGPTImportReport(ImportReport):
     conversations: int = 0  # read whole (imported now, or already there)
     skipped_conversations: int = 0
     other_branches: int = 0  # messages on branches other than the one last shown, not imported
+    stopped: bool = False  # asked to stop: what came before is kept, a re-run goes on from there
+
+
+# bytes of conversations.json read, its size in bytes, conversations read: after each conversation
+Progress = Callable[[int, int, int], None]
 
 
 class ExportUnreadable(NexusArkError):
@@ -130,18 +137,33 @@ class _BadConversation(Exception):
 
 
 def import_chatgpt(
-    path: Path, messages: MessageStore, archive: Archive, persona_slug: str
+    path: Path,
+    messages: MessageStore,
+    archive: Archive,
+    persona_slug: str,
+    *,
+    progress: Progress | None = None,
+    stop: threading.Event | None = None,
 ) -> ChatGPTImportReport:
     """Import every readable conversation of the export at `path`; name each one that is not (in
-    report.errors) and go on. Raises ExportUnreadable when the file cannot be read at all."""
+    report.errors) and go on. Raises ExportUnreadable when the file cannot be read at all.
+    `stop` set: ends after the conversation being read (report.stopped); nothing is written twice when
+    the same export is imported again, so a stopped import is finished by importing it again."""
     report = ChatGPTImportReport()
     writer = TurnWriter(messages, archive, report)
     seen = 0
     try:
-        with _open_export(path) as stream:
-            for index, raw in enumerate(_elements(stream), start=1):
+        stream, size = _open_export(path)
+        with stream:
+            text = _Text(stream)
+            for index, raw in enumerate(_elements(text), start=1):
                 seen = index
                 _import_one(path, index, raw, writer, persona_slug, report)
+                if progress is not None:
+                    progress(text.bytes_read, size, report.conversations)
+                if stop is not None and stop.is_set():
+                    report.stopped = True
+                    break
     except _Broken as exc:
         writer.flush()  # what came before the break is good: keep it
         if seen == 0:
@@ -322,17 +344,19 @@ def _times(given: list[float | None], start: float | None, end: float | None) ->
     return out
 
 
-def _open_export(path: Path) -> IO[bytes]:
-    """The export's conversations.json as bytes, from the file itself or from inside the export's .zip."""
+def _open_export(path: Path) -> tuple[IO[bytes], int]:
+    """The export's conversations.json as bytes, from the file itself or from inside the export's .zip,
+    and its size in bytes."""
     try:
         fh = path.open("rb")
+        size = os.fstat(fh.fileno()).st_size
     except OSError as exc:
         raise ExportUnreadable(
             notice("Cannot read {path}: {problem}.", path=str(path), problem=exc.strerror or str(exc))
         ) from None
     if fh.read(4) != b"PK\x03\x04":
         fh.seek(0)
-        return fh
+        return fh, size
     fh.close()
     try:
         archive = zipfile.ZipFile(path)
@@ -342,7 +366,8 @@ def _open_export(path: Path) -> IO[bytes]:
             raise ExportUnreadable(
                 notice("The zip {path} has no conversations.json inside.", path=str(path)), hint=EXPORT_HINT
             )
-        return archive.open(min(names, key=len))  # the top-level one if there are several
+        name = min(names, key=len)  # the top-level one if there are several
+        return archive.open(name), archive.getinfo(name).file_size
     except (zipfile.BadZipFile, OSError) as exc:
         raise ExportUnreadable(
             notice("Cannot read the zip {path}: {problem}.", path=str(path), problem=str(exc)),
@@ -406,9 +431,8 @@ class _Text:
         return self.dropped + self.pos + 1
 
 
-def _elements(stream: IO[bytes]) -> Iterator[Any]:
+def _elements(text: _Text) -> Iterator[Any]:
     """The elements of the top-level JSON array, one at a time."""
-    text = _Text(stream)
     text.fill()
     if text.buf.startswith("\ufeff"):  # a byte-order mark some tools write
         text.pos = 1

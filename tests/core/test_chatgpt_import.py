@@ -4,6 +4,7 @@ conversations, with which times and in which order; re-runs and a killed run; br
 from __future__ import annotations
 
 import json
+import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -260,3 +261,28 @@ def test_messages_without_times_keep_conversation_order(store: MemoryStore, tmp_
     rows = _room(store, "chatgpt:conv-times")
     assert [r[3] for r in rows] == ["first", "second", "third", "fourth"]
     assert [r[2][11:19] for r in rows] == ["22:13:50", "22:14:20", "22:14:50", "22:14:51"]
+
+
+def test_progress_follows_the_file_and_a_stopped_import_is_finished_by_a_second_run(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    stop = threading.Event()
+    seen: list[tuple[int, int, int]] = []
+
+    def progress(done: int, size: int, conversations: int) -> None:
+        seen.append((done, size, conversations))
+        stop.set()  # the person presses Stop while the first conversation is written
+
+    first = import_chatgpt(EXPORT, store.messages, store.archive, "aria", progress=progress, stop=stop)
+    assert first.stopped and first.conversations == 1 and first.imported == len(CAT)
+    assert seen == [(EXPORT.stat().st_size, EXPORT.stat().st_size, 1)]  # the small file is read in one go
+
+    rest = import_chatgpt(EXPORT, store.messages, store.archive, "aria")
+    assert not rest.stopped and (rest.imported, rest.skipped_duplicates) == (9 - len(CAT), len(CAT))
+
+    zipped = tmp_path / "export.zip"
+    with zipfile.ZipFile(zipped, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.write(EXPORT, "conversations.json")
+    sizes: list[int] = []
+    import_chatgpt(zipped, store.messages, store.archive, "aria", progress=lambda d, s, c: sizes.append(s))
+    assert sizes == [EXPORT.stat().st_size] * 3  # the size of conversations.json, not of the zip
