@@ -8,10 +8,13 @@ that the connection raises.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3 as _stdlib_sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 from urllib.parse import quote
 
 
@@ -34,7 +37,7 @@ from nexus_ark.errors import DatabaseError  # noqa: E402
 from nexus_ark.notices import notice  # noqa: E402
 
 
-def connect(path: Path | str, *, read_only: bool = False) -> sqlite_utils.Database:
+def connect(path: Path | str, *, read_only: bool = False) -> MemoryDatabase:
     """Open (creating if needed) a memory database with sqlite-vec loaded, WAL and sane pragmas.
 
     read_only: a connection that can never write (for searches and views); the file must exist."""
@@ -72,7 +75,39 @@ def connect(path: Path | str, *, read_only: bool = False) -> sqlite_utils.Databa
     except sqlite.Error as exc:
         conn.close()
         raise database_error(exc, where) from exc
-    return sqlite_utils.Database(conn)
+    return MemoryDatabase(conn, read_only=read_only)
+
+
+class MemoryDatabase(sqlite_utils.Database):
+    """sqlite_utils' Database whose outermost atomic() takes the write lock at once (BEGIN IMMEDIATE).
+
+    A deferred BEGIN reads first and asks for the write lock at its first write; when another connection
+    (the persona's runtime, a background embedder, an import) committed in between, SQLite cannot wait
+    and answers "database is locked" at once. Taking the lock first makes the busy timeout apply instead.
+    Read-only connections keep the deferred BEGIN (they never write)."""
+
+    def __init__(self, conn: Any, *, read_only: bool = False) -> None:
+        super().__init__(conn)
+        self.read_only = read_only
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[MemoryDatabase]:
+        if self.read_only or self.conn.in_transaction:
+            with super().atomic():
+                yield self
+            return
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self
+        except BaseException:
+            self.conn.rollback()
+            raise
+        else:
+            try:
+                self.conn.execute("COMMIT")
+            except BaseException:
+                self.conn.rollback()
+                raise
 
 
 def database_error(exc: BaseException, path: Path | str) -> DatabaseError:

@@ -162,3 +162,34 @@ def test_each_message_of_yours_gets_its_emotion_logged_with_the_message(data_dir
         assert entry.message_id == result.user_message_id and entry.data["label"] == logged[0].emotion
     finally:
         app.close()
+
+
+def test_a_write_that_reads_first_waits_for_another_connections_write_instead_of_failing(
+    tmp_path: Path,
+) -> None:
+    """An import's batch reads, then writes, while the persona's runtime writes too: with a deferred BEGIN
+    the importer got "database is locked" at once (seen importing a ChatGPT export from the window)."""
+    owner = MemoryStore(tmp_path / "memory.db")
+    peer = MemoryStore(tmp_path / "memory.db", role="peer")
+    other_wrote = threading.Event()
+    try:
+        with peer.db.atomic():
+            peer.db.execute("select count(*) from messages").fetchone()
+
+            def write_meanwhile() -> None:
+                owner.messages.add(speaker="user", role="user", content="said while the import read")
+                other_wrote.set()
+
+            writer = threading.Thread(target=write_meanwhile)
+            writer.start()
+            time.sleep(0.2)  # the owner waits for the peer's write lock (it does not fail either)
+            peer.messages.add(speaker="user", role="user", content="imported")
+        writer.join(10)
+        assert other_wrote.is_set()
+        assert sorted(m.content for m in owner.messages.recent()) == [
+            "imported",
+            "said while the import read",
+        ]
+    finally:
+        peer.close()
+        owner.close()
