@@ -23,6 +23,9 @@ from nexus_ark.dreaming.dream import DreamProgress, DreamResult
 from nexus_ark.errors import ConfigError, DatabaseError, ModelError, NexusArkError, PersonaError
 from nexus_ark.events import EventHub
 from nexus_ark.instance_lock import InstanceLock
+from nexus_ark.memory.chatgpt_import import ChatGPTImportReport, import_chatgpt
+from nexus_ark.memory.chatgpt_import import Progress as ChatGPTProgress
+from nexus_ark.memory.importer import record_import
 from nexus_ark.memory.inbox import Inbox, InboxEntry
 from nexus_ark.memory.portability import SAFETY_PREFIX, BackupInfo, copy_database, list_backups
 from nexus_ark.memory.store import MemoryStore, StoreRole
@@ -456,6 +459,29 @@ class NexusApp:
 
     def set_persona_avatar(self, slug: str, png: bytes) -> Path:
         return self.personas.set_avatar(slug, png)
+
+    def import_chatgpt_export(
+        self,
+        slug: str,
+        path: Path,
+        *,
+        progress: ChatGPTProgress | None = None,
+        stop: threading.Event | None = None,
+    ) -> ChatGPTImportReport:
+        """A ChatGPT data export into the persona's earlier conversations, on a connection of its own (so
+        the persona's runtime goes on), then vectors for them in the background. Blocks: off the UI thread."""
+        store = self.open_memory(slug)
+        try:
+            report = import_chatgpt(path, store.messages, store.archive, slug, progress=progress, stop=stop)
+            record_import(store.activity, report, path, "chatgpt")
+        finally:
+            store.close()
+        if report.imported:
+            try:
+                self._embed_in_background(slug, self.embedder())
+            except NexusArkError as exc:  # keyword search finds them now; vectors at the next start
+                log.warning("imported conversations not embedded now: %s", exc)
+        return report
 
     def duplicate_persona(self, slug: str, name: str) -> PersonaInfo:
         """A new persona with a copy of this one's folder and memory (taken with SQLite's backup API, so a

@@ -14,7 +14,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import SearchHit
 from nexus_ark.memory.chatgpt_import import ChatGPTImportReport, import_chatgpt
 from nexus_ark.memory.db import database_error, sqlite
-from nexus_ark.memory.importer import ImportReport, import_jsonl
+from nexus_ark.memory.importer import ImportReport, import_jsonl, record_import
 from nexus_ark.memory.portability import backup, export_memory, import_memory
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
@@ -82,15 +82,7 @@ def _import(app: NexusApp, store, args: argparse.Namespace, persona: Persona) ->
         report = import_jsonl(args.file, store.messages, store.archive, names)
         for error in report.errors:
             print(f"skipped {error}", file=sys.stderr)
-    if report.imported or report.errors:  # a re-run that found everything there is not news
-        store.activity.imported(
-            f"{report.imported} messages imported from {args.file.name} ({args.format})",
-            file=str(args.file),
-            format=args.format,
-            imported=report.imported,
-            already_there=report.skipped_duplicates,
-            problems=len(report.errors),
-        )
+    record_import(store.activity, report, args.file, args.format)
 
     def progress(done: int, total: int) -> None:
         print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QProgressDialog, QWidget
+from PySide6.QtWidgets import QFileDialog, QProgressDialog, QWidget
 from shiboken6 import isValid
 
 from nexus_ark.app import NexusApp
@@ -20,6 +20,7 @@ from nexus_ark.cards_io import CardExport, CardFormat, CardImport
 from nexus_ark.cards_io import export_card as write_card
 from nexus_ark.cards_io import import_card as read_card
 from ui.i18n import N_, tr, tr_notice
+from ui.result_box import tell
 from ui.tasks import run_in_background
 
 SHOW_PROGRESS_AFTER_MS = 300  # a quick import shows no progress dialog at all
@@ -131,12 +132,6 @@ class _Progress:
 def _tell(
     parent: QWidget | None, title: str, text: str, notes: list[str] | None = None, warn: bool = False
 ) -> None:
-    if parent is not None and not isValid(parent):
-        return  # the window closed meanwhile: the work is done, there is no one to tell
     if notes:
         text += "\n\n" + tr("Notes:") + "\n" + "\n".join(f"• {tr_notice(n)}" for n in notes)
-    icon = QMessageBox.Icon.Warning if warn else QMessageBox.Icon.Information
-    box = QMessageBox(icon, title, text, QMessageBox.StandardButton.Ok, parent)
-    box.setObjectName("card-result")
-    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    box.open()  # window-modal and non-blocking: the UI thread goes on
+    tell(parent, title, text, warn=warn, name="card-result")

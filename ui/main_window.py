@@ -26,7 +26,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.providers.embedders import leave_a_core_to_the_window
-from ui import card_actions, i18n
+from ui import card_actions, chatgpt_actions, i18n
 from ui.chat_search import SearchBar
 from ui.chat_view import ChatView
 from ui.conversation_controller import ConversationController
@@ -204,6 +204,14 @@ class MainWindow(QMainWindow):
             lambda: self.current_slug and card_actions.export_card(self, self.app, self.current_slug)
         )
         self.file_menu.addAction(self.export_card_action)
+        self.import_chatgpt_action = QAction(self)  # past conversations from ChatGPT into the open persona
+        self.import_chatgpt_action.triggered.connect(
+            lambda: (
+                self.current_slug
+                and chatgpt_actions.import_export(self, self.app, self.current_slug, self.current_name)
+            )
+        )
+        self.file_menu.addAction(self.import_chatgpt_action)
         self.model_action = QAction(self)
         self.model_action.triggered.connect(self.edit_models)
         self.file_menu.addAction(self.model_action)
@@ -317,6 +325,7 @@ class MainWindow(QMainWindow):
         self.about_action.setText(tr("About Nexus Ark"))
         self.import_card_action.setText(tr(card_actions.IMPORT_ACTION))
         self.export_card_action.setText(tr(card_actions.EXPORT_ACTION))
+        self.import_chatgpt_action.setText(tr(chatgpt_actions.IMPORT_ACTION))
         self.model_label.setText(tr("Model: {name}", name=self.model_name) if self.model_name else "")
         if self._tokens_per_s:
             self.speed_label.setText(tr("{tps:.1f} tokens/s", tps=self._tokens_per_s))

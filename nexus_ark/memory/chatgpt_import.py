@@ -172,8 +172,13 @@ def import_chatgpt(
                 hint=EXPORT_HINT,
             ) from None
         report.errors.append(
-            f"{path}: the file breaks after conversation {seen}: {exc}; the conversations before it were "
-            "read, anything after it was not (was the file cut short?)"
+            notice(
+                "{path}: the file breaks after conversation {seen}: {problem}; the conversations before it "
+                "were read, anything after it was not (was the file cut short?)",
+                path=str(path),
+                seen=seen,
+                problem=str(exc),
+            )
         )
     writer.flush()
     return report
@@ -196,7 +201,14 @@ def _import_one(
         turns, other = _turns(conversation, slug)
     except _BadConversation as exc:
         report.skipped_conversations += 1
-        report.errors.append(f"{path}: conversation {label}: {exc}; skipped")
+        report.errors.append(
+            notice(
+                "{path}: conversation {label}: {problem}; skipped",
+                path=str(path),
+                label=label,
+                problem=str(exc),
+            )
+        )
         return
     report.conversations += 1
     report.other_branches += other

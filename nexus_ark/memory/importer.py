@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError, field_validator
 
+from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStore
@@ -38,6 +39,19 @@ class ImportReport(BaseModel):
     imported: int = 0
     skipped_duplicates: int = 0
     errors: list[str] = []
+
+
+def record_import(activity: ActivityLog, report: ImportReport, path: Path, fmt: str) -> None:
+    """The import in the persona's activity timeline (a re-run that found everything there is not news)."""
+    if report.imported or report.errors:
+        activity.imported(
+            f"{report.imported} messages imported from {path.name} ({fmt})",
+            file=str(path),
+            format=fmt,
+            imported=report.imported,
+            already_there=report.skipped_duplicates,
+            problems=len(report.errors),
+        )
 
 
 class ImportedTurn(BaseModel):
