@@ -695,7 +695,10 @@ class MainWindow(QMainWindow):
         self.showNormal()
         self.raise_()
         self.activateWindow()
-        known = any(p.slug == slug and p.ok for p in self.app.list_personas())
+        known = any(  # as the list read it: no folder is read on the UI thread
+            item.data(Qt.ItemDataRole.UserRole) == slug and not item.data(ERROR_ROLE)
+            for item in (self.persona_list.item(row) for row in range(self.persona_list.count()))
+        )
         if known and slug != self.current_slug and not self.streaming:
             self.select_persona(slug)
 

@@ -119,3 +119,11 @@ def test_typing_in_the_box_holds_autonomy_back(qtbot, window):
     assert window.app.runtime("aria").inbox.unread() == 0 and "wrote first" not in window.chat.toPlainText()
     window.input.clear()
     assert not window.app.runtime("aria").typing
+
+
+def test_a_clicked_notification_brings_its_persona_and_an_unknown_one_changes_nothing(qtbot, window):
+    qtbot.waitUntil(lambda: window.persona_list.count() == 2, timeout=10_000)  # the list, read on a worker
+    window.show_conversation("hikari")  # what a click on hikari's desktop notification does
+    qtbot.waitUntil(lambda: window.current_slug == "hikari" and window._ready, timeout=60_000)
+    window.show_conversation("gone")  # a persona deleted since its notification was shown
+    assert window.current_slug == "hikari"
