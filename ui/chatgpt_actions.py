@@ -11,7 +11,7 @@ view keeps showing the person's own conversation with the persona.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, Signal
@@ -29,14 +29,25 @@ STEPS = 1000  # the progress bar's resolution
 SHOWN_ERRORS = 5  # conversations named in the result box; the activity timeline has the count
 
 
+PROGRESS_EVERY_S = 0.1  # an export of short conversations reads thousands a second: the bar needs ten
+
+
 class _Progress(QObject):
-    """Progress from the worker, queued to the UI thread. Not owned by any window: the worker may report
-    once more after the window has gone, and it must find a live object to emit on."""
+    """Progress from the worker, queued to the UI thread. Not owned by any window (the worker may report
+    once more after the window has gone); the import's call keeps it alive until its result is delivered."""
 
     changed = Signal(int, int, int)  # bytes read, bytes in all, conversations read
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = 0.0
 
-_running: set[_Progress] = set()  # kept alive while their import runs
+    def report(self, done: int, size: int, conversations: int) -> None:
+        """On the worker: passed on to the UI thread at most every PROGRESS_EVERY_S."""
+        now = time.monotonic()
+        if now - self._last >= PROGRESS_EVERY_S:
+            self._last = now
+            self.changed.emit(done, size, conversations)
 
 
 class ChatGPTImport:
@@ -49,12 +60,10 @@ class ChatGPTImport:
         slug: str,
         name: str,
         path: Path,
-        on_done: Callable[[ChatGPTImportReport], None] | None = None,
     ) -> None:
-        self.parent, self.name, self.path, self.on_done = parent, name, path, on_done
+        self.parent, self.name, self.path = parent, name, path
         self.stop = threading.Event()
         self.progress = _Progress()
-        _running.add(self.progress)
         self.dialog = QProgressDialog(
             tr("Reading {file} into {name}'s memory…", file=path.name, name=name),
             tr("Stop"),
@@ -72,7 +81,7 @@ class ChatGPTImport:
         self.progress.changed.connect(self._show_progress)
         stop, progress = self.stop, self.progress
         run_in_background(
-            lambda: app.import_chatgpt_export(slug, path, progress=progress.changed.emit, stop=stop),
+            lambda: app.import_chatgpt_export(slug, path, progress=progress.report, stop=stop),
             self._done,
             self._failed,
         )
@@ -97,7 +106,6 @@ class ChatGPTImport:
         )
 
     def _finish(self) -> None:
-        _running.discard(self.progress)
         if isValid(self.dialog):
             self.dialog.canceled.disconnect(self._stop)
             self.dialog.close()
@@ -124,8 +132,6 @@ class ChatGPTImport:
         tell(
             self.parent, tr("ChatGPT export imported"), text, warn=bool(report.errors), name="chatgpt-result"
         )
-        if self.on_done is not None:
-            self.on_done(report)
 
     def _failed(self, message: str) -> None:
         self._finish()

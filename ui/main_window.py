@@ -291,7 +291,7 @@ class MainWindow(QMainWindow):
         self.thread_.start()
 
     def retranslate(self) -> None:
-        self.setWindowTitle(f"Nexus Ark — {self.current_name}" if self.current_name else "Nexus Ark")
+        self._show_title()
         self.personas_label.setText(tr("Personas"))
         self.new_persona_button.setText(tr("New persona…"))
         self.model_button.setText(tr("Model settings…"))
@@ -384,7 +384,10 @@ class MainWindow(QMainWindow):
                 if info.ok:
                     self.current_name = info.name
         self.life.apply()
-        self.retranslate()  # the title names the current persona
+        self._show_title()
+
+    def _show_title(self) -> None:
+        self.setWindowTitle(f"Nexus Ark — {self.current_name}" if self.current_name else "Nexus Ark")
 
     def select_persona(self, slug: str) -> None:
         if slug != self.current_slug:
@@ -771,11 +774,10 @@ class MainWindow(QMainWindow):
             self.select_persona(slug)
 
     def _persona_deleted(self, slug: str, kept: str) -> None:
-        if slug == self.current_slug:
+        deleted_the_open_one = slug == self.current_slug
+        if deleted_the_open_one:
             self.current_slug = self.current_name = ""
-            self.refresh_personas(open_default=True)
-        else:
-            self.refresh_personas()
+        self.refresh_personas(open_default=deleted_the_open_one)
         self.statusBar().showMessage(tr("Deleted. A copy is kept in {folder}", folder=kept), 15_000)
 
     def show_about(self) -> None:
