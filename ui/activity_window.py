@@ -103,11 +103,13 @@ class Filters:
 
 @dataclass
 class Found:
-    """One answer from the worker thread: a page of entries and what the filters match in all."""
+    """One answer from the worker thread: a page of entries and what the filters match in all (and, from
+    a reload, the persona's name as its folder says now)."""
 
     entries: list[ActivityEntry]
     total: int
     kinds: list[str]
+    name: str | None = None
 
 
 class _Reader:
@@ -117,9 +119,13 @@ class _Reader:
     def __init__(self, app: NexusApp, slug: str) -> None:
         self.app, self.slug = app, slug
         self.store: MemoryStore | None = None
+        self.name: str | None = None  # the persona's name, read with the persona when the file is opened
+        self.path = app.personas.root / slug  # named in errors; the database file once it is known
 
     def activity(self) -> ActivityLog:
         if self.store is None:
+            persona = self.app.personas.load(self.slug)
+            self.name, self.path = persona.settings.name, persona.memory_path
             self.store = self.app.open_memory(self.slug, read_only=True)
         return self.store.activity
 
@@ -217,14 +223,13 @@ class ActivityModel(QAbstractTableModel):
 class ActivityWindow(QDialog, FollowsLanguage):
     """Every text is set through follow(): a language switch shows them all again in the new language."""
 
-    def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
+    def __init__(self, app: NexusApp, slug: str, parent=None, name: str | None = None) -> None:
+        """name: the persona's name when the caller knows it; the slug stands in until the worker has read
+        the persona. Reads nothing here: a persona that cannot be opened shows why in the status line."""
         super().__init__(parent)
         self.app = app
         self.slug = slug
-        persona = app.personas.load(slug)
-        self.persona_name = persona.settings.name
-        self._memory_path = persona.memory_path
-        self.follow(lambda: self.setWindowTitle(tr("Activity of {name}", name=self.persona_name)))
+        self._show_name(name or slug)
         self.resize(980, 640)
 
         self._reader = _Reader(app, slug)
@@ -332,6 +337,10 @@ class ActivityWindow(QDialog, FollowsLanguage):
         self.follow(self._label_table)
         self.reload()
 
+    def _show_name(self, name: str) -> None:
+        self.persona_name = name
+        self.follow(lambda: self.setWindowTitle(tr("Activity of {name}", name=name)), key="title")
+
     def _label_choices(self) -> None:
         """The filters' choices in the person's language (their data, what is chosen, stay as they are)."""
         self.kind_combo.setItemText(0, tr("All kinds"))
@@ -361,13 +370,13 @@ class ActivityWindow(QDialog, FollowsLanguage):
     def _ask(self, query, on_done) -> None:
         """Run query(activity log) on the worker; on_done(result) on the UI thread unless the window has
         closed or a reload made the answer stale."""
-        reader, path, generation = self._reader, self._memory_path, self._generation
+        reader, generation = self._reader, self._generation
 
         def task() -> Any:
             try:
                 return query(reader.activity())
             except sqlite.Error as exc:  # a damaged, locked or vanished file, in words a person can act on
-                raise database_error(exc, path) from exc
+                raise database_error(exc, reader.path) from exc
 
         def done(value: Any) -> None:
             if not self._closing and generation == self._generation:
@@ -404,15 +413,22 @@ class ActivityWindow(QDialog, FollowsLanguage):
         self.filters = filters = self.current_filters()
         self.say(lambda: tr("Loading…"))
 
+        reader = self._reader
+
         def query(log: ActivityLog) -> Found:
             return Found(
-                log.page(**filters.query(), limit=PAGE + 1), log.count(**filters.query()), log.kinds()
+                log.page(**filters.query(), limit=PAGE + 1),
+                log.count(**filters.query()),
+                log.kinds(),
+                reader.name,
             )
 
         self._ask(query, self._reloaded)
 
     def _reloaded(self, found: Found) -> None:
         self._loading = False
+        if found.name and found.name != self.persona_name:
+            self._show_name(found.name)
         self._loaded_once = True
         selected = self.selected_entry()
         self.model.reset(found.entries[:PAGE], has_more=len(found.entries) > PAGE)

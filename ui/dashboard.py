@@ -72,10 +72,14 @@ class _Connections:
 class DashboardWindow(QDialog):
     refreshed = Signal()  # after each read of the database is shown
 
-    def __init__(self, app: NexusApp, slug: str, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, app: NexusApp, slug: str, parent: QWidget | None = None, name: str | None = None
+    ) -> None:
+        """name: the persona's name when the caller knows it; the slug stands in until the worker's first
+        read. Reads nothing here: a persona that cannot be opened shows why in the status line."""
         super().__init__(parent)
         self.app, self.slug = app, slug
-        self.persona_name = app.personas.load(slug).settings.name
+        self.persona_name = name or slug
         self.snapshot: Snapshot | None = None
         self._connections = _Connections()
         self.worker = SerialWorker(f"dashboard-{slug}")
@@ -190,10 +194,13 @@ class DashboardWindow(QDialog):
         app, slug, connections = self.app, self.slug, self._connections
 
         def load() -> Snapshot:
+            name = app.personas.load(slug).settings.name  # renamed in the editor meanwhile, maybe
             report = app.drives(slug, record=False)
             if connections.reader is None:
                 connections.reader = app.open_memory(slug, read_only=True)
-            return read_snapshot(report, connections.reader)
+            snapshot = read_snapshot(report, connections.reader)
+            snapshot.name = name
+            return snapshot
 
         self.worker.run(load, self._loaded, self._load_failed)
 
@@ -202,6 +209,9 @@ class DashboardWindow(QDialog):
         if self._closing:
             return
         self.snapshot = snapshot
+        if snapshot.name and snapshot.name != self.persona_name:
+            self.persona_name = self.drives.persona_name = self.questions.persona_name = snapshot.name
+            self.retranslate()  # the title and the panels that name the persona
         self.drives.show_report(snapshot.report)
         self.drive_history.set_history(
             snapshot.history, {n: d.threshold for n, d in snapshot.report.drives.items()}

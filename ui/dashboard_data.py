@@ -23,6 +23,7 @@ class Snapshot:
     entities: list[Entity] = field(default_factory=list)
     episodes: list[Episode] = field(default_factory=list)
     insights: list[Insight] = field(default_factory=list)
+    name: str = ""  # the persona's name, read with the rest
 
 
 def read_snapshot(report: DriveReport, reader: MemoryStore) -> Snapshot:

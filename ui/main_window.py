@@ -470,11 +470,7 @@ class MainWindow(QMainWindow):
                 open_window.activateWindow()
                 open_window.load_newer()
                 return
-        try:
-            window = ActivityWindow(self.app, self.current_slug, self)
-        except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(exc))
-            return
+        window = ActivityWindow(self.app, self.current_slug, self, name=self.current_name)
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.turn_finished.connect(window.load_newer)  # a finished turn's entries appear at once
         window.show()
@@ -489,11 +485,7 @@ class MainWindow(QMainWindow):
                 open_window.raise_()
                 open_window.activateWindow()
                 return
-        try:
-            window = DashboardWindow(self.app, self.current_slug, self)
-        except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(exc))
-            return
+        window = DashboardWindow(self.app, self.current_slug, self, name=self.current_name)
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.show()
 
@@ -502,11 +494,7 @@ class MainWindow(QMainWindow):
             return
         from ui.model_dialog import ModelSettingsDialog
 
-        try:
-            dialog = ModelSettingsDialog(self.app, self.current_slug, self)
-        except NexusArkError as exc:
-            QMessageBox.warning(self, tr("Persona cannot be opened"), tr_error(exc))
-            return
+        dialog = ModelSettingsDialog(self.app, self.current_slug, self, name=self.current_name)
         if dialog.exec() == ModelSettingsDialog.DialogCode.Accepted:
             self.select_persona(self.current_slug)  # reopen on the newly chosen model
 

@@ -4,6 +4,7 @@ a connection test, and errors in words."""
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -30,9 +31,38 @@ from nexus_ark.providers.catalogue import CatalogueEntry, load_catalogue, total_
 from nexus_ark.providers.ollama_backend import DEFAULT_HOST, OllamaModelInfo
 from nexus_ark.providers.secrets import store_key
 from ui.i18n import tr, tr_error
-from ui.tasks import run_in_background
+from ui.tasks import run_in_background, while_open
 
 BACKENDS = ("bundled", "gguf", "ollama", "litellm")
+
+
+@dataclass(frozen=True)
+class PickedModel:
+    """A picker's choice, read on the UI thread and turned into settings anywhere: saving a typed key
+    talks to the OS keyring (a D-Bus call that can take seconds), so Save does that on a worker."""
+
+    kind: str
+    target: str = ""
+    api_base: str = ""
+    typed_key: str = ""
+    key_reference: str = ""  # the key already saved: keyring:… or ${VARIABLE}
+    key_name: str = ""  # the keyring entry a typed key is saved under
+
+    def config(self, *, store_secrets: bool = False) -> ModelConfig:
+        if self.kind == "bundled":
+            return ModelConfig(spec="bundled")
+        if self.kind == "gguf":
+            return ModelConfig(spec=f"gguf:{self.target}")
+        if self.kind == "ollama":
+            return ModelConfig(spec=f"ollama:{self.target}", api_base=self.api_base)
+        reference = self.key_reference
+        if self.typed_key and is_key_reference(self.typed_key):
+            reference = self.typed_key
+        elif self.typed_key and store_secrets:
+            reference = store_key(self.key_name, self.typed_key)
+        elif self.typed_key:
+            reference = ""  # an unsaved key is only used by the connection test
+        return ModelConfig(spec=f"litellm:{self.target}", api_base=self.api_base, api_key=reference)
 
 
 class ModelPicker(QWidget):
@@ -120,11 +150,13 @@ class ModelPicker(QWidget):
         layout.addWidget(self.backend_box)
         layout.addWidget(self.pages)
         self._key_reference = ""
-        self._add_suggestions()
+        self.ram_gb: float | None = None
+        self.add_suggestions(catalogue, total_ram_gb() if catalogue else None)
 
-    def _add_suggestions(self) -> None:
-        ram = total_ram_gb()
-        for entry in self.catalogue:
+    def add_suggestions(self, catalogue: list[CatalogueEntry], ram: float | None) -> None:
+        """The catalogue's Ollama models under the ones installed, each saying whether it fits here."""
+        self.catalogue, self.ram_gb = catalogue, ram
+        for entry in catalogue:
             if entry.kind != "ollama":
                 continue
             fits = entry.fits(ram)
@@ -153,31 +185,30 @@ class ModelPicker(QWidget):
             if config.api_key.startswith("keyring:"):
                 self.litellm_key.setPlaceholderText(tr("saved in the OS keyring (type to replace)"))
 
-    def config(self, *, store_secrets: bool = False) -> ModelConfig:
-        """The chosen model as settings. A typed key goes to the keyring only when saving."""
+    def picked(self) -> PickedModel:
+        """What the person chose, as plain values (read here, on the UI thread)."""
         kind = self.backend_box.currentData()
-        if kind == "bundled":
-            return ModelConfig(spec="bundled")
         if kind == "gguf":
-            return ModelConfig(spec=f"gguf:{self.gguf_path.text().strip()}")
+            return PickedModel(kind, target=self.gguf_path.text().strip())
         if kind == "ollama":
             text = self.ollama_model.currentText().strip()
             index = self.ollama_model.findText(text)
             name = self.ollama_model.itemData(index) if index >= 0 else text
-            return ModelConfig(spec=f"ollama:{name}", api_base=self.ollama_host.text().strip())
-        typed = self.litellm_key.text().strip()
-        reference = self._key_reference
-        if typed and is_key_reference(typed):
-            reference = typed
-        elif typed and store_secrets:
-            reference = store_key(self.key_name, typed)
-        elif typed:
-            reference = ""  # an unsaved key is only used by the connection test below
-        return ModelConfig(
-            spec=f"litellm:{self.litellm_model.text().strip()}",
-            api_base=self.litellm_base.text().strip(),
-            api_key=reference,
-        )
+            return PickedModel(kind, target=name, api_base=self.ollama_host.text().strip())
+        if kind == "litellm":
+            return PickedModel(
+                kind,
+                target=self.litellm_model.text().strip(),
+                api_base=self.litellm_base.text().strip(),
+                typed_key=self.litellm_key.text().strip(),
+                key_reference=self._key_reference,
+                key_name=self.key_name,
+            )
+        return PickedModel(kind)
+
+    def config(self) -> ModelConfig:
+        """The chosen model as settings, a typed key left out (it is saved to the keyring only by Save)."""
+        return self.picked().config()
 
     def typed_secret(self) -> str:
         typed = self.litellm_key.text().strip()
@@ -204,7 +235,7 @@ class ModelPicker(QWidget):
             self.ollama_model.addItem(
                 f"{m.name}  ({', '.join(x for x in (m.parameter_size, size) if x)})", m.name
             )
-        self._add_suggestions()
+        self.add_suggestions(self.catalogue, self.ram_gb)
         self.ollama_model.setEditText(current if current else (models[0].name if models else ""))
         if models:
             self.ollama_status.setText(tr("{count} models installed.", count=len(models)))
@@ -216,28 +247,33 @@ class ModelPicker(QWidget):
         self.ollama_status.setText(f"<span style='color:#b00'>{message}</span>")
 
 
+@dataclass(frozen=True)
+class _Loaded:
+    """What the dialog shows, read on a worker: the persona's choices and the model catalogue."""
+
+    name: str
+    chat: ModelConfig
+    internal: ModelConfig | None  # None: the same as the conversation model
+    catalogue: list[CatalogueEntry]
+    ram_gb: float | None
+
+
 class ModelSettingsDialog(QDialog):
-    def __init__(self, app: NexusApp, slug: str, parent=None) -> None:
+    """Opens at once: the persona's settings and the catalogue are read on a worker, the pickers wait
+    disabled until they arrive. Saving (the OS keyring for a typed key, then persona.toml) runs on a worker
+    too; the dialog closes when it is written, and stays open with the reason when it is not."""
+
+    def __init__(self, app: NexusApp, slug: str, parent=None, name: str | None = None) -> None:
         super().__init__(parent)
         self.app = app
         self.slug = slug
-        persona = app.personas.load(slug)
-        self.setWindowTitle(tr("Model settings: {name}", name=persona.settings.name))
+        self._show_title(name or slug)
         self.setMinimumWidth(560)
-        catalogue = load_catalogue()
-        self.chat = ModelPicker(app, f"{slug}-chat", catalogue)
-        self.chat.set_config(app.model_config(persona, "chat"))
-        self.internal = ModelPicker(app, f"{slug}-internal", catalogue)
-        internal_own = persona.settings.internal_model
+        self.chat = ModelPicker(app, f"{slug}-chat", [])
+        self.internal = ModelPicker(app, f"{slug}-internal", [])
         self.same_as_chat = QCheckBox(tr("Same as the conversation model"))
-        self.same_as_chat.setChecked(internal_own is None or internal_own.is_default())
-        self.internal.set_config(
-            internal_own
-            if internal_own and not internal_own.is_default()
-            else app.model_config(persona, "chat")
-        )
-        self.internal.setEnabled(not self.same_as_chat.isChecked())
-        self.same_as_chat.toggled.connect(lambda same: self.internal.setEnabled(not same))
+        self.same_as_chat.setChecked(True)
+        self.same_as_chat.toggled.connect(self._enable_pickers)
 
         chat_box = QGroupBox(tr("Conversation"))
         QVBoxLayout(chat_box).addWidget(self.chat)
@@ -249,14 +285,15 @@ class ModelSettingsDialog(QDialog):
         self.test_button = QPushButton(tr("Test connection"))
         self.test_button.setObjectName("testButton")
         self.test_button.clicked.connect(self.test_connection)
-        self.result_label = QLabel()
+        self.result_label = QLabel(tr("Loading…"))
         self.result_label.setObjectName("testResult")
         self.result_label.setWordWrap(True)
         self.result_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
-        buttons.button(QDialogButtonBox.StandardButton.Save).setText(tr("Save"))
+        self.save_button = buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setText(tr("Save"))
         buttons.button(QDialogButtonBox.StandardButton.Cancel).setText(tr("Cancel"))
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
@@ -270,6 +307,50 @@ class ModelSettingsDialog(QDialog):
         layout.addLayout(test_row)
         layout.addWidget(buttons)
 
+        self.loaded = False
+        self._busy = False  # a save is being written
+        self._testing = False  # a connection test runs
+        self._enable_pickers()
+        run_in_background(self._read, while_open(self, self._show_loaded), while_open(self, self._not_loaded))
+
+    def _read(self) -> _Loaded:
+        """On the worker: the persona's settings, the model catalogue and this machine's memory."""
+        persona = self.app.personas.load(self.slug)
+        own = persona.settings.internal_model
+        return _Loaded(
+            name=persona.settings.name,
+            chat=self.app.model_config(persona, "chat"),
+            internal=own if own is not None and not own.is_default() else None,
+            catalogue=load_catalogue(),
+            ram_gb=total_ram_gb(),
+        )
+
+    def _show_loaded(self, loaded: _Loaded) -> None:
+        self._show_title(loaded.name)
+        for picker in (self.chat, self.internal):
+            picker.add_suggestions(loaded.catalogue, loaded.ram_gb)
+        self.chat.set_config(loaded.chat)
+        self.internal.set_config(loaded.internal or loaded.chat)
+        self.same_as_chat.setChecked(loaded.internal is None)
+        self.loaded = True
+        self.result_label.clear()
+        self._enable_pickers()
+
+    def _not_loaded(self, message: str) -> None:
+        """The reason stays shown; nothing can be saved over settings that were not read."""
+        self._show_error(message)
+
+    def _show_title(self, name: str) -> None:
+        self.setWindowTitle(tr("Model settings: {name}", name=name))
+
+    def _enable_pickers(self) -> None:
+        ready = self.loaded and not self._busy
+        self.chat.setEnabled(ready)
+        self.same_as_chat.setEnabled(ready)
+        self.internal.setEnabled(ready and not self.same_as_chat.isChecked())
+        self.test_button.setEnabled(ready and not self._testing)
+        self.save_button.setEnabled(ready)
+
     def test_connection(self) -> None:
         """Check the conversation model and, when it is a different one, the internal model too."""
         try:
@@ -278,7 +359,8 @@ class ModelSettingsDialog(QDialog):
         except (NexusArkError, ValueError) as exc:
             self._show_error(tr_error(exc) if isinstance(exc, NexusArkError) else str(exc))
             return
-        self.test_button.setEnabled(False)
+        self._testing = True
+        self._enable_pickers()
         self.result_label.setText(tr("Testing {model}…", model=str(ModelSpec.parse(checks[0][0].spec))))
 
         def check_one(config: ModelConfig, secret: str) -> ModelCheck:
@@ -293,10 +375,15 @@ class ModelSettingsDialog(QDialog):
             finally:
                 os.environ.pop(env, None)
 
-        run_in_background(lambda: [check_one(c, s) for c, s in checks], self._tested, self._show_error)
+        run_in_background(
+            lambda: [check_one(c, s) for c, s in checks],
+            while_open(self, self._tested),
+            while_open(self, self._test_failed),
+        )
 
     def _tested(self, results: list[ModelCheck]) -> None:
-        self.test_button.setEnabled(True)
+        self._testing = False
+        self._enable_pickers()
         lines = [
             tr(
                 "Works: {model} answered “{reply}” in {seconds:.1f} s.",
@@ -308,18 +395,40 @@ class ModelSettingsDialog(QDialog):
         ]
         self.result_label.setText("<span style='color:#070'>" + "<br>".join(lines) + "</span>")
 
+    def _test_failed(self, message: str) -> None:
+        self._testing = False
+        self._enable_pickers()
+        self._show_error(message)
+
     def _show_error(self, message: str) -> None:
-        self.test_button.setEnabled(True)
         self.result_label.setText(f"<span style='color:#b00'>{message}</span>")
 
     def save(self) -> None:
-        try:
-            chat = self.chat.config(store_secrets=True)
-            internal = None if self.same_as_chat.isChecked() else self.internal.config(store_secrets=True)
-            self.app.save_persona_models(
-                self.slug, chat.model_dump(include={"spec", "api_base", "api_key"}), internal
-            )
-        except (NexusArkError, ValueError) as exc:
-            self._show_error(tr_error(exc) if isinstance(exc, NexusArkError) else str(exc))
+        """Write the choice on a worker (a typed key to the keyring, then persona.toml), then close."""
+        if not self.loaded or self._busy:
             return
+        chat = self.chat.picked()
+        internal = None if self.same_as_chat.isChecked() else self.internal.picked()
+        app, slug = self.app, self.slug
+
+        def write() -> None:
+            chat_config = chat.config(store_secrets=True)
+            app.save_persona_models(
+                slug,
+                chat_config.model_dump(include={"spec", "api_base", "api_key"}),
+                internal.config(store_secrets=True) if internal is not None else None,
+            )
+
+        self._busy = True
+        self._enable_pickers()
+        self.result_label.setText(tr("Saving…"))
+        run_in_background(write, while_open(self, self._saved), while_open(self, self._not_saved))
+
+    def _saved(self, _result: None) -> None:
+        self._busy = False
         self.accept()
+
+    def _not_saved(self, message: str) -> None:
+        self._busy = False
+        self._enable_pickers()
+        self.result_label.setText(f"<span style='color:#b00'>{message}</span>")
