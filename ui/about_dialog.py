@@ -1,5 +1,6 @@
 """Help > About: the version, build date and commit, the data folder, and the licences the app ships with
-(the bundled models first, then Nexus Ark, Qt and every library). Licence texts are read off the UI thread."""
+(the bundled models first, then Nexus Ark, Qt and every library). The build info (a checkout asks git) and
+the licence texts are read off the UI thread."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from nexus_ark import about
 from ui.i18n import FollowsLanguage, tr
-from ui.tasks import run_in_background
+from ui.tasks import run_in_background, while_open
 
 THIRD_PARTY = "third-party"
 KIND_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -35,10 +36,10 @@ class AboutDialog(QDialog, FollowsLanguage):
         super().__init__(parent)
         self.setObjectName("aboutDialog")
         self.follow(lambda: self.setWindowTitle(tr("About Nexus Ark")))
-        self.info = about.build_info()
+        self.info: about.BuildInfo | None = None  # read on a worker: a checkout asks git for its commit
         self._texts: dict[str, str] = {}
 
-        title = QLabel(f"<b>Nexus Ark {self.info.version}</b>")
+        self.title = title = QLabel("<b>Nexus Ark</b>")
         title.setObjectName("aboutTitle")
         tagline = QLabel()
         self.follow(lambda: tagline.setText(tr("A companion that lives on your own computer.")))
@@ -86,8 +87,24 @@ class AboutDialog(QDialog, FollowsLanguage):
         layout.addWidget(buttons)
         self.resize(820, 560)
         self.licences.setCurrentRow(0)
+        run_in_background(
+            about.build_info, while_open(self, self._show_info), while_open(self, self._no_info)
+        )
+
+    def _show_info(self, info: about.BuildInfo) -> None:
+        self.info = info
+        self.title.setText(f"<b>Nexus Ark {info.version}</b>")
+        self.details.setText(self._details())
+
+    def _no_info(self, message: str) -> None:  # build_info falls back to the source version: not expected
+        self.details.setText(message)
 
     def _details(self) -> str:
+        if self.info is None:
+            details = [tr("Loading…")]
+            if self.data_dir is not None:
+                details.append(tr("Data folder: {path}", path=str(self.data_dir)))
+            return "\n".join(details)
         built = (
             tr("Running from source")
             if self.info.from_source

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+import threading
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
@@ -20,6 +22,17 @@ from ui.tasks import freeze_long_lived
 QUIT_AFTER_ENV = "NEXUS_ARK_QUIT_AFTER_MS"
 
 
+def import_in_background(module: str) -> threading.Thread:
+    """Import a window's module on a thread of its own. The dashboard's plotting library (pyqtgraph) takes a
+    quarter of a second to import: imported lazily on the UI thread, the first open of the dashboard froze
+    the window that long. Importing defines classes only and creates no Qt object, so any thread may do it;
+    a UI thread that wants the module meanwhile waits for this import instead of starting its own."""
+    thread = threading.Thread(target=importlib.import_module, args=(module,), name=f"import-{module}")
+    thread.daemon = True
+    thread.start()
+    return thread
+
+
 def run_window(data_dir: str | None) -> int:
     qt_app = QApplication.instance() or QApplication(sys.argv)
     qt_app.setApplicationName("Nexus Ark")
@@ -34,6 +47,7 @@ def run_window(data_dir: str | None) -> int:
         QMessageBox.critical(None, tr("Nexus Ark cannot start"), tr_error(exc))
         return 2
     i18n.set_language(core.settings.language)
+    i18n.read_every_catalogue()
     theme.apply_appearance(core.settings.theme, core.settings.font_size)
     from nexus_ark.notify import default_notifier
     from ui.main_window import MainWindow
@@ -41,6 +55,7 @@ def run_window(data_dir: str | None) -> int:
     core.notifier = default_notifier(assets_dir() / "icons" / "app.png")
     window = MainWindow(core)
     window.show()
+    import_in_background("ui.dashboard")
     window.life.start()  # every persona wakes; the scheduler runs while the app does
     freeze_long_lived()  # full garbage collections stay short: the window never waits on one for long
     quit_after = os.environ.get(QUIT_AFTER_ENV)

@@ -22,6 +22,7 @@ log = logging.getLogger(__name__)
 SUPPORTED = ("en", "ja")
 _catalogue: dict[str, str] = {}
 _language = "en"
+_read: dict[Path, dict[str, str]] = {}  # each catalogue file read once: a switch later reads no file
 
 
 def system_language() -> str:
@@ -65,12 +66,26 @@ def set_language(language: str) -> str:
     resolved = system_language() if language == "auto" else language
     if resolved not in SUPPORTED:
         resolved = "en"
-    catalogue = load_catalogue(resolved)
+    path = catalogue_path(resolved)
+    catalogue = _read.get(path)
+    if catalogue is None:
+        catalogue = load_catalogue(resolved)
+        if catalogue:
+            _read[path] = catalogue
     if catalogue is None:
         catalogue, resolved = {}, "en"
     _catalogue = catalogue
     _language = resolved
     return resolved
+
+
+def read_every_catalogue() -> None:
+    """Read the catalogues of every language now (at start, before the window shows), so that switching
+    language in the window reads no file on the UI thread."""
+    for language in SUPPORTED:
+        path = catalogue_path(language)
+        if path not in _read and (catalogue := load_catalogue(language)):
+            _read[path] = catalogue
 
 
 def current_language() -> str:

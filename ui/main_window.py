@@ -700,8 +700,18 @@ class MainWindow(QMainWindow):
 
     # -- settings and lifecycle -------------------------------------------------------------------
     def change_language(self, code: str) -> None:
-        self.app.set_language(code)
+        """From the Language menu: shown at once, saved to config.toml on a worker."""
         self.show_language(code)
+        app = self.app
+        run_in_background(
+            lambda: app.set_language(code),
+            lambda _saved: None,
+            while_open(self, self._language_not_saved),
+        )
+
+    def _language_not_saved(self, problem: str) -> None:
+        text = tr("The settings were not saved: {problems}.", problems=problem.rstrip("."))
+        QMessageBox.warning(self, "Nexus Ark", text)
 
     def show_language(self, code: str) -> None:
         """Every window in the new language at once (the setting itself is saved by the caller)."""

@@ -30,7 +30,9 @@ def test_about_shows_the_version_and_the_model_licences(qtbot, tmp_path: Path) -
     dialog.show()
     qtbot.waitExposed(dialog)
     info = about.build_info()
+    qtbot.waitUntil(lambda: dialog.info is not None, timeout=30_000)  # read on a worker (git, for a checkout)
     assert info.version in dialog.details.text()
+    assert info.version in dialog.title.text()
     assert str(tmp_path) in dialog.details.text()
     licences = dialog.findChild(QListWidget, "licenceList")
     rows = [licences.item(i).text() for i in range(licences.count())]
@@ -68,6 +70,7 @@ def test_a_built_app_shows_its_baked_in_build_info(qtbot, tmp_path: Path, monkey
         dialog = AboutDialog(None)
         qtbot.addWidget(dialog)
         dialog.show()
+        qtbot.waitUntil(lambda: dialog.info is not None, timeout=30_000)
         assert "Nexus Ark 9.8.7" in dialog.findChild(type(dialog.details), "aboutTitle").text()
         shown = dialog.details.text()
         assert "バージョン 9.8.7" in shown and "ビルド日時 2031-02-03T04:05:06Z" in shown

@@ -4,8 +4,6 @@ files cannot be read opens the window anyway, saying why, with nothing to save o
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,28 +11,14 @@ import pytest
 from PySide6.QtWidgets import QDialog
 
 from nexus_ark.app import NexusApp
+from nexus_ark.providers.catalogue import catalogue_dir
+from tests.ui.ui_thread import files_opened_on_the_ui_thread
 from ui import i18n
 from ui.activity_window import ActivityWindow
 from ui.dashboard import DashboardWindow
 from ui.model_dialog import ModelSettingsDialog
 
 pytestmark = [pytest.mark.integration, pytest.mark.qt_log_ignore("propagateSizeHints")]
-
-# Files the UI thread opened while a test watched, recorded by one audit hook for the whole run (an audit
-# hook cannot be removed; it records nothing unless a test is watching).
-_watched: list[Path] = []
-_opened_on_ui_thread: list[str] = []
-
-
-def _audit(event: str, args: tuple) -> None:
-    if event != "open" or not _watched or threading.current_thread() is not threading.main_thread():
-        return
-    path = str(args[0])
-    if any(path.startswith(str(root)) for root in _watched) or path.endswith("catalogue.toml"):
-        _opened_on_ui_thread.append(path)
-
-
-sys.addaudithook(_audit)
 
 
 @pytest.fixture
@@ -48,11 +32,9 @@ def core(data_dir: Path):
 
 @pytest.fixture
 def watch_ui_thread(data_dir: Path):
-    """Every file under the data folder (and the catalogue) the UI thread opens while the test runs."""
-    _opened_on_ui_thread.clear()
-    _watched.append(data_dir)
-    yield _opened_on_ui_thread
-    _watched.clear()
+    """Every file of the data folder and the model catalogue the UI thread opens while the test runs."""
+    with files_opened_on_the_ui_thread(data_dir, catalogue_dir()) as opened:
+        yield opened
 
 
 def _status(window: QDialog) -> str:

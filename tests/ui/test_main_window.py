@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import QObject, Qt, Slot
 
 from nexus_ark.app import NexusApp
+from nexus_ark.config import load_app_settings
 from nexus_ark.memory.store import MemoryStore
 from ui import i18n
 from ui.main_window import MainWindow
@@ -126,12 +127,13 @@ def test_switching_persona_shows_its_own_history(qtbot, open_window) -> None:
     qtbot.waitUntil(lambda: "Only Aria hears this." in window.chat.toPlainText(), timeout=10_000)
 
 
-def test_japanese_ui(qtbot, open_window) -> None:
+def test_japanese_ui_shows_at_once_and_is_remembered(qtbot, open_window) -> None:
     window = open_window()
     window.change_language("ja")
-    assert window.send_button.text() == "送信"
+    assert window.send_button.text() == "送信"  # at once; the setting is saved on a worker
     assert window.file_menu.title() == "ファイル(&F)"
-    assert window.app.settings.language == "ja"
+    config = window.app.layout.config_file
+    qtbot.waitUntil(lambda: load_app_settings(config).language == "ja", timeout=10_000)
 
 
 # The offscreen platform cannot size a top-level dialog and says so; that is not our warning.
@@ -249,3 +251,67 @@ def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_op
     current = window.persona_list.currentItem()
     assert current is not None and current.data(Qt.ItemDataRole.UserRole) == window.current_slug
     assert window.windowTitle() == f"Nexus Ark — {current.text()}"
+
+
+def test_a_language_switch_reads_no_file_on_the_ui_thread(qtbot, open_window, data_dir: Path) -> None:
+    """The catalogues are read at start (run_window does it before the window shows); the menu's switch
+    then shows the language without reading one, and config.toml is written on a worker."""
+    from nexus_ark.paths import assets_dir
+    from tests.ui.ui_thread import files_opened_on_the_ui_thread
+
+    window = open_window()
+    i18n.read_every_catalogue()
+    config = window.app.layout.config_file
+    with files_opened_on_the_ui_thread(assets_dir(), data_dir) as opened:
+        window.change_language("ja")
+        assert window.send_button.text() == "送信"
+        qtbot.waitUntil(lambda: window.app.settings.language == "ja", timeout=10_000)
+        window.change_language("en")
+        assert window.send_button.text() == "Send"
+        qtbot.wait(200)  # the worker saves meanwhile
+    qtbot.waitUntil(lambda: load_app_settings(config).language == "en", timeout=10_000)
+    assert opened == []
+
+
+def test_the_dashboard_imported_on_a_thread_at_start_works_on_the_ui_thread(data_dir: Path) -> None:
+    """run_window imports the dashboard's module (pyqtgraph: a quarter of a second) on a thread of its own,
+    so that its first open does not freeze the window; the window built from it on the UI thread then
+    shows the persona's drives with no complaint from Qt about threads."""
+    import subprocess
+    import sys
+
+    from tests.conftest import subprocess_env
+
+    code = """
+import sys, time
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from ui.application import import_in_background
+assert "pyqtgraph" not in sys.modules
+import_in_background("ui.dashboard").join(60)
+assert "pyqtgraph" in sys.modules
+from nexus_ark.app import NexusApp
+from ui.dashboard import DashboardWindow
+core = NexusApp(sys.argv[1]).open()
+window = DashboardWindow(core, "aria")
+window.show()
+deadline = time.monotonic() + 60
+while window.snapshot is None and time.monotonic() < deadline:
+    app.processEvents()
+    time.sleep(0.01)
+print(window.windowTitle(), len(window.drives.bars))
+window.done(0)
+window.worker.wait()
+core.close()
+"""
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(data_dir)],
+        env=subprocess_env(QT_QPA_PLATFORM="offscreen"),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Inner life of Aria 4"
+    complaints = [line for line in proc.stderr.splitlines() if "propagateSizeHints" not in line]
+    assert complaints == []
