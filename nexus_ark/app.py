@@ -93,6 +93,9 @@ class NexusApp:
         self._embedder: Embedder | None = None
         self._embedder_spec: tuple[str, ...] = ()
         self._embedding: set[str] = set()
+        # Asked for again while a persona's background embedding ran: it makes one more pass (items
+        # written after its last look for pending ones), with the embedder asked for last.
+        self._embed_again: dict[str, Embedder] = {}
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._opened = False
@@ -598,25 +601,32 @@ class NexusApp:
     def _embed_in_background(self, slug: str, embedder: Embedder) -> None:
         """Give every memory of a persona a vector from the current embedder, on a thread of its own
         with its own connection: after an import, a crash, or a change of embedder. Resumable, and a
-        no-op when nothing is pending."""
+        no-op when nothing is pending. Asked again while it runs, it makes one more pass when done."""
         with self._state_lock:
-            if slug in self._embedding or self._stopping.is_set():
+            if self._stopping.is_set():
+                return
+            if slug in self._embedding:
+                self._embed_again[slug] = embedder
                 return
             self._embedding.add(slug)
 
         def run() -> None:
-            try:
-                store = self.open_memory(slug)
+            current: Embedder | None = embedder
+            while current is not None:
                 try:
-                    with backlog_work():
-                        store.archive.embed_pending(embedder, cancel=self._stopping)
-                finally:
-                    store.close()
-            except Exception as exc:  # logged, and resumed at the next start: nothing is lost
-                log.warning("background embedding for %s stopped: %s", slug, exc)
-            finally:
+                    store = self.open_memory(slug)
+                    try:
+                        with backlog_work():
+                            store.archive.embed_pending(current, cancel=self._stopping)
+                    finally:
+                        store.close()
+                except Exception as exc:  # logged, and resumed at the next start: nothing is lost
+                    log.warning("background embedding for %s stopped: %s", slug, exc)
                 with self._state_lock:
-                    self._embedding.discard(slug)
+                    current = None if self._stopping.is_set() else self._embed_again.pop(slug, None)
+                    if current is None:
+                        self._embedding.discard(slug)
+                        self._embed_again.pop(slug, None)
 
         thread = threading.Thread(target=run, name=f"embed-{slug}", daemon=True)
         self._threads.append(thread)
