@@ -9,6 +9,7 @@ elsewhere (a library's message, an OS error, a path) are values and stay as they
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 
@@ -60,3 +61,43 @@ def validation_message(error: dict) -> str:
     if isinstance(raised, ValueError) and raised.args and isinstance(raised.args[0], Notice):
         return raised.args[0]
     return str(error["msg"]).removeprefix("Value error, ")
+
+
+def stored(text: str) -> str | None:
+    """A Notice or Joined as JSON that keeps its template and values (for a database column beside the
+    English text, so a window reading it later can still translate it); None for a plain string."""
+    if not isinstance(text, Notice | Joined):
+        return None
+    return json.dumps(_encode(text), ensure_ascii=False, default=str)
+
+
+def from_stored(raw: str) -> str:
+    """What stored() kept, made again: the same English text, translatable again. A value that cannot be
+    read back (written by another version, damaged) gives the raw text rather than an error."""
+    try:
+        return _decode(json.loads(raw))
+    except (ValueError, TypeError, KeyError, IndexError):
+        return raw
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, Notice):
+        return {"template": value.template, "values": {k: _encode(v) for k, v in value.values.items()}}
+    if isinstance(value, Joined):
+        return {"parts": [_encode(p) for p in value.parts], "sep": value.sep}
+    return value
+
+
+def _decode(value: object) -> str:
+    if isinstance(value, dict) and "template" in value:
+        values = {str(k): _decode_value(v) for k, v in value["values"].items()}
+        return Notice(str(value["template"]), **values)
+    if isinstance(value, dict) and "parts" in value:
+        return Joined([_decode(p) for p in value["parts"]], str(value["sep"]))
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"not a stored notice: {value!r}")
+
+
+def _decode_value(value: object) -> object:
+    return _decode(value) if isinstance(value, dict | str) else value

@@ -46,7 +46,8 @@ from nexus_ark.memory.components import Entity
 from nexus_ark.memory.knowledge import KnowledgeDocument
 from nexus_ark.memory.portability import export_memory
 from nexus_ark.memory.store import MemoryStore
-from ui.i18n import N_, FollowsLanguage, tr
+from nexus_ark.notices import from_stored
+from ui.i18n import N_, FollowsLanguage, tr, tr_error
 from ui.tasks import SerialWorker
 
 KIND_LABELS = {
@@ -506,7 +507,7 @@ class MemoryWindow(QDialog, FollowsLanguage):
             return
         self.documents.setRowCount(len(docs))
         for row, doc in enumerate(docs):
-            status = (doc.status, doc.error)
+            status = (doc.status, doc.error, doc.error_notice)  # plain strings: Qt keeps them as they are
             values = [
                 doc.title,
                 _document_status(status),
@@ -600,11 +601,13 @@ class MemoryWindow(QDialog, FollowsLanguage):
         super().done(result)
 
 
-def _document_status(status: tuple[str, str | None]) -> str:
-    """A document's state in the person's language, with the reason it cannot be read (as the reader said)."""
-    state, error = status
+def _document_status(status: tuple[str, str | None, str | None]) -> str:
+    """A document's state in the person's language, with the reason it cannot be read (translated when its
+    words were stored with it; a library's or the OS's own words inside stay as they said them)."""
+    state, error, error_notice = status
     label = tr(DOCUMENT_STATUS[state]) if state in DOCUMENT_STATUS else state
-    return f"{label}: {error}" if error else label
+    problem = from_stored(error_notice) if error_notice else error
+    return f"{label}: {tr_error(problem)}" if problem else label
 
 
 def _relabel(table: QTableWidget, column: int, label: Callable[[Any], str]) -> None:

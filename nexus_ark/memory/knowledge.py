@@ -22,7 +22,7 @@ from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive, NewItem
-from nexus_ark.notices import Notice, notice
+from nexus_ark.notices import Notice, from_stored, notice, stored
 from nexus_ark.providers.embedders import Embedder
 
 SUPPORTED = {".txt", ".md", ".markdown", ".pdf"}
@@ -43,21 +43,36 @@ class KnowledgeDocument(BaseModel):
     status: str
     chunks_total: int
     chunks_done: int
-    error: str | None = None
+    error: str | None = None  # the English text
+    error_notice: str | None = None  # the same with its template and values (notices.stored)
+
+    @property
+    def problem(self) -> str | None:
+        """Why the document cannot be read: a Notice when its words were stored (a window translates it),
+        else the English text (a row written by an older version)."""
+        return from_stored(self.error_notice) if self.error_notice else self.error
 
 
 class UnreadableDocumentError(NexusArkError):
     """A document whose text cannot be extracted (damaged, encrypted, scanned images only)."""
 
 
-def _unsupported(path: Path) -> Notice:
-    return notice("{name}: only .txt, .md and .pdf files can be added.", name=path.name)
+def _unsupported(path: Path, name: str | None = None) -> Notice:
+    return notice("{name}: only .txt, .md and .pdf files can be added.", name=name or path.name)
 
 
-def extract_text(path: Path) -> str:
+def original_name(copy: Path) -> str:
+    """The name the person's file had: the stored copy's name without the content hash in front."""
+    digest, dash, name = copy.name.partition("-")
+    return name if dash and len(digest) == 12 and all(c in "0123456789abcdef" for c in digest) else copy.name
+
+
+def extract_text(path: Path, name: str | None = None) -> str:
+    """The document's text; `name` is how errors call the file (its own name by default)."""
+    name = name or path.name
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED:
-        raise UnreadableDocumentError(_unsupported(path))
+        raise UnreadableDocumentError(_unsupported(path, name))
     if suffix != ".pdf":
         try:
             return path.read_text(encoding="utf-8")
@@ -69,18 +84,16 @@ def extract_text(path: Path) -> str:
     try:
         reader = PdfReader(str(path))
         if reader.is_encrypted:
-            raise UnreadableDocumentError(notice("{name} is password-protected.", name=path.name))
+            raise UnreadableDocumentError(notice("{name} is password-protected.", name=name))
         text = "\n\n".join((page.extract_text() or "") for page in reader.pages)
     except UnreadableDocumentError:
         raise
     except (PdfReadError, ValueError, KeyError, OSError) as exc:
         raise UnreadableDocumentError(
-            notice("{name} is not a readable PDF: {problem}", name=path.name, problem=str(exc))
+            notice("{name} is not a readable PDF: {problem}", name=name, problem=str(exc))
         ) from exc
     if not text.strip():
-        raise UnreadableDocumentError(
-            notice("{name} has no text to read (a scan of images?).", name=path.name)
-        )
+        raise UnreadableDocumentError(notice("{name} has no text to read (a scan of images?).", name=name))
     return text
 
 
@@ -137,13 +150,13 @@ class KnowledgeBase:
         if existing:
             return self._get(existing[0])
         self.folder.mkdir(parents=True, exist_ok=True)
-        stored = self.folder / f"{digest[:12]}-{source.name}"
-        shutil.copy2(source, stored)
+        copy = self.folder / f"{digest[:12]}-{source.name}"
+        shutil.copy2(source, copy)
         now = iso(self.clock.now())
         with self.db.atomic():
             cur = self.db.execute(
                 "insert into kb_documents (path, title, sha256, status, added_at, updated_at) values (?,?,?,?,?,?)",
-                [str(stored), source.stem, digest, "pending", now, now],
+                [str(copy), source.stem, digest, "pending", now, now],
             )
             self.activity.imported(
                 f"document {source.name} added to the knowledge base",
@@ -186,10 +199,16 @@ class KnowledgeBase:
     def _ingest(self, doc: KnowledgeDocument, embedder: Embedder, cancel, progress) -> None:
         if doc.chunks_total == 0:
             try:
-                chunks = chunk_text(extract_text(Path(doc.path)))
+                name = original_name(Path(doc.path))
+                chunks = chunk_text(extract_text(Path(doc.path), name))
             except (UnreadableDocumentError, OSError) as exc:
+                problem = (  # our sentence (a Notice, with its hint when it has one), or the OS's in ours
+                    str(exc)
+                    if isinstance(exc, NexusArkError)
+                    else notice("{name} cannot be read: {problem}", name=name, problem=str(exc))
+                )
                 with self.db.atomic():
-                    self._set(doc.id, status="error", error=str(exc))
+                    self._set(doc.id, status="error", error=str(problem), error_notice=stored(problem))
                     self.activity.error(
                         f"document {doc.title} could not be read: {exc}",
                         source="knowledge",

@@ -341,6 +341,14 @@ def m011_runtime(db: sqlite_utils.Database) -> None:
     )
 
 
+@migrations()
+def m012_document_error_notice(db: sqlite_utils.Database) -> None:
+    """kb_documents.error_notice: why a document cannot be read, as its sentence's template and values
+    (nexus_ark.notices.stored), so a window in another language shows it translated; `error` keeps the
+    English text (the CLI, and older rows)."""
+    db.execute("alter table kb_documents add column error_notice text")
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

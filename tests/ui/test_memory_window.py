@@ -14,6 +14,7 @@ from nexus_ark.memory.components import Components
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.knowledge import KnowledgeBase
 from nexus_ark.providers.embedders import default_embedder
+from tests.pdf_maker import write_pdf
 from ui import i18n
 from ui.memory_window import MemoryWindow
 
@@ -347,3 +348,32 @@ def test_a_persona_that_cannot_be_opened_says_why_in_the_window(qtbot, core: Nex
     assert store is not None
     with pytest.raises(Exception, match="closed"):
         store.db.execute("select 1")
+
+
+def test_why_a_document_cannot_be_read_is_shown_in_the_persons_language_from_the_database(
+    qtbot, core: NexusApp, tmp_path: Path
+) -> None:
+    """The reason is stored with its words (template and values), so a Japanese window shows it in
+    Japanese, a switch to English shows it in English, and the CLI's English text is unchanged."""
+    empty = tmp_path / "empty.pdf"
+    write_pdf(empty, [[]])  # a valid PDF without text: a scan of images, as far as we can tell
+    knowledge = core.memory("aria").knowledge
+    knowledge.add(empty)
+    knowledge.ingest_pending(default_embedder())
+    stored = knowledge.documents()[0]
+    assert stored.error == "empty.pdf has no text to read (a scan of images?)."  # the CLI's words
+
+    i18n.set_language("ja")
+    try:
+        window = MemoryWindow(core, "aria")  # reads the document list again, from the database
+        qtbot.addWidget(window)
+        qtbot.waitUntil(lambda: window.documents.rowCount() == 1, timeout=30_000)
+        shown = window.documents.item(0, 1).text()
+        reason = "empty.pdf には読み取れる文字がありません（画像をスキャンしたものでしょうか）。"
+        assert shown == f"読み込めません: {reason}"
+        i18n.set_language("en")
+        window.retranslate()
+        assert window.documents.item(0, 1).text() == "cannot be read: " + stored.error
+    finally:
+        i18n.set_language("en")
+    window.done(0)
