@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
+from datetime import UTC
 from pathlib import Path
 from typing import Literal
 
@@ -108,8 +109,8 @@ class Routine(BaseModel):
     def _cron(cls, value: str) -> str:
         from apscheduler.triggers.cron import CronTrigger
 
-        try:
-            CronTrigger.from_crontab(value)
+        try:  # the syntax only: with a zone given, checking it reads no time-zone file of the system
+            CronTrigger.from_crontab(value, timezone=UTC)
         except ValueError as exc:
             raise ValueError(
                 notice(

@@ -54,7 +54,7 @@ def test_import_runs_on_a_worker_and_opens_the_new_persona(qtbot, core: NexusApp
     card_actions.import_card_file(window, core, CARDS / "seraphina_v2.png", opened.append)
     assert opened == []  # the call returned before the work was done: the UI thread did not wait
     box = _result(qtbot, window)
-    assert opened == ["seraphina-vale"]
+    qtbot.waitUntil(lambda: opened == ["seraphina-vale"], timeout=10_000)  # the main loop's next turn
     assert box.icon() == QMessageBox.Icon.Information
     assert box.text() == ("Seraphina Vale is ready: 3 greetings, 2 lore entries in memory, 1 always in mind.")
     assert core.personas.load("seraphina-vale").settings.name == "Seraphina Vale"
