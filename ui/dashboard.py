@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
@@ -70,7 +70,7 @@ class _Connections:
 
 
 class DashboardWindow(QDialog):
-    refreshed = Signal()  # after each read of the database is shown
+    refreshed = Signal()  # after each read of the database is shown (by every part, once all are built)
 
     def __init__(
         self, app: NexusApp, slug: str, parent: QWidget | None = None, name: str | None = None
@@ -92,19 +92,23 @@ class DashboardWindow(QDialog):
         self._dream_cancel = threading.Event()
 
         self.drives = DrivesPanel(self.persona_name)
-        self.drive_history = DriveHistoryPlot()
+        # The two plots (pyqtgraph) are built after the window shows, each in a turn of the main loop of
+        # its own: built here with the rest, opening the window stopped the main loop for 50-80 ms.
+        self.drive_history: DriveHistoryPlot | None = None
+        self.emotions: EmotionPlot | None = None
         self.history_title = QLabel()
         self.history_title.setStyleSheet("font-weight:600")
         drives_tab = QSplitter(Qt.Orientation.Vertical)
         drives_tab.addWidget(self.drives)
         history = QWidget()
-        history_layout = QVBoxLayout(history)
-        history_layout.addWidget(self.history_title)
-        history_layout.addWidget(self.drive_history, 1)
+        self._history_layout = QVBoxLayout(history)
+        self._history_layout.addWidget(self.history_title)
         drives_tab.addWidget(history)
         drives_tab.setSizes([330, 300])
         self.questions = QuestionsPanel(self.write, self.persona_name)
-        self.emotions = EmotionPlot()
+        emotions_tab = QWidget()
+        self._emotions_layout = QVBoxLayout(emotions_tab)
+        self._emotions_layout.setContentsMargins(0, 0, 0, 0)
         self.episodes = EpisodesPanel()
         self.goals = GoalsPanel(self.write)
         self.entities = EntitiesPanel(self.write)
@@ -114,13 +118,14 @@ class DashboardWindow(QDialog):
         for widget in (
             drives_tab,
             self.questions,
-            self.emotions,
+            emotions_tab,
             self.episodes,
             self.goals,
             self.entities,
             self.diary,
         ):
             self.tabs.addTab(widget, "")
+        self._still_to_build = [self._build_history, self._draw_history, self._build_emotions]
 
         self.status = QLabel()
         self.status.setObjectName("dashboardStatus")
@@ -147,6 +152,42 @@ class DashboardWindow(QDialog):
         self.core_events.happened.connect(self._on_core_event)
         self.retranslate()
         self.refresh()
+        QTimer.singleShot(0, self, self._build_next)
+
+    @property
+    def complete(self) -> bool:
+        """Every part built and the first read shown."""
+        return not self._still_to_build and self.snapshot is not None
+
+    def _build_next(self) -> None:
+        if self._closing or not self._still_to_build:
+            return
+        self._still_to_build.pop(0)()
+        if self._still_to_build:
+            QTimer.singleShot(0, self, self._build_next)
+        elif self.snapshot is not None:
+            self.refreshed.emit()
+
+    def _build_history(self) -> None:
+        self.drive_history = DriveHistoryPlot()
+        self._history_layout.addWidget(self.drive_history, 1)
+
+    def _draw_history(self) -> None:
+        if self.snapshot is not None:
+            self._show_history(self.snapshot)
+        elif self.drive_history is not None:
+            self.drive_history.redraw()  # its legend, thresholds and "no history yet" until the read arrives
+
+    def _show_history(self, snapshot: Snapshot) -> None:
+        if self.drive_history is not None:
+            thresholds = {n: d.threshold for n, d in snapshot.report.drives.items()}
+            self.drive_history.set_history(snapshot.history, thresholds)
+
+    def _build_emotions(self) -> None:
+        self.emotions = EmotionPlot()
+        self._emotions_layout.addWidget(self.emotions)
+        if self.snapshot is not None:
+            self.emotions.set_entries(self.snapshot.emotions)
 
     def retranslate(self) -> None:
         self.setWindowTitle(tr("Inner life of {name}", name=self.persona_name))
@@ -178,8 +219,10 @@ class DashboardWindow(QDialog):
             self.entities,
             self.diary,
         ):
-            panel.retranslate()
-        self.drive_history.redraw()
+            if panel is not None:  # a plot not built yet is drawn in the language of its day
+                panel.retranslate()
+        if self.drive_history is not None and self.drive_history.curves:
+            self.drive_history.redraw()
         self._show_status()
 
     # -- reading ----------------------------------------------------------------------------------
@@ -213,17 +256,18 @@ class DashboardWindow(QDialog):
             self.persona_name = self.drives.persona_name = self.questions.persona_name = snapshot.name
             self.retranslate()  # the title and the panels that name the persona
         self.drives.show_report(snapshot.report)
-        self.drive_history.set_history(
-            snapshot.history, {n: d.threshold for n, d in snapshot.report.drives.items()}
-        )
+        if self.drive_history is not None and self._draw_history not in self._still_to_build:
+            self._show_history(snapshot)
         self.questions.show_questions(snapshot.questions)
-        self.emotions.set_entries(snapshot.emotions)
+        if self.emotions is not None:
+            self.emotions.set_entries(snapshot.emotions)
         self.episodes.show_episodes(snapshot.episodes)
         self.goals.show_goals(snapshot.goals)
         self.entities.show_entities(snapshot.entities)
         self.diary.show_insights(snapshot.insights)
         self._show_status()
-        self.refreshed.emit()
+        if not self._still_to_build:
+            self.refreshed.emit()
         if self._stale:
             self._stale = False
             self.refresh()

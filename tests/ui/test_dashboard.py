@@ -141,7 +141,7 @@ def _expected(core: NexusApp) -> drives.DriveReport:
 def window(qtbot, core: NexusApp):
     win = DashboardWindow(core, "aria")
     qtbot.addWidget(win)
-    qtbot.waitUntil(lambda: win.snapshot is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: win.complete, timeout=30_000)
     yield win
     win.done(0)
     win.worker.wait()
@@ -311,7 +311,7 @@ def test_language_switch_retranslates(window: DashboardWindow) -> None:
 def test_closing_never_waits_and_the_worker_closes_its_connections(qtbot, core: NexusApp) -> None:
     win = DashboardWindow(core, "aria")
     qtbot.addWidget(win)
-    qtbot.waitUntil(lambda: win.snapshot is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: win.complete, timeout=30_000)
     win.refresh()  # a read still queued when the window closes
     win.done(0)
     win.worker.wait()
@@ -325,7 +325,7 @@ def test_closing_never_waits_and_the_worker_closes_its_connections(qtbot, core: 
 def test_an_empty_mind_says_so(qtbot, core: NexusApp) -> None:
     win = DashboardWindow(core, "hikari")  # a persona nothing has happened to yet
     qtbot.addWidget(win)
-    qtbot.waitUntil(lambda: win.snapshot is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: win.complete, timeout=30_000)
     try:
         assert win.drives.narrative.text().endswith("My mind is quiet.")
         assert all(bar.level == 0.0 for bar in win.drives.bars.values())

@@ -45,7 +45,7 @@ def _status(window: QDialog) -> str:
 
 OPENERS: dict[str, tuple[Callable[..., QDialog], str, Callable[[QDialog], bool]]] = {
     "activity": (ActivityWindow, "Activity of {}", lambda w: w._loaded_once),  # type: ignore[attr-defined]
-    "dashboard": (DashboardWindow, "Inner life of {}", lambda w: w.snapshot is not None),  # type: ignore[attr-defined]
+    "dashboard": (DashboardWindow, "Inner life of {}", lambda w: w.complete),  # type: ignore[attr-defined]
     "model settings": (ModelSettingsDialog, "Model settings: {}", lambda w: w.loaded),  # type: ignore[attr-defined]
 }
 

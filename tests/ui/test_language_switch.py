@@ -252,7 +252,7 @@ def _open_everything(qtbot, main: MainWindow) -> None:
 
     main.show_dashboard()
     dashboard = _one(main, DashboardWindow)
-    qtbot.waitUntil(lambda: dashboard.snapshot is not None, timeout=30_000)
+    qtbot.waitUntil(lambda: dashboard.complete, timeout=30_000)
 
     main.life.show_inbox()
     inbox = main.life.inbox_window
