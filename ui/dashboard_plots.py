@@ -3,6 +3,8 @@ their thresholds. Both are redrawn from plain data, no I/O."""
 
 from __future__ import annotations
 
+import time
+
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
@@ -96,6 +98,9 @@ class EmotionPlot(QWidget):
         if grew and xs:
             span = max(xs[-1] - xs[0], 3600.0)
             self.plot.setXRange(xs[0] - span * 0.03, xs[-1] + span * 0.03, padding=0)
+        elif not xs:  # an empty plot's axis shows the past week (not fractions of a second after 1970)
+            now = time.time()
+            self.plot.setXRange(now - 7 * 86400, now, padding=0)
         self._shown = None
         self.retranslate()
 
