@@ -5,7 +5,7 @@ few turns (so the timeline, the memory and the dashboard have something to show)
 way its menu opens it, twice (the first open pays for what is built once), and closed again. A 10 ms QTimer
 probe records how late each tick came from the moment of the click until the window has shown what it
 read; `open_ms` is how long the menu's handler itself ran on the UI thread (building the window's widgets).
-As ui/application.py does, the dashboard's module is imported on a thread of its own once the window shows.
+As ui/application.py does, the windows' modules are imported on a thread of their own once the window shows.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.window_open [--json out.json]
 """
@@ -30,7 +30,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 from ui import i18n
-from ui.application import import_in_background
+from ui.application import WINDOW_MODULES, import_in_background
 from ui.main_window import MainWindow
 from ui.tasks import freeze_long_lived
 
@@ -71,7 +71,7 @@ def run() -> dict:
         window = MainWindow(app)
         window.resize(1000, 700)
         window.show()
-        import_in_background("ui.dashboard")
+        import_in_background(*WINDOW_MODULES)
         freeze_long_lived()
         wait(lambda: window._ready, 300)
         finished: list[bool] = []

@@ -18,16 +18,25 @@ from ui import i18n, theme
 from ui.i18n import tr, tr_error
 from ui.tasks import freeze_long_lived
 
+# The windows a person opens from the menus, imported after the main window shows (import_in_background).
+WINDOW_MODULES = ("ui.dashboard", "ui.persona_editor", "ui.settings_dialog", "ui.memory_window")
+
 # NEXUS_ARK_QUIT_AFTER_MS lets the packaging smoke test start the built app and have it quit by itself.
 QUIT_AFTER_ENV = "NEXUS_ARK_QUIT_AFTER_MS"
 
 
-def import_in_background(module: str) -> threading.Thread:
-    """Import a window's module on a thread of its own. The dashboard's plotting library (pyqtgraph) takes a
-    quarter of a second to import: imported lazily on the UI thread, the first open of the dashboard froze
-    the window that long. Importing defines classes only and creates no Qt object, so any thread may do it;
-    a UI thread that wants the module meanwhile waits for this import instead of starting its own."""
-    thread = threading.Thread(target=importlib.import_module, args=(module,), name=f"import-{module}")
+def import_in_background(*modules: str) -> threading.Thread:
+    """Import windows' modules, in order, on a thread of their own. The dashboard's plotting library
+    (pyqtgraph) takes a quarter of a second to import, the persona editor's and the settings' modules about
+    10 ms each: imported lazily on the UI thread, the first open of each froze the window that long.
+    Importing defines classes only and creates no Qt object, so any thread may do it; a UI thread that wants a
+    module meanwhile waits for this import instead of starting its own."""
+
+    def run() -> None:
+        for module in modules:
+            importlib.import_module(module)
+
+    thread = threading.Thread(target=run, name="import-windows")
     thread.daemon = True
     thread.start()
     return thread
@@ -55,7 +64,7 @@ def run_window(data_dir: str | None) -> int:
     core.notifier = default_notifier(assets_dir() / "icons" / "app.png")
     window = MainWindow(core)
     window.show()
-    import_in_background("ui.dashboard")
+    import_in_background(*WINDOW_MODULES)
     window.life.start()  # every persona wakes; the scheduler runs while the app does
     freeze_long_lived()  # full garbage collections stay short: the window never waits on one for long
     quit_after = os.environ.get(QUIT_AFTER_ENV)
