@@ -424,6 +424,12 @@ class ModelSettingsDialog(QDialog):
         self.result_label.setText(tr("Saving…"))
         run_in_background(write, while_open(self, self._saved), while_open(self, self._not_saved))
 
+    def reject(self) -> None:
+        """Cancel (or Esc) waits while a save is being written: the dialog closes when it is, and the
+        window then opens the persona on what was saved."""
+        if not self._busy:
+            super().reject()
+
     def _saved(self, _result: None) -> None:
         self._busy = False
         self.accept()

@@ -114,3 +114,29 @@ def test_a_save_that_cannot_be_written_keeps_the_dialog_open_and_says_why(qtbot,
     assert dialog.result() != QDialog.DialogCode.Accepted.value and dialog.save_button.isEnabled()
     assert dialog.chat.picked().target == "qwen2.5:1.5b"
     assert settings.read_text(encoding="utf-8") == 'name = "Aria\n'
+
+
+def test_cancel_while_a_save_is_written_waits_for_it(qtbot, core: NexusApp, monkeypatch) -> None:
+    """Esc during a save does not leave the persona saved but the dialog reporting a cancel: the dialog
+    closes as accepted once the file is written."""
+    import threading
+
+    writing = threading.Event()
+    written = core.save_persona_models
+
+    def slow_save(*args, **kwargs):
+        writing.wait(30)  # the keyring is slow to answer today
+        return written(*args, **kwargs)
+
+    monkeypatch.setattr(core, "save_persona_models", slow_save)
+    dialog = _open(qtbot, core)
+    ended: list[int] = []
+    dialog.finished.connect(ended.append)
+    _choose(dialog, "ollama")
+    dialog.chat.ollama_model.setEditText("qwen2.5:1.5b")
+    qtbot.mouseClick(dialog.save_button, Qt.MouseButton.LeftButton)
+    dialog.reject()  # Esc while the save is being written
+    assert ended == [] and not dialog.save_button.isEnabled()
+    writing.set()
+    qtbot.waitUntil(lambda: ended == [QDialog.DialogCode.Accepted.value], timeout=30_000)
+    assert core.personas.load("aria").settings.model.spec == "ollama:qwen2.5:1.5b"
