@@ -239,13 +239,15 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
             break
         time.sleep(0.02)
     card = make_card(data, language)
+    before = window.current_slug
     card_actions.import_card_file(window, core, card, window._on_card_imported)
     box: QMessageBox | None = None
     for _ in range(1500):  # the import runs on a worker; the new persona's page arrives from another
         app.processEvents()
         shown = [b for b in window.findChildren(QMessageBox, "card-result") if b.isVisible()]
         box = shown[0] if shown else None
-        if box and window._ready and window.chat.bubbles and not window.chat.drawing:
+        switched = window.current_slug != before  # opened on the main loop's turn after the box
+        if box and switched and window._ready and window.chat.bubbles and not window.chat.drawing:
             break
         time.sleep(0.02)
     if box is None:

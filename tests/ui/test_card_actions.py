@@ -95,7 +95,7 @@ def test_the_file_dialogs_lead_to_the_same_work(
     opened: list[str] = []
     card_actions.import_card(window, core, opened.append)
     _result(qtbot, window)
-    assert len(opened) == 1
+    qtbot.waitUntil(lambda: len(opened) == 1, timeout=10_000)  # the main loop's next turn
     # "Save as" without a suffix and the JSON filter chosen: a .json card.
     json_filter = "JSON card (*.json)"
     monkeypatch.setattr(

@@ -73,8 +73,8 @@ def test_the_name_arrives_from_the_persona_folder(qtbot, core: NexusApp, which: 
     window = opener(core, "aria")
     qtbot.addWidget(window)
     assert window.windowTitle() == title.format("aria")
-    qtbot.waitUntil(lambda: window.windowTitle() == title.format("Aria"), timeout=60_000)
-    assert loaded(window)
+    qtbot.waitUntil(lambda: loaded(window), timeout=60_000)
+    assert window.windowTitle() == title.format("Aria")
     window.done(0)
 
 
