@@ -256,7 +256,7 @@ class DashboardWindow(QDialog):
             self.persona_name = self.drives.persona_name = self.questions.persona_name = snapshot.name
             self.retranslate()  # the title and the panels that name the persona
         self.drives.show_report(snapshot.report)
-        if self.drive_history is not None and self._draw_history not in self._still_to_build:
+        if self.drive_history is not None and self.drive_history.curves:  # drawn once: it follows now
             self._show_history(snapshot)
         self.questions.show_questions(snapshot.questions)
         if self.emotions is not None:

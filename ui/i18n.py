@@ -66,12 +66,7 @@ def set_language(language: str) -> str:
     resolved = system_language() if language == "auto" else language
     if resolved not in SUPPORTED:
         resolved = "en"
-    path = catalogue_path(resolved)
-    catalogue = _read.get(path)
-    if catalogue is None:
-        catalogue = load_catalogue(resolved)
-        if catalogue:
-            _read[path] = catalogue
+    catalogue = _catalogue_for(resolved)
     if catalogue is None:
         catalogue, resolved = {}, "en"
     _catalogue = catalogue
@@ -79,13 +74,22 @@ def set_language(language: str) -> str:
     return resolved
 
 
+def _catalogue_for(language: str) -> dict[str, str] | None:
+    """load_catalogue, each file read once (English, {}, and an unreadable one, None, are not kept)."""
+    path = catalogue_path(language)
+    if path not in _read:
+        catalogue = load_catalogue(language)
+        if not catalogue:
+            return catalogue
+        _read[path] = catalogue
+    return _read[path]
+
+
 def read_every_catalogue() -> None:
     """Read the catalogues of every language now (at start, before the window shows), so that switching
     language in the window reads no file on the UI thread."""
     for language in SUPPORTED:
-        path = catalogue_path(language)
-        if path not in _read and (catalogue := load_catalogue(language)):
-            _read[path] = catalogue
+        _catalogue_for(language)
 
 
 def current_language() -> str:
