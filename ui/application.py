@@ -36,8 +36,8 @@ def import_in_background(*modules: str) -> threading.Thread:
         for module in modules:
             importlib.import_module(module)
 
-    thread = threading.Thread(target=run, name="import-windows")
-    thread.daemon = True
+    # Not a daemon: an import cut off by the interpreter's shutdown (the app quit at once) may crash it.
+    thread = threading.Thread(target=run, name="import-windows", daemon=False)
     thread.start()
     return thread
 
@@ -64,7 +64,7 @@ def run_window(data_dir: str | None) -> int:
     core.notifier = default_notifier(assets_dir() / "icons" / "app.png")
     window = MainWindow(core)
     window.show()
-    import_in_background(*WINDOW_MODULES)
+    importer = import_in_background(*WINDOW_MODULES)
     window.life.start()  # every persona wakes; the scheduler runs while the app does
     freeze_long_lived()  # full garbage collections stay short: the window never waits on one for long
     quit_after = os.environ.get(QUIT_AFTER_ENV)
@@ -73,4 +73,5 @@ def run_window(data_dir: str | None) -> int:
     try:
         return qt_app.exec()
     finally:
+        importer.join()  # finished long before, unless the app quit at once: not to meet the shutdown
         core.close()
