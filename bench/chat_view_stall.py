@@ -10,7 +10,12 @@ loop could not run. Scenarios, each with its own probe:
 - stream: a long Markdown reply (--reply-words) streamed into the open conversation;
 - switch: switching between two personas with long conversations, back and forth (--switches times).
 
-    QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.chat_view_stall [--messages 50000] [--json out.json]
+    QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.chat_view_stall [--messages 50000] [--json out.json] \
+        [--busy-python] [--default-interval]
+
+--busy-python keeps a thread running pure Python through every scenario (standing for background work in
+Python: parsing an import, a dream's bookkeeping), which holds the interpreter lock whenever it can;
+--default-interval leaves Python's 5 ms switch interval instead of the app's (ui.tasks.favour_the_ui_thread).
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +41,7 @@ from nexus_ark.providers.scripted import ScriptedBackend
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 from ui import i18n
 from ui.main_window import MainWindow
-from ui.tasks import freeze_long_lived
+from ui.tasks import favour_the_ui_thread, freeze_long_lived
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 SENTENCE = "the sea was **calm** that morning and the *light* moved slowly over the water"
@@ -82,10 +89,35 @@ def settle(qt: QApplication, window: MainWindow, timeout: float = 60) -> None:
     spin(qt, lambda: not window.chat.drawing and not window.chat.loading_older, timeout)
 
 
-def run(messages: int, pages: int, reply_words: int, switches: int) -> dict:
+def busy_python(stop: threading.Event) -> None:
+    """Python that never waits: it gives the interpreter lock up only when the interval forces it."""
+    total = 0
+    while not stop.is_set():
+        for i in range(1000):
+            total += i * i
+
+
+def run(
+    messages: int,
+    pages: int,
+    reply_words: int,
+    switches: int,
+    busy: bool = False,
+    default_interval: bool = False,
+) -> dict:
+    if not default_interval:
+        favour_the_ui_thread()  # as ui/application.py does
     qt = QApplication.instance() or QApplication([])
     i18n.set_language("en")
-    results: dict = {"messages": messages, "cpus": os.cpu_count()}
+    results: dict = {
+        "messages": messages,
+        "cpus": os.cpu_count(),
+        "busy_python": busy,
+        "switch_interval_ms": sys.getswitchinterval() * 1000,
+    }
+    stop_busy = threading.Event()
+    if busy:
+        threading.Thread(target=busy_python, args=(stop_busy,), name="busy-python", daemon=True).start()
     with tempfile.TemporaryDirectory() as tmp:
         reply = long_reply(reply_words)
         app = NexusApp(
@@ -163,6 +195,7 @@ def run(messages: int, pages: int, reply_words: int, switches: int) -> dict:
             spin(qt, lambda slug=slug: window.current_slug == slug and window._ready, 120)
             settle(qt, window)
         results["switch"] = {**probe.stop(), "switches": switches}
+        stop_busy.set()
         window.close()
         app.close()
     return results
@@ -174,9 +207,20 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--reply-words", type=int, default=2_000)
     parser.add_argument("--switches", type=int, default=6)
+    parser.add_argument("--busy-python", action="store_true", help="a thread running Python throughout")
+    parser.add_argument(
+        "--default-interval", action="store_true", help="Python's switch interval, not the app's"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    result = run(args.messages, args.pages, args.reply_words, args.switches)
+    result = run(
+        args.messages,
+        args.pages,
+        args.reply_words,
+        args.switches,
+        busy=args.busy_python,
+        default_interval=args.default_interval,
+    )
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")

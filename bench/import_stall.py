@@ -46,7 +46,7 @@ from tests.pdf_maker import write_pdf
 from ui import card_actions, i18n
 from ui.main_window import MainWindow
 from ui.memory_window import MemoryWindow
-from ui.tasks import freeze_long_lived
+from ui.tasks import favour_the_ui_thread, freeze_long_lived
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 SENTENCE = (
@@ -137,6 +137,7 @@ def idle(seconds: float) -> None:
 
 
 def run(pages: int, entries: int, freeze: bool = True) -> dict:
+    favour_the_ui_thread()  # as ui/application.py does
     qt = QApplication.instance() or QApplication([])
     i18n.set_language("en")
     results: dict = {"pages": pages, "entries": entries, "frozen": freeze, "cpus": os.cpu_count()}

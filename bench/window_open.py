@@ -32,7 +32,7 @@ from nexus_ark.runtime.scripted_mind import ScriptedMind
 from ui import i18n
 from ui.application import WINDOW_MODULES, import_in_background
 from ui.main_window import MainWindow
-from ui.tasks import freeze_long_lived
+from ui.tasks import favour_the_ui_thread, freeze_long_lived
 
 TURNS = (
     "My sister Yui turns twenty on Friday and I made her a blue bowl in pottery class.",
@@ -58,6 +58,7 @@ WINDOWS: list[tuple[str, str, Callable[[MainWindow], None], Callable[[QWidget], 
 
 
 def run() -> dict:
+    favour_the_ui_thread()  # as ui/application.py does
     qt = QApplication.instance() or QApplication([])
     i18n.set_language("en")
     i18n.read_every_catalogue()

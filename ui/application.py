@@ -16,7 +16,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.paths import assets_dir
 from ui import i18n, theme
 from ui.i18n import tr, tr_error
-from ui.tasks import freeze_long_lived
+from ui.tasks import favour_the_ui_thread, freeze_long_lived
 
 # The windows a person opens from the menus, imported after the main window shows (import_in_background).
 WINDOW_MODULES = ("ui.dashboard", "ui.persona_editor", "ui.settings_dialog", "ui.memory_window")
@@ -43,6 +43,15 @@ def import_in_background(*modules: str) -> threading.Thread:
 
 
 def run_window(data_dir: str | None) -> int:
+    """The desktop app: the window until it quits; returns the exit code."""
+    previous_interval = favour_the_ui_thread()
+    try:
+        return _run_window(data_dir)
+    finally:  # a caller in the same process (a test) gets its interpreter back as it was
+        sys.setswitchinterval(previous_interval)
+
+
+def _run_window(data_dir: str | None) -> int:
     qt_app = QApplication.instance() or QApplication(sys.argv)
     qt_app.setApplicationName("Nexus Ark")
     qt_app.setOrganizationName("NexusArk")

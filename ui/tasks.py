@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import itertools
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -107,6 +108,25 @@ def freeze_long_lived() -> None:
     first, before the window's loop runs, so none of it is kept."""
     gc.collect()
     gc.freeze()
+
+
+# How long a thread running Python may keep the interpreter lock once another thread asks for it.
+UI_SWITCH_INTERVAL_S = 0.0005
+
+
+def favour_the_ui_thread() -> float:
+    """Let the UI thread have the interpreter lock back within half a millisecond (Python's default: 5 ms).
+
+    The UI thread gives the lock up many times a frame (whenever it waits for events, and in Qt calls), and
+    each time a worker is running Python it waited for that worker's whole turn to get it back: with one
+    worker busy in Python (parsing, a dream's bookkeeping, a document's text) the window stalled 46-234 ms
+    while scrolling, streaming or switching personas, and 8-26 ms with the shorter turn
+    (bench.chat_view_stall --busy-python, docs/benchmarks.md).
+    Workers in C (SQLite, llama.cpp, the embedder) release the lock and lose nothing; one in Python changes
+    hands more often, a cost of microseconds a switch. Returns the interval it replaced."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(UI_SWITCH_INTERVAL_S)
+    return previous
 
 
 class SerialWorker:
