@@ -147,8 +147,12 @@ def _remember(store: MemoryStore, slug: str, plan: PersonaPlan, source: str) -> 
         for lore in plan.lore:
             store.components.write_entity(lore.name, lore.text, [f"{LORE_SOURCE}{lore.index}"])
         store.activity.imported(
-            f"character card {source}: {len(plan.lore)} lore entries, "
-            f"{(1 + len(plan.alternates)) if plan.greeting else 0} greetings",
+            notice(
+                "character card {file}: {lore} lore entries, {greetings} greetings",
+                file=source,
+                lore=len(plan.lore),
+                greetings=(1 + len(plan.alternates)) if plan.greeting else 0,
+            ),
             source="card",
             file=source,
             lore=len(plan.lore),

@@ -36,11 +36,11 @@ from PySide6.QtWidgets import (
 )
 
 from nexus_ark.app import NexusApp
-from nexus_ark.memory.activity import ActivityEntry, ActivityLog
+from nexus_ark.memory.activity import ActivityEntry, ActivityLog, clip
 from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.store import MemoryStore
 from ui import theme
-from ui.i18n import N_, FollowsLanguage, tr
+from ui.i18n import N_, FollowsLanguage, tr, tr_notice
 from ui.tasks import SerialWorker
 
 PAGE = 200  # entries a fetch reads: a few screens, a millisecond of SQLite
@@ -77,6 +77,13 @@ ENTRY_ROLE = Qt.ItemDataRole.UserRole
 def kind_label(kind: str) -> str:
     """A kind in the person's language; kinds written by later versions show as they are stored."""
     return tr(KIND_LABELS[kind]) if kind in KIND_LABELS else kind
+
+
+def summary_text(entry: ActivityEntry) -> str:
+    """An entry's summary in the person's language, one line as the timeline keeps it: translated when its
+    writer kept the sentence's template (older entries show the English they hold)."""
+    shown = entry.translatable_summary
+    return shown if shown is entry.summary else clip(tr_notice(shown))
 
 
 def error_colour() -> str:
@@ -145,6 +152,8 @@ class ActivityModel(QAbstractTableModel):
         super().__init__(parent)
         self.entries: list[ActivityEntry] = []
         self._times: list[str] = []
+        # Entry id -> its summary in the language shown, made when first asked for.
+        self._summaries: dict[int, str] = {}
         self.has_more = False
         self.fetching = False
 
@@ -163,9 +172,11 @@ class ActivityModel(QAbstractTableModel):
         entry = self.entries[index.row()]
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return (self._times[index.row()], kind_label(entry.kind), entry.summary)[column]
+            if column == 2:
+                return self.summary(entry)
+            return (self._times[index.row()], kind_label(entry.kind))[column]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return entry.summary if column == 2 else None
+            return self.summary(entry) if column == 2 else None
         if role == Qt.ItemDataRole.ForegroundRole and entry.kind == "error":
             return QBrush(QColor(error_colour()))
         if role == ENTRY_ROLE:
@@ -187,7 +198,20 @@ class ActivityModel(QAbstractTableModel):
             self.fetching = True  # until `append` (or a reset) says the page is in
             self.more_wanted.emit()
 
+    def summary(self, entry: ActivityEntry) -> str:
+        """The entry's summary as the person reads it (translated once per language, not at every paint)."""
+        shown = self._summaries.get(entry.id)
+        if shown is None:
+            shown = self._summaries[entry.id] = summary_text(entry)
+        return shown
+
     # -- what the window tells it ---------------------------------------------------------------------
+    def retranslate(self) -> None:
+        """The language changed: the kind and summary columns are shown again in the new one."""
+        self._summaries.clear()
+        if self.entries:
+            self.dataChanged.emit(self.index(0, 1), self.index(len(self.entries) - 1, 2))
+
     def last_key(self) -> tuple[str, int] | None:
         return (self.entries[-1].time, self.entries[-1].id) if self.entries else None
 
@@ -198,6 +222,7 @@ class ActivityModel(QAbstractTableModel):
         self.beginResetModel()
         self.entries = list(entries)
         self._times = [local_time(e.time) for e in entries]
+        self._summaries.clear()
         self.has_more, self.fetching = has_more, False
         self.endResetModel()
 
@@ -350,11 +375,10 @@ class ActivityWindow(QDialog, FollowsLanguage):
             self.since_combo.setItemText(index, tr(label))
 
     def _label_table(self) -> None:
-        """Headers, the kind column (wide enough for the longest kind) and the details shown, translated."""
+        """Headers, kinds and summaries (the kind column wide enough for the longest kind) and the details
+        shown, translated."""
         self.model.headerDataChanged.emit(Qt.Orientation.Horizontal, 0, len(COLUMNS) - 1)
-        if self.model.rowCount():
-            last = self.model.rowCount() - 1
-            self.model.dataChanged.emit(self.model.index(0, 1), self.model.index(last, 1))
+        self.model.retranslate()
         metrics = self.table.fontMetrics()
         widest_kind = max(metrics.horizontalAdvance(kind_label(k)) for k in KIND_LABELS)
         self.table.horizontalHeader().resizeSection(
@@ -583,7 +607,7 @@ def details_html(entry: ActivityEntry) -> str:
     rows: list[tuple[str, str]] = [
         (tr("Time"), f"{when.strftime('%Y-%m-%d %H:%M:%S')} ({when.strftime('%Z') or when.strftime('%z')})"),
         (tr("Kind"), f"{kind_label(entry.kind)} ({entry.kind})" if entry.kind in KIND_LABELS else entry.kind),
-        (tr("Summary"), entry.summary),
+        (tr("Summary"), summary_text(entry)),
     ]
     if entry.message_id is not None:
         rows.append((tr("Message id"), str(entry.message_id)))

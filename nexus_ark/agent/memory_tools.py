@@ -8,6 +8,7 @@ from typing import Any
 from nexus_ark.memory.components import Goal
 from nexus_ark.memory.event_queue import EventQueue, parse_delay
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.notices import notice
 from nexus_ark.providers.base import ToolSpec
 from nexus_ark.providers.embedders import Embedder
 from nexus_ark.providers.tools import ToolBox
@@ -195,8 +196,10 @@ class MemoryTools:
         with self.memory.db.atomic():  # the move and its timeline entry commit together
             self.memory.archive.archive(item_id, reason)
             self.memory.activity.memory_write(
-                "archive",
-                f"item {item_id} ({item['kind']}) moved aside: {reason}",
+                notice("archive"),
+                notice(
+                    "item {id} ({kind}) moved aside: {reason}", id=item_id, kind=item["kind"], reason=reason
+                ),
                 item_id=item_id,
                 reason=reason,
             )

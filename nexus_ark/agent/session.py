@@ -26,6 +26,7 @@ from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import ConversationSummary, Summaries
 from nexus_ark.mind.emotion import EmotionDetector, EmotionReading
 from nexus_ark.mind.emotion_confirm import confirm_emotion, is_better_than_bundled
+from nexus_ark.mind.labels import label_word
 from nexus_ark.notices import Notice, notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
@@ -35,6 +36,7 @@ from nexus_ark.providers.tools import ToolBox, ToolLoopResult, ToolUse, stream_t
 log = logging.getLogger(__name__)
 
 USER_SPEAKER = "user"
+_USER_WORD = notice("user")  # the person as the timeline names them (USER_SPEAKER; translated where shown)
 RECALL_K = 3
 EMBEDDER_RETRY_S = 60.0
 AFTER_TURN_EMBED_LIMIT = 8
@@ -358,7 +360,7 @@ class ChatSession:
             return result
         except Exception as exc:  # whatever failed, the conversation must stay as it is
             log.warning("compression failed; the conversation is unchanged: %s", exc)
-            self.memory.activity.error(f"compression failed: {exc}")
+            self.memory.activity.error(notice("compression failed: {error}", error=str(exc)))
             return result
         finally:
             self._background.release()
@@ -422,7 +424,7 @@ class ChatSession:
                 report = resolve_open_questions(self.memory, self.persona, self.internal_backend(), messages)
             except Exception as exc:  # the questions stay open; the next end tries again
                 log.warning("open questions could not be checked at the conversation's end: %s", exc)
-                self.memory.activity.error(f"open questions not checked: {exc}")
+                self.memory.activity.error(notice("open questions not checked: {error}", error=str(exc)))
                 return None
             components.set_reflection_meta(key, str(messages[-1].id))
             return report
@@ -542,8 +544,13 @@ class ChatSession:
                     self.memory.components.revise_emotion(message_id, reading.label, reading.value)
                     self.memory.activity.append(
                         "emotion",
-                        f"{reading.label} ({reading.value:+.2f}), not {first.label}: the internal model's "
-                        f"reading of {text[:80]}",
+                        notice(
+                            "{label} ({value:+.2f}), not {first}: the internal model's reading of {text}",
+                            label=label_word(reading.label),
+                            value=reading.value,
+                            first=label_word(first.label),
+                            text=text[:80],
+                        ),
                         message_id=message_id,
                         data={
                             "label": reading.label,
@@ -589,7 +596,7 @@ class ChatSession:
                 user_id = store.add(
                     speaker=USER_SPEAKER, role="user", content=text, room=self.room, version_of=version_of
                 )
-                self.memory.activity.message(user_id, USER_SPEAKER, text, role="user")
+                self.memory.activity.message(user_id, _USER_WORD, text, role="user")
                 if feeling is not None:
                     self._log_emotion(feeling, user_id, text)
             self._unconfirmed = (user_id, text, feeling) if feeling is not None else None
@@ -749,7 +756,7 @@ class ChatSession:
             )
         )
         self.memory.activity.emotion(
-            feeling.label, feeling.value, feeling.confidence, message_id=message_id, snippet=text
+            label_word(feeling.label), feeling.value, feeling.confidence, message_id=message_id, snippet=text
         )
 
     def _record(self, reply: _Reply, text: str, status: MessageStatus) -> None:

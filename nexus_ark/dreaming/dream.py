@@ -29,9 +29,10 @@ from nexus_ark.agent.memory_tools import SPECS, MemoryTools
 from nexus_ark.clock import Clock, iso
 from nexus_ark.dreaming.levels import choose_level, record_level
 from nexus_ark.dreaming.material import Material, gather, latest_day
-from nexus_ark.dreaming.stages import Stage, StageSkipped, stages_for
+from nexus_ark.dreaming.stages import Stage, StageSkipped, stage_word, stages_for
 from nexus_ark.errors import NexusArkError, ProviderError, StructuredOutputError
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.notices import Joined, Notice, notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, ToolSpec
 from nexus_ark.providers.embedders import Embedder
@@ -115,6 +116,34 @@ class DreamJobs:
             "update dream_jobs set state = ?, result = ?, updated_at = ?, finished_at = ? where id = ?",
             [state, result.model_dump_json(), now, now, job_id],
         )
+
+
+def _dreamt(level: int, day: date, done: int, total: int, insight: dict[str, Any] | None) -> str:
+    """The timeline's line for a finished dream (a notice: the window shows it translated)."""
+    if insight:
+        return notice(
+            "level {level} dream of {date}: {done}/{total} stages written; insight: {insight}",
+            level=level,
+            date=day.isoformat(),
+            done=done,
+            total=total,
+            insight=insight["insight"],
+        )
+    return notice(
+        "level {level} dream of {date}: {done}/{total} stages written",
+        level=level,
+        date=day.isoformat(),
+        done=done,
+        total=total,
+    )
+
+
+def _first_line(exc: Exception) -> str:
+    """Why a stage was skipped, in one line: the error's own notice when that is all it says (so the
+    window shows it translated), else the first line of its text."""
+    text = (str(exc).splitlines() or [""])[0]
+    said = exc.message if isinstance(exc, NexusArkError) else (exc.args[0] if exc.args else None)
+    return said if isinstance(said, Notice | Joined) and said == text else text
 
 
 def _merge(result: DreamResult, stage: str, output: dict[str, Any]) -> None:
@@ -202,7 +231,11 @@ class Dreamer:
         messages = self._messages(material, stage.task)
         if stage.schema is None:  # consolidation: only tools can do it
             if not self._uses_tools():
-                raise StageSkipped(f"{self.backend.describe()} does not use tools: nothing was moved aside")
+                raise StageSkipped(
+                    notice(
+                        "{model} does not use tools: nothing was moved aside", model=self.backend.describe()
+                    )
+                )
             loop = run_tool_loop(
                 self.backend,
                 messages,
@@ -226,7 +259,7 @@ class Dreamer:
                 self.attempts.append(1)
                 return slot[0]
             if self.cancel.is_set():
-                raise StageSkipped("cancelled")
+                raise StageSkipped(notice("cancelled"))
         return generate_structured(
             self.backend,
             messages,
@@ -267,7 +300,9 @@ class Dreamer:
         stages = stages_for(level)
         self.memory.activity.append(
             "dream",
-            f"level {level} dream of {day.isoformat()} {'resumed' if completed else 'began'}",
+            notice("level {level} dream of {date} resumed", level=level, date=day.isoformat())
+            if completed
+            else notice("level {level} dream of {date} began", level=level, date=day.isoformat()),
             data={"level": level, "date": day.isoformat(), "stage": "start"},
         )
         for index, stage in enumerate(stages, 1):
@@ -304,8 +339,7 @@ class Dreamer:
             jobs.finish(job_id, state, result)
             self.memory.activity.append(
                 "dream",
-                f"level {level} dream of {day.isoformat()}: {len(done)}/{len(stages)} stages written"
-                + (f"; insight: {result.insight['insight']}" if result.insight else ""),
+                _dreamt(level, day, len(done), len(stages), result.insight),
                 data={"level": level, "date": day.isoformat(), "stages": result.stages, "stage": "end"},
             )
         return result
@@ -329,7 +363,7 @@ class Dreamer:
         except ProviderError:
             raise  # the model is unreachable or timed out: the job stays resumable, the caller says why
         except (StageSkipped, StructuredOutputError, NexusArkError) as exc:
-            reason = str(exc).splitlines()[0]
+            reason = _first_line(exc)
         if self.cancel.is_set():
             return  # not recorded: the stage runs again when the dream resumes
         log.warning("dream stage %s skipped: %s", stage.name, reason)
@@ -337,7 +371,7 @@ class Dreamer:
             jobs.mark_stage(job_id, stage.name, {"state": f"skipped: {reason}"})
             self.memory.activity.append(
                 "dream",
-                f"stage {stage.name} skipped: {reason}",
+                notice("stage {stage} skipped: {reason}", stage=stage_word(stage.name), reason=reason),
                 data={"stage": stage.name, "skipped": reason},
             )
         result.stages[stage.name] = f"skipped: {reason}"

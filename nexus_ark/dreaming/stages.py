@@ -20,6 +20,7 @@ from nexus_ark.dreaming.schemas import (
 )
 from nexus_ark.memory.components import Episode, Goal, GoalTerm, Insight, OpenQuestion
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.notices import notice
 
 
 class StageSkipped(Exception):
@@ -78,7 +79,7 @@ def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -
         memory.components.write_entity(name, text, _sources(note.source_ids, material, mentioned))
         written.append(name)
     if not written:
-        raise StageSkipped("no entity in the answer was named in the day's conversation")
+        raise StageSkipped(notice("no entity in the answer was named in the day's conversation"))
     return {"entities_updated": written}
 
 
@@ -238,5 +239,25 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
+# Each stage's name in a sentence for the person (the timeline): in English the name as stored, in a window
+# translated.
+_STAGE_WORDS = {
+    "insight": notice("insight"),
+    "entities": notice("entities"),
+    "episode": notice("episode"),
+    "questions": notice("questions"),
+    "week": notice("week"),
+    "short_goals": notice("short_goals"),
+    "values": notice("values"),
+    "long_goals": notice("long_goals"),
+    "consolidate": notice("consolidate"),
+}
+
+
 def stages_for(level: int) -> list[Stage]:
     return [s for s in STAGES if s.level <= level]
+
+
+def stage_word(name: str) -> str:
+    """A stage's name in a sentence for the person: a notice; a name this version does not know as it is."""
+    return _STAGE_WORDS.get(name, name)

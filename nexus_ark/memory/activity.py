@@ -9,6 +9,11 @@ person forgot it), triggers in the schema (migration m006_activity) blank the en
 
 Entries are short: summaries are one line of at most SUMMARY_CHARS, strings in `data` are clipped, so a
 1 MB message never lands in the timeline twice.
+
+A summary is stored in English (the CLI prints it, searches match it). When a writer gives it as a notice
+(nexus_ark.notices), its template and values are kept too, in `data` under NOTICE_KEY, so a window shows the
+entry in the person's language (ActivityEntry.translatable_summary). Kept in `data`, they are blanked with it
+when the words are forgotten.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 import sqlite_utils
@@ -26,6 +32,7 @@ from pydantic import BaseModel
 
 from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.memory.db import sqlite
+from nexus_ark.notices import Joined, Notice, from_stored, joined, notice, stored
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +59,7 @@ SUMMARY_CHARS = 160
 DATA_TEXT_CHARS = 300
 DATA_ITEMS = 20
 REDACTED = "(forgotten)"
+NOTICE_KEY = "summary_notice"  # in the stored `data`: the summary's template and values (notices.stored)
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
@@ -61,7 +69,19 @@ class ActivityEntry(BaseModel):
     kind: str
     summary: str
     message_id: int | None = None
-    data: dict[str, Any] | None = None
+    data: dict[str, Any] | None = None  # what the writer gave (the stored notice is read out of it)
+    summary_notice: str | None = None  # the summary's template and values (notices.stored), when kept
+
+    @cached_property
+    def translatable_summary(self) -> str:
+        """The summary to show a person: a notice, so a window shows it in the person's language
+        (ui.i18n.tr_notice), when its writer gave one; else the stored English (entries written before
+        notices were kept, or by a writer with none)."""
+        if self.summary_notice:
+            made = from_stored(self.summary_notice)
+            if isinstance(made, Notice | Joined):
+                return made
+        return self.summary
 
 
 def clip(text: str, limit: int = SUMMARY_CHARS) -> str:
@@ -79,6 +99,43 @@ def clip(text: str, limit: int = SUMMARY_CHARS) -> str:
     if cut or len(flat) > limit:
         return flat[: limit - 1].rstrip() + "…"
     return flat
+
+
+def _translatable(text: str) -> bool:
+    """Whether a summary holds words of ours a window can translate (a Joined of plain text holds none)."""
+    if isinstance(text, Notice):
+        return True
+    return isinstance(text, Joined) and any(_translatable(part) for part in text.parts)
+
+
+def _bounded(text: str) -> str:
+    """A notice as it is kept beside its summary: every plain string in it (a person's or a model's words,
+    a library's error) clipped to one line of at most SUMMARY_CHARS, so the entry stays small."""
+    if isinstance(text, Notice):
+        values = {k: _bounded_value(v) for k, v in text.values.items()}
+        return Notice(text.template, **values)
+    if isinstance(text, Joined):
+        return Joined([_bounded(part) for part in text.parts], text.sep)
+    return clip(text)
+
+
+def _bounded_value(value: object) -> object:
+    if isinstance(value, str):
+        return _bounded(value)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return clip(str(value))
+
+
+def _kept_notice(summary: str) -> str | None:
+    """The summary's template and values to store (notices.stored), or None when it has none to keep."""
+    if not _translatable(summary):
+        return None
+    try:
+        return stored(_bounded(summary))
+    except (TypeError, ValueError, KeyError, IndexError) as exc:  # a value the template cannot format
+        log.error("the template of an activity summary not kept: %s", exc)
+        return None
 
 
 def _clip_data(value: Any, depth: int = 0) -> Any:
@@ -111,7 +168,17 @@ _COLUMNS = "id, time, kind, summary, message_id, data"
 
 def _entry(row: tuple) -> ActivityEntry:
     i, t, k, s, m, d = row
-    return ActivityEntry(id=i, time=t, kind=k, summary=s, message_id=m, data=json.loads(d) if d else None)
+    data = json.loads(d) if d else None
+    kept = data.pop(NOTICE_KEY, None) if isinstance(data, dict) else None
+    return ActivityEntry(
+        id=i,
+        time=t,
+        kind=k,
+        summary=s,
+        message_id=m,
+        data=data or None,  # only a notice was stored: the writer gave no data
+        summary_notice=kept if isinstance(kept, str) else None,
+    )
 
 
 def _where(
@@ -151,15 +218,22 @@ class ActivityLog:
         self, kind: str, summary: str, *, message_id: int | None = None, data: Mapping[str, Any] | None = None
     ) -> int | None:
         """Record one entry; returns its id, or None when it could not be written. Never raises for a
-        failed write: the timeline must not cost anyone a turn or a memory (the failure is logged)."""
+        failed write: the timeline must not cost anyone a turn or a memory (the failure is logged).
+
+        summary: English; a notice (nexus_ark.notices) keeps its template and values in `data` too, so a
+        window can show it translated."""
         if not _KIND.match(kind):
             log.error("activity entry with a bad kind %r not recorded", kind)
             return None
+        kept = _kept_notice(summary)
         try:
-            payload = json.dumps(_clip_data(dict(data)), ensure_ascii=False) if data else None
+            fields = _clip_data(dict(data)) if data else {}
+            if kept is not None:  # after the clipping: it is bounded already, and must stay whole to be read
+                fields[NOTICE_KEY] = kept
+            payload = json.dumps(fields, ensure_ascii=False) if fields else None
         except (TypeError, ValueError) as exc:
             log.error("activity data for %s not recorded: %s", kind, exc)
-            payload = None
+            payload = json.dumps({NOTICE_KEY: kept}, ensure_ascii=False) if kept is not None else None
         conn = self.db.conn
         in_transaction = conn.in_transaction
         try:
@@ -231,10 +305,11 @@ class ActivityLog:
 
     # -- helpers for the writers: one call each, the summary made here so every entry reads alike ---------
     def message(self, message_id: int, speaker: str, text: str, *, role: str = "") -> int | None:
-        """A message said by the user or the persona (summary: speaker and a snippet)."""
+        """A message said by the user or the persona (summary: speaker and a snippet; a speaker given as
+        a notice, such as the person's own "user", is translated where the entry is shown)."""
         return self.append(
             "message",
-            f"{speaker}: {text}",
+            joined((speaker, text), ": "),
             message_id=message_id,
             data={"speaker": speaker, "role": role, "chars": len(text)},
         )
@@ -242,11 +317,17 @@ class ActivityLog:
     def emotion(
         self, label: str, value: float, confidence: float, *, message_id: int | None = None, snippet: str = ""
     ) -> int | None:
-        """The emotion detected in a user message: data {label, value, confidence}."""
-        head = f"{label} ({value:+.2f}, confidence {confidence:.2f})"
+        """The emotion detected in a user message: data {label, value, confidence}. The label may be a
+        notice (mind.labels.label_word), so the window names the feeling in the person's language."""
+        head = notice(
+            "{label} ({value:+.2f}, confidence {confidence:.2f})",
+            label=label,
+            value=value,
+            confidence=confidence,
+        )
         return self.append(
             "emotion",
-            f"{head}: {snippet}" if snippet else head,
+            joined((head, snippet), ": ") if snippet else head,
             message_id=message_id,
             data={"label": label, "value": value, "confidence": confidence},
         )
@@ -272,18 +353,28 @@ class ActivityLog:
         message_id: int | None = None,
         **extra: Any,
     ) -> int | None:
-        """A change to a memory component. With item_id, forgetting that item blanks this entry."""
+        """A change to a memory component. With item_id, forgetting that item blanks this entry. The
+        component's name (and what happened) may be notices: the window shows them translated."""
         data: dict[str, Any] = {"component": component, **extra}
         if item_id is not None:
             data["item_id"] = item_id
-        return self.append("memory_write", f"{component}: {what}", message_id=message_id, data=data)
+        return self.append("memory_write", joined((component, what), ": "), message_id=message_id, data=data)
 
     def compression(self, summary: str, covered_ids: list[int]) -> int | None:
         """Older turns summarised into the running summary (the ids it covers)."""
-        span = f"messages {min(covered_ids)}–{max(covered_ids)}" if covered_ids else "no messages"
+        said = (
+            notice(
+                "messages {first}–{last} summarised: {summary}",
+                first=min(covered_ids),
+                last=max(covered_ids),
+                summary=summary,
+            )
+            if covered_ids
+            else notice("no messages summarised: {summary}", summary=summary)
+        )
         return self.append(
             "compression",
-            f"{span} summarised: {summary}",
+            said,
             data={
                 "covered": len(covered_ids),
                 "first_id": min(covered_ids, default=None),

@@ -91,9 +91,19 @@ class EmotionEntry(BaseModel):
     message_id: int | None = None
 
 
+# A goal's term and status in the timeline's sentences: in English as stored ("short-term"), in a window
+# translated.
+_TERM_WORDS = {"short": notice("short-term"), "long": notice("long-term")}
+_STATUS_WORDS = {
+    "active": notice("active"),
+    "completed": notice("completed"),
+    "abandoned": notice("abandoned"),
+}
+
+
 def _said(text: str) -> str:
     """What a rewritten text says now, for the timeline (an emptied one says so)."""
-    return clip(text) if text.strip() else "(emptied)"
+    return clip(text) if text.strip() else notice("(emptied)")
 
 
 def _json_list(value: str | None) -> list[Any]:
@@ -169,7 +179,7 @@ class Components:
                 self.archive.update_text(row[0], text)
             elif text.strip():
                 item_id = self.archive.add(NewItem(kind="core", text=text, importance=1.0))
-            self.activity.memory_write("core memory", _said(text), item_id=item_id, chars=len(text))
+            self.activity.memory_write(notice("core memory"), _said(text), item_id=item_id, chars=len(text))
 
     def notepad(self) -> str:
         row = self.db.execute("select text from notepad where id = 1").fetchone()
@@ -182,7 +192,7 @@ class Components:
                 "on conflict(id) do update set text = excluded.text, updated_at = excluded.updated_at",
                 [text, self._now()],
             )
-            self.activity.memory_write("notepad", _said(text), chars=len(text))
+            self.activity.memory_write(notice("notepad"), _said(text), chars=len(text))
 
     # -- episodes ---------------------------------------------------------------------------------
     def put_episode(self, episode: Episode) -> None:
@@ -220,7 +230,9 @@ class Components:
                     now,
                 ],
             )
-            self.activity.memory_write("episode", f"{episode.date}: {episode.summary}", item_id=item_id)
+            self.activity.memory_write(
+                notice("episode"), f"{episode.date}: {episode.summary}", item_id=item_id
+            )
 
     def episodes(self, since: str | None = None) -> list[Episode]:
         rows = self.db.execute(
@@ -265,7 +277,7 @@ class Components:
                     "values (?,?,?,?,?,?)",
                     [name, text, json.dumps(sources), item_id, now, now],
                 )
-            self.activity.memory_write("entity", f"{name}: {text}", item_id=item_id, name=name)
+            self.activity.memory_write(notice("entity"), f"{name}: {text}", item_id=item_id, name=name)
         entity = self.entity(name)
         assert entity is not None
         return entity
@@ -305,7 +317,7 @@ class Components:
                 ],
             )
             self.activity.memory_write(
-                "insight", f"{insight.trigger_topic}: {insight.insight}", item_id=item_id
+                notice("insight"), f"{insight.trigger_topic}: {insight.insight}", item_id=item_id
             )
         return int(cur.lastrowid)
 
@@ -335,7 +347,8 @@ class Components:
         text = f"{goal.term}-term goal ({goal.status}): {goal.goal}"
         with self.db.atomic():
             row = self.db.execute("select item_id from goals where id = ?", [goal.id]).fetchone()
-            change = "updated" if row else "added"
+            term = _TERM_WORDS.get(goal.term, f"{goal.term}-term")
+            status = _STATUS_WORDS.get(goal.status, goal.status)
             if row and row[0]:
                 self.archive.update_text(row[0], text)
                 item_id = row[0]
@@ -363,9 +376,14 @@ class Components:
                     now,
                 ],
             )
+            what = (
+                notice("{term} updated ({status}): {goal}", term=term, status=status, goal=goal.goal)
+                if row
+                else notice("{term} added ({status}): {goal}", term=term, status=status, goal=goal.goal)
+            )
             self.activity.memory_write(
-                "goal",
-                f"{goal.term}-term {change} ({goal.status}): {goal.goal}",
+                notice("goal"),
+                what,
                 item_id=item_id,
                 goal_id=goal.id,
             )
@@ -451,7 +469,9 @@ class Components:
                 ],
             )
             self.activity.memory_write(
-                "open question", f"asked: {question.question}", question_id=int(cur.lastrowid)
+                notice("open question"),
+                notice("asked: {question}", question=question.question),
+                question_id=int(cur.lastrowid),
             )
         return int(cur.lastrowid)
 
@@ -477,8 +497,8 @@ class Components:
                         [json.dumps(ids), question_id],
                     )
                 self.activity.memory_write(
-                    "open question",
-                    f"resolved: {question}",
+                    notice("open question"),
+                    notice("resolved: {question}", question=question),
                     message_id=evidence_message_id,
                     question_id=question_id,
                 )
@@ -492,7 +512,11 @@ class Components:
             if row is None:
                 return False
             self.db.execute("delete from open_questions where id = ?", [question_id])
-            self.activity.memory_write("open question", f"deleted: {row[0]}", question_id=question_id)
+            self.activity.memory_write(
+                notice("open question"),
+                notice("deleted: {question}", question=row[0]),
+                question_id=question_id,
+            )
         return True
 
     def open_questions(self, include_resolved: bool = False) -> list[OpenQuestion]:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from nexus_ark.clock import Clock, iso
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.notices import notice
 
 EventState = Literal["pending", "processing", "done", "failed", "dead", "cancelled"]
 MAX_ATTEMPTS = 3
@@ -108,8 +109,11 @@ class EventQueue:
             )
             self.memory.activity.append(
                 "event",
-                f"{kind} scheduled for {iso(when)[:16]}"
-                + (" (replacing the earlier one)" if replaced else ""),
+                notice(
+                    "{kind} scheduled for {when} (replacing the earlier one)", kind=kind, when=iso(when)[:16]
+                )
+                if replaced
+                else notice("{kind} scheduled for {when}", kind=kind, when=iso(when)[:16]),
                 data={"event_id": int(cur.lastrowid), "kind": kind, "key": key, "due_at": iso(when)},
             )
         return self.get(int(cur.lastrowid))
@@ -137,7 +141,7 @@ class EventQueue:
             )
             if cur.rowcount:
                 self.memory.activity.append(
-                    "event", f"event {event_id} cancelled", data={"event_id": event_id}
+                    "event", notice("event {id} cancelled", id=event_id), data={"event_id": event_id}
                 )
         return bool(cur.rowcount)
 
@@ -184,9 +188,16 @@ class EventQueue:
                 ],
             )
             self.memory.activity.error(
-                f"event {event_id} ({event.kind}) failed"
-                + (" for good" if dead else ", will retry")
-                + f": {error}",
+                notice(
+                    "event {id} ({kind}) failed for good: {error}", id=event_id, kind=event.kind, error=error
+                )
+                if dead
+                else notice(
+                    "event {id} ({kind}) failed, will retry: {error}",
+                    id=event_id,
+                    kind=event.kind,
+                    error=error,
+                ),
                 event_id=event_id,
             )
         return self.get(event_id)

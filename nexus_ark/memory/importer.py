@@ -18,6 +18,7 @@ from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStore
+from nexus_ark.notices import notice
 
 BATCH = 500
 
@@ -45,7 +46,12 @@ def record_import(activity: ActivityLog, report: ImportReport, path: Path, fmt: 
     """The import in the persona's activity timeline (a re-run that found everything there is not news)."""
     if report.imported or report.errors:
         activity.imported(
-            f"{report.imported} messages imported from {path.name} ({fmt})",
+            notice(
+                "{count} messages imported from {file} ({format})",
+                count=report.imported,
+                file=path.name,
+                format=fmt,
+            ),
             file=str(path),
             format=fmt,
             imported=report.imported,

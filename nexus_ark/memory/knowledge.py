@@ -159,7 +159,7 @@ class KnowledgeBase:
                 [str(copy), source.stem, digest, "pending", now, now],
             )
             self.activity.imported(
-                f"document {source.name} added to the knowledge base",
+                notice("document {name} added to the knowledge base", name=source.name),
                 source="knowledge",
                 document_id=int(cur.lastrowid),
                 title=source.stem,
@@ -180,7 +180,10 @@ class KnowledgeBase:
             self.db.execute("delete from kb_chunks where doc_id = ?", [doc_id])
             self.db.execute("delete from kb_documents where id = ?", [doc_id])
             self.activity.memory_write(
-                "knowledge", f"document {doc.title} removed", document_id=doc_id, chunks=len(item_ids)
+                notice("knowledge"),
+                notice("document {title} removed", title=doc.title),
+                document_id=doc_id,
+                chunks=len(item_ids),
             )
         Path(doc.path).unlink(missing_ok=True)
 
@@ -210,7 +213,9 @@ class KnowledgeBase:
                 with self.db.atomic():
                     self._set(doc.id, status="error", error=str(problem), error_notice=stored(problem))
                     self.activity.error(
-                        f"document {doc.title} could not be read: {exc}",
+                        notice(
+                            "document {title} could not be read: {problem}", title=doc.title, problem=str(exc)
+                        ),
                         source="knowledge",
                         document_id=doc.id,
                     )
@@ -258,7 +263,9 @@ class KnowledgeBase:
             with self.db.atomic():
                 self._set(doc.id, status="done")
                 self.activity.imported(
-                    f"document {doc.title} indexed: {doc.chunks_total} chunks",
+                    notice(
+                        "document {title} indexed: {chunks} chunks", title=doc.title, chunks=doc.chunks_total
+                    ),
                     source="knowledge",
                     document_id=doc.id,
                     title=doc.title,

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive, NewItem
+from nexus_ark.notices import notice
 
 SUMMARY_KIND = "summary"
 
@@ -166,8 +167,17 @@ class Summaries:
             )
             self.activity.append(
                 "compression",
-                f"{len(voided)} running summar{'y' if len(voided) == 1 else 'ies'} held a forgotten message: "
-                "removed from the prompt and from recall, to be rebuilt from the messages that remain",
+                notice(
+                    "{count} running summary held a forgotten message: removed from the prompt and from "
+                    "recall, to be rebuilt from the messages that remain",
+                    count=len(voided),
+                )
+                if len(voided) == 1
+                else notice(
+                    "{count} running summaries held a forgotten message: removed from the prompt and from "
+                    "recall, to be rebuilt from the messages that remain",
+                    count=len(voided),
+                ),
                 data={
                     "forgotten_summaries": [s.id for s in voided],
                     "rooms": sorted({s.room for s in voided}),
@@ -247,7 +257,8 @@ class Summaries:
                 "update conversation_summaries set item_id = ? where id = ?", [item_id, summary_id]
             )
             self.activity.compression(
-                f"(rebuilt without forgotten messages) {text}" if rebuilt else text, covered
+                notice("(rebuilt without forgotten messages) {summary}", summary=text) if rebuilt else text,
+                covered,
             )
         found = self.get(summary_id)
         assert found is not None

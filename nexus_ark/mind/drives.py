@@ -19,8 +19,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from nexus_ark.notices import notice
+
 DriveName = Literal["boredom", "curiosity", "goal_achievement", "devotion"]
 DRIVES: tuple[DriveName, ...] = ("boredom", "curiosity", "goal_achievement", "devotion")
+# Each drive's name in a sentence for the person (the timeline, why the persona wrote or not): in English
+# the name as stored, in a window translated.
+_DRIVE_WORDS = {
+    "boredom": notice("boredom"),
+    "curiosity": notice("curiosity"),
+    "goal_achievement": notice("goal_achievement"),
+    "devotion": notice("devotion"),
+}
 # "How you feel now" goes into the chat prompt for drives at or above this level (seed 001).
 FEELING_LEVEL = 0.4
 BOREDOM_RATE = 0.15
@@ -32,6 +42,12 @@ DEVOTION_POSITIVE = 0.1
 DEVOTION_HALF_LIFE_H = 12.0
 # Emotions older than this no longer count (after five half-lives a +0.3 is below 0.01).
 DEVOTION_WINDOW_H = 72.0
+
+
+def drive_word(name: str) -> str:
+    """A drive's name in a sentence for the person: a notice (translated where it is shown); a name this
+    version does not know stays as it is."""
+    return _DRIVE_WORDS.get(name, name)
 
 
 class QuestionInput(BaseModel):

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from nexus_ark.notices import notice
+
 EmotionName = Literal[
     "joy",
     "happy",
@@ -61,3 +63,26 @@ EKMAN_GROUP: dict[str, str] = {
     "busy": "neutral",
     "disgust": "disgust",
 }
+
+# Each label in a sentence for the person (the activity timeline): in English the label as stored, in a
+# window translated.
+_LABEL_WORDS = {
+    "joy": notice("joy"),
+    "happy": notice("happy"),
+    "surprise": notice("surprise"),
+    "neutral": notice("neutral"),
+    "sadness": notice("sadness"),
+    "anger": notice("anger"),
+    "fear": notice("fear"),
+    "anxious": notice("anxious"),
+    "tired": notice("tired"),
+    "busy": notice("busy"),
+    "stressed": notice("stressed"),
+    "disgust": notice("disgust"),
+}
+
+
+def label_word(label: str) -> str:
+    """An emotion label in a sentence for the person: a notice (translated where it is shown); a label
+    this version does not know stays as it is."""
+    return _LABEL_WORDS.get(label, label)

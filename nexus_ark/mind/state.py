@@ -27,7 +27,9 @@ from nexus_ark.mind.drives import (
     GoalInput,
     QuestionInput,
     compute,
+    drive_word,
 )
+from nexus_ark.notices import joined, notice
 
 if TYPE_CHECKING:
     from nexus_ark.memory.store import MemoryStore
@@ -171,10 +173,21 @@ def recompute(
             and report.drives[report.dominant].level >= FEELING_LEVEL
         )
         if crossed or dominant_changed or previous is None:
-            levels = ", ".join(f"{n} {report.drives[n].level:.2f}" for n in DRIVES)
+            levels = joined(
+                (joined((drive_word(n), f"{report.drives[n].level:.2f}"), " ") for n in DRIVES), ", "
+            )
             memory.activity.append(
                 "drives",
-                f"{report.dominant or 'none'} dominant ({levels}): {report.narrative}",
+                notice(
+                    "{dominant} dominant ({levels}): {narrative}",
+                    dominant=drive_word(report.dominant),
+                    levels=levels,
+                    narrative=report.narrative,
+                )
+                if report.dominant
+                else notice(
+                    "none dominant ({levels}): {narrative}", levels=levels, narrative=report.narrative
+                ),
                 data={
                     "trigger": trigger,
                     "dominant": report.dominant,

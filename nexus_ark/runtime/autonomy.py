@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from datetime import datetime, time, timedelta
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SkipValidation
 
-from nexus_ark.mind.drives import DriveName, DriveReport
+from nexus_ark.mind.drives import DriveName, DriveReport, drive_word
+from nexus_ark.notices import notice
 from nexus_ark.personas.model import AutonomySettings
 
 
 class AutonomyDecision(BaseModel):
     send: bool
-    reason: str  # why (not): in words, for the log and the message's "why" line
+    reason: SkipValidation[str]  # why (not): in words (a notice), for the log and the message's "why" line
     drive: DriveName | None = None
     level: float | None = None
 
@@ -49,36 +50,55 @@ def decide(
 ) -> AutonomyDecision:
     """Every rule that keeps a persona decent, in order; the first that says no is the reason."""
     if not settings.enabled:
-        return AutonomyDecision(send=False, reason="autonomy is off for this persona")
+        return AutonomyDecision(send=False, reason=notice("autonomy is off for this persona"))
     if paused:
-        return AutonomyDecision(send=False, reason="autonomy is paused")
+        return AutonomyDecision(send=False, reason=notice("autonomy is paused"))
     if in_quiet_hours(local_now, settings.quiet_hours):
-        return AutonomyDecision(send=False, reason=f"quiet hours ({settings.quiet_hours})")
+        return AutonomyDecision(
+            send=False, reason=notice("quiet hours ({hours})", hours=settings.quiet_hours)
+        )
     if typing:
-        return AutonomyDecision(send=False, reason="the person is typing")
+        return AutonomyDecision(send=False, reason=notice("the person is typing"))
     if last_sent is not None and local_now - last_sent < timedelta(minutes=settings.cooldown_minutes):
         return AutonomyDecision(
-            send=False, reason=f"cooldown ({settings.cooldown_minutes} min since the last one)"
+            send=False,
+            reason=notice("cooldown ({minutes} min since the last one)", minutes=settings.cooldown_minutes),
         )
     if sent_today >= settings.daily_cap:
-        return AutonomyDecision(send=False, reason=f"daily cap reached ({settings.daily_cap})")
+        return AutonomyDecision(
+            send=False, reason=notice("daily cap reached ({cap})", cap=settings.daily_cap)
+        )
     if unanswered >= settings.max_unanswered:
         return AutonomyDecision(
-            send=False, reason=f"its last {unanswered} messages are unanswered: it waits for the person"
+            send=False,
+            reason=notice(
+                "its last {count} messages are unanswered: it waits for the person", count=unanswered
+            ),
         )
     if report.dominant is None:
-        return AutonomyDecision(send=False, reason="no drive is stirring")
+        return AutonomyDecision(send=False, reason=notice("no drive is stirring"))
     drive = report.drives[report.dominant]
     if not drive.over:
         return AutonomyDecision(
             send=False,
-            reason=f"{report.dominant} {drive.level:.2f} is below its threshold {drive.threshold:.2f}",
+            reason=notice(
+                "{drive} {level:.2f} is below its threshold {threshold:.2f}",
+                drive=drive_word(report.dominant),
+                level=drive.level,
+                threshold=drive.threshold,
+            ),
             drive=report.dominant,
             level=drive.level,
         )
     return AutonomyDecision(
         send=True,
-        reason=f"{report.dominant} {drive.level:.2f} ≥ {drive.threshold:.2f}: {report.narrative}",
+        reason=notice(
+            "{drive} {level:.2f} ≥ {threshold:.2f}: {narrative}",
+            drive=drive_word(report.dominant),
+            level=drive.level,
+            threshold=drive.threshold,
+            narrative=report.narrative,
+        ),
         drive=report.dominant,
         level=drive.level,
     )

@@ -21,6 +21,7 @@ from nexus_ark.memory.event_queue import QueuedEvent
 from nexus_ark.memory.portability import backup_if_due
 from nexus_ark.mind.drives import DriveReport
 from nexus_ark.mind.narrative import internal_state
+from nexus_ark.notices import notice
 from nexus_ark.providers.base import model_priority
 from nexus_ark.runtime.autonomy import AutonomyDecision, decide, in_quiet_hours
 from nexus_ark.runtime.schedule import due_jobs, read_state, record_run
@@ -32,6 +33,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 EVENTS_PER_TICK = 3  # a backlog of planned events (after a long sleep) comes a few at a time
+# What made the persona write, as the timeline names it (translated where it is shown).
+_TRIGGER_WORDS = {
+    "drive": notice("drive"),
+    "heartbeat": notice("heartbeat"),
+    "event": notice("event"),
+    "routine": notice("routine"),
+}
 
 _DRIVE_PROMPTS = {
     "en": {
@@ -124,7 +132,9 @@ def heartbeat(rt: PersonaRuntime, give_way: threading.Event) -> None:
     decision = consider_writing(rt, report, trigger="heartbeat", give_way=give_way)
     if not decision.send:
         rt.memory.activity.append(
-            "heartbeat", f"heartbeat: nothing to do ({decision.reason})", data={"reason": decision.reason}
+            "heartbeat",
+            notice("heartbeat: nothing to do ({reason})", reason=decision.reason),
+            data={"reason": decision.reason},
         )
 
 
@@ -135,7 +145,8 @@ def routine(rt: PersonaRuntime, index: int, give_way: threading.Event) -> None:
         return  # the routine was removed from persona.toml since it was queued
     task = routines[index].task
     report = rt.recompute_drives("routine")
-    reason = _reason(rt, report, trigger="routine", why=f"routine {routines[index].cron}: {task}")
+    why = notice("routine {cron}: {task}", cron=routines[index].cron, task=task)
+    reason = _reason(rt, report, trigger="routine", why=why)
     write_first(rt, task, report, reason, give_way)
 
 
@@ -200,7 +211,7 @@ def _carry_out(rt: PersonaRuntime, event: QueuedEvent, give_way: threading.Event
         else f"Earlier you planned this for now: {what}."
     )
     report = rt.recompute_drives("event")
-    reason = _reason(rt, report, trigger="event", why=f"planned: {what}")
+    reason = _reason(rt, report, trigger="event", why=notice("planned: {what}", what=what))
     reason["event_id"] = event.id
     result = write_first(rt, _WRITE_FIRST[language].format(why=planned), report, reason, give_way)
     if result is None:
@@ -247,14 +258,20 @@ def write_first(
     if give_way.is_set() or result.status != "complete" or result.reply_id is None or not result.text:
         if result.reply_id is not None:
             session.delete(result.reply_id, forget=True)
-        why = "gave way to the person" if give_way.is_set() else (result.error or result.status)
-        rt.memory.activity.append("autonomy", f"a message was not sent: {why}", data={"reason": reason})
+        why = notice("gave way to the person") if give_way.is_set() else (result.error or result.status)
+        rt.memory.activity.append(
+            "autonomy", notice("a message was not sent: {why}", why=why), data={"reason": reason}
+        )
         return None
     with rt.memory.db.atomic():
         rt.inbox.add(result.reply_id, session.room)
         rt.memory.activity.append(
             "autonomy",
-            f"wrote first ({reason['trigger']}): {reason['why']}",
+            notice(
+                "wrote first ({trigger}): {why}",
+                trigger=_TRIGGER_WORDS.get(reason["trigger"], reason["trigger"]),
+                why=reason["why"],
+            ),
             data={"message_id": result.reply_id, **reason},
         )
     rt.host.events.publish(

@@ -13,12 +13,14 @@ import pytest
 import nexus_ark
 from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.clock import FixedClock
-from nexus_ark.memory.activity import KINDS, SUMMARY_CHARS, ActivityLog
+from nexus_ark.memory.activity import KINDS, NOTICE_KEY, SUMMARY_CHARS, ActivityLog, clip
 from nexus_ark.memory.archive import NewItem
 from nexus_ark.memory.components import Episode, Goal, Insight, OpenQuestion
 from nexus_ark.memory.db import connect
 from nexus_ark.memory.migrations import migrations
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind.labels import label_word
+from nexus_ark.notices import Joined, Notice, notice
 
 START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
@@ -311,3 +313,116 @@ def test_pages_go_back_in_time_by_key_with_filters(memory: MemoryStore, clock: F
         "line 4",
     ]
     assert log.count(since=since) == 5 and log.count() == 11
+
+
+def test_a_summary_given_as_a_notice_keeps_its_template_beside_the_english(memory: MemoryStore) -> None:
+    """The CLI and search read the English summary as before; a window gets the sentence's template and
+    values back (our words inside it as notices too), and the data the writer gave, nothing more."""
+    log = memory.activity
+    quiet = notice("quiet hours ({hours})", hours="22:00-07:00")
+    log.append(
+        "heartbeat", notice("heartbeat: nothing to do ({reason})", reason=quiet), data={"reason": quiet}
+    )
+    rambling = "the model said:\n" + "on and on " * 10_000  # a model's words, 100 kB of them
+    log.append("autonomy", notice("a message was not sent: {why}", why=rambling))
+
+    heartbeat, refused = log.query()
+    assert heartbeat.summary == "heartbeat: nothing to do (quiet hours (22:00-07:00))"
+    assert heartbeat.data == {"reason": "quiet hours (22:00-07:00)"}  # as the CLI prints it, no notice in it
+    shown = heartbeat.translatable_summary
+    assert isinstance(shown, Notice) and shown == heartbeat.summary
+    assert shown.template == "heartbeat: nothing to do ({reason})"
+    assert shown.values["reason"].template == "quiet hours ({hours})"
+    assert shown.values["reason"].values == {"hours": "22:00-07:00"}
+
+    # Someone else's words inside stay plain text, one clipped line as in the summary: the row stays small.
+    why = refused.translatable_summary.values["why"]
+    assert not isinstance(why, Notice) and why.startswith("the model said: on and on")
+    assert "\n" not in why and len(why) <= SUMMARY_CHARS and why.endswith("…")
+    assert refused.data is None  # the writer gave no data: the kept notice does not show as data
+    assert refused.summary == clip(refused.translatable_summary)
+    size = memory.db.execute("select length(data) from activity where id = ?", [refused.id]).fetchone()[0]
+    assert size < 2 * SUMMARY_CHARS + 200
+
+
+def test_entries_with_nothing_to_translate_read_as_stored(memory: MemoryStore) -> None:
+    """A message between two people keeps no notice (no word of ours in it); an entry an older version
+    wrote, or one whose kept notice is damaged, shows the English it holds."""
+    log = memory.activity
+    log.message(1, "Mika", "Good morning!", role="user")
+    memory.db.execute(
+        "insert into activity (time, kind, summary, data) values (?,?,?,?)",
+        ["2026-11-20T09:00:00+00:00", "dream", "level 1 dream of 2026-11-19 began", '{"level": 1}'],
+    )
+    memory.db.execute(
+        "insert into activity (time, kind, summary, data) values (?,?,?,?)",
+        [
+            "2026-11-20T09:00:00+00:00",
+            "heartbeat",
+            "heartbeat: nothing to do",
+            json.dumps({NOTICE_KEY: "{bad"}),
+        ],
+    )
+    message, older, damaged = sorted(log.query(), key=lambda e: e.id)  # in the order written
+    assert message.summary_notice is None and message.translatable_summary == "Mika: Good morning!"
+    assert not isinstance(message.translatable_summary, Notice | Joined)
+    assert older.translatable_summary == "level 1 dream of 2026-11-19 began" and older.data == {"level": 1}
+    assert damaged.translatable_summary == "heartbeat: nothing to do" and damaged.data is None
+
+
+def test_memory_writes_name_their_component_in_words_a_window_translates(memory: MemoryStore) -> None:
+    c = memory.components
+    c.set_core_memory("I am Aria.")
+    c.set_notepad("")
+    c.write_entity("Luna", "Mika's cat.")
+    c.put_goal(Goal(term="short", goal="Learn Mika's favourite tea"))
+    c.add_question(OpenQuestion(question="What is Luna's birthday?"))
+
+    entries = memory.activity.query(kinds=["memory_write"])
+    assert [e.summary for e in entries] == [
+        "core memory: I am Aria.",
+        "notepad: (emptied)",
+        "entity: Luna: Mika's cat.",
+        "goal: short-term added (active): Learn Mika's favourite tea",
+        "open question: asked: What is Luna's birthday?",
+    ]
+    shown = [e.translatable_summary for e in entries]
+    assert all(isinstance(s, Joined) for s in shown)
+    assert [s.parts[0].template for s in shown] == [
+        "core memory",
+        "notepad",
+        "entity",
+        "goal",
+        "open question",
+    ]
+    assert shown[0].parts[1] == "I am Aria." and not isinstance(
+        shown[0].parts[1], Notice
+    )  # the persona's words
+    assert shown[1].parts[1].template == "(emptied)"
+    goal = shown[3].parts[1]
+    assert goal.template == "{term} added ({status}): {goal}"
+    assert (goal.values["term"].template, goal.values["status"].template) == ("short-term", "active")
+    assert shown[4].parts[1].template == "asked: {question}"
+
+
+def test_forgetting_removes_the_words_from_the_kept_notice_too(memory: MemoryStore) -> None:
+    """The notice kept beside a summary holds the person's words as well: forgetting them blanks it with
+    the rest of the entry (it lives in `data`, which the schema's triggers replace)."""
+    secret = "My PIN is 4721."
+    said = memory.messages.add(speaker="user", role="user", content=secret)
+    memory.activity.message(said, notice("user"), secret, role="user")  # as a turn records it
+    memory.activity.emotion(label_word("neutral"), 0.0, 0.5, message_id=said, snippet=secret)
+    message_item = memory.archive.add(NewItem(kind="message", text=secret, source_id=f"msg:{said}"))
+    memory.components.write_entity("PIN", secret)
+    entity_item = memory.db.execute("select item_id from entities where name = 'PIN'").fetchone()[0]
+    kept = [row[0] for row in memory.db.execute("select data from activity order by id")]
+    assert all(NOTICE_KEY in data and "4721" in json.loads(data)[NOTICE_KEY] for data in kept)
+
+    assert memory.forget([message_item, entity_item]) == 2
+
+    every_column = memory.db.execute("select * from activity").fetchall()
+    assert "4721" not in json.dumps(every_column, ensure_ascii=False)
+    rows = memory.db.execute("select summary, data from activity order by id").fetchall()
+    assert rows == [("(forgotten)", '{"redacted": true}')] * 3
+    for entry in memory.activity.query():
+        assert entry.summary_notice is None and entry.translatable_summary == "(forgotten)"

@@ -16,8 +16,11 @@ from PySide6.QtWidgets import QApplication
 
 from nexus_ark.agent.session import TurnResult
 from nexus_ark.app import NexusApp
-from nexus_ark.clock import FixedClock
+from nexus_ark.clock import FixedClock, iso
+from nexus_ark.dreaming.dream import Dreamer
 from nexus_ark.memory.activity import KINDS, ActivityEntry, ActivityLog
+from nexus_ark.providers.scripted import ScriptedBackend
+from nexus_ark.runtime.life import heartbeat
 from ui import i18n, theme
 from ui.activity_window import KIND_LABELS, PAGE, ActivityWindow, kind_label
 
@@ -140,6 +143,49 @@ def test_every_kind_the_core_writes_has_a_label_in_each_language() -> None:
     assert [k for k in KINDS if japanese[k] == english[k] or japanese[k].isascii()] == []
     assert japanese["dream"] == "夢"
     assert kind_label("future_kind") == "future_kind"
+
+
+def test_the_timeline_reads_in_the_persons_language_and_follows_a_switch(
+    qtbot, core: NexusApp, clock: FixedClock
+) -> None:
+    """The core writes its summaries in English (the CLI's and the database's words); a person using the
+    app in Japanese reads a heartbeat, a dream and a memory write in Japanese, in the table and the
+    details, and after switching to English reads the English the database holds."""
+    core.set_autonomy_paused(True)  # the heartbeat's reason, whatever the hour it runs
+    heartbeat(core.runtime("aria"), threading.Event())
+    memory = core.memory("aria")
+    day = START - timedelta(hours=21)  # noon the day before: the same date in any time zone near UTC
+    memory.messages.add(speaker="Mika", role="user", content="Yui turns twenty.", created_at=iso(day))
+    # A model that cannot answer: the dream begins, skips its stages and says so.
+    Dreamer(core.personas.load("aria"), memory, ScriptedBackend(["not json"]), clock).run(
+        level=1, day=day.date()
+    )
+    memory.components.set_notepad("Ask Mika about Yui.")
+
+    i18n.set_language("ja")
+    try:
+        window = _open(qtbot, core)
+        summaries = [row[2] for row in _rows(window)]
+        assert "見回り: することはありません（自律行動は一時停止中です）" in summaries
+        assert f"{day.date().isoformat()} の夢（レベル 1）を見始めました" in summaries
+        assert (
+            "段階「記憶の整理」を飛ばしました: scripted はツールを使わないため、何もしまいませんでした"
+            in summaries
+        )
+        assert "メモ帳: Ask Mika about Yui." in summaries  # our word translated, the persona's as written
+        held = _in_database(core)
+        row = next(r for r, e in enumerate(held) if e.kind == "heartbeat")
+        window.table.selectRow(row)
+        assert "\n見回り: することはありません（自律行動は一時停止中です）\n" in window.details.toPlainText()
+        assert "summary_notice" not in window.details.toPlainText()
+
+        i18n.set_language("en")
+        window.retranslate()  # as MainWindow.show_language does for every open window
+        assert [r[2] for r in _rows(window)] == [e.summary for e in held]
+        assert "heartbeat: nothing to do (autonomy is paused)" in [e.summary for e in held]
+        assert "\nheartbeat: nothing to do (autonomy is paused)\n" in window.details.toPlainText()
+    finally:
+        i18n.set_language("en")
 
 
 def test_errors_stay_readable_in_the_dark_theme(qtbot, core: NexusApp, clock: FixedClock) -> None:
