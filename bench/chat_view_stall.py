@@ -187,14 +187,24 @@ def run(
             "reply_s": round(time.monotonic() - started, 1),
         }
 
-        # Switching personas, both with long conversations.
+        # Switching personas, both with long conversations: each switch ends when the persona's latest page
+        # is drawn (the person sees the conversation), not when it was asked for.
+        shown: list[str] = []
+        window.conversation.page_shown.connect(shown.append)
+        drawn = []
+
+        def latest_shown(slug: str) -> bool:
+            return window.current_slug == slug and window._ready and "latest" in shown
+
         probe.start()
         for i in range(switches):
             slug = "hikari" if i % 2 == 0 else "aria"
+            shown.clear()
             window.select_persona(slug)
-            spin(qt, lambda slug=slug: window.current_slug == slug and window._ready, 120)
+            spin(qt, lambda slug=slug: latest_shown(slug), 120)
             settle(qt, window)
-        results["switch"] = {**probe.stop(), "switches": switches}
+            drawn.append(len(chat.bubbles))
+        results["switch"] = {**probe.stop(), "switches": switches, "bubbles_shown": drawn}
         stop_busy.set()
         window.close()
         app.close()

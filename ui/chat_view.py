@@ -241,7 +241,8 @@ class ChatView(QTextBrowser):
         self._queue.clear()
         self._after = []
         self._stick_to_end = False
-        self._fresh_document()
+        if not self._blank():  # a switch clears, then its page clears again: 3-6 ms saved
+            self._fresh_document()
         self.bubbles = []
         self.has_older = self.has_newer = False
         self.loading_older = self.loading_newer = False
@@ -644,6 +645,11 @@ class ChatView(QTextBrowser):
             self._retired.append(old)
             self._retire_timer.start()
         self._install_avatars()
+
+    def _blank(self) -> bool:
+        """The document shown is one of ours, empty, in today's font: a fresh one would change nothing."""
+        document = self.document()
+        return document.parent() is self and document.isEmpty() and document.defaultFont() == self.font()
 
     def _take_apart(self) -> None:
         """One step of dropping a replaced document: RETIRE_AT_ONCE bubbles, or, once it is empty, itself."""
