@@ -346,7 +346,9 @@ def test_the_persona_picture_is_drawn_and_another_persona_never_shows_it(qtbot, 
     assert _avatar_pixel(window) != QColor(Qt.GlobalColor.red)
 
 
-def test_an_avatar_fills_its_square_uncut_by_a_squash_and_a_broken_file_gets_the_initial(tmp_path: Path):
+def test_an_avatar_fills_its_square_uncut_by_a_squash_and_a_broken_file_gets_the_initial(
+    qapp, tmp_path: Path
+):
     wide = QImage(300, 100, QImage.Format.Format_RGB32)
     wide.fill(Qt.GlobalColor.blue)
     for x in range(100, 200):  # the middle third green: the square shows it, the sides are cut
@@ -416,3 +418,28 @@ def test_a_persona_whose_model_does_not_speak_its_language_gets_a_notice_that_st
         window.select_persona("hikari")
     qtbot.wait(500)
     assert notice.isHidden()
+
+
+def test_an_avatar_is_drawn_once_and_again_when_its_file_changes(qapp, tmp_path: Path, monkeypatch) -> None:
+    """Switching back and forth draws no picture again (drawing text on a worker held Qt's font database
+    while font files loaded, and the UI thread waited); a picture replaced at the same path is drawn anew."""
+    from ui import avatars
+
+    monkeypatch.setattr(avatars, "_kept", {})  # none drawn yet (other tests drew stand-ins)
+    drawn: list[str] = []
+    draw_picture, draw_initial = avatars._draw_picture, avatars._draw_initial
+    monkeypatch.setattr(avatars, "_draw_picture", lambda *a: drawn.append("picture") or draw_picture(*a))
+    monkeypatch.setattr(avatars, "_draw_initial", lambda *a: drawn.append("initial") or draw_initial(*a))
+    path = tmp_path / "avatar.png"
+    red = QImage(50, 50, QImage.Format.Format_RGB32)
+    red.fill(Qt.GlobalColor.red)
+    red.save(str(path))
+    for _ in range(3):
+        assert avatar_image("Aria", path, 40).pixelColor(20, 20) == QColor(Qt.GlobalColor.red)
+        assert avatar_image("ひかり", None, 40).pixelColor(20, 20).alpha() == 255
+    assert drawn == ["picture", "initial"]
+    blue = QImage(60, 60, QImage.Format.Format_RGB32)  # another size: the file's stamp changes
+    blue.fill(Qt.GlobalColor.blue)
+    blue.save(str(path))
+    assert avatar_image("Aria", path, 40).pixelColor(20, 20) == QColor(Qt.GlobalColor.blue)
+    assert drawn == ["picture", "initial", "picture"]
