@@ -32,7 +32,7 @@ from nexus_ark.dreaming.material import Material, gather, latest_day
 from nexus_ark.dreaming.stages import Stage, StageSkipped, stage_word, stages_for
 from nexus_ark.errors import NexusArkError, ProviderError, StructuredOutputError
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.notices import Joined, Notice, notice
+from nexus_ark.notices import Joined, Notice, joined, notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, ToolSpec
 from nexus_ark.providers.embedders import Embedder
@@ -120,22 +120,16 @@ class DreamJobs:
 
 def _dreamt(level: int, day: date, done: int, total: int, insight: dict[str, Any] | None) -> str:
     """The timeline's line for a finished dream (a notice: the window shows it translated)."""
-    if insight:
-        return notice(
-            "level {level} dream of {date}: {done}/{total} stages written; insight: {insight}",
-            level=level,
-            date=day.isoformat(),
-            done=done,
-            total=total,
-            insight=insight["insight"],
-        )
-    return notice(
+    written = notice(
         "level {level} dream of {date}: {done}/{total} stages written",
         level=level,
         date=day.isoformat(),
         done=done,
         total=total,
     )
+    if not insight:
+        return written
+    return joined((written, notice("insight: {insight}", insight=insight["insight"])), "; ")
 
 
 def _first_line(exc: Exception) -> str:
