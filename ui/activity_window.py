@@ -40,7 +40,7 @@ from nexus_ark.memory.activity import ActivityEntry, ActivityLog, clip
 from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.store import MemoryStore
 from ui import theme
-from ui.i18n import N_, FollowsLanguage, tr, tr_notice
+from ui.i18n import N_, FollowsLanguage, sources_saying, tr, tr_notice
 from ui.tasks import SerialWorker
 
 PAGE = 200  # entries a fetch reads: a few screens, a millisecond of SQLite
@@ -105,7 +105,12 @@ class Filters:
     text: str = ""
 
     def query(self) -> dict[str, Any]:
-        return {"since": self.since, "kinds": [self.kind] if self.kind else None, "text": self.text}
+        return {
+            "since": self.since,
+            "kinds": [self.kind] if self.kind else None,
+            "text": self.text,
+            "templates": sources_saying(self.text),  # words typed in Japanese find what is kept in English
+        }
 
 
 @dataclass

@@ -107,6 +107,16 @@ def tr(text: str, **values: object) -> str:
     return translated.format(**values) if values else translated
 
 
+def sources_saying(words: str, limit: int = 40) -> list[str]:
+    """The English strings whose translation in the language shown contains these words (case ignored): a
+    search typed in the person's language finds what is stored in English. None in English; at most limit."""
+    wanted = words.casefold()
+    if not wanted or not _catalogue:
+        return []
+    found = [source for source, said in _catalogue.items() if wanted in said.casefold()]
+    return found[:limit]
+
+
 def tr_notice(text: str) -> str:
     """A sentence from the core in the person's language: a Notice is translated by its template (and
     the notices among its values with it), a Joined list part by part; any other text is shown as it is."""

@@ -181,11 +181,23 @@ def _entry(row: tuple) -> ActivityEntry:
     )
 
 
+def _as_stored(template: str) -> str:
+    """How a notice's template reads in the data column: JSON (notices.stored) inside the data's JSON."""
+    inner = json.dumps({"template": template}, ensure_ascii=False)[1:-1]
+    return json.dumps(inner, ensure_ascii=False)[1:-1]
+
+
+def _like(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
 def _where(
     since: str | datetime | None,
     until: str | datetime | None,
     kinds: Iterable[str] | None,
     text: str = "",
+    templates: Iterable[str] = (),
 ) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
@@ -200,9 +212,12 @@ def _where(
         clauses.append(f"kind in ({','.join('?' * len(kinds))})")
         params.extend(kinds)
     if text:
-        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        clauses.append("summary like ? escape '\\'")
-        params.append(f"%{escaped}%")
+        # The words in the English summary, or a sentence of ours that says them in the person's language
+        # (its template is kept in data: see NOTICE_KEY).
+        templates = list(templates)
+        said = ["summary like ? escape '\\'"] + ["data like ? escape '\\'"] * len(templates)
+        clauses.append(f"({' or '.join(said)})")
+        params.extend([_like(text), *(_like(_as_stored(t)) for t in templates)])
     return (f" where {' and '.join(clauses)}" if clauses else ""), params
 
 
@@ -270,15 +285,17 @@ class ActivityLog:
         kinds: Iterable[str] | None = None,
         text: str = "",
         *,
+        templates: Iterable[str] = (),
         before: tuple[str, int] | None = None,
         after: tuple[str, int] | None = None,
         limit: int = 200,
     ) -> list[ActivityEntry]:
         """One page for a view that scrolls back in time: newest first, entries older than `before` (the
         (time, id) of the last entry shown) or newer than `after` (of the first), at or after since, of
-        these kinds, whose summary contains `text`. Pages go by key, not by offset, so a page is an index
-        range however long the timeline is, and entries appended meanwhile never shift one."""
-        where, params = _where(since, None, kinds, text)
+        these kinds, whose summary contains `text` (or whose kept notice uses one of `templates`: the
+        sentences that say `text` in the person's language). Pages go by key, not by offset, so a page is an
+        index range however long the timeline is, and entries appended meanwhile never shift one."""
+        where, params = _where(since, None, kinds, text, templates)
         keys = []
         if before is not None:
             keys.append("(time < ? or (time = ? and id < ?))")
@@ -293,10 +310,15 @@ class ActivityLog:
         return [_entry(row) for row in rows]
 
     def count(
-        self, since: str | datetime | None = None, kinds: Iterable[str] | None = None, text: str = ""
+        self,
+        since: str | datetime | None = None,
+        kinds: Iterable[str] | None = None,
+        text: str = "",
+        *,
+        templates: Iterable[str] = (),
     ) -> int:
         """How many entries `page` would go through with these filters."""
-        where, params = _where(since, None, kinds, text)
+        where, params = _where(since, None, kinds, text, templates)
         return int(self.db.execute(f"select count(*) from activity{where}", params).fetchone()[0])
 
     def kinds(self) -> list[str]:

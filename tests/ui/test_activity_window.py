@@ -263,6 +263,31 @@ def test_kind_since_and_text_filters_show_what_the_database_says(
     assert _rows(window) == [] and window.status.text() == "No entries match these filters."
 
 
+def test_the_filter_finds_entries_by_the_words_the_person_reads(qtbot, core: NexusApp) -> None:
+    """In Japanese, the summaries are read in Japanese though kept in English: words typed in the filter
+    find the entries whose sentence says them (and the person's own words still match as written)."""
+    core.set_autonomy_paused(True)
+    heartbeat(core.runtime("aria"), threading.Event())
+    memory = core.memory("aria")
+    memory.components.set_notepad("Ask Mika about 陶芸.")
+    memory.activity.append("message", "Mika: a plain line with nothing of ours in it")
+    i18n.set_language("ja")
+    try:
+        window = _open(qtbot, core)
+        for typed, expected in (
+            ("一時停止", ["見回り: することはありません（自律行動は一時停止中です）"]),
+            ("メモ帳", ["メモ帳: Ask Mika about 陶芸."]),
+            ("陶芸", ["メモ帳: Ask Mika about 陶芸."]),
+            ("plain line", ["Mika: a plain line with nothing of ours in it"]),
+        ):
+            window.text_filter.setText(typed)
+            qtbot.keyClick(window.text_filter, Qt.Key.Key_Return)
+            _settled(qtbot, window)
+            assert [r[2] for r in _rows(window)] == expected, typed
+    finally:
+        i18n.set_language("en")
+
+
 @pytest.mark.qt_log_ignore("propagateSizeHints")  # offscreen platform, shown window
 def test_pages_are_fetched_as_the_person_scrolls(qtbot, core: NexusApp, clock: FixedClock) -> None:
     log = _log(core)
