@@ -103,13 +103,14 @@ class Filters:
     kind: str | None = None
     since: datetime | None = None
     text: str = ""
+    templates: tuple[str, ...] = ()  # our sentences that say `text` in the language shown (kept in English)
 
     def query(self) -> dict[str, Any]:
         return {
             "since": self.since,
             "kinds": [self.kind] if self.kind else None,
             "text": self.text,
-            "templates": sources_saying(self.text),  # words typed in Japanese find what is kept in English
+            "templates": self.templates,
         }
 
 
@@ -428,7 +429,10 @@ class ActivityWindow(QDialog, FollowsLanguage):
             "week": now - timedelta(days=7),
             "month": now - timedelta(days=30),
         }.get(since_key)
-        return Filters(kind=self.kind_combo.currentData(), since=since, text=self.text_filter.text().strip())
+        text = self.text_filter.text().strip()
+        return Filters(
+            kind=self.kind_combo.currentData(), since=since, text=text, templates=tuple(sources_saying(text))
+        )
 
     @Slot()
     def reload(self) -> None:

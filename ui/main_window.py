@@ -291,7 +291,7 @@ class MainWindow(QMainWindow):
         self.thread_.start()
 
     def retranslate(self) -> None:
-        self._show_title()
+        self._show_opened()
         self.personas_label.setText(tr("Personas"))
         self.new_persona_button.setText(tr("New persona…"))
         self.model_button.setText(tr("Model settings…"))
@@ -326,11 +326,8 @@ class MainWindow(QMainWindow):
         self.import_card_action.setText(tr(card_actions.IMPORT_ACTION))
         self.export_card_action.setText(tr(card_actions.EXPORT_ACTION))
         self.import_chatgpt_action.setText(tr(chatgpt_actions.IMPORT_ACTION))
-        self.model_label.setText(tr("Model: {name}", name=self.model_name) if self.model_name else "")
         if self._tokens_per_s:
             self.speed_label.setText(tr("{tps:.1f} tokens/s", tps=self._tokens_per_s))
-        if self._ready and not self.streaming:
-            self.state_label.setText(tr("Ready"))
         if self.tray is not None:
             self.tray.retranslate()
         self.life.apply()  # the inbox entry and the unread counts, in the new language
@@ -518,10 +515,10 @@ class MainWindow(QMainWindow):
         self.persona_opened.emit(slug)
 
     def _show_opened(self) -> None:
-        """What names the persona now open (all of retranslate() at every switch cost up to 5 ms)."""
+        """What names the persona open (a switch sets only these: all of retranslate() cost up to 5 ms)."""
         self._show_title()
         self.model_label.setText(tr("Model: {name}", name=self.model_name) if self.model_name else "")
-        if not self.streaming:
+        if self._ready and not self.streaming:
             self.state_label.setText(tr("Ready"))
 
     def _check_language(self, slug: str) -> None:
