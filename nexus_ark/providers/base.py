@@ -41,6 +41,9 @@ def model_priority(level: int) -> Iterator[None]:
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "length", "cancelled", "tool_calls"]
 StructuredMode = Literal["schema", "json", "none"]
+# Measured on the bundled SmolLM2-135M (issue 21): its dreams wrote insights, episodes and questions the
+# conversation never held. Models from about 1B (Qwen2.5 1.5B) keep to their material.
+REFLECTION_MIN_PARAMS = 1_000_000_000
 
 
 class ToolCall(BaseModel):
@@ -100,6 +103,18 @@ class Capabilities(BaseModel):
     structured: StructuredMode = "none"  # how well it keeps to a JSON schema
     # Follows the text tool protocol well enough to use it in conversation (tiny models invent calls).
     text_tools: bool = True
+    # The capability record: facts read from the model itself (a GGUF's metadata, Ollama's /api/show)
+    # or the catalogue. None / empty where nobody can tell (a cloud model): then nothing is held back.
+    parameters: int | None = None
+    context_length: int | None = None
+    languages: tuple[str, ...] = ()
+    chat_template: str = ""
+
+    @property
+    def reflects(self) -> bool:
+        """Whether the model can write reflection (insights, values, questions, episodes in its own
+        words) that stays true to its material: below about a billion parameters it invents."""
+        return self.parameters is None or self.parameters >= REFLECTION_MIN_PARAMS
 
 
 @dataclass(frozen=True, slots=True)

@@ -202,7 +202,19 @@ class LlamaCppBackend(ChatBackend):
             return None  # known once loaded
         # Below about a billion parameters a model writes tool calls nobody asked for, or none at all.
         params = self._llm._model.n_params()
-        return Capabilities(structured=self.structured_mode, text_tools=params >= TEXT_TOOLS_MIN_PARAMS)
+        meta: dict[str, str] = dict(getattr(self._llm, "metadata", None) or {})
+        arch = meta.get("general.architecture", "")
+        trained = meta.get(f"{arch}.context_length", "")
+        # general.languages, where a GGUF has it, is an array GGUF readers give as text ('["en", "ja"]').
+        languages = [x.strip(' "') for x in meta.get("general.languages", "").strip("[]").split(",")]
+        return Capabilities(
+            structured=self.structured_mode,
+            text_tools=params >= TEXT_TOOLS_MIN_PARAMS,
+            parameters=int(params),
+            context_length=int(trained) if trained.isdigit() else self.n_ctx,
+            languages=tuple(lang for lang in languages if lang),
+            chat_template=meta.get("tokenizer.chat_template", ""),
+        )
 
     def count_tokens(self, text: str) -> int:
         """Exactly, with the model's own tokenizer (waits for the model to load). Called from the caller's

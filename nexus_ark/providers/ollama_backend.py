@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
-from nexus_ark.errors import ModelNotInstalledError, ProviderError
+from nexus_ark.errors import ModelNotInstalledError, ProviderError, ProviderProtocolError
 from nexus_ark.notices import notice
 from nexus_ark.providers.base import (
     Capabilities,
@@ -24,6 +24,10 @@ from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts, guarded_stre
 log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
+
+
+class PullCancelled(ProviderError):
+    """The person stopped a pull; Ollama keeps the layers it fetched."""
 
 
 class OllamaModelInfo(BaseModel):
@@ -105,6 +109,39 @@ class OllamaBackend(ChatBackend):
             )
         return out
 
+    def pull(self, progress: Callable[[int, int, str], None] | None = None, cancel: Any = None) -> None:
+        """Have the server pull this model through /api/pull's stream: progress(done, total, status) with
+        the bytes summed over the model's layers. Cancel (a threading.Event) closes the stream; Ollama
+        keeps the layers it has, so pulling again goes on from there."""
+        layers: dict[str, tuple[int, int]] = {}
+        try:
+            stream = self._client().pull(self.model, stream=True)
+            try:
+                for update in stream:
+                    if cancel is not None and cancel.is_set():
+                        raise PullCancelled(notice("The download was cancelled."))
+                    if update.digest and update.total:
+                        layers[update.digest] = (int(update.completed or 0), int(update.total))
+                    if progress is not None:
+                        done = sum(d for d, _ in layers.values())
+                        total = sum(t for _, t in layers.values())
+                        progress(done, total, update.status or "")
+                    if update.status == "success":
+                        return
+            finally:
+                stream.close()
+        except PullCancelled:
+            raise
+        except Exception as exc:
+            raise self._translate(exc) from exc
+        raise ProviderProtocolError(
+            notice(
+                "{server} ended the pull of {model} without saying it succeeded.",
+                server=self._where(),
+                model=self.model,
+            )
+        )
+
     def ensure_ready(self) -> None:
         names = [m.name for m in self.list_models()]
         if not any(_same_model(self.model, n) for n in names):
@@ -122,14 +159,16 @@ class OllamaBackend(ChatBackend):
 
     def _learn_capabilities(self) -> Capabilities | None:
         try:
-            listed = self._client().show(self.model).capabilities
+            shown = self._client().show(self.model)
         except Exception as exc:  # down or not installed: the chat request will say so; ask again later
             log.info("could not ask %s what %s can do: %s", self.host, self.model, self._translate(exc))
             return None
+        record = shown_record(shown)
+        listed = shown.capabilities
         if listed is None:
             # Servers before capabilities were listed: offer tools, and a refusal turns them off.
-            return Capabilities(tools=True, structured="schema")
-        return Capabilities(tools="tools" in listed, structured="schema")
+            return Capabilities(tools=True, structured="schema", **record)
+        return Capabilities(tools="tools" in listed, structured="schema", **record)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         try:
@@ -213,3 +252,17 @@ class OllamaBackend(ChatBackend):
 
 def _install_hint(model: str) -> str:
     return notice("Install it with: ollama pull {model}", model=model)
+
+
+def shown_record(shown: Any) -> dict[str, Any]:
+    """The capability record's facts from /api/show: parameters and trained context from model_info
+    (GGUF keys, as in a GGUF file), the chat template as Ollama keeps it."""
+    info = dict(getattr(shown, "modelinfo", None) or {})
+    arch = str(info.get("general.architecture", ""))
+    params = info.get("general.parameter_count")
+    context = info.get(f"{arch}.context_length")
+    return {
+        "parameters": int(params) if isinstance(params, int) and params > 0 else None,
+        "context_length": int(context) if isinstance(context, int) and context > 0 else None,
+        "chat_template": str(getattr(shown, "template", "") or ""),
+    }
