@@ -166,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     from nexus_ark.life_cli import add_life_parsers
 
     add_life_parsers(sub)
+    from nexus_ark.model_cli import add_model_parsers
+
+    add_model_parsers(sub)
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     return parser
 
@@ -191,6 +194,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
             from nexus_ark.mind.emotion_stream import classify_stream
 
             return classify_stream(sys.stdin.buffer, sys.stdout, as_json=args.json)
+        if args.command == "model":  # models/ only: no persona opened, the data folder not locked
+            from nexus_ark.model_cli import run_model_command
+
+            return run_model_command(args)
         if args.command == "simulate":  # a copy in a temporary folder: the data folder is not locked
             from nexus_ark.life_cli import simulate_command
 

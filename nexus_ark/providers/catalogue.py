@@ -9,15 +9,18 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
-from nexus_ark.errors import ConfigError
+from nexus_ark.errors import ConfigError, NexusArkError
 from nexus_ark.model_config import ModelSpec
 from nexus_ark.notices import notice
 from nexus_ark.paths import catalogue_dir
+from nexus_ark.providers.model_download import HubFile
 
 
 class CatalogueEntry(BaseModel):
+    # The short name `nexus-ark model get` takes; by default the spec's target ("qwen2.5:1.5b").
+    id: str = ""
     spec: str
     name: str
     size_gb: float = 0.0
@@ -28,10 +31,45 @@ class CatalogueEntry(BaseModel):
     # the persona's memory tools in conversation.
     tools: bool = False
     note: str = ""
+    # Where the licence's text is; `accept_license`: its terms ask the person to agree before downloading.
+    license_url: str = ""
+    accept_license: bool = False
+    # A GGUF file the app downloads from Hugging Face (or HF_ENDPOINT's mirror) into the data folder's
+    # models/; the spec is then "gguf:FILE" and a persona on it gets the file's full path.
+    download: HubFile | None = None
+
+    @model_validator(mode="after")
+    def _named(self) -> CatalogueEntry:
+        spec = ModelSpec.parse(self.spec)
+        if not self.id:
+            self.id = spec.target or spec.kind
+        if self.download is not None and (spec.kind != "gguf" or spec.target != self.download.file):
+            raise ValueError(f"{self.id}: a download's spec must be gguf:{self.download.file}")
+        return self
 
     @property
     def kind(self) -> str:
         return ModelSpec.parse(self.spec).kind
+
+    @property
+    def obtainable(self) -> bool:
+        """The app can fetch it: a file from the Hub, or an Ollama model (pulled by the person's Ollama)."""
+        return self.download is not None or self.kind == "ollama"
+
+    def size_bytes(self) -> int:
+        return self.download.size if self.download else int(self.size_gb * 1e9)
+
+    def matches(self, spec: str) -> bool:
+        """Whether a persona's model setting is this entry: a downloaded GGUF is set by its full path."""
+        if spec == self.spec:
+            return True
+        if self.download is None:
+            return False
+        try:
+            parsed = ModelSpec.parse(spec)
+        except NexusArkError:
+            return False
+        return parsed.kind == "gguf" and Path(parsed.target).name == self.download.file
 
     def fits(self, total_ram_gb: float | None) -> bool | None:
         """Whether this machine has the RAM we suggest; None where we cannot tell."""
@@ -40,8 +78,14 @@ class CatalogueEntry(BaseModel):
         return self.ram_gb <= total_ram_gb * 0.75  # leave room for the OS and the app itself
 
 
+def catalogue_path() -> Path:
+    """The shipped catalogue, or the one NEXUS_ARK_CATALOGUE names (a company's own list of models)."""
+    chosen = os.environ.get("NEXUS_ARK_CATALOGUE", "").strip()
+    return Path(chosen).expanduser() if chosen else catalogue_dir() / "catalogue.toml"
+
+
 def load_catalogue(path: Path | None = None) -> list[CatalogueEntry]:
-    path = path or catalogue_dir() / "catalogue.toml"
+    path = path or catalogue_path()
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
         return [CatalogueEntry.model_validate(item) for item in raw.get("model", [])]
@@ -65,14 +109,43 @@ def language_advice(
     spec: str, language: str, entries: list[CatalogueEntry], ram_gb: float | None
 ) -> LanguageAdvice | None:
     """None when the model speaks the language, or is not in the catalogue (then we cannot tell)."""
-    model = next((e for e in entries if e.spec == spec), None)
+    model = next((e for e in entries if e.matches(spec)), None)
     if model is None or not model.languages or language in model.languages:
         return None
     speakers = [e for e in entries if language in e.languages and e.spec != spec]
-    # The smallest that fits this machine first: the step up a person on a modest laptop can take.
+    # The smallest that fits this machine first: the step up a person on a modest laptop can take; of
+    # those alike, one the app downloads itself (one click) before one that needs Ollama installed.
     fitting = [e for e in speakers if model_fits(e, ram_gb)]
-    suggestion = min(fitting or speakers, key=lambda e: (e.ram_gb or 1e9, e.size_gb), default=None)
+    suggestion = min(
+        fitting or speakers,
+        key=lambda e: (e.ram_gb or 1e9, e.download is None, e.size_gb),
+        default=None,
+    )
     return LanguageAdvice(language=language, model=model.name, spec=spec, suggestion=suggestion)
+
+
+def find_entry(entries: list[CatalogueEntry], name: str) -> CatalogueEntry | None:
+    """The entry a person named: its id, its spec, or its display name (any case)."""
+    wanted = name.strip().casefold()
+    for entry in entries:
+        if wanted in (entry.id.casefold(), entry.spec.casefold(), entry.name.casefold()):
+            return entry
+    return None
+
+
+def installed_path(entry: CatalogueEntry, models_dir: Path) -> Path | None:
+    """The verified file of a downloaded entry (a part file never counts), else None."""
+    if entry.download is None:
+        return None
+    path = models_dir / entry.download.file
+    return path if path.is_file() and path.stat().st_size == entry.download.size else None
+
+
+def persona_spec(entry: CatalogueEntry, models_dir: Path) -> str:
+    """What a persona's model setting says to use this entry."""
+    if entry.download is not None:
+        return f"gguf:{models_dir / entry.download.file}"
+    return entry.spec
 
 
 def advice_key(slug: str, advice: LanguageAdvice) -> str:

@@ -37,7 +37,7 @@ class OllamaModelInfo(BaseModel):
     family: str = ""
 
 
-def _same_model(a: str, b: str) -> bool:
+def same_model(a: str, b: str) -> bool:
     """Ollama treats "qwen2.5" and "qwen2.5:latest" as one model."""
     return (a if ":" in a else f"{a}:latest") == (b if ":" in b else f"{b}:latest")
 
@@ -142,9 +142,16 @@ class OllamaBackend(ChatBackend):
             )
         )
 
+    def delete(self) -> None:
+        """Have the server delete this model (its layers shared with other models stay)."""
+        try:
+            self._client().delete(self.model)
+        except Exception as exc:
+            raise self._translate(exc) from exc
+
     def ensure_ready(self) -> None:
         names = [m.name for m in self.list_models()]
-        if not any(_same_model(self.model, n) for n in names):
+        if not any(same_model(self.model, n) for n in names):
             installed = ", ".join(names) or notice("none")
             raise ModelNotInstalledError(
                 notice(
