@@ -141,14 +141,17 @@ def pull_ollama(
     model: str, host: str, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
 ) -> None:
     rate = _Rate()
-    last = [0.0]
+    last = {"at": 0.0, "stage": ""}
 
     def report(done: int, total: int, status: str) -> None:
         now = time.monotonic()
         speed = rate.add(now, done)
-        if progress is not None and (now - last[0] >= 0.1 or status == "success"):
-            last[0] = now
-            stage = "verifying" if status.startswith(("verifying", "writing")) else "downloading"
+        stage = "verifying" if status.startswith(("verifying", "writing")) else "downloading"
+        stage = "done" if status == "success" else stage
+        if progress is None or not total:  # "pulling manifest": nothing to count yet
+            return
+        if now - last["at"] >= 0.1 or stage != last["stage"]:
+            last.update(at=now, stage=stage)
             progress(Progress(done, max(total, done), speed, 0, stage))
 
     try:

@@ -268,3 +268,134 @@ def test_bad_names_licences_and_unreachable_servers_exit_2_with_the_reason(
     down = model_cli(tmp_path / "third", catalogue, hub, "get", NAME)
     assert down.returncode == 2 and "cannot be reached" in down.stderr
     assert "Traceback" not in down.stderr
+
+
+def test_model_get_pulls_an_ollama_model_with_progress_and_lists_it(ollama_wire, tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    env = subprocess_env()
+    env.pop("NEXUS_ARK_CATALOGUE", None)  # the shipped catalogue
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = cli_command("--data-dir", data, "model", *args, "--ollama-host", ollama_wire.url)
+        return subprocess.run(command, capture_output=True, text=True, timeout=120, encoding="utf-8", env=env)
+
+    ollama_wire.pulled.pop("qwen2.5:1.5b", None)
+    got = cli("get", "qwen2.5:1.5b")
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip() == "ollama:qwen2.5:1.5b"
+    assert "verifying 986.0 MB" in got.stderr and "done: 986.0 MB" in got.stderr  # layers summed
+    listed = {json.loads(line)["id"]: json.loads(line) for line in cli("list", "--json").stdout.splitlines()}
+    assert listed["qwen2.5:1.5b"]["installed"] is True
+    assert listed["qwen2.5:7b"]["installed"] is False  # Ollama answered: not there
+
+    missing = cli("get", "qwen2.5:7b")  # not in the stand-in's registry, as a name Ollama cannot find
+    assert missing.returncode == 2 and "file does not exist" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+    removed = cli("remove", "qwen2.5:1.5b")
+    assert removed.returncode == 0, removed.stderr
+    assert "qwen2.5:1.5b" not in ollama_wire.installed_pulls()
+
+
+def test_an_ollama_pull_cancelled_half_way_closes_the_stream_and_ollama_stops(ollama_wire) -> None:
+    from nexus_ark.providers.model_store import pull_ollama
+
+    ollama_wire.pulled.pop("qwen2.5:1.5b", None)
+    seen: list[Progress] = []
+    cancel = threading.Event()
+
+    def progress(p: Progress) -> None:
+        seen.append(p)
+        if p.done >= 300_000_000:
+            cancel.set()
+
+    ollama_wire.pull_pause_s = 0.01
+    try:
+        with pytest.raises(DownloadCancelled):
+            pull_ollama("qwen2.5:1.5b", ollama_wire.url, progress=progress, cancel=cancel)
+    finally:
+        ollama_wire.pull_pause_s = 0.0
+    assert seen and 0 < seen[-1].done < seen[-1].total
+    # The server notices the closed stream at its next line: wait until what it holds stops changing.
+    deadline, held = time.monotonic() + 10, -1
+    while held != ollama_wire.pulled.get("qwen2.5:1.5b", 0):
+        assert time.monotonic() < deadline, "the stand-in kept pulling after the client left"
+        held = ollama_wire.pulled.get("qwen2.5:1.5b", 0)
+        time.sleep(0.1)
+    assert "qwen2.5:1.5b" not in ollama_wire.installed_pulls()
+    ollama_wire.pulled.pop("qwen2.5:1.5b", None)
+
+
+class _ForwardProxy:
+    """A plain HTTP forward proxy on loopback (absolute-form requests), counting what passes through it."""
+
+    def __init__(self) -> None:
+        import http.client
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from urllib.parse import urlsplit
+
+        self.seen: list[str] = []
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _forward(self) -> None:
+                proxy.seen.append(f"{self.command} {self.path}")
+                target = urlsplit(self.path)
+                upstream = http.client.HTTPConnection(target.hostname, target.port, timeout=30)
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("proxy-connection",)}
+                upstream.request(self.command, target.path, headers=headers)
+                answer = upstream.getresponse()
+                self.send_response(answer.status)
+                for k, v in answer.getheaders():
+                    if k.lower() not in ("connection", "transfer-encoding"):
+                        self.send_header(k, v)
+                self.end_headers()
+                if self.command != "HEAD":
+                    while chunk := answer.read(1 << 16):
+                        self.wfile.write(chunk)
+                upstream.close()
+
+            do_GET = _forward
+            do_HEAD = _forward
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_downloads_go_through_the_proxy_the_environment_names(
+    tmp_path: Path, hub: HubStandIn, served: Path
+) -> None:
+    proxy = _ForwardProxy()
+    try:
+        catalogue = write_catalogue(tmp_path, hub)
+        data = tmp_path / "data"
+        env = subprocess_env(
+            HF_ENDPOINT=hub.hub_url, NEXUS_ARK_CATALOGUE=str(catalogue), HTTP_PROXY=proxy.url, NO_PROXY=""
+        )
+        env.pop("no_proxy", None)
+        got = subprocess.run(
+            cli_command("--data-dir", str(data), "model", "get", NAME),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            encoding="utf-8",
+            env=env,
+        )
+        assert got.returncode == 0, got.stderr
+        assert (data / "models" / served.name).read_bytes() == served.read_bytes()
+        # Both hosts were reached through the proxy: the hub's HEAD and the storage's GET after the redirect.
+        assert any(line.startswith(f"HEAD {hub.hub_url}/") for line in proxy.seen), proxy.seen
+        assert any(line.startswith(f"GET {hub.storage_url}/blobs/") for line in proxy.seen), proxy.seen
+    finally:
+        proxy.stop()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -39,6 +40,16 @@ CAPABILITIES: dict[str, list[str]] = {
     EMBED_MODEL: ["embedding"],
 }
 FAULT_CAPABILITIES = ["completion"]
+# What /api/pull can fetch (as from the registry): each name's layers (digest, bytes). A name that is not
+# here is refused in the stream, as real Ollama does: 200, then a line {"error": "pull model manifest: ..."}.
+PULLABLE: dict[str, list[tuple[str, int]]] = {
+    "qwen2.5:1.5b": [
+        ("sha256:" + "a" * 64, 986_000_000),
+        ("sha256:" + "b" * 64, 1_482),
+        ("sha256:" + "c" * 64, 487),
+    ],
+}
+PULL_STEP_BYTES = 50_000_000  # each progress line moves this far; with `pull_pause_s` between lines
 
 
 def _capabilities(model: str) -> list[str] | None:
@@ -65,10 +76,16 @@ class WireServer:
         self.backend = backend
         self.list_capabilities = list_capabilities
         self.requests: list[dict[str, Any]] = []
+        self.pulled: dict[str, int] = {}  # name -> bytes the server holds (a cancelled pull keeps its layers)
+        self.pull_pause_s = 0.0
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def installed_pulls(self) -> list[str]:
+        """Models pulled to the end (a cancelled pull holds some layers but lists nothing)."""
+        return [m for m, held in self.pulled.items() if held >= sum(size for _, size in PULLABLE[m])]
 
     def __enter__(self) -> WireServer:
         self._thread.start()
@@ -109,7 +126,7 @@ class WireServer:
                                     "digest": "0" * 64,
                                     "details": _details(name),
                                 }
-                                for name in CAPABILITIES
+                                for name in [*CAPABILITIES, *server.installed_pulls()]
                             ]
                         },
                     )
@@ -123,6 +140,8 @@ class WireServer:
                 server.requests.append({"path": self.path, **body})
                 if self.path == "/api/chat":
                     self._ollama_chat(body)
+                elif self.path == "/api/pull":
+                    self._ollama_pull(body.get("model", ""))
                 elif self.path == "/api/show":
                     self._ollama_show(body.get("model", ""))
                 elif self.path == "/api/embed":
@@ -151,6 +170,68 @@ class WireServer:
                 else:
                     self._json(404, {"error": "not found"})
 
+            def do_DELETE(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                server.requests.append({"path": self.path, **body})
+                name = body.get("model", "")
+                if self.path == "/api/delete" and name in server.installed_pulls():
+                    del server.pulled[name]
+                    self.send_response(200)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                else:
+                    self._json(404, {"error": f"model '{name}' not found"})
+
+            # -- Ollama /api/pull: progress lines, layer by layer ------------------------------------
+            def _ollama_pull(self, model: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-ndjson")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+
+                def line(obj: dict[str, Any]) -> None:
+                    # Real Ollama stops a pull whose client went away (the request's context is cancelled).
+                    readable, _, _ = select.select([self.connection], [], [], 0)
+                    if readable and self.connection.recv(1, socket.MSG_PEEK) == b"":
+                        raise ConnectionAbortedError("the client went away")
+                    self._chunk((json.dumps(obj) + "\n").encode())
+                    if server.pull_pause_s:
+                        time.sleep(server.pull_pause_s)
+
+                try:
+                    self._pull_lines(model, line)
+                except (ConnectionAbortedError, BrokenPipeError, ConnectionResetError):
+                    self.close_connection = True
+
+            def _pull_lines(self, model: str, line: Any) -> None:
+                line({"status": "pulling manifest"})
+                layers = PULLABLE.get(model)
+                if layers is None:
+                    line({"error": "pull model manifest: file does not exist"})
+                    self._chunk(b"")
+                    return
+                held = server.pulled.get(model, 0)  # layers already here are not fetched again
+                done_before = 0
+                for digest, size in layers:
+                    completed = min(size, max(0, held - done_before))
+                    while True:
+                        line(
+                            {
+                                "status": f"pulling {digest[7:19]}",
+                                "digest": digest,
+                                "total": size,
+                                "completed": completed,
+                            }
+                        )
+                        server.pulled[model] = done_before + completed
+                        if completed >= size:
+                            break
+                        completed = min(size, completed + PULL_STEP_BYTES)
+                    done_before += size
+                for status in ("verifying sha256 digest", "writing manifest", "success"):
+                    line({"status": status})
+                self._chunk(b"")
+
             # -- Ollama /api/show: what a model is and can do --------------------------------------
             def _ollama_show(self, model: str) -> None:
                 capabilities = _capabilities(model)
@@ -162,7 +243,11 @@ class WireServer:
                     "parameters": "",
                     "template": "{{ .Prompt }}",
                     "details": _details(model),
-                    "model_info": {"general.architecture": "llama"},
+                    "model_info": {
+                        "general.architecture": "llama",
+                        "general.parameter_count": 134_515_008,
+                        "llama.context_length": 8192,
+                    },
                     "modified_at": "2026-11-21T00:00:00Z",
                 }
                 if server.list_capabilities:
