@@ -40,6 +40,7 @@ from nexus_ark.personas.model import MEMORY_FILE, PersonaInfo
 from nexus_ark.personas.store import Persona, PersonaStore
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.catalogue import (
+    CatalogueEntry,
     LanguageAdvice,
     advice_key,
     language_advice,
@@ -47,7 +48,9 @@ from nexus_ark.providers.catalogue import (
     total_ram_gb,
 )
 from nexus_ark.providers.embedders import Embedder, backlog_work, make_embedder
-from nexus_ark.providers.ollama_backend import OllamaModelInfo
+from nexus_ark.providers.model_download import ProgressFn
+from nexus_ark.providers.model_store import ModelStatus, get_model, model_statuses
+from nexus_ark.providers.ollama_backend import DEFAULT_HOST, OllamaModelInfo
 from nexus_ark.providers.registry import BackendFactory, BackendPool, default_factory
 from nexus_ark.runtime.life import tick
 from nexus_ark.runtime.persona_runtime import PersonaRuntime, RuntimeHost
@@ -62,6 +65,10 @@ class ModelCheck(BaseModel):
     model: str
     reply: str
     seconds: float
+
+
+# The dismissed-advice key of the first start's line about the bundled model.
+BUNDLED_HINT_KEY = "bundled-model-hint"
 
 
 class NexusApp:
@@ -174,10 +181,20 @@ class NexusApp:
             return None
         return advice
 
-    def dismiss_advice(self, slug: str, advice: LanguageAdvice) -> None:
-        key = advice_key(slug, advice)
-        if key not in self.settings.dismissed_advice:
-            self.settings.dismissed_advice.append(key)
+    def bundled_hint(self, slug: str) -> bool:
+        """Whether to say, once, that the persona runs on the bundled model and a better one is a click
+        away (until the person closes that line: then never again, for any persona)."""
+        if BUNDLED_HINT_KEY in self.settings.dismissed_advice:
+            return False
+        return self.model_config(self.personas.load(slug), "chat").parsed().kind == "bundled"
+
+    def dismiss_advice(self, slug: str, advice: LanguageAdvice | str) -> None:
+        keys = [advice] if isinstance(advice, str) else [advice_key(slug, advice)]
+        if not isinstance(advice, str) and advice.spec == "bundled":
+            keys.append(BUNDLED_HINT_KEY)  # one notice about the bundled model closed is enough
+        new = [key for key in keys if key not in self.settings.dismissed_advice]
+        if new:
+            self.settings.dismissed_advice.extend(new)
             save_toml_model(self.layout.config_file, self.settings)
 
     def model_config(self, persona: Persona, purpose: Purpose = "chat") -> ModelConfig:
@@ -224,6 +241,49 @@ class NexusApp:
         from nexus_ark.providers.ollama_backend import OllamaBackend
 
         return OllamaBackend("", host).list_models()
+
+    # -- getting models (the catalogue's downloads and Ollama pulls) --------------------------------
+    def ollama_host(self, slug: str | None = None) -> str:
+        """Where Ollama is for this persona (its setting, else the app default's, else the usual port)."""
+        config = self.model_config(self.personas.load(slug), "chat") if slug else self.settings.chat_model
+        return config.api_base if config.parsed().kind == "ollama" and config.api_base else DEFAULT_HOST
+
+    def model_statuses(self, slug: str | None = None) -> list[ModelStatus]:
+        """The catalogue with what is on this machine (reads files, asks Ollama: not for the UI thread)."""
+        try:
+            names: list[str] | None = [m.name for m in self.list_ollama_models(self.ollama_host(slug))]
+        except NexusArkError:
+            names = None
+        return model_statuses(load_catalogue(), self.layout.models_dir, total_ram_gb(), names)
+
+    def get_model(
+        self,
+        entry: CatalogueEntry,
+        *,
+        slug: str | None = None,
+        accepted_license: bool = False,
+        progress: ProgressFn | None = None,
+        cancel: threading.Event | None = None,
+    ) -> str:
+        """Download or pull a catalogue model (resuming what is there); returns the spec to use it by."""
+        return get_model(
+            entry,
+            self.layout.models_dir,
+            accepted_license=accepted_license,
+            ollama_host=self.ollama_host(slug),
+            progress=progress,
+            cancel=cancel,
+        )
+
+    def use_model(self, slug: str, spec: str) -> None:
+        """Switch a persona's conversation to a model (a downloaded file, an Ollama model); the internal
+        work follows it unless the persona chose its own."""
+        persona = self.personas.load(slug)
+        kind = ModelSpec.parse(spec).kind
+        api_base = self.ollama_host(slug) if kind == "ollama" else ""
+        own = persona.settings.internal_model
+        internal = own if own is not None and not own.is_default() else None
+        self.save_persona_models(slug, {"spec": spec, "api_base": api_base, "api_key": ""}, internal)
 
     # -- runtimes: each open persona, alive -------------------------------------------------------
     def _persona_lock(self, slug: str) -> threading.RLock:

@@ -135,6 +135,7 @@ class MainWindow(QMainWindow):
         self.language_notice = LanguageNotice()
         self.language_notice.open_models.connect(self.edit_models)
         self.language_notice.dismissed.connect(self._dismiss_advice)
+        self.language_notice.get_model.connect(self.get_suggested_model)
         self.edit_banner = QLabel()
         self.edit_banner.setObjectName("editBanner")
         self.edit_banner.setVisible(False)
@@ -525,11 +526,29 @@ class MainWindow(QMainWindow):
         """Does the model speak the persona's language? Asked off the UI thread (it reads the catalogue)."""
         self.language_notice.show_advice(self.current_name, None)
 
-        def shown(advice) -> None:
+        def shown(found) -> None:
+            advice, hint = found
             if slug == self.current_slug:
-                self.language_notice.show_advice(self.current_name, advice)
+                self.language_notice.show_advice(self.current_name, advice, bundled_hint=hint)
 
-        run_in_background(lambda: self.app.language_advice(slug), shown, lambda _message: None)
+        app = self.app
+        run_in_background(
+            lambda: (app.language_advice(slug), app.bundled_hint(slug)), shown, lambda _message: None
+        )
+
+    def get_suggested_model(self, entry) -> None:
+        """The notice's one click: download the suggested model, and switch the persona to it once it is
+        verified (the persona reopens on it)."""
+        if not self.current_slug or self.streaming:
+            return
+        from ui.get_model_dialog import GetModelDialog
+
+        dialog = GetModelDialog(
+            self.app, self.current_slug, self, name=self.current_name, choose=entry.id, start=True,
+            switch_when_done=True,
+        )  # fmt: skip
+        if dialog.exec() == GetModelDialog.DialogCode.Accepted:
+            self.select_persona(self.current_slug)
 
     def _dismiss_advice(self, advice) -> None:
         slug = self.current_slug

@@ -282,6 +282,10 @@ class ModelSettingsDialog(QDialog):
         internal_layout.addWidget(self.same_as_chat)
         internal_layout.addWidget(self.internal)
 
+        self.get_button = QPushButton(tr("Get a model…"))
+        self.get_button.setObjectName("getModelButton")
+        self.get_button.setToolTip(tr("Download a model that fits this computer; its licence is shown first"))
+        self.get_button.clicked.connect(self.get_model)
         self.test_button = QPushButton(tr("Test connection"))
         self.test_button.setObjectName("testButton")
         self.test_button.clicked.connect(self.test_connection)
@@ -302,6 +306,7 @@ class ModelSettingsDialog(QDialog):
         layout.addWidget(chat_box)
         layout.addWidget(internal_box)
         test_row = QHBoxLayout()
+        test_row.addWidget(self.get_button)
         test_row.addWidget(self.test_button)
         test_row.addWidget(self.result_label, 1)
         layout.addLayout(test_row)
@@ -341,6 +346,7 @@ class ModelSettingsDialog(QDialog):
         self._show_error(message)
 
     def _show_title(self, name: str) -> None:
+        self.persona_name = name
         self.setWindowTitle(tr("Model settings: {name}", name=name))
 
     def _enable_pickers(self) -> None:
@@ -349,7 +355,17 @@ class ModelSettingsDialog(QDialog):
         self.same_as_chat.setEnabled(ready)
         self.internal.setEnabled(ready and not self.same_as_chat.isChecked())
         self.test_button.setEnabled(ready and not self._testing)
+        self.get_button.setEnabled(ready)
         self.save_button.setEnabled(ready)
+
+    def get_model(self) -> None:
+        """The catalogue's downloads; the one the person uses goes into the conversation picker."""
+        from ui.get_model_dialog import GetModelDialog
+
+        dialog = GetModelDialog(self.app, self.slug, self, name=self.persona_name, save_choice=False)
+        if dialog.exec() == QDialog.DialogCode.Accepted and dialog.chosen_spec:
+            self.chat.set_config(ModelConfig(spec=dialog.chosen_spec, api_base=dialog.api_base))
+            self.result_label.setText(tr("Press Save to use it."))
 
     def test_connection(self) -> None:
         """Check the conversation model and, when it is a different one, the internal model too."""

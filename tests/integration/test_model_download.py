@@ -46,7 +46,10 @@ def hub(served: Path) -> Iterator[HubStandIn]:
     stand_in.stop()
 
 
-def write_catalogue(folder: Path, hub: HubStandIn, *, accept_license: bool = False, repo: str = "") -> Path:
+def write_catalogue(
+    folder: Path, hub: HubStandIn, *, accept_license: bool = False, repo: str = "", languages: str = '["en"]'
+) -> Path:
+    """A catalogue of the stand-in's file (and the bundled model, which the language notice compares to)."""
     e = hub.entry
     path = folder / "catalogue.toml"
     path.write_text(
@@ -60,7 +63,7 @@ ram_gb = 1
 license = "Apache-2.0"
 license_url = "https://example.invalid/licence"
 accept_license = {"true" if accept_license else "false"}
-languages = ["en"]
+languages = {languages}
 
 [model.download]
 repo = "{repo or e.repo}"
@@ -68,6 +71,12 @@ file = "{e.file}"
 revision = "{e.revision}"
 sha256 = "{e.sha256}"
 size = {e.size}
+
+[[model]]
+spec = "bundled"
+name = "SmolLM2-135M-Instruct (Q4_1)"
+ram_gb = 1
+languages = ["en"]
 """,
         encoding="utf-8",
     )

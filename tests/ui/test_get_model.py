@@ -1,0 +1,113 @@
+"""Get a model from the window: progress shown, Cancel keeps what arrived, Resume fetches only the rest, Use
+switches the persona; the language notice's one click downloads the suggestion and switches to it. The
+files come from the loopback Hugging Face stand-in (tests/integration/hub_server.py), the bundled GGUF."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from nexus_ark.app import NexusApp
+from nexus_ark.clock import FixedClock
+from nexus_ark.providers.model_download import part_path
+from nexus_ark.runtime.scripted_mind import ScriptedMind
+from tests.integration.hub_server import HubStandIn
+from tests.integration.test_model_download import write_catalogue
+from ui import i18n
+from ui.get_model_dialog import GetModelDialog
+from ui.main_window import MainWindow
+
+NOON = datetime(2026, 11, 25, 12, 0)
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise", "requestActivate"),
+]
+
+
+@pytest.fixture(scope="module")
+def served(bundled_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("hub") / "smollm2-135m-instruct-q4_1.gguf"
+    shutil.copyfile(bundled_model, path)
+    return path
+
+
+@pytest.fixture
+def hub(served: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubStandIn]:
+    stand_in = HubStandIn(served).start()
+    monkeypatch.setenv("HF_ENDPOINT", stand_in.hub_url)
+    catalogue = write_catalogue(tmp_path, stand_in, languages='["en", "ja"]')
+    monkeypatch.setenv("NEXUS_ARK_CATALOGUE", str(catalogue))
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # nothing there: Ollama's rows say so
+    yield stand_in
+    stand_in.stop()
+
+
+@pytest.fixture
+def core(data_dir: Path) -> Iterator[NexusApp]:
+    app = NexusApp(data_dir, clock=FixedClock(NOON), backend_factory=lambda config: ScriptedMind()).open()
+    i18n.set_language("en")
+    yield app
+    app.close()
+
+
+def test_the_window_shows_progress_cancels_resumes_and_uses_the_model(
+    qtbot, core: NexusApp, hub: HubStandIn, served: Path, data_dir: Path
+) -> None:
+    hub.rate = 12 * 2**20  # slow enough to watch and cancel
+    dialog = GetModelDialog(core, "aria", name="Aria")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitUntil(lambda: dialog.table.rowCount() > 0, timeout=10_000)
+    assert dialog.table.item(0, 0).text() == "SmolLM2 from a mirror"
+    assert "Apache-2.0" in dialog.details.text()  # the licence is shown before the first byte
+    qtbot.mouseClick(dialog.download_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.progress.value() > 200, timeout=30_000)
+    assert dialog.cancel_button.isVisible() and not dialog.download_button.isEnabled()
+    assert " of 98" in dialog.progress_label.text() and "/s" in dialog.progress_label.text()
+    assert "left" in dialog.progress_label.text()
+    qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Cancelled" in dialog.progress_label.text(), timeout=10_000)
+    part = part_path(data_dir / "models" / served.name)
+    kept = part.stat().st_size
+    assert kept > 0 and not (data_dir / "models" / served.name).exists()
+    qtbot.waitUntil(lambda: dialog.download_button.text() == "Resume download", timeout=10_000)
+
+    hub.rate = 0.0
+    requests_before = len(hub.sent)
+    qtbot.mouseClick(dialog.download_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "verified" in dialog.progress_label.text(), timeout=60_000)
+    assert sum(hub.sent[requests_before:]) == served.stat().st_size - kept
+    qtbot.waitUntil(lambda: dialog.use_button.isEnabled(), timeout=10_000)
+    with qtbot.waitSignal(dialog.accepted, timeout=10_000):
+        qtbot.mouseClick(dialog.use_button, Qt.MouseButton.LeftButton)
+    dest = data_dir / "models" / served.name
+    assert dest.read_bytes() == served.read_bytes()
+    assert f'spec = "gguf:{dest}"' in (data_dir / "personas" / "aria" / "persona.toml").read_text("utf-8")
+
+
+def test_the_language_notice_downloads_the_suggestion_and_switches_the_persona(
+    qtbot, core: NexusApp, hub: HubStandIn, served: Path, data_dir: Path
+) -> None:
+    window = MainWindow(core)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.send_button.isEnabled(), timeout=60_000)
+    with qtbot.waitSignal(window.persona_opened, timeout=60_000):
+        window.select_persona("hikari")
+    notice = window.language_notice
+    qtbot.waitUntil(lambda: notice.get_button.isVisible(), timeout=10_000)
+    assert notice.get_button.text() == "Download SmolLM2 from a mirror (0.1 GB)"
+    # One click: the dialog downloads, verifies, switches ひかり and closes; the window reopens her.
+    with qtbot.waitSignal(window.persona_opened, timeout=60_000):
+        qtbot.mouseClick(notice.get_button, Qt.MouseButton.LeftButton)
+    dest = data_dir / "models" / served.name
+    assert dest.read_bytes() == served.read_bytes()
+    toml = (data_dir / "personas" / "hikari" / "persona.toml").read_text("utf-8")
+    assert f'spec = "gguf:{dest}"' in toml
+    qtbot.waitUntil(lambda: not notice.isVisible(), timeout=10_000)  # the new model speaks Japanese
+    window.close()
