@@ -5,6 +5,7 @@ into its answer; what each field means is said in the stage's task (dreaming/sta
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
@@ -31,9 +32,24 @@ def _without_titles(schema: dict[str, Any]) -> None:
 
 
 def _from_task(value: str, task: str) -> bool:
-    """The value is (or opens with) a piece of the task's own words."""
-    said = " ".join(value.casefold().split()).strip(" .:")
+    """The value is (or opens with) a piece of the task's own words (punctuation around it aside: a
+    leading comma once let a copied task through)."""
+    said = _EDGES.sub("", " ".join(value.casefold().split()))
     return bool(task) and len(said) >= 12 and (said in task or (len(said) >= 24 and said[:24] in task))
+
+
+_EDGES = re.compile(r"^[\W_]+|[\W_]+$")
+# Fields that hold ids or numbers, not words.
+_NOT_WORDS = frozenset({"source_ids", "goal_id", "complete", "abandon"})
+MIN_LETTERS = 2  # a name in kanji can be two letters (結衣)
+
+
+def _has_words(value: str) -> bool:
+    """Text a person could read: a few letters (any script), and more letters than other signs. A small
+    model's leftovers ("1.2", "}],", "][") are not an answer."""
+    letters = sum(ch.isalpha() for ch in value)
+    others = sum(not ch.isalpha() and not ch.isspace() for ch in value)
+    return letters >= MIN_LETTERS and letters > others
 
 
 class DreamAnswer(BaseModel):
@@ -46,13 +62,15 @@ class DreamAnswer(BaseModel):
     def _not_an_echo(self, info: ValidationInfo) -> DreamAnswer:
         task = str((info.context or {}).get("task", "")).casefold()
         for name, field in type(self).model_fields.items():
-            if name == "source_ids":  # checked against the day's real ids when written
+            if name in _NOT_WORDS:  # ids: checked against the real ones when written
                 continue
             value = getattr(self, name)
             values = [value] if isinstance(value, str) else value if isinstance(value, list) else []
             for v in values:
-                if not isinstance(v, str):
-                    continue
+                if not isinstance(v, str) or (not v.strip() and not field.is_required()):
+                    continue  # an optional text left empty is fine
+                if not _has_words(v):
+                    raise ValueError(f"{name} holds no words ({v!r})")
                 if _echo(v, name, field, type(self).__name__) or _from_task(v, task):
                     raise ValueError(f"{name} repeats the instructions ({v!r}) instead of answering")
         return self
