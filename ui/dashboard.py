@@ -264,7 +264,7 @@ class DashboardWindow(QDialog):
         self.episodes.show_episodes(snapshot.episodes)
         self.goals.show_goals(snapshot.goals)
         self.entities.show_entities(snapshot.entities)
-        self.diary.show_insights(snapshot.insights)
+        self.diary.show_insights(snapshot.insights, snapshot.held_back, snapshot.held_back_model)
         self._show_status()
         if not self._still_to_build:
             self.refreshed.emit()
@@ -354,6 +354,8 @@ class DashboardWindow(QDialog):
                 written=written,
                 total=len(result.stages),
             )
+        if getattr(result, "reflection", None):  # the model is too small to reflect: say so
+            self._notice += " " + tr("Reflection needs a larger model.")
         self._show_dream_buttons()
         self._show_status()
         self.refresh()

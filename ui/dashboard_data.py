@@ -24,6 +24,10 @@ class Snapshot:
     episodes: list[Episode] = field(default_factory=list)
     insights: list[Insight] = field(default_factory=list)
     name: str = ""  # the persona's name, read with the rest
+    # Why the latest dream did not reflect ("reflection needs a larger model"), and on which model; '' when
+    # it did.
+    held_back: str = ""
+    held_back_model: str = ""
 
 
 def read_snapshot(report: DriveReport, reader: MemoryStore) -> Snapshot:
@@ -38,7 +42,19 @@ def read_snapshot(report: DriveReport, reader: MemoryStore) -> Snapshot:
         entities=c.entities(),
         episodes=c.episodes(),
         insights=c.insights(limit=200),
+        **_held_back(reader),
     )
+
+
+def _held_back(reader: MemoryStore) -> dict[str, str]:
+    """The latest finished dream's reason for not reflecting (nexus_ark.dreaming: DreamResult.reflection)."""
+    row = reader.db.execute(
+        "select json_extract(result, '$.reflection'), json_extract(result, '$.model') from dream_jobs "
+        "where state != 'running' and result is not null order by id desc limit 1"
+    ).fetchone()
+    if not row or not row[0]:
+        return {}
+    return {"held_back": str(row[0]), "held_back_model": str(row[1] or "")}
 
 
 def timestamp(stamp: str) -> float:

@@ -81,18 +81,36 @@ class DiaryPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.insights: list[Insight] = []
+        self.held_back = ""  # why the latest dream did not reflect ('' when it did)
+        self.held_back_model = ""
         self.view = _browser("dreamDiary")
         layout = QVBoxLayout(self)
         layout.addWidget(self.view)
 
-    def show_insights(self, insights: list[Insight]) -> None:
-        self.insights = insights
+    def show_insights(self, insights: list[Insight], held_back: str = "", model: str = "") -> None:
+        self.insights, self.held_back, self.held_back_model = insights, held_back, model
+        reason = ""
+        if held_back:  # the persona's model writes no insights: say why instead of an empty diary
+            reason = (
+                f"<p class='heldBack'><b>{escape(tr('Reflection needs a larger model.'))}</b> "
+                + escape(
+                    tr(
+                        "{model} keeps to the day's own words: the episode quotes the day and people and "
+                        "things keep the sentences that name them; it writes no insights, values, questions "
+                        "or goals, which it would make up.",
+                        model=model or tr("This model"),
+                    )
+                )
+                + "</p>"
+            )
         if not insights:
             self.view.setHtml(
-                f"<p>{escape(tr('No dreams yet: the diary is written while the persona sleeps.'))}</p>"
+                _CSS
+                + reason
+                + f"<p>{escape(tr('No dreams yet: the diary is written while the persona sleeps.'))}</p>"
             )
             return
-        parts = [_CSS]
+        parts = [_CSS, reason]
         for i in insights:  # newest first, as the core returns them
             when = local_time(i.created_at)
             parts.append(
@@ -108,7 +126,7 @@ class DiaryPanel(QWidget):
         self.view.setHtml("".join(parts))
 
     def retranslate(self) -> None:
-        self.show_insights(self.insights)
+        self.show_insights(self.insights, self.held_back, self.held_back_model)
 
 
 class EntitiesPanel(QWidget):

@@ -8,9 +8,16 @@ tool whose parameters are the stage's schema. Where it cannot, or when it never 
 structured output (constrained decoding, one repair round). An answer that is still invalid skips that stage
 with its reason logged: nothing that fails validation is written.
 
-A dream is a recorded job (dream_jobs, one row per level and date): each completed stage is noted in the
-same transaction as its writes, so a dream cut off by a crash or a shutdown resumes after its last completed
-stage, and dreaming a finished day again changes nothing.
+Below the reflection capability (providers.base.Capabilities.reflects: the bundled 135M model) the persona
+writes only what it can faithfully (dreaming/extractive.py: the day's episode and entities in its speakers'
+own words) and skips the rest with the reason, which the result and the timeline carry. On every model,
+what a stage writes is checked against the messages it cites (dreaming/grounding.py); what they do not
+support is refused and counted in the result.
+
+A dream is a recorded job (dream_jobs): each completed stage is noted in the same transaction as its
+writes, so a dream cut off by a crash or a shutdown resumes after its last completed stage. A day is
+dreamt in passes: each job notes the messages it covered (after_id, through_id), so dreaming a day again
+reads only what was said since the last pass, and changes nothing when nothing was.
 """
 
 from __future__ import annotations
@@ -27,15 +34,16 @@ from pydantic import BaseModel, Field, ValidationError
 
 from nexus_ark.agent.memory_tools import SPECS, MemoryTools
 from nexus_ark.clock import Clock, iso
+from nexus_ark.dreaming.grounding import Grounding, GroundingReport
 from nexus_ark.dreaming.levels import choose_level, record_level
-from nexus_ark.dreaming.material import Material, gather, latest_day
-from nexus_ark.dreaming.stages import Stage, StageSkipped, stage_word, stages_for
+from nexus_ark.dreaming.material import Material, day_messages, gather, latest_day
+from nexus_ark.dreaming.stages import NEEDS_REFLECTION, Stage, StageSkipped, stage_word, stages_for
 from nexus_ark.errors import NexusArkError, ProviderError, StructuredOutputError
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import Joined, Notice, joined, notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, ToolSpec
-from nexus_ark.providers.embedders import Embedder
+from nexus_ark.providers.embedders import Embedder, backlog_work
 from nexus_ark.providers.structured import generate_structured
 from nexus_ark.providers.tools import ToolBox, run_tool_loop
 
@@ -75,31 +83,57 @@ class DreamResult(BaseModel):
     seconds: float = 0.0
     first_try_valid: int = 0  # structured answers valid without the repair round
     answers: int = 0  # structured answers asked for
+    # Why the model was not asked to reflect (None: it was): "reflection needs a larger model".
+    reflection: str | None = None
+    model: str = ""
+    parameters: int | None = None  # the model's, where known
+    grounding: GroundingReport = Field(default_factory=GroundingReport)  # what the check refused
+    messages: list[int] = Field(default_factory=list)  # [first, last] message id this pass covered
 
 
 class DreamJobs:
-    """dream_jobs rows: one per (level, date)."""
+    """dream_jobs rows: one per pass over a day (a level, and the messages it covered)."""
 
     def __init__(self, memory: MemoryStore, clock: Clock) -> None:
         self.db = memory.db
         self.clock = clock
 
-    def for_day(self, day: date, level: int | None) -> dict[str, Any] | None:
+    def running(self, day: date) -> dict[str, Any] | None:
         rows = list(
             self.db.query(
-                "select * from dream_jobs where date = ? and (? is null or level = ?) "
-                "order by state = 'running' desc, level desc",
-                [day.isoformat(), level, level],
+                "select * from dream_jobs where date = ? and state = 'running' order by id desc limit 1",
+                [day.isoformat()],
             )
         )
         return rows[0] if rows else None
 
-    def start(self, level: int, day: date) -> int:
+    def finished(self, day: date) -> list[dict[str, Any]]:
+        """The day's finished passes, oldest first."""
+        return list(
+            self.db.query(
+                "select * from dream_jobs where date = ? and state != 'running' order by id",
+                [day.isoformat()],
+            )
+        )
+
+    def start(
+        self, level: int, day: date, after_id: int | None, through_id: int | None, stages: dict[str, Any]
+    ) -> int:
         now = iso(self.clock.now())
         with self.db.atomic():
             cur = self.db.execute(
-                "insert into dream_jobs (level, date, state, started_at, updated_at) values (?,?,?,?,?)",
-                [level, day.isoformat(), "running", now, now],
+                "insert into dream_jobs (level, date, state, stages, started_at, updated_at, after_id, "
+                "through_id) values (?,?,?,?,?,?,?,?)",
+                [
+                    level,
+                    day.isoformat(),
+                    "running",
+                    json.dumps(stages, ensure_ascii=False),
+                    now,
+                    now,
+                    after_id,
+                    through_id,
+                ],
             )
         return int(cur.lastrowid)
 
@@ -132,6 +166,25 @@ def _dreamt(level: int, day: date, done: int, total: int, insight: dict[str, Any
     return joined((written, notice("insight: {insight}", insight=insight["insight"])), "; ")
 
 
+def _dreamt_through(finished: list[dict[str, Any]]) -> int | None:
+    """The last message id the day's finished passes covered (None: none did). A pass from before
+    passes were recorded (no through_id) covered the whole day as it was: every message there now."""
+    if not finished:
+        return None
+    if any(j["through_id"] is None and j["after_id"] is None for j in finished):
+        return 2**62
+    return max(int(j["through_id"]) for j in finished if j["through_id"] is not None)
+
+
+def _already(finished: list[dict[str, Any]], day: date) -> DreamResult:
+    """The day's newest highest pass, as stored, saying it was dreamt already."""
+    job = max(finished, key=lambda j: (int(j["level"]), int(j["id"])))
+    stored = DreamResult.model_validate_json(job["result"]) if job["result"] else None
+    result = stored or DreamResult(level=job["level"], date=day.isoformat())
+    result.skipped = f"already dreamt (level {job['level']}) on {day.isoformat()}"
+    return result
+
+
 def _first_line(exc: Exception) -> str:
     """Why a stage was skipped, in one line: the error's own notice when that is all it says (so the
     window shows it translated), else the first line of its text."""
@@ -141,6 +194,9 @@ def _first_line(exc: Exception) -> str:
 
 
 def _merge(result: DreamResult, stage: str, output: dict[str, Any]) -> None:
+    if output.get("grounding"):
+        result.grounding.add(output["grounding"])
+        output = {k: v for k, v in output.items() if k != "grounding"}
     if stage in ("insight", "week", "values") and output:
         result.insights.append(output)
         if stage == "insight":
@@ -266,44 +322,114 @@ class Dreamer:
 
     # -- the job ------------------------------------------------------------------------------------
     def run(self, *, level: int | None = None, day: date | None = None) -> DreamResult:
+        since = iso(self.clock.now())
+        try:
+            return self._run(level=level, day=day)
+        finally:
+            self._embed_written(since)
+
+    def _embed_written(self, since: str) -> None:
+        """What this dream wrote gets its vectors now, before the command that dreamt exits (a background
+        pass after a one-shot `nexus-ark dream` was stopped at exit, so recall by meaning missed it)."""
+        if self.embedder is None:
+            return
+        ids = [
+            r[0]
+            for r in self.memory.db.execute(
+                "select id from items where kind in ('episode', 'entity', 'insight', 'goal') "
+                "and updated_at >= ?",
+                [since],
+            ).fetchall()
+        ]
+        if not ids:
+            return
+        try:
+            with backlog_work():  # background work: it leaves a core to the window
+                self.memory.archive.embed_pending(self.embedder, only=ids)
+        except NexusArkError as exc:  # keyword search finds them now; the background pass retries
+            log.warning("what the dream wrote is not embedded yet: %s", exc)
+
+    def _run(self, *, level: int | None, day: date | None) -> DreamResult:
         started = time.monotonic()
         today = self.clock.now().astimezone().date()
         day = day or latest_day(self.memory, today) or today
         jobs = DreamJobs(self.memory, self.clock)
-        existing = jobs.for_day(day, level)
-        if existing is not None and existing["state"] != "running":
-            stored = DreamResult.model_validate_json(existing["result"]) if existing["result"] else None
-            result = stored or DreamResult(level=existing["level"], date=day.isoformat())
-            result.skipped = f"already dreamt (level {existing['level']}) on {day.isoformat()}"
-            return result
-        if existing is not None:
-            level = int(existing["level"])
-            completed: dict[str, Any] = json.loads(existing["stages"])
-            job_id = int(existing["id"])
+        job = jobs.running(day)
+        if job is not None:  # a pass cut off by a crash, a shutdown or a cancel: resumed as it was
+            level, job_id = int(job["level"]), int(job["id"])
+            after_id, through_id = job["after_id"], job["through_id"]
+            completed: dict[str, Any] = json.loads(job["stages"])
         else:
+            finished = jobs.finished(day)
+            # What earlier passes covered: a row from before passes were recorded covered the whole day.
+            after_id = _dreamt_through(finished)
+            new = day_messages(self.memory, day, after_id=after_id)
+            top = max((int(j["level"]) for j in finished), default=0)
+            if finished and not new and (level or 0) <= top:
+                return _already(finished, day)
             level = level or choose_level(self.memory.components.reflection_meta(), day)
-            completed, job_id = {}, 0
+            through_id = new[-1][0] if new else None
+            completed = {}
+            if finished and not new:
+                # A higher level on a day dreamt already: only the stages the earlier passes did not run
+                # (they read the same messages; running them again wrote a second insight).
+                completed = {s.name: {"state": "done earlier"} for s in stages_for(top)}
+                after_id, through_id = None, None  # the higher stages read the whole day
+            job_id = 0
         budget = min(MATERIAL_MAX_TOKENS, int(self._context_size() * MATERIAL_SHARE))
-        material = gather(self.memory, day, level, self.backend.count_tokens, budget)
-        result = DreamResult(level=level, date=day.isoformat())
+        material = gather(
+            self.memory,
+            day,
+            level,
+            self.backend.count_tokens,
+            budget,
+            after_id=after_id,
+            through_id=through_id,
+        )
+        material.persona = self.persona.settings.name
+        material.grounding = Grounding(
+            material.texts,
+            self.embedder,
+            known={material.persona, *material.speakers},
+            context=material.context.splitlines(),
+        )
+        caps = self.backend.capabilities()
+        result = DreamResult(level=level, date=day.isoformat(), model=self.backend.describe())
+        result.parameters = caps.parameters
+        if not caps.reflects:
+            result.reflection = NEEDS_REFLECTION
+        if material.message_ids:
+            result.messages = [material.message_ids[0], material.message_ids[-1]]
         if not material.message_ids and level == 1:
             result.skipped = f"no conversation on {day.isoformat()} to dream about"
             return result
         if not job_id:
-            job_id = jobs.start(level, day)
+            job_id = jobs.start(level, day, after_id, through_id or None, completed)
         stages = stages_for(level)
         self.memory.activity.append(
             "dream",
             notice("level {level} dream of {date} resumed", level=level, date=day.isoformat())
-            if completed
+            if any(r.get("state") != "done earlier" for r in completed.values())
             else notice("level {level} dream of {date} began", level=level, date=day.isoformat()),
             data={"level": level, "date": day.isoformat(), "stage": "start"},
         )
+        if result.reflection:
+            self.memory.activity.append(
+                "dream",
+                notice(
+                    "reflection needs a larger model: {model} keeps to the day's own words (no insight, "
+                    "values, questions or goals)",
+                    model=result.model,
+                ),
+                data={"level": level, "date": day.isoformat(), "reflection": "needs a larger model"},
+            )
         for index, stage in enumerate(stages, 1):
             if stage.name in completed:
                 record = completed[stage.name]
                 result.stages[stage.name] = record.get("state", "done")
                 _merge(result, stage.name, record.get("output") or {})
+                if record.get("grounding"):
+                    result.grounding.add(record["grounding"])
                 continue
             if self.cancel.is_set():
                 result.skipped = "cancelled: the dream resumes from this stage next time"
@@ -315,7 +441,7 @@ class Dreamer:
                         level=level, date=day.isoformat(), stage=stage.name, index=index, total=len(stages)
                     )
                 )
-            self._run_stage(jobs, job_id, stage, material, result)
+            self._run_stage(jobs, job_id, stage, material, result, reflects=caps.reflects)
         if self.cancel.is_set() and any(s.name not in result.stages for s in stages):
             # Cut off inside the last stage: not finished, so the next run resumes it.
             result.skipped = "cancelled: the dream resumes from this stage next time"
@@ -331,10 +457,17 @@ class Dreamer:
             if not done:
                 result.skipped = "no stage produced anything valid"
             jobs.finish(job_id, state, result)
+            ran = [s for s in stages if result.stages.get(s.name) != "done earlier"]
             self.memory.activity.append(
                 "dream",
-                _dreamt(level, day, len(done), len(stages), result.insight),
-                data={"level": level, "date": day.isoformat(), "stages": result.stages, "stage": "end"},
+                _dreamt(level, day, len(done), len(ran), result.insight),
+                data={
+                    "level": level,
+                    "date": day.isoformat(),
+                    "stages": result.stages,
+                    "stage": "end",
+                    "refused": result.grounding.refused,
+                },
             )
         return result
 
@@ -344,12 +477,25 @@ class Dreamer:
         return getattr(self.backend, "n_ctx", None) or configured
 
     def _run_stage(
-        self, jobs: DreamJobs, job_id: int, stage: Stage, material: Material, result: DreamResult
+        self,
+        jobs: DreamJobs,
+        job_id: int,
+        stage: Stage,
+        material: Material,
+        result: DreamResult,
+        *,
+        reflects: bool = True,
     ) -> None:
+        grounding: GroundingReport | None = None
         try:
-            answer = self._answer(stage, material)
+            if not reflects and stage.faithful is None:
+                raise StageSkipped(NEEDS_REFLECTION)
             with self.memory.db.atomic():  # the stage's writes and its mark commit together
-                output = stage.apply(self.memory, answer, material)
+                if reflects:
+                    answer = self._answer(stage, material)
+                    output = stage.apply(self.memory, answer, material)
+                else:  # the day's own words, without asking the model
+                    output = stage.faithful(self.memory, material)  # type: ignore[misc]
                 jobs.mark_stage(job_id, stage.name, {"state": "done", "output": output})
             result.stages[stage.name] = "done"
             _merge(result, stage.name, output)
@@ -358,11 +504,17 @@ class Dreamer:
             raise  # the model is unreachable or timed out: the job stays resumable, the caller says why
         except (StageSkipped, StructuredOutputError, NexusArkError) as exc:
             reason = _first_line(exc)
+            grounding = exc.grounding if isinstance(exc, StageSkipped) else None
         if self.cancel.is_set():
             return  # not recorded: the stage runs again when the dream resumes
         log.warning("dream stage %s skipped: %s", stage.name, reason)
+        if grounding is not None:
+            result.grounding.add(grounding)
         with self.memory.db.atomic():
-            jobs.mark_stage(job_id, stage.name, {"state": f"skipped: {reason}"})
+            record: dict[str, Any] = {"state": f"skipped: {reason}"}
+            if grounding is not None:
+                record["grounding"] = grounding.model_dump()
+            jobs.mark_stage(job_id, stage.name, record)
             self.memory.activity.append(
                 "dream",
                 notice("stage {stage} skipped: {reason}", stage=stage_word(stage.name), reason=reason),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from nexus_ark.memory.store import MemoryStore
 
@@ -14,13 +15,27 @@ Counter = Callable[[str], int]
 MESSAGE_CHARS = 600  # one long message must not crowd out the rest of the day
 
 
+Line = tuple[int, str, str, str]  # (id, local time HH:MM, speaker, text)
+
+
 @dataclass
 class Material:
     day: date
     text: str
-    message_ids: list[int] = field(default_factory=list)  # every message of the day, oldest first
+    message_ids: list[int] = field(default_factory=list)  # the pass's messages of the day, oldest first
     shown_ids: list[int] = field(default_factory=list)  # those in `text` (the budget may leave some out)
     speakers: set[str] = field(default_factory=set)
+    messages: list[Line] = field(default_factory=list)  # the pass's messages, as in message_ids
+    context: str = ""  # levels 2 and 3: the period's episodes, insights and goals
+    after_id: int | None = None  # a later pass: the messages up to this id were dreamt before
+    persona: str = ""  # the persona's name (never an entity of its own; needs no source)
+    # What checks each written sentence against its sources (dreaming/grounding.py); set by the dream.
+    grounding: Any = None
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """Each message's words by its source id ("msg:N"), as the persona read them."""
+        return {f"msg:{mid}": f"{speaker}: {text}" for mid, _, speaker, text in self.messages}
 
     @property
     def source_ids(self) -> list[str]:
@@ -35,7 +50,9 @@ def local_day(stamp: str) -> date | None:
     return (dt.astimezone() if dt.tzinfo else dt).date()
 
 
-def day_messages(memory: MemoryStore, day: date) -> list[tuple[int, str, str, str]]:
+def day_messages(
+    memory: MemoryStore, day: date, *, after_id: int | None = None, through_id: int | None = None
+) -> list[Line]:
     """(id, local time HH:MM, speaker, text) of the day's messages on the conversation's line."""
     lo, hi = (day - timedelta(days=1)).isoformat(), (day + timedelta(days=2)).isoformat()
     rows = memory.db.execute(
@@ -48,6 +65,8 @@ def day_messages(memory: MemoryStore, day: date) -> list[tuple[int, str, str, st
     for mid, stamp, speaker, content in rows:
         if local_day(stamp) != day:
             continue
+        if (after_id is not None and mid <= after_id) or (through_id is not None and mid > through_id):
+            continue  # another pass's
         dt = datetime.fromisoformat(stamp)
         clock = (dt.astimezone() if dt.tzinfo else dt).strftime("%H:%M")
         out.append((int(mid), clock, speaker, content))
@@ -63,11 +82,20 @@ def latest_day(memory: MemoryStore, today: date) -> date | None:
     return max(days) if days else None
 
 
-def gather(memory: MemoryStore, day: date, level: int, count: Counter, budget: int) -> Material:
+def gather(
+    memory: MemoryStore,
+    day: date,
+    level: int,
+    count: Counter,
+    budget: int,
+    *,
+    after_id: int | None = None,
+    through_id: int | None = None,
+) -> Material:
     """The material within `budget` tokens: the day's messages (the newest kept when they do not all fit,
     with a note saying how many earlier ones were left out), then for level 2 the week and for level 3
-    the month."""
-    messages = day_messages(memory, day)
+    the month. A later pass of the same day (`after_id`) reads only what came since the last one."""
+    messages = day_messages(memory, day, after_id=after_id, through_id=through_id)
     lines = [
         f"[msg:{mid}] {clock} {speaker}: {' '.join(text.split())[:MESSAGE_CHARS]}"
         for mid, clock, speaker, text in messages
@@ -85,6 +113,8 @@ def gather(memory: MemoryStore, day: date, level: int, count: Counter, budget: i
     kept.reverse()
     shown = [mid for mid, *_ in messages[len(messages) - len(kept) :]] if kept else []
     head = f"Conversation on {day.isoformat()}:"
+    if after_id is not None:
+        head = f"Conversation on {day.isoformat()}, since you last dreamt of it:"
     if len(kept) < len(lines):
         head += f" ({len(lines) - len(kept)} earlier messages left out)"
     body = "\n".join([head, *kept]) if messages else f"No conversation on {day.isoformat()}."
@@ -95,6 +125,9 @@ def gather(memory: MemoryStore, day: date, level: int, count: Counter, budget: i
         message_ids=[m[0] for m in messages],
         shown_ids=shown,
         speakers={m[2] for m in messages},
+        messages=messages,
+        context=context,
+        after_id=after_id,
     )
 
 

@@ -588,6 +588,7 @@ class Archive:
         cancel: threading.Event | None = None,
         progress: Callable[[int, int], None] | None = None,
         limit: int | None = None,
+        only: Sequence[int] | None = None,
     ) -> int:
         """Give every item a vector from `embedder`; returns how many this call stored. Resumable: each
         step commits, and texts already embedded by this model (same content hash) are reused.
@@ -595,10 +596,13 @@ class Archive:
         Safe to run from several threads and connections at once: a pending item is claimed by one
         worker in this process, and a vector that exists (written by another process) is not written
         again. Steps are small (`batch` items, EMBED_BATCH_CHARS characters) and `cancel` is checked
-        between them. `limit`: at most this many, newest first (what a turn just said, not a backlog)."""
+        between them. `limit`: at most this many, newest first (what a turn just said, not a backlog).
+        `only`: just these items (what a dream wrote), not the rest of a backlog."""
         table = self.vec_table(embedder)
         key = (self._db_key(), table)
         pending = self._pending_ids(table)
+        if only is not None:
+            pending = pending[np.isin(pending, np.asarray(list(only), dtype=np.int64))]
         todo = [int(i) for i in (pending[::-1][:limit] if limit is not None else pending)]
         total, done, cursor = len(todo), 0, 0
         while cursor < len(todo) and not (cancel is not None and cancel.is_set()):

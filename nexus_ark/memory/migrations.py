@@ -349,6 +349,31 @@ def m012_document_error_notice(db: sqlite_utils.Database) -> None:
     db.execute("alter table kb_documents add column error_notice text")
 
 
+@migrations()
+def m013_dream_passes(db: sqlite_utils.Database) -> None:
+    """A day is dreamt in passes: a conversation that goes on after a dream is dreamt again, from where the
+    last pass stopped (issue 21). dream_jobs loses unique (level, date) and gains the messages a pass
+    covers: after_id (exclusive; null: from the day's start) and through_id (inclusive; null on rows from
+    before: the whole day as it was then, so nothing already dreamt looks new)."""
+    db.execute(
+        """create table dream_jobs_new (
+            id integer primary key, level integer not null check (level in (1, 2, 3)),
+            date text not null, state text not null check (state in ('running', 'done', 'skipped', 'failed')),
+            stages text not null default '{}' check (json_valid(stages)),
+            result text check (result is null or json_valid(result)),
+            error text, started_at text not null, updated_at text not null, finished_at text,
+            after_id integer, through_id integer)"""
+    )
+    db.execute(
+        "insert into dream_jobs_new (id, level, date, state, stages, result, error, started_at, updated_at, "
+        "finished_at) select id, level, date, state, stages, result, error, started_at, updated_at, "
+        "finished_at from dream_jobs"
+    )
+    db.execute("drop table dream_jobs")
+    db.execute("alter table dream_jobs_new rename to dream_jobs")
+    db.execute("create index dream_jobs_date on dream_jobs(date, level)")
+
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

@@ -21,9 +21,12 @@ class ScriptedBackend(ChatBackend):
         model_id: str = "scripted",
         text_tools: bool = False,
         chunk_size: int = 0,
+        parameters: int | None = None,
     ) -> None:
         """text_tools: behave like a model big enough for the text tool protocol (default: like a tiny
-        one). chunk_size: stream fixed-size pieces of characters instead of words (to split markup)."""
+        one). chunk_size: stream fixed-size pieces of characters instead of words (to split markup).
+        parameters: the size its capability record reports (None: unknown, as a cloud model's)."""
+        self._parameters = parameters
         self._text_tools = text_tools
         self._chunk_size = chunk_size
         self._replies = replies
@@ -40,7 +43,9 @@ class ScriptedBackend(ChatBackend):
         return reply
 
     def _learn_capabilities(self) -> Capabilities | None:
-        return Capabilities(structured=self.structured_mode, text_tools=self._text_tools)
+        return Capabilities(
+            structured=self.structured_mode, text_tools=self._text_tools, parameters=self._parameters
+        )
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
         params, cancel = request.params, request.cancel

@@ -50,15 +50,18 @@ _COMMON = {
 class ScriptedMind(ChatBackend):
     structured_mode = "schema"
 
-    def __init__(self, model_id: str = "scripted-mind") -> None:
+    def __init__(self, model_id: str = "scripted-mind", *, parameters: int | None = None) -> None:
+        """parameters: the size its capability record gives (None: unknown, as for a cloud model); a
+        small one stands for the bundled model where the runtime asks less of it."""
         self.model_id = model_id
         self.requests = 0
+        self._parameters = parameters
 
     def describe(self) -> str:
         return self.model_id
 
     def _learn_capabilities(self) -> Capabilities | None:
-        return Capabilities(tools=True, structured="schema", text_tools=False)
+        return Capabilities(tools=True, structured="schema", text_tools=False, parameters=self._parameters)
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
         self.requests += 1
@@ -121,33 +124,30 @@ class ScriptedMind(ChatBackend):
         ids = [f"msg:{mid}" for mid, _, _ in lines]
         topic = _topic(lines) or "our talks"
         props = set(schema.get("properties", {}))
+        # Answers made of what was said (the grounding check refuses anything else, as it should).
+        about = next((line for line in reversed(lines) if topic in line[2]), lines[-1] if lines else None)
+        said = f"{about[1]} said: {_clip(about[2], 180)}" if about else "We did not talk."
         if "trigger_topic" in props:
             return {
                 "trigger_topic": topic,
-                "insight": f"Talking about {topic} matters to them right now.",
+                "insight": said,
                 "strategy": f"Ask about {topic} gently next time.",
                 "log_entry": f"A quiet night; I kept thinking of {topic}.",
                 "source_ids": ids[-2:],
             }
         if "emotional_tone" in props:
             return {
-                "summary": f"We talked about {topic}.",
-                "key_events": [f"talked about {topic}"],
+                "summary": " ".join(f"{s} said: {_clip(t, 120)}" for _, s, t in lines[-2:]) or said,
+                "key_events": [f"{about[1]} talked about {topic}"] if about and topic != "our talks" else [],
                 "emotional_tone": "warm",
                 "source_ids": ids[-3:],
             }
         if props == {"entities"}:
-            return {
-                "entities": [
-                    {"name": topic, "text": f"Came up when we talked: {topic}.", "source_ids": ids[-1:]}
-                ]
-            }
+            return {"entities": [{"name": topic, "text": said, "source_ids": ids[-1:]}]}
         if props == {"questions"}:
-            return {
-                "questions": [
-                    {"question": f"How are things going with {topic}?", "topic": topic, "priority": 0.6}
-                ]
-            }
+            if topic == "our talks":  # nothing named: nothing to wonder about
+                return {"questions": []}
+            return {"questions": [{"question": f"How is {topic} now?", "topic": topic, "priority": 0.6}]}
         if {"new", "progress", "complete", "abandon"} <= props:
             goal_ids = re.findall(r"^- \[([^\]]+)\] p\d", _system(messages), re.MULTILINE)
             new = [] if len(goal_ids) >= 2 else [{"goal": f"Support them with {topic}", "priority": 1}]
@@ -158,6 +158,11 @@ class ScriptedMind(ChatBackend):
                 "abandon": [],
             }
         return _instance(schema, schema.get("$defs", {}))
+
+
+def _clip(text: str, limit: int) -> str:
+    """Whole words up to `limit` characters."""
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0]
 
 
 def _system(messages: Sequence[ChatMessage]) -> str:

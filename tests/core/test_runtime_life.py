@@ -333,7 +333,16 @@ def test_the_persons_turn_is_served_while_a_dream_runs_and_the_dream_then_finish
                 first = time.monotonic() - started
         result = dream.wait(120)
         assert first is not None and first <= max(mind.dream_steps)  # within one background model step
-        assert result.skipped is None and all(state == "done" for state in result.stages.values() if state)
+        # Every stage ran to its end (entities found no name in "Good night.": skipped with that reason).
+        assert result.skipped is None and set(result.stages) == {
+            "insight",
+            "entities",
+            "episode",
+            "questions",
+            "consolidate",
+        }
+        assert not any("cancel" in state for state in result.stages.values())
+        assert result.stages["insight"] == result.stages["episode"] == "done"
         assert memory.db.execute("select state from dream_jobs").fetchall() == [("done",)]
     finally:
         app.close()

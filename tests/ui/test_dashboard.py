@@ -352,3 +352,38 @@ def test_dream_now_shows_each_stage_and_how_it_went(qtbot, window: DashboardWind
     assert ("dream_finished", "Up to date; it follows each conversation turn and dream.") in statuses
     assert window.status.text() == "No dream: no stage produced anything valid"
     assert not window.stop_dream_button.isVisibleTo(window)
+
+
+def test_a_model_too_small_to_reflect_says_so_in_the_diary(qtbot, data_dir: Path) -> None:
+    """Issue 21: a real dream on a model that reports 135M parameters writes no insight, and the Inner
+    life window says why (in the person's language) instead of an empty diary."""
+    app = NexusApp(
+        data_dir,
+        clock=FixedClock(NOW),
+        backend_factory=lambda config: ScriptedBackend(["unused"], parameters=135_000_000),
+    ).open()
+    i18n.set_language("en")
+    try:
+        app.memory("aria").messages.add(
+            speaker="Mika", role="user", content="My sister Yui made pasta.", created_at=iso(_ago(hours=3))
+        )
+        result = app.dream("aria")
+        assert result.reflection == "reflection needs a larger model"
+        win = DashboardWindow(app, "aria")
+        qtbot.addWidget(win)
+        qtbot.waitUntil(lambda: win.complete, timeout=30_000)
+        try:
+            diary = win.diary.view.toPlainText()
+            assert (
+                "Reflection needs a larger model." in diary
+                and "scripted keeps to the day's own words" in diary
+            )
+            i18n.set_language("ja")
+            win.retranslate()
+            assert "振り返りにはもっと大きなモデルが必要です。" in win.diary.view.toPlainText()
+        finally:
+            i18n.set_language("en")
+            win.done(0)
+            win.worker.wait()
+    finally:
+        app.close()

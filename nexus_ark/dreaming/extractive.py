@@ -1,0 +1,154 @@
+"""What a dream can write faithfully without a model that reflects (issue 21): the day in its speakers' own
+words. Below REFLECTION_MIN_PARAMS a model invents (insights about lemons, a husband nobody has), so the
+persona keeps only what was said:
+
+- the episode: the day's most central messages (the embedder's mean similarity to the day's other
+  messages; without one, the words they share), quoted, in the order they were said;
+- entities: names that appear in the day's messages, each with the sentences that mention it.
+No insight, no values, no questions and no goals: those need reflection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+
+from nexus_ark.dreaming.grounding import _COMMON, _content_words, sentences
+from nexus_ark.dreaming.material import Line
+from nexus_ark.providers.embedders import Embedder
+
+EPISODE_MESSAGES = 3
+QUOTE_CHARS = 240
+ENTITIES_PER_PASS = 4
+SENTENCES_PER_ENTITY = 3
+INFORMATIVE = 0.004
+
+# A name: capitalized words in a row ("Trattoria Luna"), with a title before it ("Mr. Sato").
+_NAME = re.compile(r"\b(?:(?:Mr|Mrs|Ms|Dr|Prof)\. )?[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*")
+_OPENING = re.compile(r"^[\W_]+")
+_KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
+# Capitalized words that are not names of people, places or things.
+_NOT_NAMES = _COMMON | frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "english",
+        "japanese",
+        "italian",
+        "french",
+        "chinese",
+        "korean",
+        "german",
+        "spanish",
+        "american",
+        "british",
+        "god",
+        "ok",
+        "oh",
+        "ah",
+        "ha",
+        "ugh",
+        "wow",
+        "hi",
+        "hello",
+        "hey",
+        "good",
+        "great",
+        "thanks",
+        "sorry",
+        "please",
+    ]
+)
+
+
+def quote(text: str, limit: int = QUOTE_CHARS) -> str:
+    """A message in its own words, whole sentences up to `limit` characters ("…" where more was said)."""
+    said = " ".join(text.split())
+    if len(said) <= limit:
+        return said
+    kept = ""
+    for sentence in sentences(said):
+        if len(kept) + len(sentence) + 1 > limit:
+            break
+        kept = f"{kept} {sentence}".strip()
+    return f"{kept or said[:limit].rsplit(' ', 1)[0]} …"
+
+
+def central(lines: list[Line], embedder: Embedder | None, k: int = EPISODE_MESSAGES) -> list[Line]:
+    """The k messages closest to the rest of the day, in the order they were said."""
+    if len(lines) <= k:
+        return list(lines)
+    texts = [text for *_, text in lines]
+    if embedder is not None:
+        vectors = embedder.embed_passages(texts)
+        sims = vectors @ vectors.T
+        np.fill_diagonal(sims, 0.0)
+        scores = sims.sum(axis=1) / (len(lines) - 1)
+        # e5 rates a short question ("What did the bowl look like?") close to everything: a message that
+        # says more (content words) wins a near tie.
+        scores += INFORMATIVE * np.array([min(len(_content_words(t)), 10) for t in texts])
+    else:
+        words = [_content_words(t) for t in texts]
+        scores = np.array(
+            [sum(len(w & o) for j, o in enumerate(words) if j != i) for i, w in enumerate(words)], float
+        )
+    picked = sorted(np.argsort(-scores, kind="stable")[:k])
+    return [lines[i] for i in picked]
+
+
+def episode_summary(lines: list[Line]) -> str:
+    return " ".join(f'{speaker}: "{quote(text)}"' for _, _, speaker, text in lines)
+
+
+def _candidates(sentence: str) -> list[tuple[str, bool]]:
+    """Names in a sentence, each with whether it opens the sentence (where any word has a capital): a
+    capitalized run that is not a common word, without a leading common word ("Ugh Kenji" is Kenji)."""
+    found = []
+    opening = len(sentence) - len(_OPENING.sub("", sentence))
+    for match in _NAME.finditer(sentence):
+        words = match.group(0).split(" ")
+        dropped = 0
+        while words and words[0].casefold().rstrip(".") in _NOT_NAMES:
+            words, dropped = words[1:], dropped + 1
+        if words and len(" ".join(words)) > 1:
+            found.append((" ".join(words), match.start() == opening and not dropped))
+    return found + [(k, False) for k in _KATAKANA.findall(sentence)]
+
+
+def named(lines: list[Line], skip: set[str], known: list[str]) -> dict[str, list[tuple[int, str, str]]]:
+    """Names said in these messages, most mentioned first, each with (message id, speaker, sentence) of
+    the sentences that say it. `skip`: names that are not entities to remember (the speakers, the persona
+    itself); `known`: entity names memory already holds (found however they are written)."""
+    skipped = {s.casefold() for s in skip}
+    said = [(mid, speaker, sentence) for mid, _, speaker, text in lines for sentence in sentences(text)]
+    # A capitalized word opening a sentence ("Pottery makes me calm") is a name only where it is also
+    # written with a capital inside a sentence, or memory knows it.
+    inside = {name for *_, sentence in said for name, first in _candidates(sentence) if not first}
+    inside |= set(known)
+    mentions: dict[str, list[tuple[int, str, str]]] = {}
+    counts: Counter[str] = Counter()
+    for mid, speaker, sentence in said:
+        names = {name for name, first in _candidates(sentence) if not first or name in inside}
+        folded = sentence.casefold()
+        names |= {k for k in known if k.casefold() in folded}
+        for name in names - {n for n in names if n.casefold() in skipped}:
+            counts[name] += 1
+            mentions.setdefault(name, []).append((mid, speaker, sentence))
+    # "Luna" inside "Trattoria Luna" is the same place: the longer name keeps the mentions.
+    for name in list(mentions):
+        if any(name != other and name in other.split(" ") for other in mentions):
+            del mentions[name]
+    order = sorted(mentions, key=lambda n: (-counts[n], n))
+    return {n: mentions[n][:SENTENCES_PER_ENTITY] for n in order[:ENTITIES_PER_PASS]}

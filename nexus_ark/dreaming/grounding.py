@@ -1,0 +1,414 @@
+"""Whether what a dream writes is supported by the messages it cites (issue 21, on every model).
+
+A claim (an episode sentence, an entity fact, an insight, a question, a goal) is supported when
+- every name and number in it is found in its sources (or is a speaker's name): a person, a place or a
+  date the conversation never held is the commonest invention of a small model; and
+- at least one of its content words is found in its sources, and
+- it says what one of its sources says: the embedder's similarity of the claim to its closest source is at
+  least SUPPORT_MIN (multilingual-e5-small; calibrated on bench/data/faithfulness, docs/benchmarks.md), or,
+  with no embedder at hand, most of its content words are found in its sources.
+What is not supported is refused, and each refusal is counted in the dream's report with its reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from nexus_ark.providers.embedders import Embedder
+
+# Cosine of multilingual-e5-small passage vectors: a sentence restating a message scores 0.85-1.0, one the
+# conversation never held (a hobby nobody mentioned, a family the person does not have) 0.78-0.83.
+SUPPORT_MIN = 0.835
+# Without an embedder: the share of a claim's content words that must be found in its sources.
+WORDS_MIN = 0.6
+
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
+_ABBREVIATION = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Prof)\.$")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*|\d+(?:[.,:/]\d+)*(?:st|nd|rd|th)?", re.UNICODE)
+_POSSESSIVE = re.compile(r"['’]s?$")
+_KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
+# Words that open an English sentence without being names (a capital letter there proves nothing).
+_COMMON = frozenset(
+    [
+        "a",
+        "about",
+        "after",
+        "again",
+        "all",
+        "also",
+        "always",
+        "an",
+        "and",
+        "another",
+        "any",
+        "are",
+        "as",
+        "ask",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "both",
+        "but",
+        "by",
+        "can",
+        "celebrate",
+        "check",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "during",
+        "each",
+        "encourage",
+        "even",
+        "every",
+        "find",
+        "follow",
+        "for",
+        "from",
+        "get",
+        "give",
+        "go",
+        "had",
+        "has",
+        "have",
+        "he",
+        "help",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "however",
+        "i",
+        "i'm",
+        "if",
+        "in",
+        "is",
+        "it",
+        "it's",
+        "its",
+        "just",
+        "keep",
+        "learn",
+        "let",
+        "like",
+        "listen",
+        "make",
+        "maybe",
+        "me",
+        "mention",
+        "more",
+        "most",
+        "my",
+        "next",
+        "no",
+        "not",
+        "now",
+        "of",
+        "offer",
+        "on",
+        "once",
+        "one",
+        "only",
+        "or",
+        "our",
+        "perhaps",
+        "plan",
+        "remember",
+        "remind",
+        "said",
+        "say",
+        "see",
+        "she",
+        "should",
+        "show",
+        "since",
+        "so",
+        "some",
+        "spend",
+        "suggest",
+        "support",
+        "take",
+        "talk",
+        "tell",
+        "thank",
+        "thanks",
+        "that",
+        "the",
+        "their",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "today",
+        "tomorrow",
+        "tonight",
+        "try",
+        "until",
+        "us",
+        "was",
+        "we",
+        "went",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "why",
+        "will",
+        "with",
+        "would",
+        "yes",
+        "yesterday",
+        "you",
+        "your",
+        "be",
+        "there's",
+        "that's",
+        "what's",
+        "we're",
+        "they're",
+        "she's",
+        "he's",
+        "you're",
+        "i've",
+        "i'd",
+        "i'll",
+        "let's",
+        "don't",
+        "didn't",
+        "doesn't",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+    ]
+)
+_STOP = _COMMON | frozenset(
+    [
+        "very",
+        "really",
+        "much",
+        "many",
+        "lot",
+        "well",
+        "good",
+        "great",
+        "time",
+        "day",
+        "days",
+        "thing",
+        "things",
+        "way",
+        "also",
+        "been",
+    ]
+)
+
+
+class Refusal(BaseModel):
+    """One claim a dream did not write, and why."""
+
+    stage: str
+    text: str
+    why: str
+
+
+class GroundingReport(BaseModel):
+    """What the check saw in one dream: claims checked, claims refused (each with its reason)."""
+
+    checked: int = 0
+    refused: int = 0
+    refusals: list[Refusal] = Field(default_factory=list)
+
+    def add(self, other: dict | GroundingReport) -> None:
+        other = other if isinstance(other, GroundingReport) else GroundingReport.model_validate(other)
+        self.checked += other.checked
+        self.refused += other.refused
+        self.refusals += other.refusals
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a text (English and Japanese ends; "Mr. Sato" is not an end)."""
+    parts: list[str] = []
+    for piece in _SENTENCE_END.split(" ".join(text.split())):
+        if parts and _ABBREVIATION.search(parts[-1]):
+            parts[-1] = f"{parts[-1]} {piece}"
+        elif piece.strip():
+            parts.append(piece.strip())
+    return parts
+
+
+def names_in(text: str) -> list[str]:
+    """Names and numbers a claim asserts: capitalized words that are not common sentence openers, digits,
+    katakana words (Japanese names of people, places and things)."""
+    found = []
+    for word in _WORD.findall(text):
+        bare = _POSSESSIVE.sub("", word)
+        if word[0].isdigit():
+            found.append(word)
+        elif bare[:1].isupper() and bare.casefold() not in _COMMON and len(bare) > 1:
+            found.append(bare)
+    return found + _KATAKANA.findall(text)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w.casefold()[:6] for w in _WORD.findall(text) if len(w) >= 4 and w.casefold() not in _STOP}
+
+
+class Grounding:
+    """Checks claims against source texts by id; keeps its counts for the dream's report.
+
+    `texts`: every source a claim may cite ("msg:N" → "Speaker: words"); `known`: words that need no
+    source (the speakers' and the persona's names); `context`: texts a higher-level stage may rest on as
+    well (the week's episodes and insights)."""
+
+    def __init__(
+        self,
+        texts: dict[str, str],
+        embedder: Embedder | None,
+        *,
+        known: Iterable[str] = (),
+        context: Sequence[str] = (),
+    ) -> None:
+        self.texts = dict(texts)
+        self.embedder = embedder
+        self.known = {k.casefold() for k in known if k}
+        self.context = [c for c in context if c.strip()]
+        self._vectors: dict[str, np.ndarray] = {}
+        self._claims: dict[str, np.ndarray] = {}
+        self.report = GroundingReport()
+
+    # -- the parts ---------------------------------------------------------------------------------
+    def _vector(self, key: str, text: str) -> np.ndarray:
+        if key not in self._vectors:
+            assert self.embedder is not None
+            self._vectors[key] = self.embedder.embed_passages([text])[0]
+        return self._vectors[key]
+
+    def _prepare(self, keys: list[str]) -> None:
+        """One batch for the sources not yet embedded (a day's messages: one call, not one each)."""
+        if self.embedder is None:
+            return
+        todo = [k for k in keys if k not in self._vectors]
+        if todo:
+            vectors = self.embedder.embed_passages([self._source(k) for k in todo])
+            self._vectors.update(zip(todo, vectors, strict=True))
+
+    def prefetch(self, claims: Sequence[str]) -> None:
+        """Embed claims in one batch (a call per sentence costs far more on a busy machine)."""
+        todo = [c for c in dict.fromkeys(claims) if c not in self._claims]
+        if self.embedder is not None and todo:
+            self._claims.update(zip(todo, self.embedder.embed_passages(todo), strict=True))
+
+    def _source(self, key: str) -> str:
+        return self.texts[key] if key in self.texts else self.context[int(key.removeprefix("context:"))]
+
+    def _keys(self, cited: Sequence[str], with_context: bool) -> list[str]:
+        keys = [c for c in dict.fromkeys(cited) if c in self.texts] or list(self.texts)
+        if with_context:
+            keys += [f"context:{i}" for i in range(len(self.context))]
+        return keys
+
+    def similarity(self, claim: str, keys: Sequence[str]) -> tuple[float, list[str]]:
+        """The claim's best similarity to the sources, and the sources at or above SUPPORT_MIN (best
+        first)."""
+        if self.embedder is None or not keys:
+            return 0.0, []
+        self._prepare(list(keys))
+        self.prefetch([claim])
+        vector = self._claims[claim]
+        scores = [(float(self._vectors[k] @ vector), k) for k in keys]
+        scores.sort(reverse=True)
+        return scores[0][0], [k for s, k in scores if s >= SUPPORT_MIN]
+
+    def why_unsupported(
+        self, claim: str, cited: Sequence[str], *, names_only: bool = False, with_context: bool = False
+    ) -> tuple[str, list[str]]:
+        """'' and the supporting sources (msg ids first), or the reason the claim is not supported."""
+        keys = self._keys(cited, with_context)
+        pool = " ".join(self._source(k) for k in keys).casefold()
+        missing = [
+            n
+            for n in dict.fromkeys(names_in(claim))
+            if n.casefold() not in pool and n.casefold() not in self.known
+        ]
+        if missing:
+            return f"not in its sources: {', '.join(missing)}", []
+        if names_only:
+            return "", []
+        words = _content_words(claim)
+        found = {w for w in words if w in pool}
+        if words and not found:  # not one word of it was said: whatever the similarity, it is not theirs
+            return f"none of its words are in its sources ({', '.join(sorted(words))})", []
+        if self.embedder is not None:
+            best, supporting = self.similarity(claim, keys)
+            if not supporting:
+                return f"says what no source says (similarity {best:.2f} < {SUPPORT_MIN})", []
+            return "", supporting
+        if words and len(found) / len(words) < WORDS_MIN:
+            return f"says what no source says ({len(found)} of {len(words)} words found)", []
+        return "", [k for k in keys if k.startswith("msg:")]
+
+    # -- what the stages call ------------------------------------------------------------------------
+    def check(
+        self,
+        stage: str,
+        claim: str,
+        cited: Sequence[str],
+        *,
+        names_only: bool = False,
+        with_context: bool = False,
+        report: GroundingReport | None = None,
+    ) -> list[str] | None:
+        """None when refused (counted, with its reason); else the message ids that support it (may be
+        empty: a names-only check, or support from the period's context)."""
+        into = report if report is not None else self.report
+        into.checked += 1
+        why, supporting = self.why_unsupported(claim, cited, names_only=names_only, with_context=with_context)
+        if why:
+            into.refused += 1
+            into.refusals.append(Refusal(stage=stage, text=claim, why=why))
+            return None
+        return [k for k in supporting if k.startswith("msg:")]
+
+    def keep_supported(
+        self,
+        stage: str,
+        text: str,
+        cited: Sequence[str],
+        *,
+        with_context: bool = False,
+        report: GroundingReport | None = None,
+    ) -> tuple[str, list[str]]:
+        """The text's supported sentences (the others refused) and the messages that support them."""
+        kept: list[str] = []
+        support: list[str] = []
+        said = sentences(text)
+        self.prefetch(said)
+        for sentence in said:
+            ids = self.check(stage, sentence, cited, with_context=with_context, report=report)
+            if ids is not None:
+                kept.append(sentence)
+                support += [i for i in ids if i not in support]
+        return " ".join(kept), support
