@@ -32,6 +32,7 @@ from nexus_ark.memory.store import MemoryStore, StoreRole
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
 from nexus_ark.mind.emotion import EmotionDetector
+from nexus_ark.mind.imported import read_unread_feelings
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.notices import notice
 from nexus_ark.notify import Notifier, NullNotifier, OnClick
@@ -65,6 +66,15 @@ class ModelCheck(BaseModel):
     model: str
     reply: str
     seconds: float
+
+
+def _read_feelings(store: MemoryStore, detector: EmotionDetector) -> None:
+    """Emotion readings for imported history (the drives and the emotion plot read them); an import
+    succeeds without them when the detector cannot load."""
+    try:
+        read_unread_feelings(store, detector)
+    except NexusArkError as exc:
+        log.warning("the imported messages' feelings were not read: %s", exc)
 
 
 # The dismissed-advice key of the first start's line about the bundled model.
@@ -523,6 +533,11 @@ class NexusApp:
     def set_persona_avatar(self, slug: str, png: bytes) -> Path:
         return self.personas.set_avatar(slug, png)
 
+    @property
+    def emotions(self) -> EmotionDetector:
+        """The detector every turn reads the person's feelings with (also for imported history)."""
+        return self._emotions
+
     def import_chatgpt_export(
         self,
         slug: str,
@@ -537,6 +552,8 @@ class NexusApp:
         try:
             report = import_chatgpt(path, store.messages, store.archive, slug, progress=progress, stop=stop)
             record_import(store.activity, report, path, "chatgpt")
+            if report.imported:
+                _read_feelings(store, self._emotions)
         finally:
             store.close()
         if report.imported:

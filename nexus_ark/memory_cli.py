@@ -17,6 +17,7 @@ from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.importer import ImportReport, import_jsonl, record_import
 from nexus_ark.memory.portability import backup, export_memory, import_memory
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind.imported import read_unread_feelings
 from nexus_ark.personas.store import Persona
 
 
@@ -83,6 +84,11 @@ def _import(app: NexusApp, store, args: argparse.Namespace, persona: Persona) ->
         for error in report.errors:
             print(f"skipped {error}", file=sys.stderr)
     record_import(store.activity, report, args.file, args.format)
+    if report.imported:  # how the person felt, as a live turn reads it: the drives need it
+        try:
+            read_unread_feelings(store, app.emotions)
+        except NexusArkError as exc:
+            print(f"warning: feelings not read: {exc}", file=sys.stderr)
 
     def progress(done: int, total: int) -> None:
         print(f"\rembedding {done}/{total}", end="", file=sys.stderr, flush=True)
