@@ -1,6 +1,6 @@
 """What a dream costs with the bundled model, per level, and how often its answers validate first time.
 
-The conversation of tests/data/dream_days.jsonl (three days, written for Nexus Ark) is imported into a fresh
+The conversation of tests/data/dream_days.jsonl (five days, written for Nexus Ark) is imported into a fresh
 persona through the memory importer; then a level-1, a level-2 and a level-3 dream run on its last day
 (each a fresh copy of the memory, so every level dreams the same material), on the bundled model through
 llama.cpp as the internal model, --repeats times each. Reported per level: wall seconds (median, min, max),
