@@ -71,7 +71,7 @@ class GetModelDialog(QDialog):
         self._cancel: threading.Event | None = None
         self._latest = _Latest()
         self.setWindowTitle(tr("Get a model"))
-        self.setMinimumSize(760, 420)
+        self.setMinimumSize(960, 440)
 
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("modelTable")
@@ -84,6 +84,10 @@ class GetModelDialog(QDialog):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in range(1, len(COLUMNS)):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)  # a licence's name can be long
+        header.resizeSection(3, 170)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setWordWrap(False)
         self.table.itemSelectionChanged.connect(self._show_chosen)
 
         self.details = QLabel(tr("Loading…"))
@@ -146,7 +150,7 @@ class GetModelDialog(QDialog):
         self.table.setRowCount(len(statuses))
         for row, status in enumerate(statuses):
             e = status.entry
-            installed = {True: tr("installed"), False: "", None: tr("Ollama not reachable")}[status.installed]
+            installed = {True: tr("installed"), False: "", None: "?"}[status.installed]
             if not status.installed and status.partial_bytes:
                 installed = tr("{size} downloaded", size=human_bytes(status.partial_bytes))
             cells = (
@@ -158,7 +162,10 @@ class GetModelDialog(QDialog):
                 installed,
             )
             for column, text in enumerate(cells):
-                self.table.setItem(row, column, QTableWidgetItem(text))
+                item = QTableWidgetItem(text)
+                unknown = column == 5 and status.installed is None
+                item.setToolTip(tr("Ollama not reachable") if unknown else text)
+                self.table.setItem(row, column, item)
             if e.id == chosen:
                 self.table.selectRow(row)
         if self._chosen() is None and statuses:
@@ -189,7 +196,8 @@ class GetModelDialog(QDialog):
             return
         e = status.entry
         licence = f"<a href='{e.license_url}'>{e.license}</a>" if e.license_url else e.license
-        lines = [f"<b>{e.name}</b> — {e.note}", tr("Licence: {licence}", licence=licence)]
+        title = f"<b>{e.name}</b>" + (f" — {e.note}" if e.note else "")
+        lines = [title, tr("Licence: {licence}", licence=licence)]
         if e.kind == "ollama":
             lines.append(tr("Pulled by your Ollama; Ollama must be running."))
         self.details.setText("<br>".join(lines))

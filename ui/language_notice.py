@@ -34,7 +34,7 @@ BUNDLED_HINT = N_(
 class LanguageNotice(QFrame):
     open_models = Signal()
     dismissed = Signal(object)  # the LanguageAdvice closed, or BUNDLED_HINT_KEY
-    get_model = Signal(object)  # the CatalogueEntry to download and switch to
+    get_model = Signal(object)  # the CatalogueEntry to download and switch to; None: the list to choose
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -81,7 +81,7 @@ class LanguageNotice(QFrame):
         if self.advice is not None and self.advice.suggestion is not None:
             self.get_model.emit(self.advice.suggestion)
         elif self.bundled_hint:
-            self.open_models.emit()
+            self.get_model.emit(None)  # the list to choose from
 
     def retranslate(self) -> None:
         self.models_button.setText(tr("Model settings…"))

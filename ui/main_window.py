@@ -538,14 +538,15 @@ class MainWindow(QMainWindow):
 
     def get_suggested_model(self, entry) -> None:
         """The notice's one click: download the suggested model, and switch the persona to it once it is
-        verified (the persona reopens on it)."""
+        verified (the persona reopens on it); with no entry, the list to choose one from."""
         if not self.current_slug or self.streaming:
             return
         from ui.get_model_dialog import GetModelDialog
 
+        chosen = entry is not None
         dialog = GetModelDialog(
-            self.app, self.current_slug, self, name=self.current_name, choose=entry.id, start=True,
-            switch_when_done=True,
+            self.app, self.current_slug, self, name=self.current_name, choose=entry.id if chosen else "",
+            start=chosen, switch_when_done=chosen,
         )  # fmt: skip
         if dialog.exec() == GetModelDialog.DialogCode.Accepted:
             self.select_persona(self.current_slug)

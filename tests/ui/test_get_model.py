@@ -111,3 +111,40 @@ def test_the_language_notice_downloads_the_suggestion_and_switches_the_persona(
     assert f'spec = "gguf:{dest}"' in toml
     qtbot.waitUntil(lambda: not notice.isVisible(), timeout=10_000)  # the new model speaks Japanese
     window.close()
+
+
+def test_the_first_start_line_opens_the_list_and_once_closed_stays_closed(
+    qtbot, core: NexusApp, hub: HubStandIn, data_dir: Path
+) -> None:
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    window = MainWindow(core)
+    qtbot.addWidget(window)
+    window.show()
+    notice = window.language_notice
+    qtbot.waitUntil(lambda: "small built-in model" in notice.label.text(), timeout=60_000)
+    assert notice.isVisible()
+    assert notice.get_button.text() == "Get a model…"
+    opened: list[str] = []
+
+    def close_the_list() -> None:
+        dialog = QApplication.activeModalWidget()
+        if not isinstance(dialog, GetModelDialog):
+            QTimer.singleShot(50, close_the_list)
+            return
+        opened.append(dialog.windowTitle())
+        dialog.reject()
+
+    QTimer.singleShot(50, close_the_list)
+    qtbot.mouseClick(notice.get_button, Qt.MouseButton.LeftButton)  # returns when the list is closed
+    assert opened == ["Get a model"]
+    qtbot.mouseClick(notice.close_button, Qt.MouseButton.LeftButton)
+    assert notice.isHidden()
+    config = data_dir / "config.toml"
+    qtbot.waitUntil(lambda: "bundled-model-hint" in config.read_text("utf-8"), timeout=5_000)
+    with qtbot.waitSignal(window.persona_opened, timeout=60_000):
+        window.select_persona("aria")
+    qtbot.wait(300)
+    assert notice.isHidden()  # remembered
+    window.close()
