@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,6 +16,13 @@ from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.agent.open_questions import ResolutionReport, resolve_open_questions
 from nexus_ark.agent.prompt import MESSAGE_OVERHEAD, BuiltPrompt, MemoryContext, build_prompt
 from nexus_ark.agent.prompt_inputs import gather_inputs
+from nexus_ark.agent.reply_shape import (
+    ReplyShape,
+    SentenceGate,
+    earlier_sentences,
+    shape_reply,
+    trim_to_sentence,
+)
 from nexus_ark.clock import iso
 from nexus_ark.errors import DatabaseError, NexusArkError
 from nexus_ark.memory.components import EmotionEntry
@@ -96,6 +103,9 @@ class _Reply:
     tool_log: list[dict[str, Any]] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     version_of: int | None = None  # a regenerated reply: the first version's id
+    # What is stored when it differs from what the model wrote (reply_shape: whole sentences kept).
+    final: str | None = None
+    tail: str = ""  # what the token limit cut mid-sentence, kept in meta but not in the reply
 
     def text(self) -> str:
         return "".join(self.parts)
@@ -206,8 +216,7 @@ class ChatSession:
             finally:
                 self._recall_exclude = set()
             reply = _Reply(started=time.perf_counter(), version_of=old.version_group)
-            params = self.persona.settings.model.generation_params()
-            yield from self._generate(prompt.messages, params, cancel, reply, self._tools())
+            yield from self._generate(prompt.messages, self._shape(), cancel, reply, self._tools())
             result = self._commit(reply, user.id, [])
             if result.reply_id is None:  # nothing came: the conversation keeps the version it had
                 store.choose_version(old.id)
@@ -612,31 +621,45 @@ class ChatSession:
         if self.recall_problem:
             warnings.append(keywords_only(self.recall_problem))
         messages = prompt.messages
-        params = self.persona.settings.model.generation_params()
         reply = _Reply(started=time.perf_counter())
         reply.meta["timings"] = timings
-        yield from self._generate(messages, params, cancel, reply, self._tools())
+        yield from self._generate(messages, self._shape(), cancel, reply, self._tools())
         if reply.first_at is not None:
             timings["first_token_s"] = round(reply.first_at - reply.started, 4)
         yield self._commit(reply, user_id, warnings)
 
+    def _shape(self) -> ReplyShape:
+        """The persona's generation settings shaped to what the chat model can do (agent.reply_shape)."""
+        with suppress(NexusArkError):  # the request itself says what is wrong
+            self.backend.ensure_ready()  # the capability record is read from the loaded model
+        params: GenerationParams = self.persona.settings.model.generation_params()
+        return shape_reply(params, self.backend.capabilities(), self.persona.settings.name)
+
     def _generate(
         self,
         messages: list[ChatMessage],
-        params: GenerationParams,
+        shape: ReplyShape,
         cancel: threading.Event | None,
         reply: _Reply,
         tools: ToolBox | None,
     ) -> Iterator[ReplyDelta]:
-        """Stream the model's answer (tool rounds included) into `reply`, journaling it as it comes."""
+        """Stream the model's answer (tool rounds included) into `reply`, journaling it as it comes. A small
+        model's reply streams whole sentences and ends at one (agent.reply_shape); `reply.final` is then
+        what is stored."""
         store = self.memory.messages
         last_journal = reply.started
+        gate = (
+            SentenceGate(shape, earlier_sentences(m.content for m in messages if m.role == "assistant"))
+            if shape.small
+            else None
+        )
+        loop = None
         try:
             loop = stream_tool_loop(
                 self.backend,
                 messages,
                 tools,
-                params=params,
+                params=shape.params,
                 cancel=cancel,
                 max_turns=MAX_TOOL_ROUNDS,
                 answer_after_limit=True,
@@ -673,19 +696,39 @@ class ChatSession:
                 reply.last_at = now
                 reply.tokens += 1
                 reply.parts.append(event.text)
-                yield ReplyDelta(event.text)
+                shown = gate.feed(event.text) if gate is not None else event.text
+                if shown:
+                    yield ReplyDelta(shown)
                 if now - last_journal >= self.journal_interval_s:
                     store.update_content(reply.reply_id, reply.text())
                     last_journal = now
+                if gate is not None and gate.done:  # long enough, at a sentence end: the reply ends here
+                    reply.finish = "stop"
+                    reply.meta["ended_at_sentence"] = True
+                    break
         except NexusArkError as exc:
             reply.status, reply.error = "error", str(exc)
         except Exception as exc:  # a backend bug must not lose the turn
             reply.status, reply.error = "error", f"{type(exc).__name__}: {exc}"
+        finally:
+            if loop is not None:
+                loop.close()  # an early end stops the model's request (its stream cancels)
+        if gate is not None:
+            rest, reply.final, reply.tail = gate.finish(reply.finish if reply.status == "complete" else None)
+            if rest:
+                yield ReplyDelta(rest)
+            if gate.dropped:
+                reply.meta["dropped_repeats"] = len(gate.dropped)
+            if gate.renamed:
+                reply.meta["persona_name_removed"] = gate.renamed
 
     def _commit(self, reply: _Reply, user_id: int, warnings: list[str]) -> TurnResult:
         """Store the final reply with its status and meta, and index it for recall."""
         store = self.memory.messages
-        text = reply.text().strip()
+        cut = reply.finish == "length" and reply.status == "complete"
+        text = reply.final if reply.final is not None else reply.text().strip()
+        if cut and reply.final is None:  # any model: what the limit cut mid-sentence is not kept as said
+            text, reply.tail = trim_to_sentence(text)
         first_at, last_at, tokens = reply.first_at, reply.last_at, reply.tokens
         tps = (tokens - 1) / (last_at - first_at) if first_at and last_at and last_at > first_at else None
         meta: dict[str, Any] = {**reply.meta, "model": self.backend.model_id, "tokens": tokens}
@@ -697,8 +740,15 @@ class ChatSession:
             meta["error"] = reply.error
         if reply.tool_log:
             meta["tool_calls"] = [*meta.get("tool_calls", []), *reply.tool_log]
-        # The token limit ended it: said in the reply's meta, and Continue can pick it up.
-        meta["cut_by_limit"] = reply.finish == "length" and reply.status == "complete"
+        # The token limit ended it: said in the reply's meta, and Continue can pick it up. What it cut
+        # mid-sentence is kept beside the reply, not in it.
+        meta["cut_by_limit"] = cut
+        meta.pop("cut_tail", None)
+        if cut and reply.tail.strip():
+            meta["cut_tail"] = reply.tail.strip()
+        meta.pop("trails_off", None)
+        if cut and text.endswith("…") and not reply.text().strip().endswith("…"):
+            meta["trails_off"] = True  # no whole sentence came: cut at a word, and "…" says so
         status, error = reply.status, reply.error
         if reply.reply_id is not None:
             try:
@@ -781,6 +831,13 @@ class ChatSession:
                 self.room, self.persona.settings.conversation.history_messages
             )
             history = self._after_summary([m for m in history if m.id <= reply_id])
+            # It goes on from where the limit stopped it: the words cut off after its last whole sentence
+            # (kept in meta, reply_shape) come back first, in the prompt too.
+            shown = message.content.removesuffix("…") if message.meta.get("trails_off") else message.content
+            tail = str(message.meta.get("cut_tail", "")).strip()
+            restored = (" " if tail and not shown.endswith((" ", "\n")) else "") + tail
+            base = shown + restored
+            history = [m.model_copy(update={"content": base}) if m.id == reply_id else m for m in history]
             user = next((m for m in reversed(history) if m.role == "user"), None)
             memory = self._memory_context(user.content if user else message.content, history)
             messages = build_prompt(
@@ -792,16 +849,17 @@ class ChatSession:
                 context_size=getattr(self.backend, "n_ctx", None) or self.persona.settings.model.context_size,
                 max_tokens=self.persona.settings.model.max_tokens,
             ).messages
-            reply = _Reply(started=time.perf_counter(), reply_id=reply_id, parts=[message.content])
+            reply = _Reply(started=time.perf_counter(), reply_id=reply_id, parts=[base])
             reply.meta = {k: v for k, v in message.meta.items() if k == "tool_calls"}
             reply.meta["continued"] = int(message.meta.get("continued", 0)) + 1
-            gap = "" if message.content.endswith((" ", "\n")) else " "
-            params = self.persona.settings.model.generation_params()
-            deltas = self._generate(messages, params, cancel, reply, None)
+            gap = "" if base.endswith((" ", "\n")) else " "
+            deltas = self._generate(messages, self._shape(), cancel, reply, None)
             for i, delta in enumerate(deltas):
-                yield ReplyDelta(gap + delta.text.lstrip()) if i == 0 else delta
-                if i == 0:
+                yield ReplyDelta(restored + gap + delta.text.lstrip()) if i == 0 else delta
+                if i == 0 and len(reply.parts) > 1:
                     reply.parts[1] = gap + reply.parts[1].lstrip()
+            if reply.final is not None:  # a small model's sentences: after what was there
+                reply.final = (base + gap + reply.final.lstrip()) if reply.final else base
             yield self._commit(reply, user.id if user else reply_id, [])
 
     def write_first(
@@ -810,16 +868,30 @@ class ChatSession:
         state: str,
         reason: dict[str, Any],
         cancel: threading.Event | None = None,
+        *,
+        text: str | None = None,
     ) -> TurnResult:
         """A message the persona writes on its own (the runtime decided it may): no message from the person
         precedes it. `state` is the persona's full internal state (mind.narrative.internal_state), put where
         a turn's feelings go; `instruction` says what moves it to write (a drive, a routine's task, an event
-        it planned); `reason` is stored with the message as meta["autonomous"] and shown beside it."""
+        it planned); `reason` is stored with the message as meta["autonomous"] and shown beside it.
+        `text`: the message as it is to be sent (a template for a model too small to write it well,
+        runtime.first_words); nothing is generated then."""
         with self._persons_turn():
-            built = self.preview_prompt(instruction, feelings=state)
             reply = _Reply(started=time.perf_counter())
             reply.meta["autonomous"] = reason
-            params = self.persona.settings.model.generation_params()
-            for _ in self._generate(built.messages, params, cancel, reply, None):
+            if text is not None:
+                reply.meta["template"] = True
+                reply.reply_id = self.memory.messages.add(
+                    speaker=self.persona.slug,
+                    role="assistant",
+                    content=text,
+                    room=self.room,
+                    status="streaming",
+                )
+                reply.parts, reply.finish = [text], "stop"
+                return self._commit(reply, 0, [])
+            built = self.preview_prompt(instruction, feelings=state)
+            for _ in self._generate(built.messages, self._shape(), cancel, reply, None):
                 pass
             return self._commit(reply, 0, [])

@@ -199,7 +199,11 @@ def test_a_reply_cut_by_the_token_limit_says_so_and_continues_in_the_same_messag
     session = ChatSession(persona, memory, backend)
     streamed, result = _run(session, "Tell me a story.")
     assert streamed == "Once upon a time" and result.cut_by_limit
-    assert memory.messages.get(result.reply_id).meta["cut_by_limit"] is True
+    # No whole sentence came before the limit: kept up to the last whole word, trailing off, and the
+    # word the limit may have cut is kept beside it, not in it.
+    cut = memory.messages.get(result.reply_id)
+    assert cut.content == result.text == "Once upon a…"
+    assert cut.meta["cut_by_limit"] is True and cut.meta["cut_tail"] == "time" and cut.meta["trails_off"]
 
     deltas, more = [], None
     for item in session.continue_reply(result.reply_id):
@@ -208,7 +212,7 @@ def test_a_reply_cut_by_the_token_limit_says_so_and_continues_in_the_same_messag
         else:
             more = item
     assert more is not None and more.reply_id == result.reply_id and not more.cut_by_limit
-    assert "".join(deltas) == " there was a cat."
+    assert "".join(deltas) == " time there was a cat."  # from where the limit stopped it
     stored = memory.messages.get(result.reply_id)
     assert stored.content == "Once upon a time there was a cat." and stored.status == "complete"
     assert stored.meta["continued"] == 1 and not stored.meta["cut_by_limit"]

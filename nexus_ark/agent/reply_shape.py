@@ -1,0 +1,203 @@
+"""A reply shaped to what its model can do (issue 21).
+
+A small model (below the capability record's reflection size: the bundled SmolLM2-135M) asked for 256 tokens
+writes 256 tokens: every reply ran to the limit and was cut mid-sentence, and as the history filled with
+those the model copied its old replies and called the person by the persona's name. For such a model a
+reply is asked short and kept whole:
+
+- a lower token limit, stop sequences at a new turn ("\\nUser:", "\\n<persona>:"), a stronger repeat penalty;
+- the reply streams a sentence at a time (SentenceGate); after SMALL_SOFT_TOKENS it ends at the next
+  sentence end, and what the hard limit cut mid-sentence is dropped (kept in meta as `cut_tail`, and the
+  reply stays marked `cut_by_limit`: it is never stored as if whole);
+- a sentence copied from an earlier reply in the prompt is left out, and the persona's name used to address
+  the person ("Hi Aria!" written by Aria) is taken out of the sentence.
+
+Every model: a reply the limit cut is trimmed back to its last whole sentence, with the same marks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from nexus_ark.providers.base import Capabilities, GenerationParams
+
+# Measured with bench/small_model_turns.py on the bundled model (docs/benchmarks.md).
+SMALL_MAX_TOKENS = 96
+SMALL_SOFT_TOKENS = 40
+SMALL_REPEAT_PENALTY = 1.3
+# A sentence this short may well be said twice ("Thank you!"); a longer one said again is a copy.
+MIN_COPY_WORDS = 4
+
+# Where a sentence ends in streamed text: . ! ? … (and closing quotes) followed by whitespace, full-width
+# 。！？ (no space follows in Japanese), or a line break. A match's end is where the next sentence starts.
+_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]*_]*\s+|[。！？]+[」』）)]*\s*|\n+")
+_ENDS_SENTENCE = re.compile(r"(?:[.!?…]+[\"'”’)\]*_]*|[。！？]+[」』）)]*)\s*$")
+_SPACES = re.compile(r"\s+")
+
+
+def is_small(caps: Capabilities) -> bool:
+    """Whether replies are kept short and whole: the capability record says the model is small."""
+    return not caps.reflects
+
+
+def stop_sequences(persona_name: str) -> list[str]:
+    """Where a small model starts writing the next turn itself (the person's or its own again)."""
+    return ["\nUser:", "\nuser:", "\nYou:", f"\n{persona_name}:", "<|im_start|>", "\n\n\n"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyShape:
+    params: GenerationParams
+    small: bool = False  # stream whole sentences, end early at a sentence, drop copies
+    soft_tokens: int | None = None  # after this many tokens the reply ends at the next sentence end
+    persona_name: str = ""
+
+
+def shape_reply(params: GenerationParams, caps: Capabilities, persona_name: str) -> ReplyShape:
+    """The generation parameters and the streaming rules for a reply of the model with `caps`; the
+    persona's own settings where the model is not small (or asks for less)."""
+    if not is_small(caps):
+        return ReplyShape(params=params, persona_name=persona_name)
+    limit = min(params.max_tokens, SMALL_MAX_TOKENS)
+    small = params.model_copy(
+        update={
+            "max_tokens": limit,
+            "repeat_penalty": max(params.repeat_penalty, SMALL_REPEAT_PENALTY),
+            "stop": [*params.stop, *(s for s in stop_sequences(persona_name) if s not in params.stop)],
+        }
+    )
+    soft = SMALL_SOFT_TOKENS if limit > SMALL_SOFT_TOKENS else None
+    return ReplyShape(params=small, small=True, soft_tokens=soft, persona_name=persona_name)
+
+
+def normalise(sentence: str) -> str:
+    return _SPACES.sub(" ", sentence).strip().lower()
+
+
+def sentences(text: str) -> list[str]:
+    """`text` split where sentences end (each piece keeps its trailing space or line break)."""
+    pieces, start = [], 0
+    for found in _BOUNDARY.finditer(text):
+        if found.end() > start:
+            pieces.append(text[start : found.end()])
+            start = found.end()
+    if start < len(text):
+        pieces.append(text[start:])
+    return pieces
+
+
+def ends_sentence(text: str) -> bool:
+    return bool(_ENDS_SENTENCE.search(text.strip()))
+
+
+def trim_to_sentence(text: str) -> tuple[str, str]:
+    """A reply the token limit cut: its whole sentences and the unfinished tail. With no whole sentence,
+    the text up to its last whole word, ending in "…" (it trails off, and says so)."""
+    parts = sentences(text)
+    tail = parts.pop() if parts and not ends_sentence(parts[-1]) else ""
+    kept = "".join(parts).rstrip()
+    if kept:
+        return kept, tail
+    head, _, rest = tail.rstrip().rpartition(" ")
+    head = head.rstrip(" ,;:-—、") if head else ""
+    if not head:
+        return (tail.rstrip() + "…" if tail.strip() else ""), ""
+    return head + "…", rest
+
+
+def persona_name_fix(sentence: str, name: str) -> str:
+    """The persona's name taken out where the sentence uses it to address the person ("Hi Aria!",
+    "Aria, I ...", "..., Aria."): the persona is speaking, so the person is not called by its name."""
+    if not name:
+        return sentence
+    n = re.escape(name)
+    greeting = r"(hi|hello|hey|dear|oh|thanks|thank you|welcome back|good (?:morning|night|evening))"
+    fixed = re.sub(rf"\b{greeting},?\s+(?:my dear\s+)?{n}\b", r"\1", sentence, flags=re.I)
+    fixed = re.sub(rf",\s*(?:my dear\s+)?{n}(?=\s*[.!?…])", "", fixed, flags=re.I)
+    lead = re.match(rf"(\s*)(?:dear\s+)?{n},\s*(\w)", fixed, flags=re.I)
+    if lead:
+        fixed = lead.group(1) + lead.group(2).upper() + fixed[lead.end() :]
+    return fixed
+
+
+def earlier_sentences(replies: Iterable[str]) -> frozenset[str]:
+    """The sentences of earlier replies that a copy would repeat (long enough to be a copy)."""
+    return frozenset(
+        key
+        for reply in replies
+        for s in sentences(reply)
+        if len((key := normalise(s)).split()) >= MIN_COPY_WORDS
+    )
+
+
+@dataclass
+class SentenceGate:
+    """Lets a small model's streamed reply out one whole sentence at a time. `feed` returns what may be
+    shown now; `done` says the reply has reached its soft length at a sentence end; `finish` settles what
+    is kept and what the limit cut."""
+
+    shape: ReplyShape
+    earlier: frozenset[str] = frozenset()
+    held: str = ""  # the sentence being written
+    kept: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # copies of earlier replies, left out
+    tokens: int = 0
+    renamed: int = 0  # sentences where the persona's name addressed the person
+    _released_now: bool = False
+
+    def feed(self, piece: str) -> str:
+        self.tokens += 1
+        self.held += piece
+        out: list[str] = []
+        while (found := _BOUNDARY.search(self.held)) is not None:
+            if found.start() == 0 and not self.kept and not out:  # leading space or break: not a sentence
+                self.held = self.held[found.end() :]
+                continue
+            sentence, self.held = self.held[: found.end()], self.held[found.end() :]
+            accepted = self._accept(sentence)
+            if accepted:
+                out.append(accepted)
+        self._released_now = bool(out)
+        return "".join(out)
+
+    def _accept(self, sentence: str) -> str:
+        key = normalise(sentence)
+        if key in self.earlier and len(key.split()) >= MIN_COPY_WORDS:
+            self.dropped.append(sentence)
+            return ""
+        fixed = persona_name_fix(sentence, self.shape.persona_name)
+        if fixed != sentence:
+            self.renamed += 1
+        if not fixed.strip():
+            return ""
+        self.kept.append(fixed)
+        return fixed
+
+    @property
+    def done(self) -> bool:
+        soft = self.shape.soft_tokens
+        return soft is not None and self.tokens >= soft and self._released_now and bool(self.kept)
+
+    def finish(self, finish: str | None) -> tuple[str, str, str]:
+        """(the rest to show, the reply to store, the tail the limit cut). A reply the model ended keeps
+        its last sentence (punctuated or not); one the limit ended drops the unfinished sentence."""
+        rest = ""
+        tail = ""
+        if self.done:  # it was ended at a sentence: what it held is the next one's first words
+            pass
+        elif finish == "length":
+            tail = self.held
+        elif self.held.strip():
+            rest = self._accept(self.held)
+        self.held = ""
+        text = "".join(self.kept).strip()
+        if not text and self.dropped:  # every sentence was a copy: a repeated reply beats none
+            self.kept = [self.dropped[0]]
+            rest = self.dropped[0]
+            text = rest.strip()
+        if not text and tail.strip():  # no whole sentence before the limit: up to the last whole word
+            text, tail = trim_to_sentence(tail)
+            rest = text
+        return rest, text, tail
