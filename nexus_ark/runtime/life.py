@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime
+from contextlib import suppress
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from nexus_ark.agent.session import TurnResult
 from nexus_ark.clock import iso
+from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.event_queue import QueuedEvent
 from nexus_ark.memory.portability import backup_if_due
-from nexus_ark.mind.drives import DriveReport
+from nexus_ark.mind.drives import DEVOTION_WINDOW_H, DriveReport
 from nexus_ark.mind.narrative import internal_state
 from nexus_ark.notices import notice
 from nexus_ark.providers.base import model_priority
 from nexus_ark.runtime.autonomy import AutonomyDecision, decide, in_quiet_hours
+from nexus_ark.runtime.first_words import first_message
 from nexus_ark.runtime.schedule import due_jobs, read_state, record_run
 from nexus_ark.runtime.work_queue import BACKGROUND
 
@@ -147,7 +150,7 @@ def routine(rt: PersonaRuntime, index: int, give_way: threading.Event) -> None:
     report = rt.recompute_drives("routine")
     why = notice("routine {cron}: {task}", cron=routines[index].cron, task=task)
     reason = _reason(rt, report, trigger="routine", why=why)
-    write_first(rt, task, report, reason, give_way)
+    write_first(rt, task, report, reason, give_way, what=task)
 
 
 def consider_writing(
@@ -213,9 +216,46 @@ def _carry_out(rt: PersonaRuntime, event: QueuedEvent, give_way: threading.Event
     report = rt.recompute_drives("event")
     reason = _reason(rt, report, trigger="event", why=notice("planned: {what}", what=what))
     reason["event_id"] = event.id
-    result = write_first(rt, _WRITE_FIRST[language].format(why=planned), report, reason, give_way)
+    result = write_first(rt, _WRITE_FIRST[language].format(why=planned), report, reason, give_way, what=what)
     if result is None:
         raise InterruptedError("gave way to the person before the message was written")
+
+
+def _writes_well(backend: Any) -> bool:
+    """Whether the chat model is big enough to write a message of its own (its capability record)."""
+    with suppress(NexusArkError):  # the record is read from the loaded model; a failed load says so later
+        backend.ensure_ready()
+    return bool(backend.capabilities().reflects)
+
+
+def _templated(rt: PersonaRuntime, report: DriveReport, reason: dict[str, Any], what: str) -> str:
+    """The templated message for the reason, with what memory holds for it (never invented)."""
+    drive = reason.get("drive")
+    components = rt.memory.components
+    worry = question = goal = ""
+    if drive == "devotion":  # the person's latest worry within the drive's window
+        since = iso(rt.host.clock.now() - timedelta(hours=DEVOTION_WINDOW_H))
+        worry = next((e.snippet for e in reversed(components.emotions(since)) if e.value < 0), "")
+    elif drive == "curiosity":  # the question the drive comes from, if it is still open
+        wanted = report.drives["curiosity"].inputs.get("top_question_id")
+        open_now = components.open_questions()
+        top = next((q for q in open_now if q.id == wanted), None) or max(
+            open_now, key=lambda q: q.priority, default=None
+        )
+        question = top.question if top is not None else ""
+    elif drive == "goal_achievement":
+        wanted = report.drives["goal_achievement"].inputs.get("goal_id")
+        found = components.goal(str(wanted)) if wanted else None
+        goal = found.goal if found is not None and found.status == "active" else ""
+    return first_message(
+        rt.persona.settings.language,
+        reason["trigger"],
+        drive,
+        worry=worry,
+        question=question,
+        goal=goal,
+        what=what,
+    )
 
 
 def _reason(
@@ -248,13 +288,20 @@ def write_first(
     report: DriveReport,
     reason: dict[str, Any],
     give_way: threading.Event,
+    *,
+    what: str = "",
 ) -> TurnResult | None:
     """The persona writes a message on its own. If the person starts a turn meanwhile, the message gives
-    way: what was written of it is removed (it would interrupt them) and None is returned."""
+    way: what was written of it is removed (it would interrupt them) and None is returned. A model too
+    small to write it well sends the template for its reason instead (runtime.first_words); `what` is the
+    plan's or the routine's own words."""
     session = rt.session()
     language = "ja" if rt.persona.settings.language == "ja" else "en"
     with model_priority(BACKGROUND):
-        result = session.write_first(instruction, internal_state(report, language), reason, give_way)
+        text = None if _writes_well(session.backend) else _templated(rt, report, reason, what)
+        result = session.write_first(
+            instruction, internal_state(report, language), reason, give_way, text=text
+        )
     if give_way.is_set() or result.status != "complete" or result.reply_id is None or not result.text:
         if result.reply_id is not None:
             session.delete(result.reply_id, forget=True)

@@ -1,0 +1,98 @@
+"""A message written first from a template, for a model too small to write it (issue 21).
+
+Asked to write first, the bundled SmolLM2-135M wrote 256 tokens of invented life ("my husband and I...").
+Below the capability record's reflection size (`Capabilities.reflects` False) the persona sends a short
+message in its language built from why it writes and what memory holds for that reason: the person's last
+worry (devotion), an open question it still has (curiosity), its goal's words (goal), the plan it made
+(event) or the routine's task. Nothing here is invented: every detail is quoted from memory, and a reason
+without one gets the plain line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+Language = Literal["en", "ja"]
+
+# The longest quoted detail, in characters: a message written first is a line, not a letter.
+QUOTE_MAX = 90
+
+_TEMPLATES: dict[Language, dict[str, str]] = {
+    "en": {
+        "boredom": "It's been a while — how have you been?",
+        "devotion": "I keep thinking about what you said: “{worry}” How are you feeling now?",
+        "devotion_plain": "I was thinking about you. How are you feeling today?",
+        "curiosity": "Something is still on my mind: {question}",
+        "curiosity_plain": "I've been curious — what have you been up to lately?",
+        "goal_achievement": "I've been thinking about something I want to do: {goal}",
+        "event": "I'd planned this for now: {what}",
+        "routine": "It's time for this: {task}",
+    },
+    "ja": {
+        "boredom": "しばらくぶりだね。元気にしてた？",
+        "devotion": "「{worry}」って言っていたのが気になっていて。今はどんな気持ち？",
+        "devotion_plain": "あなたのことを考えていたよ。今日はどんな気分？",
+        "curiosity": "まだ気になっていることがあるの。{question}",
+        "curiosity_plain": "最近どうしているのか気になっていたよ。何をしていたの？",
+        "goal_achievement": "やりたいと思っていることを考えていたの。「{goal}」",
+        "event": "今しようと決めていたことがあるの。{what}",
+        "routine": "この時間のお約束です。{task}",
+    },
+}
+_FIRST_SENTENCE = re.compile(r"^(.+?[.!?。！？])(?:\s|$)", re.S)
+
+
+def quote(text: str, limit: int = QUOTE_MAX) -> str:
+    """The first sentence of `text`, on one line, at most `limit` characters (cut at a word, with "…")."""
+    line = " ".join(text.split())
+    found = _FIRST_SENTENCE.match(line)
+    line = found.group(1) if found else line
+    if len(line) <= limit:
+        return line
+    head = line[:limit]
+    if " " in head:
+        head = head.rsplit(" ", 1)[0]
+    return head.rstrip(" ,;:-—、") + "…"
+
+
+def _ended(text: str, language: Language) -> str:
+    """A detail that closes the message ends like a sentence."""
+    if text.endswith(("…", ".", "!", "?", "。", "！", "？", "」")):
+        return text
+    return text + ("。" if language == "ja" else ".")
+
+
+def first_message(
+    language: str,
+    trigger: str,
+    drive: str | None,
+    *,
+    worry: str = "",
+    question: str = "",
+    goal: str = "",
+    what: str = "",
+) -> str:
+    """The message for why the persona writes: `trigger` (drive, heartbeat, event, routine) and the
+    dominant `drive`; details quoted from memory (empty where memory has none: the plain line then).
+    `what` is the planned event's or the routine's own words."""
+    lang: Language = "ja" if language == "ja" else "en"
+    words = _TEMPLATES[lang]
+    if trigger == "event" and what.strip():
+        return words["event"].format(what=_ended(quote(what), lang))
+    if trigger == "routine" and what.strip():
+        return words["routine"].format(task=_ended(quote(what), lang))
+    if drive == "devotion":
+        if worry.strip():
+            said = quote(worry).rstrip("。") if lang == "ja" else _ended(quote(worry), lang)
+            return words["devotion"].format(worry=said)
+        return words["devotion_plain"]
+    if drive == "curiosity":
+        if question.strip():
+            return words["curiosity"].format(question=_ended(quote(question), lang))
+        return words["curiosity_plain"]
+    if drive == "goal_achievement" and goal.strip():
+        if lang == "ja":
+            return words["goal_achievement"].format(goal=quote(goal).rstrip("。"))
+        return words["goal_achievement"].format(goal=_ended(quote(goal), lang))
+    return words["boredom"]
