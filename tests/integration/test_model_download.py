@@ -188,8 +188,8 @@ def test_dropped_connections_mid_file_are_resumed_in_the_same_call(
     assert report.path.read_bytes() == served.read_bytes()
     assert report.attempts == 3
     size = served.stat().st_size
-    # Each byte crossed the network once: what a cut response delivered was kept.
-    assert sum(hub.sent) == size
+    # What a cut response delivered was kept: beyond the file, only what was in flight at each cut came twice.
+    assert size <= sum(hub.sent) <= size + 2 * 4 * 2**20
     assert seen[-1].stage == "done" and seen[-1].done == size
     assert any(p.bytes_per_s > 0 for p in seen)
 
