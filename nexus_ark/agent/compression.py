@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nexus_ark.agent.prompt import MESSAGE_OVERHEAD, cut_text
+from nexus_ark.agent.reply_shape import trim_to_sentence
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import ConversationSummary, Summaries
@@ -170,7 +171,8 @@ def summarise(
     cancel: threading.Event | None = None,
 ) -> tuple[str, int, int]:
     """The updated summary (cut to `budget` tokens at a sentence), the tokens read and written.
-    Raises what the backend raises; an empty or cancelled answer is a failure too (never half a summary)."""
+    Raises what the backend raises; an empty or cancelled answer is a failure too (never half a summary),
+    and an answer the token limit cut keeps its whole sentences only (none: a failure)."""
     request = [
         ChatMessage(role="system", content=_instruction(persona, budget)),
         ChatMessage(
@@ -184,15 +186,21 @@ def summarise(
     ]
     params = GenerationParams(max_tokens=budget + 32, temperature=0.2, top_p=0.9, repeat_penalty=1.1)
     pieces: list[str] = []
+    finish = None
     for chunk in internal.stream_chat(request, params, cancel):
         if chunk.finish_reason == "cancelled":
             raise InterruptedError("compression was cancelled; it runs again after the next reply")
         if chunk.text:
             pieces.append(chunk.text)
+        finish = chunk.finish_reason or finish
     text = "".join(pieces).strip()
     for label in ("Updated summary:", "Summary:"):  # small models like to label their answer
         if text.startswith(label):
             text = text[len(label) :].strip()
+    if finish == "length":  # the limit stopped it mid-sentence: the unfinished sentence is not kept
+        text, _cut = trim_to_sentence(text)
+        if text.endswith("…"):
+            raise ValueError(f"{internal.describe()} wrote no whole sentence before the token limit")
     text = cut_text(text, budget, count)
     if not text:
         raise ValueError(f"{internal.describe()} returned an empty summary")

@@ -248,3 +248,25 @@ def test_a_send_that_comes_before_the_compression_starts_skips_it_until_after_th
     _send(session, "One more thing.")  # the person's turn runs; background work may follow it again
     assert session.compress_if_due(force=True) is not None
     assert summaries.all("main") and internal.requests
+
+
+def test_a_summary_the_token_limit_cut_keeps_its_whole_sentences_only(persona, memory) -> None:
+    from nexus_ark.agent.compression import summarise
+    from nexus_ark.memory.messages import StoredMessage
+
+    said = [
+        StoredMessage(
+            id=1, room="main", speaker="user", role="user", content="Hi.", status="complete", created_at=""
+        )
+    ]
+    # 40 words of whole sentences, then one the limit (budget 10 + 32 = 42 words) cuts after two words.
+    internal = ScriptedBackend(["Luna is twelve years. " * 10 + "The sister visits next weekend."])
+    text, _read, _written = summarise(
+        internal, persona, "", said, budget=10, count=lambda _: 1, step_budget=100
+    )
+    assert text.endswith("Luna is twelve years.") and "The sister" not in text
+    # Nothing whole before the limit: no summary at all rather than half of one.
+    with pytest.raises(ValueError, match="no whole sentence"):
+        summarise(
+            ScriptedBackend(["word " * 60]), persona, "", said, budget=10, count=lambda _: 1, step_budget=100
+        )
