@@ -59,3 +59,54 @@ def test_total_ram_on_windows(monkeypatch) -> None:
 def test_total_ram_here_is_known() -> None:
     ram = total_ram_gb()
     assert ram is not None and ram > 0.5, "Linux and macOS report their memory through sysconf"
+
+
+def test_downloadable_entries_pin_a_revision_and_a_sha256_and_name_a_plain_gguf(tmp_path) -> None:
+    from nexus_ark.providers.catalogue import find_entry, installed_path, language_advice, persona_spec
+
+    entries = load_catalogue()
+    qwen = find_entry(entries, "qwen2.5-1.5b")
+    assert qwen is not None and qwen.download is not None
+    assert len(qwen.download.revision) == 40 and len(qwen.download.sha256) == 64
+    assert qwen.download.size == 1_117_320_736
+    # The language notice's one click for a Japanese persona on the bundled model: the file the app
+    # downloads itself, before the same model in Ollama (which needs another program).
+    advice = language_advice("bundled", "ja", entries, 16.0)
+    assert advice is not None and advice.suggestion is qwen
+    models = tmp_path / "models"
+    models.mkdir()
+    assert installed_path(qwen, models) is None
+    (models / "qwen2.5-1.5b-instruct-q4_k_m.gguf.part").write_bytes(b"x" * 10)
+    assert installed_path(qwen, models) is None, "a part file is not a model"
+    spec = persona_spec(qwen, models)
+    assert spec == f"gguf:{models / 'qwen2.5-1.5b-instruct-q4_k_m.gguf'}"
+    assert qwen.matches(spec) and language_advice(spec, "ja", entries, 16.0) is None  # it speaks Japanese
+
+
+def test_a_broken_catalogue_names_the_file_and_the_field(tmp_path) -> None:
+    import pytest
+
+    from nexus_ark.errors import ConfigError
+
+    bad = {
+        "file": 'file = "../escape.gguf"',
+        "sha256": 'sha256 = "not-a-hash"',
+        "size": "size = -1",
+    }
+    for field, line in bad.items():
+        good = {
+            "file": 'file = "m.gguf"',
+            "sha256": f'sha256 = "{"a" * 64}"',
+            "size": "size = 10",
+        }
+        good[field] = line
+        path = tmp_path / f"catalogue-{field}.toml"
+        path.write_text(
+            '[[model]]\nspec = "gguf:m.gguf"\nname = "M"\n[model.download]\nrepo = "o/r"\nrevision = "abc"\n'
+            + "\n".join(good.values())
+            + "\n",
+            encoding="utf-8",
+        )
+        with pytest.raises(ConfigError) as refused:
+            load_catalogue(path)
+        assert str(path) in refused.value.message and field in refused.value.message
