@@ -374,7 +374,9 @@ class Dreamer:
                 # A higher level on a day dreamt already: only the stages the earlier passes did not run
                 # (they read the same messages; running them again wrote a second insight).
                 completed = {s.name: {"state": "done earlier"} for s in stages_for(top)}
-                after_id, through_id = None, None  # the higher stages read the whole day
+                # The higher stages read the whole day, up to where the earlier passes stopped.
+                whole = day_messages(self.memory, day)
+                after_id, through_id = None, whole[-1][0] if whole else None
             job_id = 0
         budget = min(MATERIAL_MAX_TOKENS, int(self._context_size() * MATERIAL_SHARE))
         material = gather(
@@ -455,7 +457,10 @@ class Dreamer:
             done = [n for n, s in result.stages.items() if s == "done"]
             state = "done" if done else "skipped"
             if not done:
-                result.skipped = "no stage produced anything valid"
+                held = all(
+                    v in ("done earlier", f"skipped: {NEEDS_REFLECTION}") for v in result.stages.values()
+                )
+                result.skipped = NEEDS_REFLECTION if held else "no stage produced anything valid"
             jobs.finish(job_id, state, result)
             ran = [s for s in stages if result.stages.get(s.name) != "done earlier"]
             self.memory.activity.append(
