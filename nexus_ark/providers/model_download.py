@@ -225,7 +225,7 @@ def probe(client: httpx.Client, url: str, source: HubFile) -> str:
     before the first byte. Returns the ETag to resume under."""
     try:
         head = client.head(url, follow_redirects=False)
-    except httpx.TransportError as exc:
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
         raise _unreachable(url, exc) from exc
     if head.status_code >= 400:
         raise _http_problem(head.status_code, url, source)
@@ -355,6 +355,16 @@ def _download_locked(
                 if stalled >= STALLED_ATTEMPTS:
                     raise _unreachable(url, exc) from exc
                 cancel.wait(retry_pause_s * min(stalled + 1, 4))
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # a redirect loop, a Location not a URL
+                raise DownloadError(
+                    notice(
+                        "{server} sent {file} in a way that cannot be followed: {problem}",
+                        server=_host(url),
+                        file=source.file,
+                        problem=type(exc).__name__,
+                    ),
+                    hint=notice("Try again later; what was downloaded is kept."),
+                ) from exc
             have = written.have
             fetched += max(0, have - before)
         if progress:

@@ -122,3 +122,28 @@ def test_garbage_from_the_server_ends_in_a_clear_error_or_the_verified_file(
         assert not (tmp_path / "m.gguf").exists()
     else:
         assert report.path.read_bytes() == BODY
+
+
+def test_a_redirect_loop_is_a_download_error_that_says_so(tmp_path: Path) -> None:
+    class Loop(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_HEAD(self) -> None:
+            self.send_response(302)
+            self.send_header("Location", "/again")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_HEAD
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Loop)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    entry = HubFile(repo="o/r", file="m.gguf", revision="abc", sha256=SHA, size=len(BODY))
+    try:
+        with pytest.raises(DownloadError) as refused:
+            download_hub_file(entry, tmp_path, endpoint=f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "cannot be followed: TooManyRedirects" in refused.value.message
