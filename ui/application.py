@@ -19,7 +19,13 @@ from ui.i18n import tr, tr_error
 from ui.tasks import favour_the_ui_thread, freeze_long_lived
 
 # The windows a person opens from the menus, imported after the main window shows (import_in_background).
-WINDOW_MODULES = ("ui.dashboard", "ui.persona_editor", "ui.settings_dialog", "ui.memory_window")
+WINDOW_MODULES = (
+    "ui.dashboard",
+    "ui.persona_editor",
+    "ui.settings_dialog",
+    "ui.memory_window",
+    "ui.get_model_dialog",
+)
 
 # NEXUS_ARK_QUIT_AFTER_MS lets the packaging smoke test start the built app and have it quit by itself.
 QUIT_AFTER_ENV = "NEXUS_ARK_QUIT_AFTER_MS"
