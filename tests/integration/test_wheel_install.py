@@ -120,7 +120,7 @@ def test_the_installed_package_is_the_wheel_and_carries_its_data(
     assert Path(resources).resolve().is_relative_to(venv_root), resources
 
 
-def test_help_persona_list_chat_and_doctor(
+def test_help_persona_list_chat_model_list_and_doctor(
     installed: Path, elsewhere: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     cwd, env = elsewhere
@@ -147,6 +147,17 @@ def test_help_persona_list_chat_and_doctor(
         db.close()
     assert [r[0] for r in rows] == ["user", "assistant"]
     assert rows[0][1] == "Hello" and rows[1][1].strip() in chat.stdout
+
+    # The catalogue inside the wheel offers the downloads (nothing fetched: list only, Ollama not there).
+    models = _run(
+        [cli, "--data-dir", str(data), "model", "list", "--ollama-host", "http://127.0.0.1:9"], cwd, env
+    )
+    assert models.returncode == 0, models.stderr
+    assert [line.split("\t")[0] for line in models.stdout.splitlines()][:3] == [
+        "bundled",
+        "qwen2.5-1.5b",
+        "qwen2.5-3b",
+    ]
 
     doctor = _run([cli, "--data-dir", str(data), "doctor"], cwd, env)
     status = {}
