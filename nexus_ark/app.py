@@ -6,6 +6,7 @@ The CLI and the window both act through NexusApp; neither reaches below it excep
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -254,9 +255,11 @@ class NexusApp:
 
     # -- getting models (the catalogue's downloads and Ollama pulls) --------------------------------
     def ollama_host(self, slug: str | None = None) -> str:
-        """Where Ollama is for this persona (its setting, else the app default's, else the usual port)."""
+        """Where Ollama is for this persona: its setting, else OLLAMA_HOST, else the usual port."""
         config = self.model_config(self.personas.load(slug), "chat") if slug else self.settings.chat_model
-        return config.api_base if config.parsed().kind == "ollama" and config.api_base else DEFAULT_HOST
+        if config.parsed().kind == "ollama" and config.api_base:
+            return config.api_base
+        return os.environ.get("OLLAMA_HOST", "").strip() or DEFAULT_HOST  # Ollama's own variable
 
     def model_statuses(self, slug: str | None = None) -> list[ModelStatus]:
         """The catalogue with what is on this machine (reads files, asks Ollama: not for the UI thread)."""

@@ -148,3 +148,36 @@ def test_the_first_start_line_opens_the_list_and_once_closed_stays_closed(
     qtbot.wait(300)
     assert notice.isHidden()  # remembered
     window.close()
+
+
+def test_an_ollama_model_is_pulled_from_the_window_with_progress(
+    qtbot, core: NexusApp, hub: HubStandIn, ollama_wire, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nexus_ark.providers.catalogue import catalogue_path
+
+    monkeypatch.delenv("NEXUS_ARK_CATALOGUE")  # the shipped catalogue, with its Ollama models
+    assert catalogue_path().name == "catalogue.toml"
+    monkeypatch.setenv("OLLAMA_HOST", ollama_wire.url)
+    ollama_wire.pulled.pop("qwen2.5:1.5b", None)
+    ollama_wire.pull_pause_s = 0.02
+    try:
+        dialog = GetModelDialog(core, "hikari", name="ひかり")
+        qtbot.addWidget(dialog)
+        dialog.show()
+        qtbot.waitUntil(lambda: dialog.table.rowCount() > 0, timeout=10_000)
+        row = next(i for i, s in enumerate(dialog.statuses) if s.entry.id == "qwen2.5:1.5b")
+        assert dialog.table.item(row, 5).text() == ""  # Ollama answered: not installed
+        dialog.table.selectRow(row)
+        assert "Ollama must be running" in dialog.details.text()
+        qtbot.mouseClick(dialog.download_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: 0 < dialog.progress.value() < 1000, timeout=10_000)
+        assert " of 986.0 MB" in dialog.progress_label.text()
+        qtbot.waitUntil(lambda: "verified" in dialog.progress_label.text(), timeout=30_000)
+        qtbot.waitUntil(lambda: dialog.table.item(row, 5).text() == "installed", timeout=10_000)
+        with qtbot.waitSignal(dialog.accepted, timeout=10_000):
+            qtbot.mouseClick(dialog.use_button, Qt.MouseButton.LeftButton)
+        toml = (core.data_dir / "personas" / "hikari" / "persona.toml").read_text("utf-8")
+        assert 'spec = "ollama:qwen2.5:1.5b"' in toml and ollama_wire.url in toml
+    finally:
+        ollama_wire.pull_pause_s = 0.0
+        ollama_wire.pulled.pop("qwen2.5:1.5b", None)
