@@ -9,6 +9,7 @@ validation errors) follows a failure, then a StructuredOutputError names what wa
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -28,6 +29,52 @@ def extract_json(text: str) -> str:
     """The JSON object inside a reply that may wrap it in prose or a code fence."""
     start, end = text.find("{"), text.rfind("}")
     return text[start : end + 1] if start != -1 and end > start else text.strip()
+
+
+_SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)")
+
+
+def _whole(text: str) -> str:
+    """A string the grammar stopped at its maxLength, back to its last whole sentence, else its last
+    whole word with "…" (it trails off, and says so); as it was when neither is there."""
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    if ends and ends[-1] >= len(text) // 3:
+        return text[: ends[-1]]
+    head = text.rstrip().rpartition(" ")[0].rstrip(" ,;:-—")
+    return head + "…" if head else text
+
+
+_TYPES: dict[str, type] = {"string": str, "object": dict, "array": list}
+
+
+def _same_type(option: dict[str, Any], value: Any) -> bool:
+    if "$ref" in option:
+        return isinstance(value, dict)
+    kind = _TYPES.get(str(option.get("type")))
+    return kind is not None and isinstance(value, kind)
+
+
+def trim_cut_strings(value: Any, schema: dict[str, Any], root: dict[str, Any] | None = None) -> Any:
+    """Constrained decoding (llama.cpp's grammar, Ollama's format) ends a string at its schema's maxLength,
+    mid-word ("tone: The mood was one of joy and el"): such strings are trimmed back (_whole) instead of
+    being kept as if whole. Walks objects, arrays, $ref and anyOf."""
+    root = root if root is not None else schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        schema = root.get("$defs", {}).get(ref.split("/")[-1], {})
+    if "anyOf" in schema:  # e.g. an optional field: the option of the value's own type
+        option = next((o for o in schema["anyOf"] if _same_type(o, value)), None)
+        return trim_cut_strings(value, option, root) if option is not None else value
+    if isinstance(value, str):
+        limit = schema.get("maxLength")
+        return _whole(value) if isinstance(limit, int) and len(value) >= limit else value
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        return {k: trim_cut_strings(v, properties.get(k, {}), root) for k, v in value.items()}
+    if isinstance(value, list):
+        items = schema.get("items", {})
+        return [trim_cut_strings(v, items, root) for v in value] if isinstance(items, dict) else value
+    return value
 
 
 def _instruction(schema: dict) -> str:
@@ -70,11 +117,18 @@ def generate_structured(
 
     last_error = ""
     for attempt in range(repairs + 1):
-        text = "".join(c.text for c in backend.stream_chat(convo, params, cancel, json_schema=schema))
+        pieces, finish = [], None
+        for chunk in backend.stream_chat(convo, params, cancel, json_schema=schema):
+            pieces.append(chunk.text)
+            finish = chunk.finish_reason or finish
+        text = "".join(pieces)
         try:
+            if finish == "length":  # whatever parses of it, it is not the whole answer
+                raise ValueError("the answer was cut off by the token limit; answer more briefly")
             # strict=False: grammar-constrained strings may hold raw newlines, which JSON forbids but
             # which carry no ambiguity.
-            answer = model.model_validate(json.loads(extract_json(text), strict=False), context=context)
+            data = trim_cut_strings(json.loads(extract_json(text), strict=False), schema)
+            answer = model.model_validate(data, context=context)
             if attempts is not None:
                 attempts.append(attempt + 1)
             return answer

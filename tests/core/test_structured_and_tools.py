@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import BaseModel, Field
 
 from nexus_ark.errors import StructuredOutputError
 from nexus_ark.mind.schemas import DreamInsight, EmotionReading
@@ -43,6 +44,35 @@ def test_gives_up_with_a_clear_error() -> None:
 def test_raw_newlines_inside_strings_are_accepted() -> None:
     text = '{"trigger_topic": "t", "insight": "line one\nline two", "strategy": "s", "log_entry": "l"}'
     assert generate_structured(ScriptedBackend([text]), ASK, DreamInsight).insight == "line one\nline two"
+
+
+class _Episode(BaseModel):
+    summary: str = Field(min_length=1, max_length=60)
+    emotional_tone: str = Field(min_length=1, max_length=30)
+    key_events: list[str] = Field(default_factory=list)
+    note: str | None = Field(default=None, max_length=21)
+
+
+def test_a_string_the_grammar_stopped_at_its_max_length_is_not_kept_as_if_whole() -> None:
+    # What llama.cpp's grammar gave the bundled model: the tone stopped at its 30th character, mid-word.
+    answer = {
+        "summary": "They cooked pasta. Luna stole the basil from the balcony.",  # 57 < 60: whole
+        "emotional_tone": "The mood was one of joy and el",
+        "key_events": ["cooked"],
+        "note": "Luna is twelve. She l",
+    }
+    got = generate_structured(ScriptedBackend([json.dumps(answer)]), ASK, _Episode)
+    assert got.emotional_tone == "The mood was one of joy and…"  # trails off, and says so
+    assert got.note == "Luna is twelve."  # back to its last whole sentence
+    assert got.summary == answer["summary"]
+
+
+def test_an_answer_the_token_limit_cut_is_not_taken_even_if_it_parses() -> None:
+    whole = '{"emotion": "joy"}'
+    backend = ScriptedBackend(['{"emotion": "joy"}  {"emotion": "sad", "x": 1} and more', whole])
+    params = GenerationParams(max_tokens=4)
+    assert generate_structured(backend, ASK, EmotionReading, params=params).emotion == "joy"
+    assert len(backend.requests) == 2 and "token limit" in backend.requests[1][-1].content
 
 
 def test_extract_json_from_a_fenced_reply() -> None:
