@@ -178,6 +178,24 @@ def check_personas(data_dir: str | None) -> Check:
     return Check("personas", "ok", ", ".join(p.slug for p in infos))
 
 
+def check_downloads(data_dir: str | None) -> Check:
+    """The models Get a model downloaded (verified files), and any download left unfinished."""
+    from nexus_ark.providers.catalogue import installed_path, load_catalogue
+    from nexus_ark.providers.model_download import PART_SUFFIX
+
+    models_dir = DataLayout(resolve_data_dir(data_dir)).models_dir
+    try:
+        entries = load_catalogue()
+    except NexusArkError as exc:
+        return Check("downloaded models", "warn", exc.message)
+    have = [e.id for e in entries if installed_path(e, models_dir) is not None]
+    parts = sorted(p.name for p in models_dir.glob(f"*{PART_SUFFIX}")) if models_dir.is_dir() else []
+    detail = ", ".join(have) or "none (Model settings > Get a model…, or nexus-ark model get NAME)"
+    if parts:
+        detail += f"; unfinished: {', '.join(parts)} (model get goes on from there)"
+    return Check("downloaded models", "ok", detail)
+
+
 def check_ollama(host: str = "") -> Check:
     from nexus_ark.providers.ollama_backend import DEFAULT_HOST, OllamaBackend
 
@@ -217,6 +235,7 @@ def run_checks(data_dir: str | None) -> list[Check]:
         check_personas(data_dir),
         check_sqlite(),
         check_model(),
+        check_downloads(data_dir),
         check_ollama(),
         check_litellm(),
         check_display(),

@@ -61,3 +61,22 @@ def test_a_persona_without_its_soul_is_named(tmp_path: Path) -> None:
     check = check_personas(str(data))
     assert check.status == "warn"
     assert "aria" in check.detail and "persona.md is missing" in check.detail
+
+
+def test_doctor_names_the_downloaded_models_and_an_unfinished_download(tmp_path: Path) -> None:
+    from nexus_ark.doctor import check_downloads
+
+    models = tmp_path / "models"
+    models.mkdir()
+    assert "none" in check_downloads(str(tmp_path)).detail
+    (models / "qwen2.5-3b-instruct-q4_k_m.gguf.part").write_bytes(b"x" * 100)
+    with (models / "qwen2.5-1.5b-instruct-q4_k_m.gguf").open("wb") as fh:
+        fh.truncate(
+            1_117_320_736
+        )  # sparse: its size is what "installed" reads (only verified files get the name)
+    check = check_downloads(str(tmp_path))
+    assert check.status == "ok"
+    assert (
+        check.detail.startswith("qwen2.5-1.5b;")
+        and "unfinished: qwen2.5-3b-instruct-q4_k_m.gguf.part" in check.detail
+    )
