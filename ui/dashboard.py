@@ -71,6 +71,7 @@ class _Connections:
 
 class DashboardWindow(QDialog):
     refreshed = Signal()  # after each read of the database is shown (by every part, once all are built)
+    model_changed = Signal(str)  # the persona (slug) was put on another model from here
 
     def __init__(
         self, app: NexusApp, slug: str, parent: QWidget | None = None, name: str | None = None
@@ -113,6 +114,7 @@ class DashboardWindow(QDialog):
         self.goals = GoalsPanel(self.write)
         self.entities = EntitiesPanel(self.write)
         self.diary = DiaryPanel()
+        self.diary.get_model.connect(self.get_model)
         self.tabs = QTabWidget()
         self.tabs.setObjectName("dashboardTabs")
         for widget in (
@@ -359,6 +361,16 @@ class DashboardWindow(QDialog):
         self._show_dream_buttons()
         self._show_status()
         self.refresh()
+
+    def get_model(self) -> None:
+        """The diary's way out of 'reflection needs a larger model': the Get a model list; a model used
+        from it becomes the persona's, and the next dream reflects on it."""
+        from ui.get_model_dialog import GetModelDialog
+
+        dialog = GetModelDialog(self.app, self.slug, self, name=self.persona_name)
+        if dialog.exec() == GetModelDialog.DialogCode.Accepted and dialog.chosen_spec:
+            self.model_changed.emit(self.slug)
+            self.refresh()
 
     def _dream_failed(self, message: str) -> None:
         self._dreaming = False

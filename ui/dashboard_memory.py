@@ -7,7 +7,7 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -78,17 +78,26 @@ class EpisodesPanel(QWidget):
 class DiaryPanel(QWidget):
     """The dream diary, newest first: the insight, the strategy it led to and the diary entry."""
 
+    get_model = Signal()  # the person asked for a model that can reflect
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.insights: list[Insight] = []
         self.held_back = ""  # why the latest dream did not reflect ('' when it did)
         self.held_back_model = ""
         self.view = _browser("dreamDiary")
+        self.get_model_button = QPushButton()
+        self.get_model_button.setObjectName("diaryGetModel")
+        self.get_model_button.clicked.connect(self.get_model)
+        self.get_model_button.setVisible(False)
         layout = QVBoxLayout(self)
         layout.addWidget(self.view)
+        layout.addWidget(self.get_model_button, 0, Qt.AlignmentFlag.AlignLeft)
 
     def show_insights(self, insights: list[Insight], held_back: str = "", model: str = "") -> None:
         self.insights, self.held_back, self.held_back_model = insights, held_back, model
+        self.get_model_button.setText(tr("Get a model…"))
+        self.get_model_button.setVisible(bool(held_back))
         reason = ""
         if held_back:  # the persona's model writes no insights: say why instead of an empty diary
             reason = (

@@ -485,7 +485,13 @@ class MainWindow(QMainWindow):
                 return
         window = DashboardWindow(self.app, self.current_slug, self, name=self.current_name)
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        window.model_changed.connect(self._model_changed)
         window.show()
+
+    def _model_changed(self, slug: str) -> None:
+        """Another window put a persona on a new model: the one open reopens on it."""
+        if slug == self.current_slug and not self.streaming:
+            self.select_persona(slug)
 
     def edit_models(self) -> None:
         if not self.current_slug or self.streaming:
