@@ -77,7 +77,7 @@ def test_the_persona_name_used_for_the_person_is_taken_out_but_not_when_it_names
     assert persona_name_fix("I'm Aria, and I like tea. ", "Aria") == "I'm Aria, and I like tea. "
 
 
-def test_the_gate_streams_whole_sentences_ends_early_at_one_and_drops_copies():
+def test_the_gate_holds_a_copy_until_it_diverges_ends_early_at_a_sentence_and_drops_copies():
     shape = ReplyShape(params=GenerationParams(), small=True, soft_tokens=6, persona_name="Aria")
     gate = SentenceGate(shape, earlier=frozenset({"i'm so sorry for your loss."}))
     shown = [gate.feed(p) for p in ["I'm", " so", " sorry", " for", " your", " loss.", " Pasta", " is"]]
@@ -118,7 +118,9 @@ def test_a_small_models_reply_cut_by_the_limit_is_trimmed_marked_and_continues_f
     )
     streamed, result = _run(session, "Tell me a story.")
     stored = memory.messages.get(result.reply_id)
-    assert streamed.strip() == result.text == stored.content == "The sea was calm."
+    assert result.text == stored.content == "The sea was calm."
+    # Its words streamed as they came; those of the sentence the limit cut are not kept as said.
+    assert streamed.startswith("The sea was calm. The keeper")
     assert (
         stored.meta["cut_by_limit"]
         and stored.meta["cut_tail"] == "The keeper climbed the stairs and looked at"
@@ -155,3 +157,17 @@ def test_a_large_model_streams_as_it_comes_and_only_a_cut_is_trimmed(persona, tm
     assert result.text == "Hi Aria! It rained all day." and result.cut_by_limit
     assert memory.messages.get(result.reply_id).meta["cut_tail"] == "We stayed"
     assert backend.requests and "Aria" in result.text  # a capable model's words are its own
+
+
+def test_the_gate_lets_words_out_as_they_come_holding_only_what_may_change():
+    shape = ReplyShape(params=GenerationParams(), small=True, soft_tokens=None, persona_name="Aria")
+    gate = SentenceGate(shape, earlier=frozenset({"the waves are loud and the wind is cold."}))
+    pieces = ["The", "waves", "are", "loud", "and", "the", "gulls", "are", "back,", "Aria.", "See"]
+    shown = [gate.feed(p if i == 0 else " " + p) for i, p in enumerate(pieces)]
+    # Held while it could still copy the earlier sentence, then let out a word behind the model; the
+    # ", Aria" at its end held until the sentence ended, and taken out.
+    assert shown[:5] == ["", "", "", "", ""] and shown[6] == "The waves are loud and the "
+    assert "".join(shown) == "The waves are loud and the gulls are back. "
+    assert gate.renamed == 1
+    _rest, text, _tail = gate.finish("stop")
+    assert text == "The waves are loud and the gulls are back. See"

@@ -62,10 +62,13 @@ def test_replies_on_the_bundled_model_are_short_whole_and_do_not_call_the_person
                 else:
                     shown.append(item.text)
             assert result is not None and result.status == "complete", result
-            # What streamed is what is stored: no words shown and then taken back.
-            assert (
-                "".join(shown).strip() == result.text == runtime.memory.messages.get(result.reply_id).content
-            )
+            stored = runtime.memory.messages.get(result.reply_id).content
+            assert result.text == stored
+            # What streamed is what is stored; only the words of a sentence the limit cut are taken back.
+            if result.cut_by_limit:
+                assert "".join(shown).strip().startswith(stored.removesuffix("…")), (shown, stored)
+            else:
+                assert "".join(shown).strip() == stored
             results.append(result)
         for result in results:
             text, meta = result.text, result.meta
