@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -630,8 +630,8 @@ class ChatSession:
 
     def _shape(self) -> ReplyShape:
         """The persona's generation settings shaped to what the chat model can do (agent.reply_shape)."""
-        with suppress(NexusArkError):  # the request itself says what is wrong
-            self.backend.ensure_ready()  # the capability record is read from the loaded model
+        # Called after the prompt was built: counting its tokens loaded a local model, so the capability
+        # record is known (read from the GGUF); a server's is asked once and kept.
         params: GenerationParams = self.persona.settings.model.generation_params()
         return shape_reply(params, self.backend.capabilities(), self.persona.settings.name)
 
