@@ -125,7 +125,7 @@ def _meta_path(dest: Path) -> Path:
     return dest.with_name(dest.name + PART_SUFFIX + ".json")
 
 
-class _Rate:
+class TransferRate:
     """Bytes per second over a sliding window of a few seconds (a mean since the start hides a stall)."""
 
     def __init__(self, window_s: float = 4.0) -> None:
@@ -284,7 +284,7 @@ def download_hub_file(
     url = source.url(endpoint)
     part, meta = part_path(dest), _meta_path(dest)
     # One writer per part file, across processes (the window and `nexus-ark model get` at once).
-    lock = FileLock(str(part) + ".lock", timeout=0)
+    lock = FileLock(str(lock_path(dest)), timeout=0)
     try:
         lock.acquire()
     except Timeout:
@@ -299,7 +299,14 @@ def download_hub_file(
         )  # fmt: skip
     finally:
         lock.release()
-        Path(str(part) + ".lock").unlink(missing_ok=True)
+        # The lock file goes with the part (while a part stays, the next attempt locks this same file:
+        # removing it then could let two processes lock two files of one name).
+        if not part.exists():
+            lock_path(dest).unlink(missing_ok=True)
+
+
+def lock_path(dest: Path) -> Path:
+    return dest.with_name(dest.name + PART_SUFFIX + ".lock")
 
 
 def _download_locked(
@@ -339,7 +346,7 @@ def _download_locked(
             written.have = _hash_existing(part, written.hasher, cancel)
         resumed_from = have = written.have
         fetched, attempts, stalled = 0, 0, 0
-        rate = _Rate()
+        rate = TransferRate()
         while have < source.size:
             if cancel.is_set():
                 raise DownloadCancelled(notice("The download was cancelled."))
@@ -400,7 +407,7 @@ def _fetch_from(
     written: _Written,
     cancel: threading.Event,
     progress: ProgressFn | None,
-    rate: _Rate,
+    rate: TransferRate,
     resumed_from: int,
 ) -> tuple[int, Any]:
     """One GET from what is written to the end, appended to the part file. `written` follows every chunk,

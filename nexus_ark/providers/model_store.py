@@ -23,8 +23,9 @@ from nexus_ark.providers.model_download import (
     DownloadError,
     Progress,
     ProgressFn,
-    _Rate,
+    TransferRate,
     download_hub_file,
+    lock_path,
     part_path,
 )
 from nexus_ark.providers.ollama_backend import OllamaBackend, PullCancelled, same_model
@@ -140,7 +141,7 @@ def get_model(
 def pull_ollama(
     model: str, host: str, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
 ) -> None:
-    rate = _Rate()
+    rate = TransferRate()
     last = {"at": 0.0, "stage": ""}
 
     def report(done: int, total: int, status: str) -> None:
@@ -166,7 +167,8 @@ def remove_model(entry: CatalogueEntry, models_dir: Path, *, ollama_host: str = 
     if entry.download is not None:
         dest = models_dir / entry.download.file
         removed = []
-        for path in (dest, part_path(dest), part_path(dest).with_name(part_path(dest).name + ".json")):
+        part = part_path(dest)
+        for path in (dest, part, part.with_name(part.name + ".json"), lock_path(dest)):
             if path.exists():
                 path.unlink()
                 removed.append(path)

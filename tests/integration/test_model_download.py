@@ -408,3 +408,28 @@ def test_downloads_go_through_the_proxy_the_environment_names(
         assert any(line.startswith(f"GET {hub.storage_url}/blobs/") for line in proxy.seen), proxy.seen
     finally:
         proxy.stop()
+
+
+def test_two_downloads_of_one_file_never_write_the_same_part(tmp_path: Path, hub: HubStandIn) -> None:
+    hub.rate = 16 * 2**20
+    cancel = threading.Event()
+    started = threading.Event()
+    outcome: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            download_hub_file(
+                hub.entry, tmp_path, endpoint=hub.hub_url, cancel=cancel, progress=lambda p: started.set()
+            )
+        except BaseException as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    assert started.wait(30)
+    with pytest.raises(DownloadError) as refused:
+        download_hub_file(hub.entry, tmp_path, endpoint=hub.hub_url)
+    assert "already being downloaded by another Nexus Ark" in refused.value.message
+    cancel.set()
+    worker.join(30)
+    assert isinstance(outcome[0], DownloadCancelled)
