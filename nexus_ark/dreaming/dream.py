@@ -219,7 +219,11 @@ class Dreamer:
         embedder: Embedder | None = None,
         progress: Callable[[DreamProgress], None] | None = None,
         cancel: threading.Event | None = None,
+        reflect: bool | None = None,
     ) -> None:
+        """reflect: None (the app) as the model's capability record says; the faithfulness bench sets it
+        to see what a small model would write when asked anyway."""
+        self.reflect = reflect
         self.persona = persona
         self.memory = memory
         self.backend = backend
@@ -398,7 +402,8 @@ class Dreamer:
         caps = self.backend.capabilities()
         result = DreamResult(level=level, date=day.isoformat(), model=self.backend.describe())
         result.parameters = caps.parameters
-        if not caps.reflects:
+        reflects = caps.reflects if self.reflect is None else self.reflect
+        if not reflects:
             result.reflection = NEEDS_REFLECTION
         if material.message_ids:
             result.messages = [material.message_ids[0], material.message_ids[-1]]
@@ -443,7 +448,7 @@ class Dreamer:
                         level=level, date=day.isoformat(), stage=stage.name, index=index, total=len(stages)
                     )
                 )
-            self._run_stage(jobs, job_id, stage, material, result, reflects=caps.reflects)
+            self._run_stage(jobs, job_id, stage, material, result, reflects=reflects)
         if self.cancel.is_set() and any(s.name not in result.stages for s in stages):
             # Cut off inside the last stage: not finished, so the next run resumes it.
             result.skipped = "cancelled: the dream resumes from this stage next time"

@@ -30,7 +30,7 @@ _NAME = re.compile(r"\b(?:(?:Mr|Mrs|Ms|Dr|Prof)\. )?[A-Z][a-z]+(?:[ -][A-Z][a-z]
 _OPENING = re.compile(r"^[\W_]+")
 _KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
 # Capitalized words that are not names of people, places or things.
-_NOT_NAMES = _COMMON | frozenset(
+NOT_NAMES = _COMMON | frozenset(
     [
         "january",
         "february",
@@ -120,11 +120,26 @@ def _candidates(sentence: str) -> list[tuple[str, bool]]:
     for match in _NAME.finditer(sentence):
         words = match.group(0).split(" ")
         dropped = 0
-        while words and words[0].casefold().rstrip(".") in _NOT_NAMES:
+        while words and words[0].casefold().rstrip(".") in NOT_NAMES:
             words, dropped = words[1:], dropped + 1
         if words and len(" ".join(words)) > 1:
             found.append((" ".join(words), match.start() == opening and not dropped))
     return found + [(k, False) for k in _KATAKANA.findall(sentence)]
+
+
+def named_inside(name: str, texts: list[str]) -> bool:
+    """Whether `name` is said somewhere other than at a sentence's opening (lowercase counts: "my pottery
+    class" makes pottery a thing said, not a sentence opener)."""
+    folded = name.casefold()
+    for text in texts:
+        for sentence in sentences(text):
+            at = sentence.casefold().find(folded, 1)
+            opening = len(sentence) - len(_OPENING.sub("", sentence))
+            while at != -1:
+                if at > opening:
+                    return True
+                at = sentence.casefold().find(folded, at + 1)
+    return False
 
 
 def named(lines: list[Line], skip: set[str], known: list[str]) -> dict[str, list[tuple[int, str, str]]]:

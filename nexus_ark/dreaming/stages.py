@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nexus_ark.dreaming.extractive import central, episode_summary, named, quote
-from nexus_ark.dreaming.grounding import Grounding, GroundingReport
+from nexus_ark.dreaming.extractive import NOT_NAMES, central, episode_summary, named, named_inside, quote
+from nexus_ark.dreaming.grounding import Grounding, GroundingReport, Refusal, sentences
 from nexus_ark.dreaming.material import Material, day_messages
 from nexus_ark.dreaming.schemas import (
     EntityUpdates,
@@ -84,7 +84,17 @@ def _insight_stage(stage: str) -> Apply:
         check, report = _grounding(material), GroundingReport()
         cited = _cited(draft.source_ids, material)
         higher = stage != "insight"  # the week's and month's rest on the period's episodes too
-        support = check.check(stage, draft.insight, cited, with_context=higher, report=report)
+        # Every sentence of it: one true sentence must not carry an invented one ("Daichi wants help moving.
+        # He will bring you a birthday gift.").
+        support: list[str] | None = []
+        claims = sentences(draft.insight) or [draft.insight]
+        check.prefetch(claims)
+        for claim in claims:
+            ids = check.check(stage, claim, cited, with_context=higher, report=report)
+            if ids is None:
+                support = None
+                break
+            support += [i for i in ids if i not in support]  # type: ignore[operator]
         for said in (draft.trigger_topic, draft.strategy, draft.log_entry):
             if (
                 support is not None
@@ -124,20 +134,36 @@ def _add_to_entity(memory: MemoryStore, name: str, note: str, material: Material
     return True
 
 
+def _not_an_entity(name: str, mentioned: list[str], material: Material, memory: MemoryStore) -> str:
+    """Why a proposed name is no entity to remember ('' when it is one)."""
+    if not mentioned:  # never said that day: the model's invention (an insight's title, a stranger)
+        return "not named in the day's messages"
+    if name.casefold() == material.persona.casefold():
+        return "the persona itself"
+    if name.casefold() in NOT_NAMES:
+        return "a common word, not a name"
+    # A capitalized word that only opens sentences ("Back from a night shift") is no name; a name memory
+    # knows already is one however it is written.
+    if memory.components.entity(name) is None and not named_inside(
+        name, [text for _, _, _, text in material.messages]
+    ):
+        return "only opens sentences: a common word, not a name"
+    return ""
+
+
 def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -> dict[str, Any]:
     check, report = _grounding(material), GroundingReport()
     written: list[str] = []
     for note in updates.entities:
         name = " ".join(note.name.split())
+        if name in written:
+            continue
         mentioned = _said_in_messages(name, material)
-        # A name that was never said that day is the model's invention, and the persona is no entity of
-        # its own: not written.
-        if (
-            name in written
-            or len(name) < 2
-            or not mentioned
-            or name.casefold() == material.persona.casefold()
-        ):
+        why = _not_an_entity(name, mentioned, material, memory)
+        if why:
+            report.checked += 1
+            report.refused += 1
+            report.refusals.append(Refusal(stage="entities", text=name, why=why))
             continue
         cited = [i for i in _cited(note.source_ids, material) if i in mentioned] or mentioned
         text, _ = check.keep_supported("entities", note.text, cited, report=report)

@@ -127,23 +127,24 @@ class ScriptedMind(ChatBackend):
         # Answers made of what was said (the grounding check refuses anything else, as it should).
         about = next((line for line in reversed(lines) if topic in line[2]), lines[-1] if lines else None)
         said = f"{about[1]} said: {_clip(about[2], 180)}" if about else "We did not talk."
+        cites = [f"msg:{about[0]}"] if about else []  # the message it quotes
         if "trigger_topic" in props:
             return {
                 "trigger_topic": topic,
                 "insight": said,
                 "strategy": f"Ask about {topic} gently next time.",
                 "log_entry": f"A quiet night; I kept thinking of {topic}.",
-                "source_ids": ids[-2:],
+                "source_ids": cites,
             }
         if "emotional_tone" in props:
             return {
                 "summary": " ".join(f"{s} said: {_clip(t, 120)}" for _, s, t in lines[-2:]) or said,
                 "key_events": [f"{about[1]} talked about {topic}"] if about and topic != "our talks" else [],
                 "emotional_tone": "warm",
-                "source_ids": ids[-3:],
+                "source_ids": ids[-2:] + cites,
             }
         if props == {"entities"}:
-            return {"entities": [{"name": topic, "text": said, "source_ids": ids[-1:]}]}
+            return {"entities": [{"name": topic, "text": said, "source_ids": cites}]}
         if props == {"questions"}:
             if topic == "our talks":  # nothing named: nothing to wonder about
                 return {"questions": []}

@@ -445,13 +445,22 @@ def test_turns_after_a_dream_are_dreamt_by_the_next_pass_and_only_they(persona, 
         content="Yui loved the blue bowl, she cried a little at Trattoria Luna.",
         created_at=iso(datetime(2026, 11, 20, 22, 0, tzinfo=UTC)),
     )
-    model = ScriptedBackend(answer_for)
+
+    def the_evening(messages: Sequence[ChatMessage]) -> str:
+        if '"emotional_tone"' in messages[0].content:
+            summary = "Yui loved the blue bowl and cried a little at Trattoria Luna."
+            return json.dumps({"summary": summary, "emotional_tone": "moved"})
+        return answer_for(messages)  # about the first part of the day: refused, as not in this pass
+
+    model = ScriptedBackend(the_evening)
     second = Dreamer(persona, memory, model, clock, embedder=E5).run(day=DAY)
     assert second.skipped is None and second.messages == [later, later]
     material = model.requests[0][0].content
     assert f"[msg:{later}]" in material and "[msg:1]" not in material, "only what came since"
     assert "since you last dreamt" in material
     (episode,) = memory.components.episodes()
+    assert episode.summary.endswith(" Yui loved the blue bowl and cried a little at Trattoria Luna.")
+    assert episode.summary.startswith("Mika talked about Yui's birthday gift")
     assert f"msg:{later}" in episode.source_ids and "msg:1" in episode.source_ids, "the day's episode grew"
     third = Dreamer(persona, memory, ScriptedBackend(answer_for), clock, embedder=E5).run(day=DAY)
     assert third.skipped == "already dreamt (level 1) on 2026-11-20"
@@ -530,7 +539,32 @@ def test_what_the_messages_do_not_support_is_refused_and_counted(persona, memory
         "Mika's husband took their son to the zoo in Paris.",
         "a trip to Paris",
         "What is your favorite hobby?",
+        "Professor Oak",  # an entity never named that day
     }
-    assert result.grounding.refused == 4 and result.grounding.checked > 4
+    assert result.grounding.refused == 5 and result.grounding.checked > 5
     stored = json.loads(memory.db.execute("select result from dream_jobs").fetchone()[0])
-    assert stored["grounding"]["refused"] == 4, "the report is kept with the job"
+    assert stored["grounding"]["refused"] == 5, "the report is kept with the job"
+
+
+def test_an_insight_is_refused_whole_when_one_sentence_is_invented(persona, memory, clock):
+    """A true sentence carried an invented one past a check of the whole text (bench: "My brother Daichi
+    ... will bring you a gift for your birthday. He wants to help you move apartments")."""
+
+    def half_true(messages: Sequence[ChatMessage]) -> str:
+        if '"trigger_topic"' in messages[0].content:
+            return json.dumps(
+                {
+                    "trigger_topic": "Yui's gift",
+                    "insight": "Mika made a blue bowl in pottery class for her sister Yui. "
+                    "Yui's husband is a famous chef who cooks for the emperor.",
+                    "strategy": "Ask about the bowl.",
+                    "log_entry": "A blue night.",
+                }
+            )
+        return answer_for(messages)
+
+    result = Dreamer(persona, memory, ScriptedBackend(half_true), clock, embedder=E5).run(day=DAY)
+    assert counts(memory)["insights"] == 0 and result.stages["insight"].startswith("skipped: refused")
+    assert [r.text for r in result.grounding.refusals if r.stage == "insight"] == [
+        "Yui's husband is a famous chef who cooks for the emperor."
+    ]
