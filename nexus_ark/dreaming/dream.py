@@ -176,6 +176,18 @@ def _dreamt_through(finished: list[dict[str, Any]]) -> int | None:
     return max(int(j["through_id"]) for j in finished if j["through_id"] is not None)
 
 
+def undreamt(memory: MemoryStore, day: date) -> bool:
+    """Whether `day` has messages no finished pass covered (the scheduler's question: said after the
+    last dream of it, or never dreamt)."""
+    finished = list(
+        memory.db.query(
+            "select after_id, through_id from dream_jobs where date = ? and state != 'running'",
+            [day.isoformat()],
+        )
+    )
+    return bool(day_messages(memory, day, after_id=_dreamt_through(finished)))
+
+
 def _already(finished: list[dict[str, Any]], day: date) -> DreamResult:
     """The day's newest highest pass, as stored, saying it was dreamt already."""
     job = max(finished, key=lambda j: (int(j["level"]), int(j["id"])))

@@ -13,6 +13,7 @@ from apscheduler.triggers.cron import CronTrigger
 from pydantic import BaseModel, Field
 
 from nexus_ark.clock import iso
+from nexus_ark.dreaming.dream import undreamt
 from nexus_ark.dreaming.material import latest_day
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.model import AutonomySettings
@@ -78,7 +79,8 @@ def due_jobs(now: datetime, autonomy: AutonomySettings, state: ScheduleState) ->
 
 def read_state(memory: MemoryStore, now: datetime) -> ScheduleState:
     """What the schedule decides on, from memory.db: when each job last ran, when the person last wrote, and
-    the latest finished day with conversation and no finished dream (`now`: the persona's local time)."""
+    the latest finished day with conversation not yet dreamt, or talked on after its dream (`now`: the
+    persona's local time)."""
     runs = {
         job: datetime.fromisoformat(stamp)
         for job, stamp in memory.db.execute("select job, last_run from job_runs").fetchall()
@@ -87,12 +89,8 @@ def read_state(memory: MemoryStore, now: datetime) -> ScheduleState:
     last_user = datetime.fromisoformat(row[0]) if row and row[0] else None
     today = now.date()
     day = latest_day(memory, today - timedelta(days=1))
-    if day is not None:
-        dreamt = memory.db.execute(
-            "select 1 from dream_jobs where date = ? and state in ('done', 'skipped')", [day.isoformat()]
-        ).fetchone()
-        if dreamt:
-            day = None
+    if day is not None and not undreamt(memory, day):  # dreamt, and nothing said since
+        day = None
     return ScheduleState(last_runs=runs, last_user_message=last_user, undreamt_day=day)
 
 

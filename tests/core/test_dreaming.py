@@ -568,3 +568,19 @@ def test_an_insight_is_refused_whole_when_one_sentence_is_invented(persona, memo
     assert [r.text for r in result.grounding.refusals if r.stage == "insight"] == [
         "Yui's husband is a famous chef who cooks for the emperor."
     ]
+
+
+def test_the_scheduler_sees_a_day_talked_on_after_its_dream(persona, memory, clock):
+    from nexus_ark.runtime.schedule import read_state
+
+    next_day = datetime(2026, 11, 21, 23, 0, tzinfo=UTC)
+    assert read_state(memory, next_day).undreamt_day == DAY
+    Dreamer(persona, memory, ScriptedBackend(answer_for), clock, embedder=E5).run(day=DAY)
+    assert read_state(memory, next_day).undreamt_day is None
+    memory.messages.add(
+        speaker="Mika",
+        role="user",
+        content="One more thing: Yui wants a cake too.",
+        created_at=iso(datetime(2026, 11, 20, 23, 0, tzinfo=UTC)),
+    )
+    assert read_state(memory, next_day).undreamt_day == DAY, "the evening's talk is dreamt the next night"
