@@ -225,6 +225,8 @@ class SentenceGate:
         if whole.strip():
             self.kept.append(whole)
             self._ended_now = True
+        elif self.kept:  # a line break between sentences: shown, so kept with them
+            self.kept[-1] += whole
         return fixed
 
     @property

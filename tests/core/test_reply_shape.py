@@ -171,3 +171,13 @@ def test_the_gate_lets_words_out_as_they_come_holding_only_what_may_change():
     assert gate.renamed == 1
     _rest, text, _tail = gate.finish("stop")
     assert text == "The waves are loud and the gulls are back. See"
+
+
+def test_what_streams_is_what_is_stored_line_breaks_and_japanese_included(persona, tmp_path: Path):
+    memory = MemoryStore(tmp_path / "m.db")
+    # Pieces as llama.cpp streamed them to a Japanese persona: a full-width question mark, then a break.
+    reply = "こんにちは、元気ですか？\n👍\n\n今日は晴れ。"
+    backend = ScriptedBackend([reply], parameters=SMALL, chunk_size=3)
+    session = ChatSession(persona, memory, backend)
+    streamed, result = _run(session, "こんにちは。")
+    assert streamed.strip() == result.text == memory.messages.get(result.reply_id).content == reply
