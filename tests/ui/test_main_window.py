@@ -204,8 +204,13 @@ def test_a_reply_cut_by_the_token_limit_offers_continue_into_the_same_message(
         qtbot.mouseClick(window.continue_button, Qt.MouseButton.LeftButton)
     # the whole message again, from the history thread
     qtbot.waitSignal(window.conversation.page_shown, timeout=10_000).wait()
-    store = window.app.memory("aria")
-    replies = [m for m in store.messages.recent() if m.role == "assistant"]
+    # A reader of its own: the runtime's connection may be writing the turn's after-work meanwhile (one
+    # SQLite connection driven from two threads interleaves their savepoints).
+    store = window.app.open_memory("aria", read_only=True)
+    try:
+        replies = [m for m in store.messages.recent() if m.role == "assistant"]
+    finally:
+        store.close()
     assert len(replies) == 1 and replies[0].id == first.reply_id  # one message, grown
     assert len(replies[0].content) > len(first.text) and replies[0].meta["continued"] == 1
     assert replies[0].content.split()[0] in window.chat.toPlainText()
