@@ -232,10 +232,13 @@ class Dreamer:
         progress: Callable[[DreamProgress], None] | None = None,
         cancel: threading.Event | None = None,
         reflect: bool | None = None,
+        continuing: bool = False,
     ) -> None:
         """reflect: None (the app) as the model's capability record says; the faithfulness bench sets it
-        to see what a small model would write when asked anyway."""
+        to see what a small model would write when asked anyway. continuing: the same dream goes on after
+        giving way to the person (its start is in the timeline already: it is not said again)."""
         self.reflect = reflect
+        self.continuing = continuing
         self.persona = persona
         self.memory = memory
         self.backend = backend
@@ -365,6 +368,27 @@ class Dreamer:
         except NexusArkError as exc:  # keyword search finds them now; the background pass retries
             log.warning("what the dream wrote is not embedded yet: %s", exc)
 
+    def _say_start(self, result: DreamResult, level: int, day: date, completed: dict[str, Any]) -> None:
+        """The timeline's start of a pass: began, or resumed (a pass a crash or a shutdown cut off), and
+        why a small model is not asked to reflect."""
+        self.memory.activity.append(
+            "dream",
+            notice("level {level} dream of {date} resumed", level=level, date=day.isoformat())
+            if any(r.get("state") != "done earlier" for r in completed.values())
+            else notice("level {level} dream of {date} began", level=level, date=day.isoformat()),
+            data={"level": level, "date": day.isoformat(), "stage": "start"},
+        )
+        if result.reflection:
+            self.memory.activity.append(
+                "dream",
+                notice(
+                    "reflection needs a larger model: {model} keeps to the day's own words (no insight, "
+                    "values, questions or goals)",
+                    model=result.model,
+                ),
+                data={"level": level, "date": day.isoformat(), "reflection": "needs a larger model"},
+            )
+
     def _run(self, *, level: int | None, day: date | None) -> DreamResult:
         started = time.monotonic()
         today = self.clock.now().astimezone().date()
@@ -425,23 +449,8 @@ class Dreamer:
         if not job_id:
             job_id = jobs.start(level, day, after_id, through_id or None, completed)
         stages = stages_for(level)
-        self.memory.activity.append(
-            "dream",
-            notice("level {level} dream of {date} resumed", level=level, date=day.isoformat())
-            if any(r.get("state") != "done earlier" for r in completed.values())
-            else notice("level {level} dream of {date} began", level=level, date=day.isoformat()),
-            data={"level": level, "date": day.isoformat(), "stage": "start"},
-        )
-        if result.reflection:
-            self.memory.activity.append(
-                "dream",
-                notice(
-                    "reflection needs a larger model: {model} keeps to the day's own words (no insight, "
-                    "values, questions or goals)",
-                    model=result.model,
-                ),
-                data={"level": level, "date": day.isoformat(), "reflection": "needs a larger model"},
-            )
+        if not self.continuing:
+            self._say_start(result, level, day, completed)
         for index, stage in enumerate(stages, 1):
             if stage.name in completed:
                 record = completed[stage.name]

@@ -305,6 +305,7 @@ class PersonaRuntime:
                 progress(step)
 
         chosen: list[date] = []
+        gave_way: list[bool] = []  # the step runs again after giving way to the person
 
         def step(give_way: threading.Event) -> Any:
             if not chosen:
@@ -323,6 +324,7 @@ class PersonaRuntime:
                         embedder=embedder,
                         progress=report,
                         cancel=stop,
+                        continuing=bool(gave_way),
                     ).run(level=level, day=chosen[0])
             except BaseException:
                 record_run(self.memory, "dream", self.host.clock.now())
@@ -330,6 +332,7 @@ class PersonaRuntime:
             person_stopped = cancel is not None and cancel.is_set()
             if give_way.is_set() and not person_stopped and (result.skipped or "").startswith("cancelled"):
                 log.info("%s: the dream gives way to the person and resumes after", self.slug)
+                gave_way.append(True)
                 return AGAIN
             record_run(self.memory, "dream", self.host.clock.now())
             if not result.skipped or result.stages:

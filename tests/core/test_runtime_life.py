@@ -344,6 +344,10 @@ def test_the_persons_turn_is_served_while_a_dream_runs_and_the_dream_then_finish
         assert not any("cancel" in state for state in result.stages.values())
         assert result.stages["insight"] == result.stages["episode"] == "done"
         assert memory.db.execute("select state from dream_jobs").fetchall() == [("done",)]
+        # It gave way to the person and went on: its start is said once, never as "resumed" (that is for a
+        # dream a crash or a shutdown cut off).
+        said = [e.summary for e in memory.activity.query(kinds=["dream"], limit=100)]
+        assert sum("began" in s for s in said) == 1 and not any("resumed" in s for s in said), said
     finally:
         app.close()
 

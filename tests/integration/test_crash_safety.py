@@ -61,8 +61,8 @@ def test_a_crash_during_a_dream_and_a_reply_loses_nothing_and_the_dream_resumes_
         # What ran meanwhile, should a second "resumed" appear again (seen once in CI, 2026-11-22: a dream
         # cut short by something after the restart resumes again and says so).
         timeline = [f"{e.kind}: {e.summary}" for e in memory.activity.query(limit=200)]
-        assert sum("began" in s for s in begun) == 1, timeline
-        assert sum("resumed" in s for s in begun) == 1, timeline
+        assert sum("began" in s for s in begun) == 1, "\n".join(timeline)
+        assert sum("resumed" in s for s in begun) == 1, "\n".join(timeline)
         assert sum(s.startswith("stage insight") or "insight:" in s for s in begun) <= 1
         (event,) = memory.db.execute("select state, key from events").fetchall()
         assert event == ("pending", "exam")
