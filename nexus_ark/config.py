@@ -61,9 +61,17 @@ class AppSettings(BaseModel):
         return value
 
 
-def _shown(value: object) -> str:
+# Fields whose value is a secret: a refusal shows at most its first 4 characters (issue 23: a key typed into
+# persona.toml was quoted whole on stderr and twice in the log people attach to bug reports).
+SECRET_FIELDS = frozenset({"api_key", "key", "token", "password", "secret"})
+
+
+def _shown(value: object, *, secret: bool = False) -> str:
     if value is None or isinstance(value, dict):
         return ""
+    if secret:
+        text = str(value)
+        return notice(" (got {start}…, {count} characters)", start=repr(text[:4]), count=len(text))
     if isinstance(value, str) and len(value) > 40:
         return notice(" (got {count} characters: {start}…)", count=len(value), start=repr(value[:30]))
     return notice(" (got {value})", value=repr(value))
@@ -80,7 +88,9 @@ def validation_problems(exc: ValidationError) -> list[Notice]:
                 "{field}: {problem}{got}",
                 field=field,
                 problem=validation_message(err),
-                got=_shown(err.get("input")),
+                got=_shown(
+                    err.get("input"), secret=str(err["loc"][-1] if err["loc"] else "") in SECRET_FIELDS
+                ),
             )
         )
     return problems
