@@ -7,7 +7,6 @@ import json
 import logging
 import sys
 import threading
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.logfile import setup_logging
+from nexus_ark.memory_cli import one_field
 from nexus_ark.paths import DataLayout, resolve_data_dir
 
 WindowOpener = Callable[[argparse.Namespace], int]
@@ -237,9 +237,9 @@ def _persona(app: NexusApp, args: argparse.Namespace) -> int:
                 fields = [p.slug, p.name, p.language, p.description]
             else:
                 fields = [p.slug, "(unusable)", "", p.error]
-            print("\t".join(_one_field(f) for f in fields))
+            print("\t".join(one_field(f) for f in fields))
             if p.warning:  # usable but damaged: stdout keeps its shape, the person still reads why
-                print(f"warning: {p.slug}: {_one_field(p.warning)}", file=sys.stderr)
+                print(f"warning: {p.slug}: {one_field(p.warning)}", file=sys.stderr)
         return 0
     if args.persona_command in ("import", "export"):
         return _card(app, args)
@@ -268,13 +268,6 @@ def _card(app: NexusApp, args: argparse.Namespace) -> int:
     for warning in done.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
-
-
-def _one_field(text: str) -> str:
-    """A tab-separated field on one line: tabs, newlines and other control characters become spaces."""
-    return " ".join(
-        "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text).split()
-    )
 
 
 def _prompt(app: NexusApp, args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+import unicodedata
 from datetime import datetime
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from nexus_ark.memory.importer import ImportReport, import_jsonl, record_import
 from nexus_ark.memory.portability import backup, export_memory, import_memory
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.imported import read_unread_feelings
+from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona
 
 
@@ -187,10 +189,13 @@ def _search(app: NexusApp, store: MemoryStore, args: argparse.Namespace) -> int:
 
 def _knowledge(app: NexusApp, store, args: argparse.Namespace) -> int:
     kb = store.knowledge
+    ids = [_document_id(target) for target in args.targets] if args.action == "remove" else []
+    added: set[int] = set()
     if args.action == "add":
         for target in args.targets:
             doc = kb.add(Path(target))
-            print(f"added {doc.id}\t{doc.title}", file=sys.stderr)
+            added.add(doc.id)
+            print(f"added {doc.id}\t{one_field(doc.title)}", file=sys.stderr)
 
         def progress(title: str, done: int, total: int) -> None:
             print(f"\rindexing {title}: {done}/{total}", end="", file=sys.stderr, flush=True)
@@ -198,11 +203,29 @@ def _knowledge(app: NexusApp, store, args: argparse.Namespace) -> int:
         kb.ingest_pending(app.embedder(), progress=progress)
         print(file=sys.stderr)
     elif args.action == "remove":
-        for target in args.targets:
-            kb.remove(int(target))
+        for doc_id in ids:
+            kb.remove(doc_id)
     failed = 0
     for doc in kb.documents():
         detail = doc.error or f"{doc.chunks_done}/{doc.chunks_total} chunks"
-        print(f"{doc.id}\t{doc.status}\t{doc.title}\t{detail}")
-        failed += doc.status == "error"
-    return 1 if failed and args.action == "add" else 0
+        print("\t".join(one_field(str(f)) for f in (doc.id, doc.status, doc.title, detail)))
+        # Only what this command added decides its exit code: an old broken document is listed, not blamed.
+        failed += doc.status == "error" and doc.id in added
+    return 1 if failed else 0
+
+
+def _document_id(target: str) -> int:
+    if not target.isdigit():
+        raise NexusArkError(
+            notice(
+                "{value!r} is not a document id: `memory kb list` shows them.", value=one_field(target)[:40]
+            )
+        )
+    return int(target)
+
+
+def one_field(text: str) -> str:
+    """A tab-separated field on one line: tabs, newlines and other control characters become spaces."""
+    return " ".join(
+        "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text).split()
+    )

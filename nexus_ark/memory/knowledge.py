@@ -61,6 +61,21 @@ def _unsupported(path: Path, name: str | None = None) -> Notice:
     return notice("{name}: only .txt, .md and .pdf files can be added.", name=name or path.name)
 
 
+# A file name's limit is 255 bytes on the common file systems; the stored copy adds 13 (the hash and a
+# dash), and a little room stays for the copies other tools make beside it.
+STORED_NAME_BYTES = 200
+
+
+def stored_name(digest: str, name: str) -> str:
+    """The stored copy's name: the content hash, then the person's file name, its stem shortened (by whole
+    characters) where the whole would pass the file system's limit; the suffix is kept."""
+    stem, suffix = Path(name).stem, Path(name).suffix
+    room = STORED_NAME_BYTES - 13 - len(suffix.encode("utf-8"))
+    while len(stem.encode("utf-8")) > room:
+        stem = stem[:-1]
+    return f"{digest[:12]}-{stem}{suffix}"
+
+
 def original_name(copy: Path) -> str:
     """The name the person's file had: the stored copy's name without the content hash in front."""
     digest, dash, name = copy.name.partition("-")
@@ -150,7 +165,7 @@ class KnowledgeBase:
         if existing:
             return self._get(existing[0])
         self.folder.mkdir(parents=True, exist_ok=True)
-        copy = self.folder / f"{digest[:12]}-{source.name}"
+        copy = self.folder / stored_name(digest, source.name)
         shutil.copy2(source, copy)
         now = iso(self.clock.now())
         with self.db.atomic():

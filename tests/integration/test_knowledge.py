@@ -103,3 +103,38 @@ def test_resume_after_a_kill_mid_import_without_duplicates(memory: MemoryStore, 
         assert store.archive.search("river town boats", default_embedder()) == []
     finally:
         store.close()
+
+
+def test_kb_cli_takes_long_names_refuses_bad_ids_blames_only_its_own_documents_and_lists_one_line_each(
+    tmp_path: Path,
+) -> None:
+    """Issue 23, defect 6: a 245-character file name failed with OSError (the stored copy's hash prefix
+    took it past 255 bytes); `kb remove abc` was a ValueError; after one broken PDF every later `kb add`
+    exited 1; `kb list` printed a title's newline raw."""
+    from tests.conftest import run_cli
+
+    data = str(tmp_path / "data")
+
+    def kb(*args: str) -> subprocess.CompletedProcess[str]:
+        return run_cli("--data-dir", data, "memory", "kb", "--persona", "aria", *args)
+
+    long_name = tmp_path / ("a" * 245 + ".txt")
+    long_name.write_text("Yui's birthday is on Friday.", encoding="utf-8")
+    added = kb("add", str(long_name))
+    assert added.returncode == 0 and "Traceback" not in added.stderr, added.stderr
+    bad_id = kb("remove", "abc")
+    assert bad_id.returncode == 2 and "'abc' is not a document id" in bad_id.stderr
+    assert "Traceback" not in bad_id.stderr
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 broken")
+    assert kb("add", str(broken)).returncode == 1  # its own document failed
+    fine = tmp_path / "fine.txt"
+    fine.write_text("Kenji moved the deadline.", encoding="utf-8")
+    assert kb("add", str(fine)).returncode == 0  # the old broken one is listed, not blamed
+    newline = tmp_path / "two\nlines.txt"
+    newline.write_text("A title with a newline.", encoding="utf-8")
+    assert kb("add", str(newline)).returncode == 0
+    listed = kb("list")
+    rows = [line.split("\t") for line in listed.stdout.splitlines()]
+    assert [len(r) for r in rows] == [4, 4, 4, 4] and rows[-1][2] == "two lines"
+    assert rows[1][1] == "error" and "broken.pdf" in rows[1][3]
