@@ -160,12 +160,15 @@ def _remember(store: MemoryStore, slug: str, plan: PersonaPlan, source: str) -> 
     return greeting_id
 
 
-def export_card(app: NexusApp, slug: str, out: Path, fmt: CardFormat | None = None) -> CardExport:
-    """Write a persona as a V3 card: `out` is a file (or a folder: <slug>.png/.json in it); the format
-    is `fmt`, else .json for a .json name, else PNG. Blocks on the disk: off the UI thread."""
+def export_card(app: NexusApp, slug: str, out: Path | str, fmt: CardFormat | None = None) -> CardExport:
+    """Write a persona as a V3 card: `out` is a file (or a folder: <slug>.png/.json in it; a name ending
+    in a slash means a folder, and one that does not exist is refused, never written as a file named so);
+    the format is `fmt`, else .json for a .json name, else PNG. Blocks on the disk: off the UI thread."""
     persona = app.personas.load(slug)
+    folder_meant = isinstance(out, str) and out.endswith(("/", os.sep))
+    out = Path(out)
     chosen: CardFormat = fmt or ("json" if out.suffix.lower() == ".json" else "png")
-    if out.is_dir():
+    if out.is_dir() or folder_meant:
         out = out / f"{slug}.{chosen}"
     if not out.parent.is_dir():
         raise CardError(

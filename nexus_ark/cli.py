@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     card_out.add_argument(
         "--format", choices=["png", "json"], help="default: json for a .json OUT, else png (its avatar)"
     )
-    card_out.add_argument("out", type=Path, help="the card file to write (or a folder: NAME.png in it)")
+    # A string, not a Path: "out/" (a folder meant, perhaps not there yet) must keep its slash.
+    card_out.add_argument("out", help="the card file to write (or a folder: NAME.png in it)")
 
     memory = sub.add_parser("memory", help="import conversations into a persona's memory, or search it")
     msub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)

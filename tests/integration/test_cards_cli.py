@@ -66,3 +66,16 @@ def test_bad_card_and_unknown_persona_exit_2_with_the_reason(data_dir: Path, tmp
     assert proc.returncode == 2
     assert "There is no persona 'nobody'" in proc.stderr
     assert not (tmp_path / "x.png").exists()
+
+
+def test_export_to_a_folder_that_is_not_there_is_refused_not_written_as_a_file(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Issue 23: `persona export NAME dir/` with dir missing wrote a file named `dir`."""
+    missing = tmp_path / "cards"
+    proc = run_cli("--data-dir", str(data_dir), "persona", "export", "aria", f"{missing}/")
+    assert proc.returncode == 2 and "the folder" in proc.stderr and "does not exist" in proc.stderr
+    assert not missing.exists()
+    missing.mkdir()
+    proc = run_cli("--data-dir", str(data_dir), "persona", "export", "aria", f"{missing}/")
+    assert proc.returncode == 0 and (missing / "aria.png").is_file()
