@@ -8,6 +8,7 @@ importing; it is imported on first use (never on the UI thread) with the local p
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Iterator
@@ -28,16 +29,44 @@ from nexus_ark.providers.secrets import api_key_for, provider_of
 from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts, guarded_stream
 
 _import_lock = threading.Lock()
+LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 
 def import_litellm() -> Any:
     with _import_lock:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-        import litellm
+        # Its handler (stdout) is installed while it imports, and it logs there at once: quiet until routed.
+        quiet = [logging.getLogger(name) for name in LITELLM_LOGGERS]
+        for logger in quiet:
+            logger.setLevel(logging.WARNING)
+        try:
+            import litellm
+        finally:
+            for logger in quiet:
+                logger.setLevel(logging.NOTSET)
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
+        _route_litellm_logging(litellm)
         return litellm
+
+
+def _route_litellm_logging(litellm: Any) -> None:
+    """LiteLLM's loggers carry a handler of its own that writes records below WARNING to stdout, and
+    print_verbose prints there when set_verbose is on; stdout is the scripting contract (replies, --json).
+    Its records go the way of every other library's: up to our handlers (stderr and the log file)."""
+    litellm.set_verbose = False
+    try:
+        from litellm import _logging as litellm_logging
+
+        litellm_logging.set_verbose = False
+    except ImportError:  # an older LiteLLM: the loggers below are still found by name
+        pass
+    for name in LITELLM_LOGGERS:
+        logger = logging.getLogger(name)
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        logger.propagate = True
 
 
 ResponseFormat = Literal["json_schema", "json_object_schema", "json_object"]

@@ -164,6 +164,37 @@ def test_chat_through_litellm_and_an_openai_compatible_server(data_dir: Path, ll
     assert reply.meta["model"] == "litellm:openai/local" and reply.status == "complete"
 
 
+@pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
+def test_litellm_logs_stay_off_stdout(data_dir: Path, llama_server: str, verbose: bool) -> None:
+    """stdout is the scripting contract: two piped messages give the two replies and nothing else, even with
+    -v (LiteLLM's own handler printed "LiteLLM completion() model= ..." there, between the replies)."""
+    proc = run_cli(
+        "--data-dir",
+        str(data_dir),
+        *(["-v"] if verbose else []),
+        "chat",
+        "--persona",
+        "aria",
+        "--model",
+        "litellm:openai/local",
+        "--api-base",
+        llama_server,
+        stdin="Say hello.\nName a colour.\n",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "LiteLLM" not in proc.stdout, proc.stdout
+    store = MemoryStore(data_dir / "personas" / "aria" / "memory.db")
+    try:
+        replies = [m.content for m in store.messages.recent() if m.role == "assistant"]
+    finally:
+        store.close()
+    assert len(replies) == 2
+    printed = " ".join(proc.stdout.split())
+    assert printed == " ".join(" ".join(replies).split()), proc.stdout
+    if verbose:
+        assert "LiteLLM" in proc.stderr, "with -v LiteLLM's details go to stderr"
+
+
 def test_chat_through_ollama(data_dir: Path, ollama_wire) -> None:
     proc = run_cli(
         "--data-dir",
