@@ -33,6 +33,7 @@ import codecs
 import json
 import math
 import os
+import re
 import threading
 import zipfile
 from collections.abc import Callable, Iterator
@@ -45,12 +46,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from nexus_ark.clock import iso
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import Archive
-from nexus_ark.memory.importer import ImportedTurn, ImportReport, TurnWriter
+from nexus_ark.memory.importer import ImportedTurn, ImportReport, TurnWriter, unreadable_json
 from nexus_ark.memory.messages import MessageStore
-from nexus_ark.notices import notice
+from nexus_ark.notices import Notice, notice
 
 CHUNK = 1 << 20  # characters read at a time
 _DECODE = json.JSONDecoder().raw_decode
+# What matters for finding where a JSON value ends without parsing it: a string (group 1: its closing
+# quote, absent when the text read so far ends inside it), a bracket; and a number, true, false or null.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{}]')
+_SCALAR = re.compile(r"[^,\]\s]*")
 EXPORT_HINT = notice(
     "Use conversations.json from a ChatGPT data export (Settings → Data controls → Export data), "
     "or the export's .zip."
@@ -136,6 +141,14 @@ class _BadConversation(Exception):
     pass
 
 
+class _Unreadable:
+    """An element of the list that is JSON but cannot be read into values (see importer.unreadable_json):
+    it was stepped over, and is named as a broken conversation."""
+
+    def __init__(self, problem: Notice) -> None:
+        self.problem = problem
+
+
 def import_chatgpt(
     path: Path,
     messages: MessageStore,
@@ -189,6 +202,8 @@ def _import_one(
 ) -> None:
     label = _label(index, raw)
     try:
+        if isinstance(raw, _Unreadable):
+            raise _BadConversation(raw.problem)
         if not isinstance(raw, dict):
             raise _BadConversation(f"is a JSON {type(raw).__name__}, not a conversation object")
         try:
@@ -437,10 +452,40 @@ class _Text:
                 where = self.dropped + exc.pos + 1  # counted from 1, as editors count; before fill() moves it
                 if not self.fill(len(self.buf) - self.pos):
                     raise _Broken(f"not JSON at character {where} ({exc.msg})") from None
+            except (RecursionError, ValueError) as exc:  # valid JSON that Python cannot make values of
+                problem = unreadable_json(exc)
+                break
+        # Step over that value to the next, so one broken conversation is one, not the end of the import.
+        while (end := _value_end(self.buf, self.pos)) is None:
+            if not self.fill(len(self.buf) - self.pos):
+                raise _Broken(f"the text ends inside the value at character {self.at()}")
+        self.pos = end
+        return _Unreadable(problem)
 
     def at(self) -> int:
         """The read position as a character number counted from 1."""
         return self.dropped + self.pos + 1
+
+
+def _value_end(buf: str, pos: int) -> int | None:
+    """Where the JSON value starting at `pos` ends (the position after it), found by matching brackets
+    outside strings, without parsing (and so without recursion) it; None when `buf` ends first."""
+    if buf[pos] not in "[{":
+        end = _SCALAR.match(buf, pos).end()  # type: ignore[union-attr]  # matches always (maybe empty)
+        return end if end < len(buf) else None
+    depth = 0
+    for token in _TOKENS.finditer(buf, pos):
+        text = token.group()
+        if text[0] == '"':
+            if token.group(1) is None:
+                return None
+        elif text in "[{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return token.end()
+    return None
 
 
 def _elements(text: _Text) -> Iterator[Any]:

@@ -18,9 +18,18 @@ from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStore
-from nexus_ark.notices import notice
+from nexus_ark.notices import Notice, notice
 
 BATCH = 500
+
+
+def unreadable_json(exc: RecursionError | ValueError) -> Notice:
+    """Why JSON text that is valid JSON still cannot be read into values: Python's parser gives up on
+    arrays or objects nested about a thousand deep (RecursionError) and on an integer of more than 4,300
+    digits (ValueError). Both are one bad line or conversation, never the end of an import."""
+    if isinstance(exc, RecursionError):
+        return notice("its values are nested too deeply to read (about a thousand levels or more)")
+    return notice("it holds a number too long to read (more than 4,300 digits)")
 
 
 class TurnLine(BaseModel):
@@ -171,10 +180,22 @@ def import_jsonl(
             if not text.strip():
                 continue
             try:
-                line = TurnLine.model_validate(json.loads(text))
+                value = json.loads(text)
             except json.JSONDecodeError as exc:
                 report.errors.append(f"{path}:{number}: not JSON ({exc.msg})")
                 continue
+            except (RecursionError, ValueError) as exc:
+                report.errors.append(
+                    notice(
+                        "{path}:{line}: {problem}; this line was skipped",
+                        path=str(path),
+                        line=number,
+                        problem=unreadable_json(exc),
+                    )
+                )
+                continue
+            try:
+                line = TurnLine.model_validate(value)
             except ValidationError as exc:
                 fields = "; ".join(
                     f"{'.'.join(map(str, e['loc'])) or 'line'}: {e['msg']}" for e in exc.errors()

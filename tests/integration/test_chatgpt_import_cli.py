@@ -103,3 +103,46 @@ def test_broken_conversations_are_named_exit_1_and_an_unreadable_file_exit_2_los
         str(malformed),
     )
     assert unknown.returncode == 2 and "invalid choice: 'claude'" in unknown.stderr
+
+
+def _conversation(cid: str, said: str, metadata: str = "{}") -> str:
+    node = (
+        f'{{"id": "{cid}-u", "parent": null, "children": [], "message": {{"id": "{cid}-u", "author": '
+        f'{{"role": "user"}}, "create_time": 1720000010.0, "content": {{"content_type": "text", "parts": '
+        f'["{said}"]}}, "metadata": {metadata}, "recipient": "all"}}}}'
+    )
+    return (
+        f'{{"title": "{cid}", "create_time": 1720000000.0, "conversation_id": "{cid}", '
+        f'"current_node": "{cid}-u", "mapping": {{"{cid}-u": {node}}}}}'
+    )
+
+
+def test_conversations_python_cannot_read_are_named_and_skipped_and_the_rest_imports(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    # Valid JSON that json cannot make values of (a number over 4,300 digits: ValueError; nesting a thousand
+    # deep: RecursionError) ended the import with a traceback and lost the conversations before and after.
+    # One nesting is longer than the reader's 1 MB chunk, so stepping over it reads on.
+    export = tmp_path / "conversations.json"
+    export.write_text(
+        "["
+        + ",".join(
+            [
+                _conversation("c-before", "I grow basil on the balcony."),
+                _conversation("c-big", "big", '{"n": ' + "9" * 5000 + "}"),
+                _conversation("c-deep", "deep", '{"d": ' + "[" * 3000 + '"]}"' + "]" * 3000 + "}"),
+                "[" * 600_000 + "]" * 600_000,
+                _conversation("c-after", "My sister lives in Sapporo."),
+            ]
+        )
+        + "]",
+        encoding="utf-8",
+    )
+    proc = _import(data_dir, export)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert f"{export}: conversation 2: " in proc.stderr and "4,300 digits" in proc.stderr, proc.stderr
+    assert f"{export}: conversation 3: " in proc.stderr and f"{export}: conversation 4: " in proc.stderr
+    assert proc.stderr.count("nested too deeply") == 2 and proc.stderr.count("; skipped") == 3, proc.stderr
+    assert "imported 2 messages from 2 conversations" in proc.stdout, proc.stdout
+    assert [s for s, _ in _messages(data_dir)] == ["chatgpt:c-before:c-before-u", "chatgpt:c-after:c-after-u"]

@@ -124,3 +124,39 @@ def test_a_line_that_is_not_utf8_is_named_and_the_rest_imports(data_dir: Path, t
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         rows = conn.execute("select source_id, content from messages order by id").fetchall()
     assert rows == [("u1", "Hello"), ("u3", "two\u2028lines \u3042"), ("u4", "Bye")]
+
+
+def test_lines_python_cannot_read_are_named_and_the_rest_imports(data_dir: Path, tmp_path: Path) -> None:
+    # A number over 4,300 digits (ValueError) or nesting a thousand deep (RecursionError) is valid JSON that
+    # json.loads cannot make values of: it ended the import with a traceback, losing the batch before it.
+    turns = tmp_path / "turns.jsonl"
+    good = '{{"id": "{}", "speaker": "Mika", "text": "{}", "timestamp": "2026-01-01T10:00:0{}"}}\n'
+    turns.write_text(
+        good.format("v1", "Hello", 1)
+        + '{"id": "v2", "speaker": "Mika", "text": "big", "n": '
+        + "9" * 5000
+        + "}\n"
+        + '{"id": "v3", "speaker": "Mika", "text": "deep", "n": '
+        + "[" * 5000
+        + "]" * 5000
+        + "}\n"
+        + good.format("v4", "Bye", 4),
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        cli_command("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(turns)),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=subprocess_env(),
+        timeout=300,
+    )
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert f"{turns}:2: " in proc.stderr and "4,300 digits" in proc.stderr, proc.stderr
+    assert f"{turns}:3: " in proc.stderr and "nested too deeply" in proc.stderr, proc.stderr
+    assert "imported 2 turns" in proc.stdout, proc.stdout
+    db = data_dir / "personas" / "aria" / "memory.db"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        rows = conn.execute("select source_id, content from messages order by id").fetchall()
+    assert rows == [("v1", "Hello"), ("v4", "Bye")]
