@@ -184,9 +184,16 @@ class LiteLLMBackend(ChatBackend):
 
         def open_stream() -> Iterator[Any]:
             try:
-                yield from lib.completion(**kwargs)
+                stream = lib.completion(**kwargs)
+                yield from stream
             except Exception as exc:
                 raise self._translate(exc) from exc
+            if _ended_unfinished(stream):
+                # LiteLLM ends a body cut without [DONE] or a finish_reason with a "stop" of its own making.
+                where = self._where()
+                raise ProviderProtocolError(
+                    notice("The connection to {server} closed in the middle of the reply.", server=where)
+                )
 
         finish = "stop"
         pending: dict[int, dict[str, str]] = {}
@@ -240,6 +247,15 @@ def _parse_call(slot: dict[str, str]) -> ToolCall:
     return ToolCall(
         id=slot["id"], name=slot["name"], arguments=arguments if isinstance(arguments, dict) else {}
     )
+
+
+def _ended_unfinished(stream: Any) -> bool:
+    """Whether the server's stream ended without saying it was done: no finish_reason came from the server
+    (LiteLLM's stream wrapper records the ones that did; an older wrapper without the record is trusted)."""
+    if not hasattr(stream, "received_finish_reason"):
+        return False
+    intermittent = getattr(stream, "intermittent_finish_reason", None)
+    return stream.received_finish_reason is None and intermittent is None
 
 
 def _model_supports(check: Any, model: str) -> bool:

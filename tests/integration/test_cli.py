@@ -195,6 +195,33 @@ def test_litellm_logs_stay_off_stdout(data_dir: Path, llama_server: str, verbose
         assert "LiteLLM" in proc.stderr, "with -v LiteLLM's details go to stderr"
 
 
+def test_a_litellm_stream_cut_without_done_is_a_failed_reply(data_dir: Path, ollama_wire) -> None:
+    """A body that ends mid-event with no finish_reason and no [DONE] is not a complete reply (LiteLLM makes
+    up a "stop" for it): kept as a failed reply, exit 1, worded as the same fault through Ollama."""
+    proc = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "chat",
+        "--persona",
+        "aria",
+        "--model",
+        "litellm:openai/fault-unterminated",
+        "--api-base",
+        f"{ollama_wire.url}/v1",
+        stdin="Say hello.\n",
+        timeout=180,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert "closed in the middle of the reply" in proc.stderr
+    store = MemoryStore(data_dir / "personas" / "aria" / "memory.db")
+    try:
+        reply = store.messages.recent()[-1]
+    finally:
+        store.close()
+    # Kept with the text that came, marked as the failed reply it is (as the same fault through Ollama).
+    assert reply.role == "assistant" and reply.content == "Hello" and reply.status == "error", reply
+
+
 def test_chat_through_ollama(data_dir: Path, ollama_wire) -> None:
     proc = run_cli(
         "--data-dir",

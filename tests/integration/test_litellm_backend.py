@@ -138,6 +138,7 @@ def test_http_500_is_retried_then_typed(ollama_wire) -> None:
         ("fault-stall", ProviderTimeoutError),
         ("fault-malformed", ProviderProtocolError),
         ("fault-disconnect", ProviderProtocolError),
+        ("fault-unterminated", ProviderProtocolError),  # cut mid-event, body ended: no finish, no [DONE]
     ],
 )
 def test_mid_stream_faults_are_typed_and_quick(ollama_wire, model, error) -> None:
