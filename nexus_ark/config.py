@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import tomllib
 from collections.abc import Mapping
@@ -110,12 +111,64 @@ def describe_validation_error(path: Path, exc: ValidationError) -> Notice:
 FIX_IN_EDITOR = notice("Fix the line named above in a text editor; nothing was changed or overwritten.")
 
 
+def toml_loads(text: str) -> dict[str, Any]:
+    """tomllib.loads, failing only with TOMLDecodeError: tomllib itself gives up with RecursionError on
+    arrays or tables nested about a thousand deep and with ValueError on an integer of more than 4,300
+    digits, and either would otherwise end every command that reads the file with a traceback."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        raise
+    except RecursionError:
+        raise tomllib.TOMLDecodeError(
+            notice(
+                "values nested too deeply to read (at line {line})",
+                line=_line_of_depth(text, _DEEP),
+            )
+        ) from None
+    except ValueError:
+        long_number = _LONG_NUMBER.search(text)
+        raise tomllib.TOMLDecodeError(
+            notice(
+                "a number too long to read, more than 4,300 digits (at line {line})",
+                line=text.count("\n", 0, long_number.start()) + 1 if long_number else "?",
+            )
+        ) from None
+
+
+_LONG_NUMBER = re.compile(r"[0-9][0-9_]{4300,}")
+_DEEP = 200  # arrays or inline tables this deep are named (tomllib gives up a few hundred levels later)
+
+
+def _line_of_depth(text: str, depth: int) -> int | str:
+    """The line where brackets outside strings first open `depth` deep ("?" if they never do)."""
+    level, quote, line, comment = 0, "", 1, False
+    for char in text:
+        if char == "\n":
+            line, comment = line + 1, False
+        if comment:
+            continue
+        if quote:
+            quote = "" if char == quote else quote
+        elif char == "#":
+            comment = True
+        elif char in "\"'":
+            quote = char
+        elif char in "[{":
+            level += 1
+            if level >= depth:
+                return line
+        elif char in "]}":
+            level -= 1
+    return "?"
+
+
 def load_toml_model(path: Path, model: type[M]) -> M:
     """Read a TOML file into a pydantic model; a missing file gives the defaults."""
     if not path.exists():
         return model()
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = toml_loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise ConfigError(
             notice("{path} is not UTF-8 text: {problem}.", path=str(path), problem=exc.reason),
@@ -153,7 +206,7 @@ def save_toml_model(path: Path, data: BaseModel) -> None:
     version does not know (written by a newer Nexus Ark) are kept as they were, not dropped."""
     values = data.model_dump(mode="json", exclude_none=True)
     try:
-        existing = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        existing = toml_loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     except (OSError, tomllib.TOMLDecodeError):
         existing = {}
     known = set(type(data).model_fields)

@@ -21,6 +21,7 @@ from nexus_ark.config import (
     load_toml_model,
     problem_list,
     save_toml_model,
+    toml_loads,
     write_text_atomically,
 )
 from nexus_ark.errors import ConfigError, NexusArkError, PersonaError
@@ -194,7 +195,7 @@ class PersonaStore:
         persona.toml, editing the file in place so the person's comments and order survive."""
         persona = self.load(slug)  # refuses a file that is already broken, before we touch it
         path = persona.folder / SETTINGS_FILE
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = toml_loads(path.read_text(encoding="utf-8"))
         # exclude_unset: what the file already says plus what changed, not every default spelled out.
         chat_table = ModelSettings.model_validate({**raw.get("model", {}), **chat})
         changes: dict[str, object] = {"model": chat_table.model_dump(mode="json", exclude_unset=True)}
@@ -219,7 +220,7 @@ class PersonaStore:
         persona = self.load(slug)  # refuses a file that is already broken, before we touch it
         path = persona.folder / SETTINGS_FILE
         try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+            raw = toml_loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(cannot_read(path, exc)) from exc
         merged = _merged(raw, changes)

@@ -95,3 +95,24 @@ def test_an_unknown_key_in_a_model_table_is_refused_saying_a_newer_version_may_h
         load_app_settings(path)
     assert "future_setting" in str(caught.value) and "newer version" in caught.value.hint
     assert path.read_text(encoding="utf-8") == "[embedder.timeouts]\nfuture_setting = 3\n"
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("[" * 2000 + "]" * 2000, "nested too deeply"),
+        ("{a = " * 2000 + "1" + "}" * 2000, "nested too deeply"),
+        ("9" * 5000, "more than 4,300 digits"),
+    ],
+)
+def test_a_config_python_cannot_read_is_named_with_its_line_not_a_traceback(
+    tmp_path: Path, value: str, problem: str
+) -> None:
+    path = tmp_path / "config.toml"
+    original = f'language = "ja"\n\nx = {value}\n'
+    path.write_text(original, encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_app_settings(path)
+    message = str(err.value)
+    assert str(path) in message and problem in message and "line 3" in message, message
+    assert path.read_text(encoding="utf-8") == original

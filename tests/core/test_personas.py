@@ -213,3 +213,24 @@ def test_a_broken_personas_reason_stays_a_notice_when_copied_even_with_braces_in
     for copied in (copy.deepcopy(info).error, pickle.loads(pickle.dumps(info)).error):
         assert copied == info.error
         assert isinstance(copied, Notice) and copied.template == info.error.template
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [("[" * 2000 + "]" * 2000, "nested too deeply"), ("9" * 5000, "more than 4,300 digits")],
+)
+def test_a_persona_toml_python_cannot_read_is_one_broken_persona_with_its_line(
+    tmp_path: Path, shipped_copy: Path, value: str, problem: str
+) -> None:
+    # tomllib raises RecursionError / ValueError on these, not TOMLDecodeError: it ended `persona list`.
+    store = PersonaStore(tmp_path / "personas")
+    store.seed_from(shipped_copy, [])
+    broken = tmp_path / "personas" / "aria" / "persona.toml"
+    broken.write_text(f'name = "Aria"\n# it\'s broken\nx = {value}\n', encoding="utf-8")
+    infos = {i.slug: i for i in store.list()}
+    assert not infos["aria"].ok
+    assert str(broken) in infos["aria"].error and problem in infos["aria"].error
+    assert "line 3" in infos["aria"].error
+    assert infos["hikari"].ok
+    with pytest.raises(ConfigError):
+        store.load("aria")

@@ -181,3 +181,23 @@ def test_a_one_megabyte_message_is_kept_and_refused_in_words(data_dir: Path) -> 
         assert len(kept) == 1 and len(kept[0].content) == len(message.strip())  # nothing lost
     finally:
         store.close()
+
+
+def test_a_deeply_nested_persona_or_config_toml_is_named_never_a_traceback(data_dir: Path) -> None:
+    # tomllib gives up on these with RecursionError, which ended every command (persona list listed nothing).
+    deep = "x = " + "[" * 3000 + "]" * 3000 + "\n"
+    assert run_cli(data_dir, "persona", "list").returncode == 0  # seeds the shipped personas
+    persona = data_dir / "personas" / "aria" / "persona.toml"
+    persona.write_text(persona.read_text(encoding="utf-8") + deep, encoding="utf-8")
+    listed = run_cli(data_dir, "persona", "list")
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, (listed.stdout, listed.stderr)
+    rows = {line.split("\t")[0]: line for line in listed.stdout.splitlines()}
+    assert "(unusable)" in rows["aria"] and "nested too deeply" in rows["aria"], listed.stdout
+    assert "(unusable)" not in rows["hikari"], listed.stdout
+
+    config = data_dir / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8") + deep, encoding="utf-8")
+    refused = run_cli(data_dir, "persona", "list")
+    assert refused.returncode == 2, (refused.stdout, refused.stderr)
+    assert str(config) in refused.stderr and "nested too deeply" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
