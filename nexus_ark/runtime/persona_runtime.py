@@ -100,6 +100,7 @@ class PersonaRuntime:
         self._typing_until = float("-inf")
         self._backed_up_on: date | None = None
         self._closed = False
+        self._resumed_dream: WorkItem | None = None  # a crash-cut dream queued at start: dream() joins it
         try:  # a rotating daily backup, taken while the memory is opened for the day
             backup_if_due(self.memory, host.backups_dir(slug), clock=host.clock)
         except NexusArkError as exc:
@@ -346,6 +347,14 @@ class PersonaRuntime:
 
     def dream(self, **kwargs: Any) -> DreamResult:
         """Dream now and wait for it (from a worker thread or the command line)."""
+        resumed, self._resumed_dream = self._resumed_dream, None
+        if resumed is not None:
+            # A dream a crash cut off was queued when this runtime opened: it finishes first, and is this
+            # dream unless the person named another level or day.
+            result: DreamResult = resumed.wait()
+            level, day = kwargs.get("level"), kwargs.get("day")
+            if (level is None or level == result.level) and (day is None or day.isoformat() == result.date):
+                return result
         item = self.start_dream(**kwargs)
         if item is None:
             raise NexusArkError(notice("{name} is already dreaming.", name=self.persona.settings.name))
@@ -358,7 +367,9 @@ class PersonaRuntime:
         ).fetchone()
         if row is not None:
             log.info("%s: resuming the level %s dream of %s", self.slug, row[0], row[1])
-            self.start_dream(level=int(row[0]), day=date.fromisoformat(row[1]), trigger="resume")
+            self._resumed_dream = self.start_dream(
+                level=int(row[0]), day=date.fromisoformat(row[1]), trigger="resume"
+            )
 
     # -- closing ----------------------------------------------------------------------------------
     def close(self) -> None:

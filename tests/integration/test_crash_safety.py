@@ -4,6 +4,7 @@ planned event is still pending, and SQLite's integrity check passes."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -13,12 +14,13 @@ from pathlib import Path
 import pytest
 
 from nexus_ark.app import NexusApp
-from tests.conftest import REPO, subprocess_env
+from tests.conftest import REPO, run_cli, subprocess_env
 
 pytestmark = pytest.mark.integration
 
 
-def test_a_crash_during_a_dream_and_a_reply_loses_nothing_and_the_dream_resumes_once(data_dir: Path):
+def _crash_mid_dream(data_dir: Path) -> None:
+    """Run crash_child and kill it (-9) once a dream stage has finished and a reply is streaming."""
     child = subprocess.Popen(
         [sys.executable, "-m", "tests.integration.crash_child", str(data_dir)],
         cwd=REPO,
@@ -40,6 +42,9 @@ def test_a_crash_during_a_dream_and_a_reply_loses_nothing_and_the_dream_resumes_
         if child.poll() is None:
             child.kill()
 
+
+def test_a_crash_during_a_dream_and_a_reply_loses_nothing_and_the_dream_resumes_once(data_dir: Path):
+    _crash_mid_dream(data_dir)
     app = NexusApp(data_dir).open()
     try:
         runtime = app.runtime("aria")  # recovery, then the interrupted dream is queued to resume
@@ -69,3 +74,20 @@ def test_a_crash_during_a_dream_and_a_reply_loses_nothing_and_the_dream_resumes_
         assert memory.db.execute("select count(*) from insights").fetchone()[0] <= 1  # not written twice
     finally:
         app.close()
+
+
+def test_nexus_ark_dream_after_a_kill_finishes_the_resumed_dream_and_reports_it(data_dir: Path):
+    """Opening the runtime queues the cut-off dream; the command's own dream joins it (it was refused with
+    "Aria is already dreaming.", exit 2, for any level or date, only `run` or the window finished it)."""
+    _crash_mid_dream(data_dir)
+    proc = run_cli("--data-dir", str(data_dir), "dream", "--persona", "aria", "--json", timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout)
+    app = NexusApp(data_dir).open()
+    try:
+        memory = app.runtime("aria").memory
+        jobs = memory.db.execute("select state, level, date from dream_jobs").fetchall()
+    finally:
+        app.close()
+    assert len(jobs) == 1 and jobs[0][0] == "done", jobs
+    assert (result["level"], result["date"]) == (jobs[0][1], jobs[0][2])
