@@ -389,3 +389,41 @@ def test_a_model_override_never_loads_the_personas_own_model_first(data_dir: Pat
         assert "".join(getattr(i, "text", "") for i in app.runtime("aria").send("Hello there")).strip()
     finally:
         app.close()
+
+
+@pytest.mark.parametrize("asked", [{}, {"level": 2}], ids=["joins", "then-the-level-asked"])
+def test_a_dream_asked_for_while_a_cut_off_dream_resumes_joins_it(data_dir: Path, asked: dict) -> None:
+    """Opening the runtime queues the dream a crash cut off; dream() waits for it and reports it (it was
+    refused as "already dreaming"), or, for another level or day, dreams that one after it."""
+    clock = FixedClock(datetime(2026, 11, 21, 2, 0, tzinfo=UTC))
+    app = make_app(data_dir, clock)
+    try:
+        memory = app.runtime("aria").memory
+        memory.messages.add(
+            speaker="user",
+            role="user",
+            content="Yui loved the bowl.",
+            created_at=iso(datetime(2026, 11, 20, 19, 0, tzinfo=UTC)),
+        )
+        settle(app)
+        now = iso(clock.now())
+        memory.db.execute(  # what a kill -9 leaves: a job still running
+            "insert into dream_jobs (level, date, state, started_at, updated_at)"
+            " values (1, ?, 'running', ?, ?)",
+            ("2026-11-20", now, now),
+        )
+        memory.db.commit()
+    finally:
+        app.close()
+    app = make_app(data_dir, clock)
+    try:
+        result = app.runtime("aria").dream(**asked)
+        jobs = app.runtime("aria").memory.db.execute("select level, date, state from dream_jobs order by id")
+        jobs = jobs.fetchall()
+    finally:
+        app.close()
+    assert jobs[0] == (1, "2026-11-20", "done"), jobs
+    if asked:
+        assert result.level == 2 and len(jobs) == 2 and jobs[1][0] == 2, jobs
+    else:
+        assert (result.level, result.date) == (1, "2026-11-20") and len(jobs) == 1, jobs
