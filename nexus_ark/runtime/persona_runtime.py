@@ -351,7 +351,18 @@ class PersonaRuntime:
         if resumed is not None:
             # A dream a crash cut off was queued when this runtime opened: it finishes first, and is this
             # dream unless the person named another level or day.
-            result: DreamResult = resumed.wait()
+            progress = kwargs.get("progress")
+
+            def forward(_topic: str, payload: dict[str, Any]) -> None:
+                if progress is not None and payload.get("persona") == self.slug:
+                    progress(payload["progress"])
+
+            unsubscribe = self.host.events.subscribe("dream_progress", forward) if progress else None
+            try:
+                result: DreamResult = resumed.wait()
+            finally:
+                if unsubscribe is not None:
+                    unsubscribe()
             level, day = kwargs.get("level"), kwargs.get("day")
             if (level is None or level == result.level) and (day is None or day.isoformat() == result.date):
                 return result
