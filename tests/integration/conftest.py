@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -46,3 +47,11 @@ def llama_server(bundled_model: Path, tmp_path_factory: pytest.TempPathFactory) 
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def served(bundled_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled GGUF under a name of its own, as a catalogue entry's file the Hub stand-in serves."""
+    path = tmp_path_factory.mktemp("hub") / "smollm2-135m-instruct-q4_1.gguf"
+    shutil.copyfile(bundled_model, path)
+    return path

@@ -31,14 +31,6 @@ pytestmark = pytest.mark.integration
 NAME = "smollm2-mirror"
 
 
-@pytest.fixture(scope="module")
-def served(bundled_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The bundled GGUF under a name of its own, as a catalogue entry's file."""
-    path = tmp_path_factory.mktemp("hub") / "smollm2-135m-instruct-q4_1.gguf"
-    shutil.copyfile(bundled_model, path)
-    return path
-
-
 @pytest.fixture
 def hub(served: Path) -> Iterator[HubStandIn]:
     stand_in = HubStandIn(served).start()

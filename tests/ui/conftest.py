@@ -6,4 +6,4 @@ import os
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 # The loopback model servers, shared with the integration tests.
-from tests.integration.conftest import llama_server, ollama_wire, shared_llama  # noqa: F401
+from tests.integration.conftest import llama_server, ollama_wire, served, shared_llama  # noqa: F401

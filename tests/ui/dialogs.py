@@ -1,4 +1,4 @@
-"""A modal message box blocks the test that made it appear: read it and close it, as a person would."""
+"""A modal dialog blocks the test that made it appear: read it and close it, as a person would."""
 
 from __future__ import annotations
 
@@ -14,6 +14,20 @@ def read_next_message_box(seen: list[str], every_ms: int = 50) -> None:
         if isinstance(dialog, QMessageBox):
             seen.append(dialog.text())
             dialog.accept()
+        else:
+            QTimer.singleShot(every_ms, look)
+
+    QTimer.singleShot(every_ms, look)
+
+
+def close_next_dialog(kind: type, seen: list[str], every_ms: int = 50) -> None:
+    """From the event loop, wait for the next modal dialog of `kind`, put its title in `seen`, close it."""
+
+    def look() -> None:
+        dialog = QApplication.activeModalWidget()
+        if isinstance(dialog, kind):
+            seen.append(dialog.windowTitle())
+            dialog.reject()
         else:
             QTimer.singleShot(every_ms, look)
 

@@ -381,22 +381,11 @@ def test_a_model_too_small_to_reflect_says_so_in_the_diary(qtbot, data_dir: Path
             # ... with the way out: the Get a model list, one click away.
             button = win.diary.get_model_button
             assert button.isVisibleTo(win.diary) and button.text() == "Get a model…"
-            from PySide6.QtCore import QTimer
-            from PySide6.QtWidgets import QApplication
-
+            from tests.ui.dialogs import close_next_dialog
             from ui.get_model_dialog import GetModelDialog
 
             opened: list[str] = []
-
-            def close_the_list() -> None:
-                dialog = QApplication.activeModalWidget()
-                if not isinstance(dialog, GetModelDialog):
-                    QTimer.singleShot(50, close_the_list)
-                    return
-                opened.append(dialog.windowTitle())
-                dialog.reject()
-
-            QTimer.singleShot(50, close_the_list)
+            close_next_dialog(GetModelDialog, opened)
             button.click()  # returns when the list is closed
             assert opened == ["Get a model"]
             i18n.set_language("ja")

@@ -4,7 +4,6 @@ files come from the loopback Hugging Face stand-in (tests/integration/hub_server
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from nexus_ark.providers.model_download import part_path
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 from tests.integration.hub_server import HubStandIn
 from tests.integration.test_model_download import write_catalogue
+from tests.ui.dialogs import close_next_dialog
 from ui import i18n
 from ui.get_model_dialog import GetModelDialog
 from ui.main_window import MainWindow
@@ -27,13 +27,6 @@ pytestmark = [
     pytest.mark.integration,
     pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise", "requestActivate"),
 ]
-
-
-@pytest.fixture(scope="module")
-def served(bundled_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("hub") / "smollm2-135m-instruct-q4_1.gguf"
-    shutil.copyfile(bundled_model, path)
-    return path
 
 
 @pytest.fixture
@@ -116,9 +109,6 @@ def test_the_language_notice_downloads_the_suggestion_and_switches_the_persona(
 def test_the_first_start_line_opens_the_list_and_once_closed_stays_closed(
     qtbot, core: NexusApp, hub: HubStandIn, data_dir: Path
 ) -> None:
-    from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
-
     window = MainWindow(core)
     qtbot.addWidget(window)
     window.show()
@@ -127,16 +117,7 @@ def test_the_first_start_line_opens_the_list_and_once_closed_stays_closed(
     assert notice.isVisible()
     assert notice.get_button.text() == "Get a model…"
     opened: list[str] = []
-
-    def close_the_list() -> None:
-        dialog = QApplication.activeModalWidget()
-        if not isinstance(dialog, GetModelDialog):
-            QTimer.singleShot(50, close_the_list)
-            return
-        opened.append(dialog.windowTitle())
-        dialog.reject()
-
-    QTimer.singleShot(50, close_the_list)
+    close_next_dialog(GetModelDialog, opened)
     qtbot.mouseClick(notice.get_button, Qt.MouseButton.LeftButton)  # returns when the list is closed
     assert opened == ["Get a model"]
     qtbot.mouseClick(notice.close_button, Qt.MouseButton.LeftButton)
