@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from nexus_ark.providers.base import Capabilities, GenerationParams
+from nexus_ark.sentences import BOUNDARY, sentences, trim_to_sentence
 
 # Measured with bench/small_model_turns.py on the bundled model (docs/benchmarks.md).
 SMALL_MAX_TOKENS = 96
@@ -30,10 +31,6 @@ SMALL_REPEAT_PENALTY = 1.3
 # A sentence this short may well be said twice ("Thank you!"); a longer one said again is a copy.
 MIN_COPY_WORDS = 4
 
-# Where a sentence ends in streamed text: . ! ? … (and closing quotes) followed by whitespace, full-width
-# 。！？ (no space follows in Japanese), or a line break. A match's end is where the next sentence starts.
-_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]*_]*\s+|[。！？]+[」』）)]*\s*|\n+")
-_ENDS_SENTENCE = re.compile(r"(?:[.!?…]+[\"'”’)\]*_]*|[。！？]+[」』）)]*)\s*$")
 _SPACES = re.compile(r"\s+")
 
 
@@ -74,37 +71,6 @@ def shape_reply(params: GenerationParams, caps: Capabilities, persona_name: str)
 
 def normalise(sentence: str) -> str:
     return _SPACES.sub(" ", sentence).strip().lower()
-
-
-def sentences(text: str) -> list[str]:
-    """`text` split where sentences end (each piece keeps its trailing space or line break)."""
-    pieces, start = [], 0
-    for found in _BOUNDARY.finditer(text):
-        if found.end() > start:
-            pieces.append(text[start : found.end()])
-            start = found.end()
-    if start < len(text):
-        pieces.append(text[start:])
-    return pieces
-
-
-def ends_sentence(text: str) -> bool:
-    return bool(_ENDS_SENTENCE.search(text.strip()))
-
-
-def trim_to_sentence(text: str) -> tuple[str, str]:
-    """A reply the token limit cut: its whole sentences and the unfinished tail. With no whole sentence,
-    the text up to its last whole word, ending in "…" (it trails off, and says so)."""
-    parts = sentences(text)
-    tail = parts.pop() if parts and not ends_sentence(parts[-1]) else ""
-    kept = "".join(parts).rstrip()
-    if kept:
-        return kept, tail
-    head, _, rest = tail.rstrip().rpartition(" ")
-    head = head.rstrip(" ,;:-—、") if head else ""
-    if not head:
-        return (tail.rstrip() + "…" if tail.strip() else ""), ""
-    return head + "…", rest
 
 
 _GREETING = r"(hi|hello|hey|dear|oh|thanks|thank you|welcome back|good (?:morning|night|evening))"
@@ -168,7 +134,7 @@ class SentenceGate:
         self.current += piece
         shown: list[str] = []
         self._ended_now = False
-        while (found := _BOUNDARY.search(self.current)) is not None:
+        while (found := BOUNDARY.search(self.current)) is not None:
             if found.start() == 0 and not self.kept and not self.partial:  # leading space: no sentence
                 self.current = self.current[found.end() :]
                 continue

@@ -9,7 +9,6 @@ validation errors) follows a failure, then a StructuredOutputError names what wa
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from nexus_ark.errors import StructuredOutputError
 from nexus_ark.notices import notice
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
+from nexus_ark.sentences import trim_to_sentence
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -31,17 +31,10 @@ def extract_json(text: str) -> str:
     return text[start : end + 1] if start != -1 and end > start else text.strip()
 
 
-_SENTENCE_END = re.compile(r"[.!?。！？](?=\s|$)")
-
-
 def _whole(text: str) -> str:
     """A string the grammar stopped at its maxLength, back to its last whole sentence, else its last
     whole word with "…" (it trails off, and says so); as it was when neither is there."""
-    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
-    if ends and ends[-1] >= len(text) // 3:
-        return text[: ends[-1]]
-    head = text.rstrip().rpartition(" ")[0].rstrip(" ,;:-—")
-    return head + "…" if head else text
+    return trim_to_sentence(text)[0] or text
 
 
 _TYPES: dict[str, type] = {"string": str, "object": dict, "array": list}
