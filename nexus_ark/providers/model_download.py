@@ -21,7 +21,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -283,54 +283,7 @@ def download_hub_file(
         return DownloadReport(dest, source.size, 0, source.size, 0.0, 0)
     url = source.url(endpoint)
     part, meta = part_path(dest), _meta_path(dest)
-    # One writer per part file, across processes (the window and `nexus-ark model get` at once).
-    lock = FileLock(str(lock_path(dest)), timeout=0)
-    try:
-        lock.acquire()
-    except Timeout:
-        raise DownloadError(
-            notice("{file} is already being downloaded by another Nexus Ark.", file=source.file),
-            hint=notice("Wait for that download to finish, or stop it there."),
-        ) from None
-    try:
-        return _download_locked(
-            source, dest, url, part, meta, started, progress, cancel, client,
-            connect_timeout_s, read_timeout_s, retry_pause_s,
-        )  # fmt: skip
-    finally:
-        lock.release()
-        # The lock file goes with the part (while a part stays, the next attempt locks this same file:
-        # removing it then could let two processes lock two files of one name).
-        if not part.exists():
-            lock_path(dest).unlink(missing_ok=True)
-
-
-def lock_path(dest: Path) -> Path:
-    return dest.with_name(dest.name + PART_SUFFIX + ".lock")
-
-
-def _download_locked(
-    source: HubFile,
-    dest: Path,
-    url: str,
-    part: Path,
-    meta: Path,
-    started: float,
-    progress: ProgressFn | None,
-    cancel: threading.Event,
-    client: httpx.Client | None,
-    connect_timeout_s: float,
-    read_timeout_s: float,
-    retry_pause_s: float,
-) -> DownloadReport:
-    own_client = client is None
-    if client is None:
-        # trust_env (the default) honours HTTPS_PROXY / HTTP_PROXY / NO_PROXY and the system's CA bundle.
-        client = httpx.Client(
-            timeout=httpx.Timeout(read_timeout_s, connect=connect_timeout_s),
-            headers={"user-agent": "nexus-ark"},
-        )
-    try:
+    with _one_writer(dest, source.file), _http(client, connect_timeout_s, read_timeout_s) as client:
         etag = probe(client, url, source)
         previous = _read_meta(meta)
         if part.exists() and previous.get("sha256") not in ("", source.sha256):
@@ -394,9 +347,44 @@ def _download_locked(
         if progress:
             progress(Progress(source.size, source.size, 0.0, resumed_from, "done"))
         return DownloadReport(dest, source.size, fetched, resumed_from, time.monotonic() - started, attempts)
+
+
+def lock_path(dest: Path) -> Path:
+    return dest.with_name(dest.name + PART_SUFFIX + ".lock")
+
+
+@contextlib.contextmanager
+def _one_writer(dest: Path, name: str) -> Iterator[None]:
+    """One writer per part file, across processes (the window and `nexus-ark model get` at once)."""
+    lock = FileLock(str(lock_path(dest)), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise DownloadError(
+            notice("{file} is already being downloaded by another Nexus Ark.", file=name),
+            hint=notice("Wait for that download to finish, or stop it there."),
+        ) from None
+    try:
+        yield
     finally:
-        if own_client:
-            client.close()
+        lock.release()
+        # The lock file goes with the part (while a part stays, the next attempt locks this same file:
+        # removing it then could let two processes lock two files of one name).
+        if not part_path(dest).exists():
+            lock_path(dest).unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _http(client: httpx.Client | None, connect_s: float, read_s: float) -> Iterator[httpx.Client]:
+    """The caller's client, or one of our own for this download."""
+    if client is not None:
+        yield client
+        return
+    # trust_env (the default) honours HTTPS_PROXY / HTTP_PROXY / NO_PROXY and the system's CA bundle.
+    with httpx.Client(
+        timeout=httpx.Timeout(read_s, connect=connect_s), headers={"user-agent": "nexus-ark"}
+    ) as own:
+        yield own
 
 
 def _fetch_from(
