@@ -175,12 +175,9 @@ class GetModelDialog(QDialog):
             self.start_at_once = False
             status = self._chosen()
             if status is not None and status.installed:
-                self._downloaded(self.app_spec(status))
+                self._downloaded(status.spec)
             else:
                 self.download()
-
-    def app_spec(self, status: ModelStatus) -> str:
-        return f"gguf:{status.path}" if status.path else status.entry.spec
 
     def _failed(self, message: str) -> None:
         self.details.setText(f"<span style='color:#b00'>{message}</span>")
@@ -300,7 +297,7 @@ class GetModelDialog(QDialog):
         status = self._chosen()
         if status is None or not status.installed or self.slug is None:
             return
-        self._switch(self.app_spec(status))
+        self._switch(status.spec)
 
     def _switch(self, spec: str) -> None:
         slug = self.slug

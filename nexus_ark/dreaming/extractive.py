@@ -15,7 +15,7 @@ from collections import Counter
 
 import numpy as np
 
-from nexus_ark.dreaming.grounding import _COMMON, _content_words, sentences
+from nexus_ark.dreaming.grounding import _COMMON, _KATAKANA, _content_words, sentences
 from nexus_ark.dreaming.material import Line
 from nexus_ark.providers.embedders import Embedder
 
@@ -28,7 +28,6 @@ INFORMATIVE = 0.004
 # A name: capitalized words in a row ("Trattoria Luna"), with a title before it ("Mr. Sato").
 _NAME = re.compile(r"\b(?:(?:Mr|Mrs|Ms|Dr|Prof)\. )?[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*")
 _OPENING = re.compile(r"^[\W_]+")
-_KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
 # Capitalized words that are not names of people, places or things.
 NOT_NAMES = _COMMON | frozenset(
     [

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
+from nexus_ark.config import toml_loads
 from nexus_ark.errors import ConfigError, NexusArkError
 from nexus_ark.model_config import ModelSpec
 from nexus_ark.notices import notice
@@ -87,7 +88,7 @@ def catalogue_path() -> Path:
 def load_catalogue(path: Path | None = None) -> list[CatalogueEntry]:
     path = path or catalogue_path()
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = toml_loads(path.read_text(encoding="utf-8"))  # NEXUS_ARK_CATALOGUE may name any file
         return [CatalogueEntry.model_validate(item) for item in raw.get("model", [])]
     except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
         raise ConfigError(

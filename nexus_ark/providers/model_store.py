@@ -43,6 +43,11 @@ class ModelStatus:
     path: Path | None = None  # a downloaded GGUF
     partial_bytes: int = 0  # what an interrupted download left (it goes on from there)
 
+    @property
+    def spec(self) -> str:
+        """What a persona's model setting says to use it (a downloaded file by its full path)."""
+        return f"gguf:{self.path}" if self.path else self.entry.spec
+
     def as_json(self) -> dict[str, object]:
         e = self.entry
         return {

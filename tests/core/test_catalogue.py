@@ -110,3 +110,16 @@ def test_a_broken_catalogue_names_the_file_and_the_field(tmp_path) -> None:
         with pytest.raises(ConfigError) as refused:
             load_catalogue(path)
         assert str(path) in refused.value.message and field in refused.value.message
+
+
+def test_a_catalogue_nested_too_deep_is_a_config_error_not_a_crash(tmp_path) -> None:
+    """NEXUS_ARK_CATALOGUE may name any file: tomllib's RecursionError must not end the command."""
+    import pytest
+
+    from nexus_ark.errors import ConfigError
+
+    path = tmp_path / "catalogue.toml"
+    path.write_text("x = " + "[" * 3000 + "]" * 3000 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_catalogue(path)
+    assert str(path) in refused.value.message and "nested too deeply" in refused.value.message
