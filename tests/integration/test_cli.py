@@ -141,26 +141,29 @@ def test_doctor_reports_what_works(data_dir: Path) -> None:
     assert "window" in lines and "notifications" in lines
 
 
-def test_chat_through_litellm_and_an_openai_compatible_server(data_dir: Path, llama_server: str) -> None:
-    proc = run_cli(
-        "--data-dir",
-        str(data_dir),
-        "chat",
-        "--persona",
-        "aria",
-        "--model",
-        "litellm:openai/local",
-        "--api-base",
-        llama_server,
-        stdin="Say hello.\n",
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip()
+def _chat_on(
+    data_dir: Path, model: str, api_base: str, stdin: str, *, verbose: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`nexus-ark chat` with aria on MODEL at API_BASE, the messages piped in."""
+    verbose_flag = ["-v"] if verbose else []
+    command = ["--data-dir", str(data_dir), *verbose_flag, "chat", "--persona", "aria", "--model", model]
+    return run_cli(*command, "--api-base", api_base, stdin=stdin)
+
+
+def _stored(data_dir: Path) -> list:
+    """Aria's messages as stored (read after the command has ended)."""
     store = MemoryStore(data_dir / "personas" / "aria" / "memory.db")
     try:
-        reply = store.messages.recent()[-1]
+        return store.messages.recent()
     finally:
         store.close()
+
+
+def test_chat_through_litellm_and_an_openai_compatible_server(data_dir: Path, llama_server: str) -> None:
+    proc = _chat_on(data_dir, "litellm:openai/local", llama_server, "Say hello.\n")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip()
+    reply = _stored(data_dir)[-1]
     assert reply.meta["model"] == "litellm:openai/local" and reply.status == "complete"
 
 
@@ -168,26 +171,12 @@ def test_chat_through_litellm_and_an_openai_compatible_server(data_dir: Path, ll
 def test_litellm_logs_stay_off_stdout(data_dir: Path, llama_server: str, verbose: bool) -> None:
     """stdout is the scripting contract: two piped messages give the two replies and nothing else, even with
     -v (LiteLLM's own handler printed "LiteLLM completion() model= ..." there, between the replies)."""
-    proc = run_cli(
-        "--data-dir",
-        str(data_dir),
-        *(["-v"] if verbose else []),
-        "chat",
-        "--persona",
-        "aria",
-        "--model",
-        "litellm:openai/local",
-        "--api-base",
-        llama_server,
-        stdin="Say hello.\nName a colour.\n",
+    proc = _chat_on(
+        data_dir, "litellm:openai/local", llama_server, "Say hello.\nName a colour.\n", verbose=verbose
     )
     assert proc.returncode == 0, proc.stderr
     assert "LiteLLM" not in proc.stdout, proc.stdout
-    store = MemoryStore(data_dir / "personas" / "aria" / "memory.db")
-    try:
-        replies = [m.content for m in store.messages.recent() if m.role == "assistant"]
-    finally:
-        store.close()
+    replies = [m.content for m in _stored(data_dir) if m.role == "assistant"]
     assert len(replies) == 2
     printed = " ".join(proc.stdout.split())
     assert printed == " ".join(" ".join(replies).split()), proc.stdout
@@ -198,26 +187,10 @@ def test_litellm_logs_stay_off_stdout(data_dir: Path, llama_server: str, verbose
 def test_a_litellm_stream_cut_without_done_is_a_failed_reply(data_dir: Path, ollama_wire) -> None:
     """A body that ends mid-event with no finish_reason and no [DONE] is not a complete reply (LiteLLM makes
     up a "stop" for it): kept as a failed reply, exit 1, worded as the same fault through Ollama."""
-    proc = run_cli(
-        "--data-dir",
-        str(data_dir),
-        "chat",
-        "--persona",
-        "aria",
-        "--model",
-        "litellm:openai/fault-unterminated",
-        "--api-base",
-        f"{ollama_wire.url}/v1",
-        stdin="Say hello.\n",
-        timeout=180,
-    )
+    proc = _chat_on(data_dir, "litellm:openai/fault-unterminated", f"{ollama_wire.url}/v1", "Say hello.\n")
     assert proc.returncode == 1, proc.stderr
     assert "closed in the middle of the reply" in proc.stderr
-    store = MemoryStore(data_dir / "personas" / "aria" / "memory.db")
-    try:
-        reply = store.messages.recent()[-1]
-    finally:
-        store.close()
+    reply = _stored(data_dir)[-1]
     # Kept with the text that came, marked as the failed reply it is (as the same fault through Ollama).
     assert reply.role == "assistant" and reply.content == "Hello" and reply.status == "error", reply
 
