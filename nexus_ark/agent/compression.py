@@ -27,12 +27,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nexus_ark.agent.prompt import MESSAGE_OVERHEAD, cut_text
-from nexus_ark.agent.reply_shape import trim_to_sentence
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import ConversationSummary, Summaries
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
+from nexus_ark.sentences import trim_to_sentence
 
 log = logging.getLogger(__name__)
 

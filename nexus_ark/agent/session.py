@@ -21,7 +21,6 @@ from nexus_ark.agent.reply_shape import (
     SentenceGate,
     earlier_sentences,
     shape_reply,
-    trim_to_sentence,
 )
 from nexus_ark.clock import iso
 from nexus_ark.errors import DatabaseError, NexusArkError
@@ -39,6 +38,7 @@ from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.embedders import Embedder
 from nexus_ark.providers.tools import ToolBox, ToolLoopResult, ToolUse, stream_tool_loop
+from nexus_ark.sentences import trim_to_sentence
 
 log = logging.getLogger(__name__)
 

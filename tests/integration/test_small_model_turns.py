@@ -16,9 +16,10 @@ from pathlib import Path
 
 import tomli_w
 
-from nexus_ark.agent.reply_shape import SMALL_MAX_TOKENS, ends_sentence
+from nexus_ark.agent.reply_shape import SMALL_MAX_TOKENS
 from nexus_ark.agent.session import TurnResult
 from nexus_ark.app import NexusApp
+from nexus_ark.sentences import ends_sentence
 from tests.conftest import cli_command, run_cli, subprocess_env
 
 TURNS = [
