@@ -106,6 +106,8 @@ def run_command(app: NexusApp, args: argparse.Namespace) -> int:
         print("error: no persona to run", file=sys.stderr)
         return 2
 
+    printing = threading.Lock()  # personas write first on threads of their own: one line at a time
+
     def show(topic: str, payload: dict[str, Any]) -> None:
         reason = payload["reason"]
         if args.json:
@@ -115,10 +117,13 @@ def run_command(app: NexusApp, args: argparse.Namespace) -> int:
                 "text": payload["text"],
                 "reason": reason,
             }
-            print(json.dumps(line, ensure_ascii=False), flush=True)
+            out = json.dumps(line, ensure_ascii=False) + "\n"
         else:
-            print(f"[{reason['time'][:16]}] {payload['persona']}: {payload['text']}", flush=True)
-            print(f"    why: {reason['why']}", flush=True)
+            said = f"[{reason['time'][:16]}] {payload['persona']}: {payload['text']}"
+            out = f"{said}\n    why: {reason['why']}\n"
+        with printing:  # two personas at once interleaved their lines (two objects on one JSON line)
+            sys.stdout.write(out)
+            sys.stdout.flush()
 
     app.events.subscribe("autonomous_message", show)
     stop = threading.Event()
