@@ -35,6 +35,23 @@ BUS_PATH = "/org/freedesktop/Notifications"
 OnClick = Callable[[], None]
 
 
+class _NoTraceback(logging.Filter):
+    """desktop-notifier logs every failed send with a full traceback (a missing session D-Bus is the common
+    case, once per message written first). Its record keeps its line for the log; the reason is said once by
+    `DesktopNotifications.notify` in words, so the stack is not printed again and again."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.levelno < logging.ERROR:
+            record.msg = f"{record.getMessage()}: {record.exc_info[1]}"
+            record.args = None
+            record.exc_info = record.exc_text = None
+            record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        return True
+
+
+logging.getLogger("desktop_notifier.backends.base").addFilter(_NoTraceback())
+
+
 def first_line(text: str, limit: int = BODY_CHARS) -> str:
     """The first non-empty line of a message, clipped at a word where possible, with an ellipsis."""
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
@@ -91,6 +108,7 @@ class DesktopNotifications:
         self._thread: threading.Thread | None = None
         self._notifier: Any = None
         self._closed = False
+        self._off_because: str | None = None  # said once while notifications fail for the same reason
 
     # -- the loop thread ------------------------------------------------------------------------------
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
@@ -145,10 +163,29 @@ class DesktopNotifications:
         title = first_line(title, TITLE_CHARS)
         body = first_line(body)
         try:
-            return bool(self._run(self._send(title, body, on_click), self.wait_s))
+            shown = bool(self._run(self._send(title, body, on_click), self.wait_s))
         except Exception as exc:
-            log.warning("desktop notification %r not shown: %s", title, exc)
-            return False
+            shown, why = False, str(exc)
+        else:
+            why = "" if shown else self._why_not()
+        if shown:
+            if self._off_because is not None:
+                log.info("desktop notifications work again")
+            self._off_because = None
+        elif why != self._off_because:
+            self._off_because = why
+            log.warning(
+                "desktop notifications are off: %s. Messages written first still arrive in the inbox "
+                "and the tray.",
+                why,
+            )
+        else:
+            log.debug("desktop notification %r not shown (still: %s)", title, why)
+        return shown
+
+    def _why_not(self) -> str:
+        ok, detail = self.available()
+        return f"{detail} did not accept the notification" if ok else detail
 
     async def _send(self, title: str, body: str, on_click: OnClick | None) -> bool:
         notifier = self._the_notifier()
@@ -170,7 +207,7 @@ class DesktopNotifications:
             on_dispatched=dispatched.set,
         )
         if not dispatched.is_set():
-            log.warning("desktop notification %r was not accepted by the desktop", title)
+            log.debug("desktop notification %r was not accepted by the desktop", title)
             # The library keeps the bus connection of a failed first attempt and opens another on the next
             # try: close it, so a desktop without a notification service does not collect open sockets.
             backend = getattr(notifier, "_backend", None)

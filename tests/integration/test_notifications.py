@@ -8,6 +8,7 @@ installed (the skip names the apt-get line; .ci/run installs them).
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import threading
 import time
@@ -102,3 +103,19 @@ def test_without_a_notification_service_it_says_why_and_recovers_when_one_starts
         assert notifier.notify("Aria", MESSAGE) is True
         wait_for(lambda: 'string "Aria"' in monitor.read_text(), 10, "the Notify call on the bus")
         wait_for(lambda: _displayed(d) == 1, 10, "dunst to display the notification")
+
+
+def test_without_a_session_bus_the_reason_is_said_once_and_no_traceback_is_logged(
+    monkeypatch: pytest.MonkeyPatch, notifier: DesktopNotifications, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`nexus-ark run` on a machine without a desktop session printed desktop-notifier's traceback for every
+    message written first (issue 23, defect 7)."""
+    monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    caplog.set_level(logging.DEBUG)
+    for _ in range(3):
+        assert notifier.notify("Aria", MESSAGE) is False
+    assert not [r for r in caplog.records if r.exc_info or r.exc_text], "a traceback was logged"
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(said) == 1, said
+    assert "notifications are off" in said[0] and "DBUS_SESSION_BUS_ADDRESS" in said[0] and "inbox" in said[0]
