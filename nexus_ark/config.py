@@ -136,6 +136,15 @@ def toml_loads(text: str) -> dict[str, Any]:
         ) from None
 
 
+def unreadable_json(exc: RecursionError | ValueError) -> Notice:
+    """Why JSON text that is valid JSON still cannot be read into values: Python's parser gives up on
+    arrays or objects nested about a thousand deep (RecursionError) and on an integer of more than 4,300
+    digits (ValueError), as tomllib does (see toml_loads). Said the same way by every JSON import."""
+    if isinstance(exc, RecursionError):
+        return notice("its values are nested too deeply to read (about a thousand levels or more)")
+    return notice("it holds a number too long to read (more than 4,300 digits)")
+
+
 _LONG_NUMBER = re.compile(r"[0-9][0-9_]{4300,}")
 _DEEP = 200  # arrays or inline tables this deep are named (tomllib gives up a few hundred levels later)
 

@@ -44,9 +44,10 @@ from typing import IO, Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from nexus_ark.clock import iso
+from nexus_ark.config import unreadable_json
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import Archive
-from nexus_ark.memory.importer import ImportedTurn, ImportReport, TurnWriter, unreadable_json
+from nexus_ark.memory.importer import ImportedTurn, ImportReport, TurnWriter
 from nexus_ark.memory.messages import MessageStore
 from nexus_ark.notices import Notice, notice
 
@@ -142,7 +143,7 @@ class _BadConversation(Exception):
 
 
 class _Unreadable:
-    """An element of the list that is JSON but cannot be read into values (see importer.unreadable_json):
+    """An element of the list that is JSON but cannot be read into values (see config.unreadable_json):
     it was stepped over, and is named as a broken conversation."""
 
     def __init__(self, problem: Notice) -> None:

@@ -14,22 +14,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError, field_validator
 
+from nexus_ark.config import unreadable_json
 from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStore
-from nexus_ark.notices import Notice, notice
+from nexus_ark.notices import notice
 
 BATCH = 500
-
-
-def unreadable_json(exc: RecursionError | ValueError) -> Notice:
-    """Why JSON text that is valid JSON still cannot be read into values: Python's parser gives up on
-    arrays or objects nested about a thousand deep (RecursionError) and on an integer of more than 4,300
-    digits (ValueError). Both are one bad line or conversation, never the end of an import."""
-    if isinstance(exc, RecursionError):
-        return notice("its values are nested too deeply to read (about a thousand levels or more)")
-    return notice("it holds a number too long to read (more than 4,300 digits)")
 
 
 class TurnLine(BaseModel):

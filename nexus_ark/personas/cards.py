@@ -24,12 +24,14 @@ import re
 import struct
 import unicodedata
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from nexus_ark.config import unreadable_json
 from nexus_ark.errors import PersonaError
 from nexus_ark.notices import Notice, joined, notice, validation_message
 from nexus_ark.personas.model import NAME_MAX
@@ -47,6 +49,11 @@ MAX_TEXT_CHARS = 200_000  # one text field (a description, a greeting, a lore en
 MAX_SHORT_CHARS = 1_000  # a tag, a key, a lore entry's name
 MAX_LIST_ITEMS = 1_000  # greetings, tags, keys of one entry
 MAX_LORE_ENTRIES = 10_000
+# The lore's text that becomes memory, keys included: indexing it costs about a second a MB (two full-text
+# indexes, one of trigrams), so a card of 16 MB of lore took a minute. Two million characters is a
+# lorebook of 2,000 entries of 1,000 characters, imported in a few seconds.
+MAX_LORE_CHARS = 2_000_000
+MAX_DEPTH = 100  # arrays and objects in a card: json.dumps(indent=...) and deepcopy recurse per level
 MAX_PNG_CHUNKS = 100_000
 
 # The V3 spec asks an app that writes a V3 card's V2 copy to say so in the copy's creator notes; we take
@@ -439,7 +446,7 @@ def _json(text: str, source: str, what: Notice) -> Any:
             )
         )
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=_int)
     except json.JSONDecodeError as exc:
         raise CardError(
             notice(
@@ -457,6 +464,29 @@ def _json(text: str, source: str, what: Notice) -> Any:
                 "{source}: {what} is JSON nested too deeply to be a character card.", source=source, what=what
             )
         ) from None
+    except ValueError as exc:  # what else Python cannot make values of (numbers are read by _int)
+        raise CardError(
+            notice(
+                "{source}: {what} cannot be read: {problem}.",
+                source=source,
+                what=what,
+                problem=unreadable_json(exc),
+            )
+        ) from None
+
+
+class _LongNumber:
+    """A JSON integer of more than 4,300 digits, which int() refuses: parse_card names its field."""
+
+
+_LONG_NUMBER = _LongNumber()
+
+
+def _int(text: str) -> int | _LongNumber:
+    try:
+        return int(text)
+    except ValueError:
+        return _LONG_NUMBER
 
 
 def _card_from_png(blob: bytes, source: str) -> Card:
@@ -533,15 +563,18 @@ def parse_card(raw: Any, source: str) -> Card:
         version = raw.get("spec_version")
         try:
             newer = float(version) > 3.0  # the V3 spec: compare as a float, newer ones still import
+        except OverflowError:  # an integer too large for a float is newer all the same
+            newer = True
         except (TypeError, ValueError):
             newer = False
         if newer:
             warnings.append(
                 notice(
                     "spec_version {version} is newer than 3.0: fields Nexus Ark does not know are kept",
-                    version=version,
+                    version=_clip(str(version)),
                 )
             )
+    _check_structure(raw, source)
     try:
         parsed = CardData.model_validate(data)
     except ValidationError as exc:
@@ -550,6 +583,7 @@ def parse_card(raw: Any, source: str) -> Card:
             hint=NOTHING_IMPORTED,
         ) from exc
     _check_name(parsed.name, source)
+    _check_lore_size(parsed, source)
     bad = _unwritable(raw.get("data"), "data")
     if bad:  # in a field only kept (extensions, unknown ones): card.json could not be written
         raise CardError(
@@ -597,24 +631,73 @@ def _problems(exc: ValidationError) -> list[Notice]:
     return problems
 
 
+def _walk(value: Any, where: str) -> Iterator[tuple[str, Any, int]]:
+    """Every value below `value` (object keys too), each with its field path and nesting depth, in
+    document order. Iterative: a card nested a thousand deep must not end the import with RecursionError."""
+    stack: list[tuple[str, Any, int]] = [(where, value, 0)]
+    while stack:
+        at, item, depth = stack.pop()
+        yield at, item, depth
+        if isinstance(item, dict):
+            children = []
+            for key, child in item.items():
+                yield at, key, depth
+                children.append((f"{at}.{key}" if at else str(key), child, depth + 1))
+            stack.extend(reversed(children))
+        elif isinstance(item, list):
+            stack.extend((f"{at}[{i}]", item[i], depth + 1) for i in reversed(range(len(item))))
+
+
+def _check_structure(raw: dict[str, Any], source: str) -> None:
+    """What the JSON parser read but this app cannot keep: a number of more than 4,300 digits (int()
+    refuses it; json.loads raised ValueError) and nesting deeper than MAX_DEPTH (writing card.json,
+    copying the card and exporting it recurse once a level)."""
+    for at, item, depth in _walk(raw, ""):
+        if isinstance(item, dict | list) and depth + 1 > MAX_DEPTH:  # the card itself is level 1
+            raise CardError(
+                notice(
+                    "{source}: field '{field}' is nested more than {limit} levels deep: refused.",
+                    source=source,
+                    field=_clip(at, 120),
+                    limit=MAX_DEPTH,
+                ),
+                hint=NOTHING_IMPORTED,
+            )
+        if item is _LONG_NUMBER:
+            raise CardError(
+                notice(
+                    "{source}: field '{field}' holds a number of more than 4,300 digits, too long to read.",
+                    source=source,
+                    field=_clip(at, 120),
+                ),
+                hint=NOTHING_IMPORTED,
+            )
+
+
+def _check_lore_size(data: CardData, source: str) -> None:
+    book = data.character_book.entries if data.character_book else []
+    chars = sum(len(lore_text(e)) for e in book if _to_memory(e))
+    if chars > MAX_LORE_CHARS:
+        raise CardError(
+            notice(
+                "{source}: field 'data.character_book.entries': its entries hold {count:,} characters for "
+                "memory: at most {limit:,} are read (importing more would take minutes).",
+                source=source,
+                count=chars,
+                limit=MAX_LORE_CHARS,
+            ),
+            hint=NOTHING_IMPORTED,
+        )
+
+
 def _unwritable(value: Any, where: str) -> str:
     """The path of the first text (or key) below `value` that UTF-8 cannot encode; "" when none."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return where
-        return ""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if _unwritable(key, where):
-                return where
-            found = _unwritable(item, f"{where}.{key}")
-            if found:
-                return found
-        return ""
-    if isinstance(value, list):
-        return next((f for i, item in enumerate(value) if (f := _unwritable(item, f"{where}[{i}]"))), "")
+    for at, item, _ in _walk(value, where):
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return at
     return ""
 
 
@@ -727,6 +810,12 @@ def one_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
+def _to_memory(entry: LoreEntry) -> bool:
+    """An entry that becomes an entity: enabled (a disabled one must never be used, V3 spec; it stays in
+    card.json), not constant (those are written into the soul), with something to say."""
+    return entry.enabled and not entry.constant and bool(entry.content.strip())
+
+
 def lore_text(entry: LoreEntry) -> str:
     """An entity's text: the entry's content, then its keys (not regular expressions: they are no words)."""
     keys = [] if entry.use_regex else [k.strip() for k in entry.keys if k.strip()]
@@ -741,15 +830,27 @@ def split_lore_text(text: str) -> tuple[str, list[str] | None]:
     return text, None
 
 
-def _lore_name(entry: LoreEntry, index: int, taken: set[str]) -> str:
+@dataclass
+class _Names:
+    """Entity names given so far (casefolded), and per name the next number to try for its copies."""
+
+    taken: set[str] = field(default_factory=set)
+    next_copy: dict[str, int] = field(default_factory=dict)
+
+
+def _lore_name(entry: LoreEntry, index: int, names: _Names) -> str:
+    """The entry's name, or "name (2)", "name (3)"... for the next entries of the same name. Each name
+    goes on from its last number (every lower one is taken for good), so 10,000 entries of one name
+    take 10,000 steps, not 50 million (109 s)."""
     base = next(
         (" ".join(c.split()) for c in (entry.name, entry.comment, *entry.keys) if c and c.strip()),
         f"Lore entry {index + 1}",
     )[:120]
-    name, n = base, 2
-    while name.casefold() in taken:
+    name, n = base, names.next_copy.get(base.casefold(), 2)
+    while name.casefold() in names.taken:
         name, n = f"{base} ({n})", n + 1
-    taken.add(name.casefold())
+    names.next_copy[base.casefold()] = n
+    names.taken.add(name.casefold())
     return name
 
 
@@ -764,14 +865,14 @@ def plan_persona(card: Card) -> PersonaPlan:
     book = data.character_book.entries if data.character_book else []
     lore: list[LoreMemory] = []
     always: list[int] = []
-    taken: set[str] = set()
+    names = _Names()
     for i, entry in enumerate(book):
         if not entry.enabled or not entry.content.strip():
             continue  # a disabled entry must never be used (V3 spec); it stays in card.json
         if entry.constant:
             always.append(i)
-        else:
-            lore.append(LoreMemory(i, _lore_name(entry, i, taken), lore_text(entry)))
+        elif _to_memory(entry):
+            lore.append(LoreMemory(i, _lore_name(entry, i, names), lore_text(entry)))
     fields = {f: getattr(data, f) for f in ("description", *(s[0] for s in SOUL_SECTIONS))}
     soul = render_soul(name, fields, [book[i].content for i in always], language)
     headings = {

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from nexus_ark.paths import assets_dir
 from nexus_ark.personas.cards import (
     V2_BACKFILL_NOTE,
     CardError,
+    plan_persona,
     png_texts,
     read_card_bytes,
     read_png_chunks,
@@ -347,6 +349,20 @@ def _many_entries() -> bytes:
     return json.dumps(card).encode()
 
 
+def _raw_extension(value: str) -> bytes:
+    """A card whose data.extensions.x is the JSON text `value` as it is (json.dumps cannot write it)."""
+    card = v2_card()
+    card["data"]["extensions"] = {"x": "@@"}
+    return json.dumps(card).replace('"@@"', value).encode()
+
+
+def _lore_of(count: int, chars: int) -> bytes:
+    card = v2_card()
+    entries = [{"keys": [f"k{i}"], "content": "z" * chars, "enabled": True} for i in range(count)]
+    card["data"]["character_book"] = {"entries": entries}
+    return json.dumps(card).encode()
+
+
 SERAPHINA_PNG = (CARDS / "seraphina_v2.png").read_bytes()
 NAMELESS = {"spec": "chara_card_v3", "data": {"description": "x"}}
 BAD_LORE = {"entries": [{"keys": ["a"], "content": "b", "enabled": "yes"}]}
@@ -391,6 +407,21 @@ BAD_CARDS: list[tuple[str, Any, str]] = [
     ("nul.json", _card_with(scenario="a\x00b"), "field 'data.scenario': contains a NUL character"),
     ("lore.json", _many_entries(), "field 'data.character_book.entries': has 100000 entries: at most 10000"),
     ("enabled.json", _card_with(character_book=BAD_LORE), "field 'data.character_book.entries[0].enabled'"),
+    # Valid JSON that Python cannot make values of, or that this app cannot write back (issue 23, defect 5)
+    (
+        "digits.json",
+        _raw_extension("1" * 5000),
+        "field 'data.extensions.x' holds a number of more than 4,300 digits",
+    ),
+    ("deepext.json", _raw_extension("[" * 600 + "]" * 600), "field 'data.extensions.x[0][0][0]"),
+    # the card, data, extensions, then 98 lists: 101 levels
+    ("deep101.json", _raw_extension("[" * 98 + "]" * 98), "is nested more than 100 levels deep"),
+    (
+        "lorechars.json",
+        _lore_of(2_001, 1_000),
+        "field 'data.character_book.entries': its entries hold 2,023,902 characters for memory: at most "
+        "2,000,000 are read",
+    ),
 ]
 
 
@@ -456,3 +487,39 @@ def test_failure_while_writing_memory_removes_the_half_made_persona(
     monkeypatch.setattr(Components, "write_entity", real)
     done = import_card(app, CARDS / "seraphina_v2.png")  # and the same card imports cleanly afterwards
     assert done.slug == "seraphina-vale" and len(_entities(app, done.slug)) == 2
+
+
+def test_a_huge_integer_spec_version_is_read_as_a_newer_version(app: NexusApp, tmp_path: Path) -> None:
+    """float() of a 400-digit integer raised OverflowError: the import ended with a traceback."""
+    card = v3_card()
+    card["spec_version"] = int("9" * 400)
+    path = tmp_path / "version.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    done = import_card(app, path)
+    assert done.name == "月野しずく"
+    assert any(str(w).startswith("spec_version 9999") and "newer than 3.0" in w for w in done.warnings)
+    assert all(len(w) < 200 for w in done.warnings)
+
+
+def test_nesting_at_the_limit_imports_and_exports(app: NexusApp, tmp_path: Path) -> None:
+    path = tmp_path / "deep100.json"
+    path.write_bytes(_raw_extension("[" * 97 + "]" * 97))  # the card, data, extensions: 100 levels
+    done = import_card(app, path)
+    out = export_card(app, done.slug, tmp_path / "out.json").path
+    exported = json.loads(out.read_text(encoding="utf-8"))
+    assert exported["data"]["extensions"]["x"] == json.loads("[" * 97 + "]" * 97)
+
+
+def test_ten_thousand_lore_entries_of_one_name_are_named_in_linear_time() -> None:
+    """Each copy of a name was found by trying "name (2)", "name (3)"... from 2: 10,000 entries of one
+    name took 50 million tries (109 s through the CLI on a loaded machine, 9 s here)."""
+    card = v2_card()
+    card["data"]["character_book"] = {
+        "entries": [{"keys": ["same"], "content": "c", "name": "Same"}] * 10_000
+    }
+    started = time.monotonic()
+    plan = plan_persona(read_card_bytes(json.dumps(card).encode(), "same.json"))
+    assert time.monotonic() - started < 2
+    names = [m.name for m in plan.lore]
+    assert names[:3] == ["Same", "Same (2)", "Same (3)"] and names[-1] == "Same (10000)"
+    assert len({n.casefold() for n in names}) == 10_000
