@@ -690,6 +690,11 @@ class ChatSession:
                             room=self.room,
                             status="streaming",
                             version_of=reply.version_of,
+                            # a message written first says so from its first word: a draft of one cut
+                            # off by a crash is removed at the next start (messages.recover_interrupted)
+                            meta={"autonomous": reply.meta["autonomous"]}
+                            if "autonomous" in reply.meta
+                            else None,
                         )
                     else:  # a continuation streams into the message it continues
                         store.update_content(reply.reply_id, reply.text(), status="streaming")
@@ -888,6 +893,7 @@ class ChatSession:
                     content=text,
                     room=self.room,
                     status="streaming",
+                    meta={"autonomous": reason},
                 )
                 reply.parts, reply.finish = [text], "stop"
                 return self._commit(reply, 0, [])

@@ -167,8 +167,16 @@ class MessageStore:
         return self.db.execute("select count(*) from messages where room = ?", [room]).fetchone()[0]
 
     def recover_interrupted(self) -> int:
-        """Replies still 'streaming' at start-up were cut off by a crash: keep the text, mark them."""
+        """Replies still 'streaming' at start-up were cut off by a crash: keep the text, mark them. A draft
+        of a message the persona wrote first is not a message until complete (it has no inbox row and the
+        runtime writes it again): it is removed."""
         with self.db.atomic():
+            drafts = self.db.execute(
+                "select id from messages where status = 'streaming' "
+                "and json_extract(meta, '$.autonomous') is not null"
+            ).fetchall()
+            for (draft,) in drafts:
+                self.delete(draft)
             cur = self.db.execute(
                 "update messages set status = 'interrupted', updated_at = ? where status = 'streaming'",
                 [iso(self.clock.now())],

@@ -19,10 +19,11 @@ from tests.conftest import REPO, run_cli, subprocess_env
 pytestmark = pytest.mark.integration
 
 
-def _crash_mid_dream(data_dir: Path) -> None:
-    """Run crash_child and kill it (-9) once a dream stage has finished and a reply is streaming."""
+def _crash_mid_dream(data_dir: Path, child_module: str = "crash_child") -> None:
+    """Run crash_child and kill it (-9) once a dream stage has finished and a reply is streaming (or
+    another child, once it prints READY)."""
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.crash_child", str(data_dir)],
+        [sys.executable, "-m", f"tests.integration.{child_module}", str(data_dir)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -91,3 +92,19 @@ def test_nexus_ark_dream_after_a_kill_finishes_the_resumed_dream_and_reports_it(
         app.close()
     assert len(jobs) == 1 and jobs[0][0] == "done", jobs
     assert (result["level"], result["date"]) == (jobs[0][1], jobs[0][2])
+
+
+def test_a_message_written_first_cut_off_by_a_crash_leaves_no_draft(data_dir: Path):
+    """Killing `nexus-ark run` while the persona wrote first left the draft in the conversation (3 in 10
+    kills), marked interrupted, with no reason and no inbox row, beside the message written again later
+    (issue 23, defect 10): a message written first is not a message until complete."""
+    _crash_mid_dream(data_dir, "write_first_child")
+    app = NexusApp(data_dir).open()
+    try:
+        memory = app.runtime("aria").memory
+        assert memory.db.execute("pragma integrity_check").fetchone()[0] == "ok"
+        left = memory.db.execute("select status, content from messages where role = 'assistant'").fetchall()
+        assert left == [], f"a draft of the message written first is still there: {left}"
+        assert memory.db.execute("select count(*) from inbox").fetchone()[0] == 0
+    finally:
+        app.close()
