@@ -1,9 +1,10 @@
 """Timeouts, cancellation and retries around a network stream, for every HTTP backend alike.
 
 The blocking stream runs on a producer thread; the consumer waits with deadlines: `first_token_s` for the
-first item, `between_tokens_s` for each next one. A stalled server raises ProviderTimeoutError instead of
-hanging. Transient errors are retried with exponential backoff, but only before the first item arrived:
-after that a retry would repeat text the person has already read.
+first item (all attempts together), `between_tokens_s` for each next one. A stalled server raises
+ProviderTimeoutError instead of hanging. Transient errors are retried with exponential backoff, but only
+before the first item arrived (after that a retry would repeat text the person has already read) and only
+within the first item's time.
 """
 
 from __future__ import annotations
@@ -42,18 +43,21 @@ def guarded_stream(
 ) -> Iterator[T]:
     """Yield the items of `open_stream()`; returns early (no error) when `cancel` is set."""
     retry = retry or RetryPolicy()
+    # `first_token_s` is the person's whole wait for the first word, retries included: three stalled
+    # attempts took three times as long while the message named one.
+    first_by = time.monotonic() + timeouts.first_token_s
     for attempt in range(retry.attempts):
         received_any = False
         try:
-            for item in _one_attempt(open_stream, timeouts, cancel, what):
+            for item in _one_attempt(open_stream, timeouts, cancel, what, first_by):
                 received_any = True
                 yield item
             return
         except ProviderError as exc:
             last_try = attempt == retry.attempts - 1
-            if received_any or not exc.transient or last_try:
-                raise
             delay = retry.backoff_s * (2**attempt)
+            if received_any or not exc.transient or last_try or time.monotonic() + delay >= first_by:
+                raise
             if cancel is not None and cancel.wait(delay):
                 return
             if cancel is None:
@@ -65,6 +69,7 @@ def _one_attempt(
     timeouts: Timeouts,
     cancel: threading.Event | None,
     what: str,
+    first_by: float,
 ) -> Iterator[T]:
     items: queue.SimpleQueue[Any] = queue.SimpleQueue()
     stop = threading.Event()
@@ -91,7 +96,7 @@ def _one_attempt(
     try:
         while True:
             limit = timeouts.first_token_s if first else timeouts.between_tokens_s
-            deadline = time.monotonic() + limit
+            deadline = first_by if first else time.monotonic() + limit
             while True:
                 if cancel is not None and cancel.is_set():
                     return

@@ -133,6 +133,23 @@ def test_http_500_is_retried_then_typed(ollama_wire) -> None:
     assert len(ollama_wire.requests) - before == 3, "a transient error is retried, up to the attempt limit"
 
 
+def test_retries_stay_within_the_wait_for_the_first_token(ollama_wire) -> None:
+    """A server that never sends the first word: three attempts took three times first_token_s while the
+    message named one (issue 23, defect 11). The person's wait is the budget, retries included."""
+    backend = OllamaBackend(
+        "fault-silent",
+        ollama_wire.url,
+        timeouts=Timeouts(connect_s=2, first_token_s=1, between_tokens_s=1),
+        retry=RetryPolicy(attempts=3, backoff_s=0.01),
+    )
+    started = time.monotonic()
+    with pytest.raises(ProviderTimeoutError) as err:
+        list(backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=4)))
+    waited = time.monotonic() - started
+    assert "sent nothing for 1 s while waiting for the first token" in str(err.value)
+    assert waited < 1.8, f"waited {waited:.1f} s for a first token promised within 1 s"
+
+
 @pytest.mark.parametrize(
     ("model", "error", "words"),
     [
