@@ -384,16 +384,12 @@ class PersonaRuntime:
 
     # -- closing ----------------------------------------------------------------------------------
     def close(self) -> None:
-        """End the conversation (its open questions are checked), stop the queue, close the memory."""
+        """Stop the queue (background work is told to stop and resumes next time), close the memory.
+        No model runs at close: quitting must release the data folder within a second or two. The
+        conversation's open questions are checked at the next start (the scheduler's idle end)."""
         if self._closed:
             return
         self._closed = True
-        session = self._session
-        if session is not None:
-            try:
-                self.queue.call("end conversation", session.end_conversation)
-            except Exception as exc:  # closing goes on whatever the model does
-                log.warning("ending the conversation with %s failed: %s", self.slug, exc)
         self.queue.stop()
         try:  # the day's conversation into the newest backup
             backup_if_due(
