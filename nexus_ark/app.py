@@ -425,7 +425,12 @@ class NexusApp:
         config = config.model_copy(
             update={"spec": model_override or config.spec, "api_base": api_base or config.api_base}
         )
-        config = ModelConfig.model_validate(config.model_dump())  # validate the override too
+        try:  # validate the override too
+            config = ModelConfig.model_validate(config.model_dump())
+        except ValidationError as exc:
+            raise ConfigError(
+                notice("--model / --api-base: {problems}", problems=problem_list(exc))
+            ) from None
         backend = self.backend(config)
         return runtime.queue.call("open", lambda: runtime.use_backend(backend))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -15,7 +16,7 @@ from typing import TextIO
 from nexus_ark import __version__
 from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
-from nexus_ark.errors import NexusArkError
+from nexus_ark.errors import NexusArkError, ProviderError
 from nexus_ark.logfile import setup_logging
 from nexus_ark.memory_cli import one_field
 from nexus_ark.paths import DataLayout, resolve_data_dir
@@ -228,6 +229,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
         print(f"error: {exc}", file=sys.stderr)
         logging.getLogger(__name__).info("stopped: %s", exc)  # the file only: stderr has it above
         return 2
+    except BrokenPipeError:  # `nexus-ark persona list | head -1`: the reader has what it wanted
+        # Python would print another BrokenPipeError flushing stdout at exit: point it at nothing.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 2
 
 
@@ -294,7 +299,14 @@ def _prompt(app: NexusApp, args: argparse.Namespace) -> int:
 
 def _chat(app: NexusApp, args: argparse.Namespace) -> int:
     slug = args.persona or app.default_persona()
-    session = app.session(slug, model_override=args.model, api_base=args.api_base)
+    try:
+        session = app.session(slug, model_override=args.model, api_base=args.api_base)
+    except ProviderError as exc:
+        if not exc.transient:  # a model not installed, a key missing: what was asked for is wrong (2)
+            raise
+        # The server is down or did not answer: the input was right and no reply came (1, as a failed reply).
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     app.remember_persona(slug)
     if sys.stdin.isatty():
         return _chat_interactive(session)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -94,6 +95,28 @@ class ModelConfig(BaseModel):
             except ModelError as exc:
                 raise ValueError(exc.message) from None
         return value.strip()
+
+    @field_validator("api_base")
+    @classmethod
+    def _base_is_url(cls, value: str) -> str:
+        """A server address is checked when read: "bundled" or "localhost" was accepted and failed only at
+        the first message ("Port could not be cast", "Ollama is not running at bundled")."""
+        value = value.strip()
+        if not value:
+            return value
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 (raises ValueError for a port that is not a number 0-65535)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                notice(
+                    "not a server address: it starts with http:// or https:// and names a host, "
+                    'e.g. "http://127.0.0.1:11434"'
+                )
+            )
+        return value
 
     @field_validator("api_key")
     @classmethod

@@ -228,8 +228,39 @@ def test_ollama_not_running_is_said_in_words(data_dir: Path) -> None:
         url,
         stdin="hi\n",
     )
-    assert proc.returncode == 2
+    # The input was right and no reply came: 1, as for a failed reply (it was 2, "bad input").
+    assert proc.returncode == 1
     assert f"Ollama is not running at {url}" in proc.stderr
+
+
+@pytest.mark.parametrize("api_base", ["bundled", "localhost:11434", "http://127.0.0.1:99999", "http://"])
+def test_an_api_base_that_is_not_a_server_address_is_refused_when_read(data_dir: Path, api_base: str) -> None:
+    """A non-URL api_base was accepted and failed at the first message ("Port could not be cast",
+    "Ollama is not running at bundled"); now persona.toml and --api-base are refused naming the field."""
+    proc = run_cli(
+        "--data-dir", str(data_dir), "chat", "--persona", "aria", "--model", "ollama:qwen2.5",
+        "--api-base", api_base, stdin="hi\n",
+    )  # fmt: skip
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "api_base: not a server address" in proc.stderr and repr(api_base) in proc.stderr
+
+    toml = data_dir / "personas" / "aria" / "persona.toml"
+    toml.write_text(f'name = "Aria"\n[model]\nspec = "ollama:qwen2.5"\napi_base = "{api_base}"\n', "utf-8")
+    listed = run_cli("--data-dir", str(data_dir), "persona", "list")
+    assert "model.api_base: not a server address" in listed.stdout and "(unusable)" in listed.stdout
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(data_dir: Path) -> None:
+    """`nexus-ark persona list | head -1` printed a BrokenPipeError traceback."""
+    proc = subprocess.Popen(
+        cli_command("--data-dir", str(data_dir), "persona", "list"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(),
+    )
+    proc.stdout.close()  # the reader is gone before the first line is written
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
 
 
 def test_unknown_model_spec_is_named(data_dir: Path) -> None:
