@@ -67,15 +67,21 @@ class AppSettings(BaseModel):
 SECRET_FIELDS = frozenset({"api_key", "key", "token", "password", "secret"})
 
 
+SHOWN_MAX = 80  # characters of a wrong value quoted in a refusal: a 20,000-item list is not quoted whole
+
+
 def _shown(value: object, *, secret: bool = False) -> str:
     if value is None or isinstance(value, dict):
         return ""
+    try:
+        text = str(value) if secret else repr(value)
+    except ValueError:  # a TOML hexadecimal integer of 5,000 digits reads: int() limits only decimal text
+        return notice(" (got an integer of more than 4,300 digits)")
     if secret:
-        text = str(value)
         return notice(" (got {start}…, {count} characters)", start=repr(text[:4]), count=len(text))
     if isinstance(value, str) and len(value) > 40:
         return notice(" (got {count} characters: {start}…)", count=len(value), start=repr(value[:30]))
-    return notice(" (got {value})", value=repr(value))
+    return notice(" (got {value})", value=text if len(text) <= SHOWN_MAX else text[: SHOWN_MAX - 1] + "…")
 
 
 def validation_problems(exc: ValidationError) -> list[Notice]:

@@ -7,6 +7,7 @@ source_id is already there is skipped, so any import can be re-run, also after i
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from itertools import groupby
 from pathlib import Path
@@ -61,6 +62,9 @@ def record_import(activity: ActivityLog, report: ImportReport, path: Path, fmt: 
         )
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 class ImportedTurn(BaseModel):
     """One turn on its way into memory, whatever file it came from."""
 
@@ -71,6 +75,14 @@ class ImportedTurn(BaseModel):
     created_at: str
     room: str = DEFAULT_ROOM
     meta: dict[str, Any] | None = None
+
+    @field_validator("source_id", "speaker", "text", "created_at", "room")
+    @classmethod
+    def _utf8(cls, value: str) -> str:
+        # JSON may escape half of a UTF-16 pair ("\ud800") that no UTF-8 text can hold: SQLite's driver
+        # refused it mid-batch, losing the batch. It becomes U+FFFD, as a broken byte does in a reader;
+        # the same for the same input, so a re-run still finds the turn by its source_id.
+        return _SURROGATE.sub("\ufffd", value)
 
 
 class TurnWriter:

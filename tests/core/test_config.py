@@ -116,3 +116,22 @@ def test_a_config_python_cannot_read_is_named_with_its_line_not_a_traceback(
     message = str(err.value)
     assert str(path) in message and problem in message and "line 3" in message, message
     assert path.read_text(encoding="utf-8") == original
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        ("0x" + "f" * 5000, "(got an integer of more than 4,300 digits)"),  # hex: tomllib has no digit limit
+        ("[" + "1, " * 20_000 + "]", "(got [1, 1, 1, 1"),
+    ],
+)
+def test_a_wrong_value_too_big_to_print_is_named_in_short(tmp_path: Path, value: str, shown: str) -> None:
+    """A hexadecimal integer of 5,000 digits reads (int() limits only decimal text), and quoting it in the
+    refusal raised ValueError; a 20,000-item list was quoted whole."""
+    path = tmp_path / "config.toml"
+    path.write_text(f"font_size = {value}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_app_settings(path)
+    message = str(err.value)
+    assert str(path) in message and "font_size" in message and shown in message, message
+    assert len(message) < 400
