@@ -12,6 +12,8 @@ What is imported, and why:
   results (assistant messages to a `recipient` other than "all", author "tool"), browsing displays,
   code-interpreter input and reasoning summaries are skipped. Non-text parts of a multimodal message
   become a short marker such as "[image]".
+- The person's turns are the user's; the answers are ChatGPT's (speaker "ChatGPT", so recall reads
+  "ChatGPT: ..."), never the persona's: it did not say them and must not remember saying them.
 - Each conversation goes to its own room, `chatgpt:<conversation id>`: recall searches every room, so
   the facts are found, but the window shows the default room's history, which stays the persona's own
   conversation instead of filling up with years of another assistant's turns. A room per conversation
@@ -61,6 +63,9 @@ EXPORT_HINT = notice(
     "Use conversations.json from a ChatGPT data export (Settings → Data controls → Export data), "
     "or the export's .zip."
 )
+# Who said the assistant's turns. They were stored as the persona's own ("aria: ..."), so recall and the
+# prompt showed another assistant's answers as things the persona remembered saying (issue 23, defect 20).
+CHATGPT = "ChatGPT"
 # Content types whose parts are what was said; everything else (code sent to a tool, browsing results,
 # reasoning summaries, ...) is the assistant's machinery, not the conversation.
 SPOKEN = {"text", "multimodal_text"}
@@ -159,8 +164,10 @@ def import_chatgpt(
     progress: Progress | None = None,
     stop: threading.Event | None = None,
 ) -> ChatGPTImportReport:
-    """Import every readable conversation of the export at `path`; name each one that is not (in
-    report.errors) and go on. Raises ExportUnreadable when the file cannot be read at all.
+    """Import every readable conversation of the export at `path` into the memory of the persona
+    `persona_slug`; name each one that is not (in report.errors) and go on. Raises ExportUnreadable when
+    the file cannot be read at all. ChatGPT's answers are stored as ChatGPT's (speaker CHATGPT), never as
+    the persona's: it did not say them.
     `stop` set: ends after the conversation being read (report.stopped); nothing is written twice when
     the same export is imported again, so a stopped import is finished by importing it again."""
     report = ChatGPTImportReport()
@@ -172,7 +179,7 @@ def import_chatgpt(
             text = _Text(stream)
             for index, raw in enumerate(_elements(text), start=1):
                 seen = index
-                _import_one(path, index, raw, writer, persona_slug, report)
+                _import_one(path, index, raw, writer, report)
                 if progress is not None:
                     progress(text.bytes_read, size, report.conversations)
                 if stop is not None and stop.is_set():
@@ -198,9 +205,7 @@ def import_chatgpt(
     return report
 
 
-def _import_one(
-    path: Path, index: int, raw: Any, writer: TurnWriter, slug: str, report: ChatGPTImportReport
-) -> None:
+def _import_one(path: Path, index: int, raw: Any, writer: TurnWriter, report: ChatGPTImportReport) -> None:
     label = _label(index, raw)
     try:
         if isinstance(raw, _Unreadable):
@@ -214,7 +219,7 @@ def _import_one(
                 f"{'.'.join(map(str, e['loc'])) or 'conversation'}: {e['msg']}" for e in exc.errors()
             )
             raise _BadConversation(fields) from None
-        turns, other = _turns(conversation, slug)
+        turns, other = _turns(conversation)
     except _BadConversation as exc:
         report.skipped_conversations += 1
         report.errors.append(
@@ -242,7 +247,7 @@ def _label(index: int, raw: Any) -> str:
     return f"{index} ({details})" if details else f"{index}"
 
 
-def _turns(conversation: Conversation, slug: str) -> tuple[list[ImportedTurn], int]:
+def _turns(conversation: Conversation) -> tuple[list[ImportedTurn], int]:
     """The main line's spoken messages as turns, and how many spoken messages lie on other branches."""
     cid = conversation.conversation_id or conversation.id
     if not cid:
@@ -261,7 +266,7 @@ def _turns(conversation: Conversation, slug: str) -> tuple[list[ImportedTurn], i
     turns = [
         ImportedTurn(
             source_id=f"chatgpt:{cid}:{message.id or key}",
-            speaker="user" if message.author.role == "user" else slug,
+            speaker="user" if message.author.role == "user" else CHATGPT,
             role="user" if message.author.role == "user" else "assistant",
             text=_spoken(message) or "",
             created_at=iso(datetime.fromtimestamp(when, UTC)),

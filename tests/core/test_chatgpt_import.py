@@ -7,20 +7,25 @@ import json
 import threading
 import zipfile
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from nexus_ark.agent.prompt import build_prompt
+from nexus_ark.agent.prompt_inputs import gather_inputs
 from nexus_ark.memory import chatgpt_import, importer
 from nexus_ark.memory.chatgpt_import import ExportUnreadable, import_chatgpt
 from nexus_ark.memory.messages import DEFAULT_ROOM
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.personas.store import PersonaStore
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "chatgpt"
 EXPORT = DATA / "conversations.json"
 MALFORMED = DATA / "malformed.json"
 
-USER, ARIA = ("user", "user"), ("aria", "assistant")  # (speaker, role)
+# (speaker, role): ChatGPT's answers are ChatGPT's, never the persona's own words
+USER, ARIA = ("user", "user"), ("ChatGPT", "assistant")
 CAT_REPLY = "Happy twelfth birthday to Luna! Maine Coons are gentle giants."
 KYOTO_PHOTO = "この写真は伏見稲荷大社です。来月、姉の恵子と京都へ行きます。"  # an image part, then this
 CAT = [
@@ -286,3 +291,23 @@ def test_progress_follows_the_file_and_a_stopped_import_is_finished_by_a_second_
     sizes: list[int] = []
     import_chatgpt(zipped, store.messages, store.archive, "aria", progress=lambda d, s, c: sizes.append(s))
     assert sizes == [EXPORT.stat().st_size] * 3  # the size of conversations.json, not of the zip
+
+
+def test_chatgpts_answers_are_recalled_as_chatgpts_words_not_the_personas(
+    store: MemoryStore, tmp_path: Path
+) -> None:
+    """They were stored as the persona's ("aria: Happy twelfth birthday to Luna!"), so the persona
+    remembered saying what another assistant said (issue 23, defect 20)."""
+    import_chatgpt(EXPORT, store.messages, store.archive, "aria")
+    text = "What did you say about Luna's birthday?"
+    hits = store.archive.search("Luna birthday Maine Coons", None, mode="fts")
+    context = gather_inputs(
+        store, text, [], hits, lookback_days=0, now=datetime(2026, 1, 1, tzinfo=UTC), recall_k=5
+    )
+    assert f"ChatGPT: {CAT_REPLY}" in context.recalled, context.recalled
+    persona = PersonaStore(tmp_path / "personas").create("Aria")
+    prompt = build_prompt(persona, [], text, context).messages[-1].content
+    assert f"ChatGPT: {CAT_REPLY}" in prompt
+    assert "aria: " not in prompt.lower()
+    speakers = {r[0] for r in store.db.execute("select speaker from messages where role = 'assistant'")}
+    assert speakers == {"ChatGPT"}
