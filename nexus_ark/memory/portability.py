@@ -4,6 +4,7 @@ and rotating backups of memory.db taken with SQLite's online backup API (consist
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.db import connect, sqlite
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
+
+log = logging.getLogger(__name__)
 
 # Tables in an order that respects their references. Vectors are not exported: they are derived from
 # the text and rebuilt by embedding after an import.
@@ -175,13 +178,56 @@ def backup(
                 problem=str(exc),
             )
         ) from exc
+    try:  # a copy is one self-contained file: reading it later leaves no -wal and -shm beside it
+        dest.execute("PRAGMA journal_mode = DELETE")
+    except sqlite.Error as exc:
+        log.warning("backup %s stays in WAL mode: %s", partial, exc)
     dest.close()
     os.replace(partial, target)
     if replaces is not None and replaces != target:
-        replaces.unlink(missing_ok=True)
+        remove_backup(replaces)
     for old in sorted(folder.glob("memory-*.db"))[:-keep]:
-        old.unlink()
+        remove_backup(old)
+    tidy_backups(folder)
     return target
+
+
+SIDECARS = ("-wal", "-shm", "-journal")  # what SQLite keeps beside a database file
+
+
+def remove_backup(path: Path) -> None:
+    """Delete a backup whole: the file and whatever SQLite left beside it."""
+    for name in (path.name, *(path.name + suffix for suffix in SIDECARS)):
+        (path.parent / name).unlink(missing_ok=True)
+
+
+def tidy_backups(folder: Path) -> None:
+    """Remove the -wal/-shm/-journal files of backups that are gone (rotation used to leave them: a copy
+    kept the live database's WAL mode, and each read-only look at it made the pair, which a read-only
+    connection never removes), and turn older copies still in WAL mode into self-contained files."""
+    for sidecar in [p for suffix in SIDECARS for p in folder.glob(f"*{suffix}")]:
+        if not (folder / sidecar.name.rsplit("-", 1)[0]).exists():
+            sidecar.unlink(missing_ok=True)
+    for kept in folder.glob("*.db"):
+        if not kept.name.startswith(".") and _in_wal_mode(kept):
+            try:
+                conn = sqlite.connect(str(kept))
+                try:
+                    conn.execute("PRAGMA journal_mode = DELETE")  # folds any -wal in, removes the pair
+                finally:
+                    conn.close()
+            except sqlite.Error as exc:
+                log.warning("backup %s left in WAL mode: %s", kept, exc)
+
+
+def _in_wal_mode(path: Path) -> bool:
+    """Whether the database header says WAL (file format bytes 18-19 are 2)."""
+    try:
+        with path.open("rb") as f:
+            header = f.read(20)
+    except OSError:
+        return False
+    return len(header) == 20 and header[:16] == b"SQLite format 3\x00" and header[18] == 2
 
 
 def backup_if_due(
@@ -233,9 +279,10 @@ def _fingerprint(conn: Any) -> tuple[Any, ...]:
 
 
 def _backup_fingerprint(path: Path) -> tuple[Any, ...] | None:
-    """Read-only and without WAL files: a backup stays one self-contained file."""
+    """Read-only and immutable, so no -wal or -shm is made even beside an older copy in WAL mode: a backup
+    stays one self-contained file."""
     try:
-        conn = sqlite.connect(f"file:{quote(path.resolve().as_posix())}?mode=ro", uri=True)
+        conn = sqlite.connect(f"file:{quote(path.resolve().as_posix())}?mode=ro&immutable=1", uri=True)
     except sqlite.Error:
         return None
     try:
@@ -247,8 +294,9 @@ def _backup_fingerprint(path: Path) -> tuple[Any, ...] | None:
 
 
 def verify_backup(path: Path) -> int:
-    """Open a backup and count its messages (proves it is a whole, readable database)."""
-    db = connect(path)
+    """Open a backup and count its messages (proves it is a whole, readable database). Read-only: a
+    writing connection would turn the copy back to WAL mode."""
+    db = connect(path, read_only=True)
     try:
         return db.execute("select count(*) from messages").fetchone()[0]
     finally:
@@ -294,18 +342,22 @@ def list_backups(folder: Path) -> list[BackupInfo]:
 def copy_database(source: Path, target: Path) -> None:
     """Copy a memory database page by page with SQLite's online backup API: consistent while others
     write to the source, and safe into a target that is open elsewhere (its other connections see the
-    copied content at their next read; nothing is replaced under them)."""
+    copied content at their next read; nothing is replaced under them). A database keeps its journal mode
+    (the live memory.db stays in WAL mode); a new file is left in rollback-journal mode."""
     try:
         src = sqlite.connect(f"file:{quote(source.resolve().as_posix())}?mode=ro", uri=True)
     except sqlite.Error as exc:
         raise NexusArkError(
             notice("Cannot read the memory database {path}: {problem}", path=str(source), problem=str(exc))
         ) from exc
+    fresh = not target.exists()
     try:
         dest = sqlite.connect(str(target))
         try:
             dest.execute("PRAGMA busy_timeout = 10000")
             src.backup(dest)
+            if fresh:  # a copy (a safety copy, a backup set aside) is one self-contained file
+                dest.execute("PRAGMA journal_mode = DELETE")
         finally:
             dest.close()
     except sqlite.Error as exc:
