@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from nexus_ark.errors import ModelError
+from nexus_ark.mind.emotion_greeting import without_greeting
 from nexus_ark.mind.features import CHAR_MIN_WORD, CHAR_NS, is_japanese, lexical_features
 from nexus_ark.mind.labels import LABELS, VALUES, EmotionName
 from nexus_ark.providers.embedders import Embedder, default_embedder
@@ -160,7 +161,8 @@ class EmotionDetector:
         embedder, head = self._ready()
         readings: list[EmotionReading] = []
         for text in texts:
-            cleaned = text.strip()[:MAX_CHARS]
+            # A greeting is not a feeling ("Hi Aria!" read as happy): the rest of the message is read.
+            cleaned = without_greeting(text.strip()[:MAX_CHARS])
             if not cleaned:  # nothing to read: no feeling, rather than an error in the turn
                 readings.append(NEUTRAL_READING)
                 continue

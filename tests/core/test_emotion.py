@@ -18,6 +18,7 @@ import pytest
 
 from nexus_ark.errors import ModelError
 from nexus_ark.mind.emotion import EmotionDetector, EmotionReading, head_path
+from nexus_ark.mind.emotion_greeting import without_greeting
 from nexus_ark.mind.labels import LABELS, VALUES
 from nexus_ark.providers.embedders import Embedder, default_embedder
 
@@ -212,3 +213,46 @@ def test_the_head_ships_as_package_data() -> None:
     # Its provenance and the training data's licence travel with it.
     notes = path.with_suffix(".md").read_text(encoding="utf-8")
     assert "GoEmotions" in notes and "Apache" in notes
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("Hi Aria! I'm exhausted after work.", "tired"),  # issue 23, defect 19: read as happy 0.30
+        ("Good morning, Aria! I'm so tired today.", "tired"),
+        ("こんにちは、ひかり!今日は仕事で疲れました。", "tired"),  # happy 0.83 before
+    ],
+)
+def test_a_greeting_does_not_make_a_tired_message_happy(
+    detector: EmotionDetector, text: str, label: str
+) -> None:
+    reading = detector.classify(text)
+    assert reading.label == label and reading.value < 0, f"{text!r} read as {reading.label}"
+
+
+def test_the_issues_japanese_greeting_changes_nothing(detector: EmotionDetector) -> None:
+    # The greeting made this message happy 0.98. Without it the shipped head still reads the rest as happy
+    # 0.69 (「今日は雨で少し疲れました。」): a Japanese misreading of its own (defect 15, docs/benchmarks.md),
+    # which the greeting must not add to.
+    greeted = detector.classify("こんにちは、ひかり!今日は雨で少し疲れました。")
+    assert greeted == detector.classify("今日は雨で少し疲れました。")
+
+
+@pytest.mark.parametrize(
+    ("text", "rest"),
+    [
+        ("Hi Aria! I'm exhausted after work.", "I'm exhausted after work."),
+        ("Hello there, Dr. Rose. I am scared.", "I am scared."),
+        ("Hey, stop that!", "stop that!"),
+        ("Hi! Good morning, Aria! So tired.", "So tired."),
+        ("こんにちは、ひかり!今日は雨で少し疲れました。", "今日は雨で少し疲れました。"),
+        ("おはよう！今日から新しい仕事。", "今日から新しい仕事。"),
+        ("こんにちは、疲れた。元気？", "疲れた。元気？"),  # 疲れた is not a name
+        ("Hi Aria!", "Hi Aria!"),  # a greeting alone is all there is to read
+        ("Hey I'm tired. What's up?", "Hey I'm tired. What's up?"),  # "I'm" is not a name
+        ("Hiking was fun.", "Hiking was fun."),
+        ("Evening was great.", "Evening was great."),
+    ],
+)
+def test_only_a_leading_greeting_is_left_out(text: str, rest: str) -> None:
+    assert without_greeting(text) == rest
