@@ -152,7 +152,9 @@ class DrivesPanel(QWidget):
             return
         dominant = tr(DRIVE_LABELS[report.dominant]) if report.dominant else tr("none")
         self.narrative.setText(
-            tr("Strongest drive: {name}", name=dominant) + "<br>" + _escape(narrative(report, language))
+            tr("Strongest drive against its threshold: {name}", name=dominant)
+            + "<br>"
+            + _escape(narrative(report, language))
         )
         self.updated.setText(
             tr("Computed at {time}", time=report.time.astimezone().strftime("%Y-%m-%d %H:%M"))

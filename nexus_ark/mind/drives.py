@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+# The data types are re-exported: the rest of the app reads them from here.
+from nexus_ark.mind.drive_report import DRIVES, DriveLevel, DriveName, DriveReport
+from nexus_ark.mind.drive_report import FEELING_LEVEL as FEELING_LEVEL
+from nexus_ark.mind.narrative import narrative
 from nexus_ark.notices import notice
 
-DriveName = Literal["boredom", "curiosity", "goal_achievement", "devotion"]
-DRIVES: tuple[DriveName, ...] = ("boredom", "curiosity", "goal_achievement", "devotion")
 # Each drive's name in a sentence for the person (the timeline, why the persona wrote or not): in English
 # the name as stored, in a window translated.
 _DRIVE_WORDS = {
@@ -31,8 +33,6 @@ _DRIVE_WORDS = {
     "goal_achievement": notice("goal_achievement"),
     "devotion": notice("devotion"),
 }
-# "How you feel now" goes into the chat prompt for drives at or above this level (seed 001).
-FEELING_LEVEL = 0.4
 BOREDOM_RATE = 0.15
 QUESTION_DECAY_DAYS = 7.0
 QUESTION_FLOOR = 0.3
@@ -83,25 +83,6 @@ class DriveInputs(BaseModel):
     emotions: list[EmotionInput] = Field(default_factory=list)  # oldest first
 
 
-class DriveLevel(BaseModel):
-    level: float = Field(ge=0.0, le=1.0)
-    threshold: float = Field(ge=0.0, le=1.0)
-    inputs: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def over(self) -> bool:
-        return self.level >= self.threshold
-
-
-class DriveReport(BaseModel):
-    """One recomputation: the `nexus-ark drives --json` object, stored in drive_history."""
-
-    time: datetime
-    drives: dict[DriveName, DriveLevel]
-    dominant: DriveName | None
-    narrative: str = ""
-
-
 def _hours(later: datetime, earlier: datetime) -> float:
     return max(0.0, (later - earlier).total_seconds() / 3600.0)
 
@@ -138,15 +119,18 @@ def devotion(emotions: list[EmotionInput], now: datetime) -> float:
 
 
 def compute(inputs: DriveInputs, thresholds: dict[DriveName, float], language: str = "en") -> DriveReport:
-    """The four levels with the inputs that made them, the dominant drive (the highest level; none
-    when all are zero) and a narrative of why, in the persona's language."""
-    from nexus_ark.mind.narrative import narrative  # the words live apart from the numbers
-
+    """The four levels with the inputs that made them, the dominant drive and a narrative of why, in the
+    persona's language. The dominant drive is the one furthest past its own threshold, or, with none past
+    it, the nearest below it (none when all are zero): the drive that acts when the persona writes first,
+    so what the dashboard and the narrative call strongest is what acts (a raw level compared across
+    thresholds let curiosity 0.39 under its 0.60 silence devotion 0.29 over its 0.20)."""
     now = inputs.now
     idle = _hours(now, inputs.last_interaction) if inputs.last_interaction else None
     top_question = max(inputs.questions, key=lambda q: q.priority, default=None)
     recent = [e for e in inputs.emotions if _hours(now, e.time) <= DEVOTION_WINDOW_H]
     latest = inputs.emotions[-1] if inputs.emotions else None
+    # Devotion rises for the person seeming down: its words name the latest low mood, not a later joy.
+    low = next((e for e in reversed(recent) if e.value < 0), None)
     levels: dict[DriveName, tuple[float, dict[str, Any]]] = {
         "boredom": (
             boredom(idle) if idle is not None else 0.0,
@@ -180,6 +164,9 @@ def compute(inputs: DriveInputs, thresholds: dict[DriveName, float], language: s
                 "latest_emotion": latest.label if latest else None,
                 "latest_snippet": latest.snippet if latest else None,
                 "latest_message_id": latest.message_id if latest else None,
+                "latest_negative_emotion": low.label if low else None,
+                "latest_negative_snippet": low.snippet if low else None,
+                "latest_negative_message_id": low.message_id if low else None,
                 "negative_recent": sum(1 for e in recent if e.value < 0),
                 "positive_recent": sum(1 for e in recent if e.value > 0),
             },
@@ -189,8 +176,8 @@ def compute(inputs: DriveInputs, thresholds: dict[DriveName, float], language: s
         name: DriveLevel(level=round(level, 4), threshold=thresholds[name], inputs=info)
         for name, (level, info) in levels.items()
     }
-    best = max(DRIVES, key=lambda n: drives[n].level)  # ties: the earlier in DRIVES
-    dominant = best if drives[best].level > 0 else None
+    stirring = [n for n in DRIVES if drives[n].level > 0]
+    dominant = max(stirring, key=lambda n: drives[n].margin, default=None)  # ties: the earlier in DRIVES
     report = DriveReport(time=now, drives=drives, dominant=dominant)
     report.narrative = narrative(report, language)
     return report

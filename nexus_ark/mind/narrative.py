@@ -1,16 +1,11 @@
-"""The drives in words, in the persona's language: the narrative of why the dominant drive is strong, the
-dynamic drive line of the dashboard, the short "how you feel now" for the chat prompt and the full internal
-state for autonomous turns. Built only from the drives' recorded inputs, so every sentence can be traced
-back to a number in drive_history."""
+"""The drives in words, in the persona's language: the narrative of why the dominant drive (the one furthest
+past its own threshold) is strong, the dynamic drive line of the dashboard, the short "how you feel now" for
+the chat prompt and the full internal state for autonomous turns. Built only from the drives' recorded
+inputs, so every sentence can be traced back to a number in drive_history."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from nexus_ark.mind.drives import DRIVES, FEELING_LEVEL, DriveName
-
-if TYPE_CHECKING:
-    from nexus_ark.mind.drives import DriveReport
+from nexus_ark.mind.drive_report import DRIVES, FEELING_LEVEL, DriveName, DriveReport
 
 DRIVE_NAMES: dict[str, dict[DriveName, str]] = {
     "en": {
@@ -130,17 +125,30 @@ def _sentence(report: DriveReport, name: DriveName, language: str) -> str:
     label = info.get("latest_emotion")
     if not label:
         return "あなたの気持ちはまだわからない。" if ja else "I do not know how you feel yet."
-    feeling = emotion_name(label, language)
-    snippet = info.get("latest_snippet") or ""
-    quoted = f"（「{snippet[:60]}」）" if ja and snippet else f' ("{snippet[:60]}")' if snippet else ""
-    negative = info.get("negative_recent", 0)
-    if ja:
-        if negative:
+    # Devotion rises when the person seems down: with a low mood among the recent emotions, that is what
+    # it speaks of, even when a later message was glad (or a greeting read as glad).
+    if info.get("negative_recent", 0):
+        low = info.get("latest_negative_emotion")
+        if not low:  # recorded before the low mood was kept apart (drive_history of older versions)
+            return (
+                "最近のあなたは元気がないようだ。そばで支えたい。"
+                if ja
+                else ("You have seemed low lately; I want to be there for you.")
+            )
+        feeling, quoted = emotion_name(low, language), _quote(info.get("latest_negative_snippet"), ja)
+        if ja:
             return f"最近のあなたは{feeling}を感じていたようだ{quoted}。そばで支えたい。"
-        return f"最近のあなたは{feeling}を感じていたようだ{quoted}。その気持ちに寄り添いたい。"
-    if negative:
         return f"You seemed to feel {feeling} lately{quoted}; I want to be there for you."
+    feeling, quoted = emotion_name(label, language), _quote(info.get("latest_snippet"), ja)
+    if ja:
+        return f"最近のあなたは{feeling}を感じていたようだ{quoted}。その気持ちに寄り添いたい。"
     return f"You seemed to feel {feeling} lately{quoted}; I want to share in it."
+
+
+def _quote(snippet: str | None, ja: bool) -> str:
+    if not snippet:
+        return ""
+    return f"（「{snippet[:60]}」）" if ja else f' ("{snippet[:60]}")'
 
 
 def narrative(report: DriveReport, language: str) -> str:
@@ -165,7 +173,7 @@ def feelings(report: DriveReport, language: str) -> str:
 
 def internal_state(report: DriveReport, language: str) -> str:
     """The full internal state for an autonomous turn: every drive with its threshold and what it comes
-    from, the dominant one and the narrative."""
+    from, the dominant one (furthest past its own threshold, drives.compute) and the narrative."""
     ja = _lang(language) == "ja"
     names = DRIVE_NAMES[_lang(language)]
     lines = ["内部状態:" if ja else "Internal state:"]
@@ -177,6 +185,10 @@ def internal_state(report: DriveReport, language: str) -> str:
         )
     if report.dominant is not None:
         dominant = names[report.dominant]
-        lines.append(f"最も強い動機: {dominant}" if ja else f"Dominant drive: {dominant}")
+        lines.append(
+            f"閾値に対して最も強い動機: {dominant}"
+            if ja
+            else f"Strongest drive against its threshold: {dominant}"
+        )
     lines.append(("理由: " if ja else "Why: ") + report.narrative)
     return "\n".join(lines)

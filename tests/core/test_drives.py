@@ -28,7 +28,9 @@ from nexus_ark.mind.drives import (
     question_decay,
 )
 from nexus_ark.mind.narrative import feelings, internal_state
+from nexus_ark.personas.model import AutonomySettings
 from nexus_ark.personas.store import PersonaStore
+from nexus_ark.runtime.autonomy import decide
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 THRESHOLDS = dict.fromkeys(DRIVES, 0.6)
@@ -83,7 +85,7 @@ def test_devotion_weighs_negative_emotions_more_and_relaxes():
     assert devotion([sad] * 10, NOW) == 1.0
 
 
-def test_dominant_is_the_strongest_and_none_when_all_are_still():
+def test_dominant_is_furthest_past_its_threshold_and_none_when_all_are_still():
     quiet = compute(DriveInputs(now=NOW), THRESHOLDS)
     assert quiet.dominant is None
     assert all(d.level == 0 for d in quiet.drives.values())
@@ -100,6 +102,82 @@ def test_dominant_is_the_strongest_and_none_when_all_are_still():
     assert busy.drives["curiosity"].over and not busy.drives["devotion"].over
     assert busy.drives["curiosity"].inputs["top_question"] == "question 1"
     assert "question 1" in busy.narrative
+
+
+def test_a_drive_past_its_own_threshold_acts_though_another_is_higher():
+    # Issue 23, defect 19: devotion 0.29 over its 0.20 stayed silent while curiosity 0.39, under its 0.60,
+    # was "strongest". The dominant drive is the one furthest past its own threshold.
+    thresholds = THRESHOLDS | {"devotion": 0.2}
+    report = compute(
+        DriveInputs(
+            now=NOW,
+            questions=[q(0.9886, 0)],  # curiosity 1 - e^(-0.4943) = 0.39
+            emotions=[EmotionInput(time=NOW - timedelta(minutes=35), label="tired", value=-0.4)],
+        ),
+        thresholds,
+    )
+    assert report.drives["curiosity"].level == pytest.approx(0.39, abs=0.005)
+    assert report.drives["devotion"].level == pytest.approx(0.29, abs=0.005)
+    assert report.dominant == "devotion"
+    decision = decide(
+        report, AutonomySettings(), NOW, last_sent=None, sent_today=0, typing=False, paused=False
+    )
+    assert decision.send and decision.drive == "devotion"
+    assert "devotion 0.29 ≥ 0.20" in decision.reason
+    assert "Strongest drive against its threshold: devotion" in internal_state(report, "en")
+
+
+def test_with_none_past_its_threshold_the_nearest_one_is_dominant_and_waits():
+    thresholds = THRESHOLDS | {"curiosity": 0.9, "boredom": 0.5}
+    report = compute(
+        DriveInputs(
+            now=NOW, last_interaction=NOW - timedelta(hours=20), questions=[q(1.0, 0, i) for i in (1, 2)]
+        ),
+        thresholds,
+    )
+    # curiosity 0.63 is higher, but 0.27 short of its 0.90; boredom 0.46 is 0.04 short of its 0.50.
+    assert report.drives["curiosity"].level > report.drives["boredom"].level
+    assert report.dominant == "boredom"
+    decision = decide(
+        report, AutonomySettings(), NOW, last_sent=None, sent_today=0, typing=False, paused=False
+    )
+    assert not decision.send and decision.drive == "boredom" and "below its threshold 0.50" in decision.reason
+
+
+def test_devotion_speaks_of_the_person_seeming_down_not_of_their_joy():
+    # A low mood earlier, then a cheerful (or misread) message: devotion rose for the low mood, and says so.
+    report = compute(
+        DriveInputs(
+            now=NOW,
+            emotions=[
+                EmotionInput(time=NOW - timedelta(hours=2), label="tired", value=-0.4, snippet="so tired"),
+                EmotionInput(time=NOW, label="joy", value=1.0, snippet="Hi Aria!"),
+            ],
+        ),
+        THRESHOLDS | {"devotion": 0.2},
+    )
+    assert report.dominant == "devotion"
+    assert report.narrative == 'You seemed to feel tired lately ("so tired"); I want to be there for you.'
+    assert "joy" not in report.narrative
+    ja = compute(
+        report_inputs := DriveInputs(
+            now=NOW,
+            emotions=[
+                EmotionInput(time=NOW - timedelta(hours=2), label="tired", value=-0.4, snippet="疲れた"),
+                EmotionInput(time=NOW, label="joy", value=1.0, snippet="こんにちは"),
+            ],
+        ),
+        THRESHOLDS | {"devotion": 0.2},
+        "ja",
+    )
+    assert ja.narrative == "最近のあなたは疲れを感じていたようだ（「疲れた」）。そばで支えたい。"
+    # Only glad messages: devotion is small, and it shares the gladness rather than offering support.
+    glad = compute(
+        DriveInputs(now=NOW, emotions=[EmotionInput(time=NOW, label="joy", value=1.0, snippet="I won!")]),
+        THRESHOLDS | {"devotion": 0.05},
+    )
+    assert glad.narrative == 'You seemed to feel joy lately ("I won!"); I want to share in it.'
+    assert report_inputs.emotions[0].label == "tired"
 
 
 def test_feelings_list_only_drives_at_or_above_point_four_strongest_first():
