@@ -1,5 +1,7 @@
-"""Emotion detection: quality on GoEmotions dev (grouped to Ekman + neutral) and on the project's own
-Japanese/English check (tests/data/emotion_ja.jsonl, never trained on), and milliseconds per message.
+"""Emotion detection: quality on GoEmotions dev (grouped to Ekman + neutral), on the project's own
+Japanese/English check (tests/data/emotion_ja.jsonl, never trained on) and on the held-out half of the
+natural Japanese set (tests/data/emotion_ja_natural/heldout.jsonl, never trained or tuned on; its README
+says how it was written and labelled), and milliseconds per message.
 
     .venv/bin/python -m bench.emotion [--data ../shared/data/goemotions] [--head PATH] [--limit N]
 
@@ -26,6 +28,7 @@ from nexus_ark.mind.labels import EKMAN_GROUP, LABELS, VALUES
 ROOT = Path(__file__).resolve().parents[1]
 EKMAN = ("anger", "disgust", "fear", "joy", "sadness", "surprise", "neutral")
 JA_CHECK = ROOT / "tests" / "data" / "emotion_ja.jsonl"
+JA_NATURAL = ROOT / "tests" / "data" / "emotion_ja_natural"
 
 
 def macro_f1(gold: list[str], pred: list[str], classes: list[str]) -> float:
@@ -112,6 +115,22 @@ def main() -> int:
         np.sign(x.value) == np.sign(VALUES[r["label"]]) for r, x in ja if VALUES[r["label"]]
     )
     print(f"own check [ja]: value sign agrees (non-neutral gold) {signs:.3f}")
+
+    for part in ("heldout", "tune"):  # tune: what a Japanese correction may be chosen on, for comparison
+        rows = [json.loads(line) for line in (JA_NATURAL / f"{part}.jsonl").read_text("utf-8").splitlines()]
+        readings = detector.classify_many(r["text"] for r in rows)
+        gold = [r["label"] for r in rows]
+        pred = [x.label for x in readings]
+        report(f"natural ja [{part}], 12 labels", gold, pred, list(LABELS), per_class=True)
+        joy = statistics.fmean(g == "joy" for g in gold)
+        joy_f1 = macro_f1(gold, ["joy"] * len(gold), list(LABELS))
+        print(f"  always joy: accuracy {joy:.3f}  macro-F1 {joy_f1:.3f}")
+        report(
+            f"natural ja [{part}], Ekman + neutral",
+            [EKMAN_GROUP[g] for g in gold],
+            [ekman_of(x.scores) for x in readings],
+            list(EKMAN),
+        )
     return 0
 
 
