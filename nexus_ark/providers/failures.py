@@ -74,6 +74,15 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
                 "{server} did not answer in time ({problem}).", server=where, problem=_first(chain, _TIMEOUTS)
             )
         )
+    if any(_is_web_page(e) for e in chain):
+        return ProviderProtocolError(
+            notice("{server} answered with a web page, not a model's reply.", server=where),
+            hint=notice(
+                "Another program (a web server or a proxy) answers at that address: check the address in "
+                "{setting}.",
+                setting=origin.setting,
+            ),
+        )
     if any(isinstance(e, json.JSONDecodeError) for e in chain) or "JSONDecodeError" in names:
         return ProviderProtocolError(
             notice("{server} sent a malformed stream chunk: {problem}", server=where, problem=short(exc))
@@ -158,3 +167,9 @@ def _server_said(chain: list[BaseException]) -> str:
         if isinstance(said, str) and said.strip():
             return said.strip()[:300]
     return ""
+
+
+def _is_web_page(exc: BaseException) -> bool:
+    """A JSON parser that met HTML: a web server or a captive portal answered where a model server should."""
+    doc = getattr(exc, "doc", None) if isinstance(exc, json.JSONDecodeError) else None
+    return isinstance(doc, str) and doc.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))

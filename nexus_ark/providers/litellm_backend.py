@@ -183,14 +183,30 @@ class LiteLLMBackend(ChatBackend):
             kwargs["tools"] = [t.openai_format() for t in request.tools]
 
         def open_stream() -> Iterator[Any]:
+            received = 0
             try:
                 stream = lib.completion(**kwargs)
-                yield from stream
+                for chunk in stream:
+                    received += _carries_reply(chunk)  # not LiteLLM's own closing chunk
+                    yield chunk
             except Exception as exc:
                 raise self._translate(exc) from exc
             if _ended_unfinished(stream):
                 # LiteLLM ends a body cut without [DONE] or a finish_reason with a "stop" of its own making.
                 where = self._where()
+                if not received:  # a 200 with not one event: a web page or another program answered
+                    raise ProviderProtocolError(
+                        notice(
+                            "{server} answered, but not with an OpenAI-compatible stream: not one event "
+                            "of a reply came.",
+                            server=where,
+                        ),
+                        hint=notice(
+                            "Another program (a web server or a proxy) may answer at that address: check "
+                            "the address in {setting}.",
+                            setting=self._origin.setting,
+                        ),
+                    )
                 raise ProviderProtocolError(
                     notice("The connection to {server} closed in the middle of the reply.", server=where)
                 )
@@ -247,6 +263,12 @@ def _parse_call(slot: dict[str, str]) -> ToolCall:
     return ToolCall(
         id=slot["id"], name=slot["name"], arguments=arguments if isinstance(arguments, dict) else {}
     )
+
+
+def _carries_reply(chunk: Any) -> bool:
+    """Whether a streamed chunk came from the server: a role, text or a tool call in its delta."""
+    delta = getattr(next(iter(getattr(chunk, "choices", None) or []), None), "delta", None)
+    return any(getattr(delta, field, None) for field in ("role", "content", "tool_calls"))
 
 
 def _ended_unfinished(stream: Any) -> bool:

@@ -157,6 +157,16 @@ def test_mid_stream_faults_are_typed_and_quick(ollama_wire, model, error) -> Non
     assert time.monotonic() - started < 4
 
 
+def test_a_web_page_at_the_address_is_said_to_be_one(ollama_wire) -> None:
+    """A web server answering 200 with HTML read "closed in the middle of the reply" (issue 23, defect 12)."""
+    backend = LiteLLMBackend("openai/fault-html", api_base=f"{ollama_wire.url}/v1", timeouts=FAST)
+    with pytest.raises(ProviderProtocolError) as err:
+        list(backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=8)))
+    said = str(err.value)
+    assert "not with an OpenAI-compatible stream" in said and "check the address" in said
+    assert "closed in the middle" not in said
+
+
 def test_litellm_embedder_over_openai_compatible_http(ollama_wire) -> None:
     """The LiteLLM embedder against a loopback /v1/embeddings (served by the bundled e5 model)."""
     import numpy as np

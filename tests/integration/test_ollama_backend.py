@@ -150,6 +150,15 @@ def test_retries_stay_within_the_wait_for_the_first_token(ollama_wire) -> None:
     assert waited < 1.8, f"waited {waited:.1f} s for a first token promised within 1 s"
 
 
+def test_a_web_page_at_the_address_is_said_to_be_one(ollama_wire) -> None:
+    """A web server answering 200 with HTML read as a malformed stream chunk (issue 23, defect 12)."""
+    backend = OllamaBackend("fault-html", ollama_wire.url, timeouts=FAST)
+    with pytest.raises(ProviderProtocolError) as err:
+        list(backend.stream_chat(_ask("hi"), GenerationParams(max_tokens=4)))
+    said = str(err.value)
+    assert f"Ollama at {ollama_wire.url} answered with a web page" in said and "check the address" in said
+
+
 @pytest.mark.parametrize(
     ("model", "error", "words"),
     [
