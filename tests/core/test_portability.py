@@ -23,6 +23,7 @@ from nexus_ark.memory.portability import (
     verify_backup,
 )
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.paths import WINDOWS_RESERVED
 
 
 def _fill(store: MemoryStore) -> None:
@@ -155,4 +156,25 @@ def test_a_second_backup_in_the_same_second_replaces_the_first_whole_and_leaves_
         assert [r[0] for r in db.execute("select content from messages")] == ["said a moment later"]
     finally:
         db.close()
+    store.close()
+
+
+def test_every_entity_gets_a_file_every_os_can_create_and_none_overwrites_another(tmp_path: Path) -> None:
+    """A lore entry named "con" exported as entities/con.md, a name Windows refuses; "Mika" and "Mika!"
+    (or "Café!" and "Café?") wrote one file, the second entity overwriting the first."""
+    store = MemoryStore(tmp_path / "m.db")
+    for name, text in [
+        ("con", "A lore entry."),
+        ("Mika", "The person."),
+        ("Mika!", "A town."),
+        ("x" * 300, "Long."),
+    ]:
+        store.components.write_entity(name, text, [])
+    export_memory(store, tmp_path / "export")
+    files = sorted((tmp_path / "export" / "entities").iterdir())
+    stems = [f.stem.casefold() for f in files]
+    assert len(files) == 4 and len(set(stems)) == 4, [f.name for f in files]
+    assert not set(stems) & WINDOWS_RESERVED and all(len(f.name.encode()) <= 255 for f in files)
+    texts = "".join(f.read_text(encoding="utf-8") for f in files)
+    assert all(t in texts for t in ("A lore entry.", "The person.", "A town.", "Long."))
     store.close()
