@@ -26,6 +26,7 @@ from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.registry import default_factory
 from nexus_ark.runtime.autonomy import in_quiet_hours
 from nexus_ark.runtime.life import tick
+from nexus_ark.runtime.persona_runtime import PersonaRuntime
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 
 SimModel = Literal["scripted", "bundled"]
@@ -97,8 +98,10 @@ def simulate(
     talk_share: float = 0.6,
     progress: Callable[[int, SimulationReport], None] | None = None,
     work_dir: Path | None = None,
+    at_end: Callable[[PersonaRuntime], None] | None = None,
 ) -> SimulationReport:
-    """Run the persona in `persona_folder` (copied: the original is not touched) for `days` days."""
+    """Run the persona in `persona_folder` (copied: the original is not touched) for `days` days.
+    at_end: called with the runtime after the last day, before the copy is removed (tests look inside)."""
     began = wall.monotonic()
     rng = random.Random(seed)
     local_tz = datetime.now().astimezone().tzinfo
@@ -164,6 +167,8 @@ def simulate(
             report.db_bytes.append(runtime.queue.call("size", lambda: _db_bytes(runtime.memory)))
             if progress is not None:
                 progress(day + 1, report)
+        if at_end is not None:
+            at_end(runtime)
         memory = runtime.memory
         for level, count in memory.db.execute(
             "select level, count(*) from dream_jobs where state = 'done' group by level"

@@ -3,9 +3,12 @@
 Append-only: messages, emotions detected, tool calls, memory writes, compression, imports and errors; the
 persona's life between conversations: drive changes, dreams, heartbeats, what it wrote first (or did not) and
 the events it scheduled (`kind` is free text, so a new kind needs no schema change). There is no API to
-edit or delete an entry. The one exception is privacy: when a message or a memory item is deleted (the
+edit or delete an entry. Two exceptions: privacy, when a message or a memory item is deleted (the
 person forgot it), triggers in the schema (migration m006_activity) blank the entries that point at it
 (by message_id, or by data.item_id), so its words leave the timeline too; the entry's time and kind stay.
+And bounded growth: routine entries (heartbeats, drive changes, the copies of messages and emotions) older
+than memory/retention.DETAIL_DAYS become one line per day and kind (activity_daily). The readers here read
+both: a daily line reads as an entry with a negative id (never an entry's) and no message_id.
 
 Entries are short: summaries are one line of at most SUMMARY_CHARS, strings in `data` are clipped, so a
 1 MB message never lands in the timeline twice.
@@ -164,6 +167,17 @@ def to_utc_iso(value: str | datetime) -> str:
 
 
 _COLUMNS = "id, time, kind, summary, message_id, data"
+# The daily lines older routine entries were rolled up into (memory/retention.py), read as entries.
+_DAILY = "(select -id as id, time, kind, summary, null as message_id, data from activity_daily)"
+
+
+def _timeline(where: str, params: list[Any]) -> tuple[str, list[Any]]:
+    """The entries and the daily lines that match `where`, as one compound select (each half keeps its
+    index; ORDER BY and LIMIT go after it)."""
+    return (
+        f"select {_COLUMNS} from activity{where} union all select {_COLUMNS} from {_DAILY}{where}",
+        [*params, *params],
+    )
 
 
 def _entry(row: tuple) -> ActivityEntry:
@@ -272,8 +286,8 @@ class ActivityLog:
     ) -> list[ActivityEntry]:
         """Entries between since and until (inclusive), of these kinds, oldest first; with a limit, the
         newest `limit` of them (still oldest first, as a timeline reads)."""
-        where, params = _where(since, until, kinds)
-        sql = f"select {_COLUMNS} from activity{where} order by time desc, id desc"
+        sql, params = _timeline(*_where(since, until, kinds))
+        sql += " order by time desc, id desc"
         if limit is not None:
             sql += " limit ?"
             params.append(max(0, int(limit)))
@@ -305,7 +319,8 @@ class ActivityLog:
             params.extend([after[0], after[0], after[1]])
         if keys:
             where = f"{where} and {' and '.join(keys)}" if where else f" where {' and '.join(keys)}"
-        sql = f"select {_COLUMNS} from activity{where} order by time desc, id desc limit ?"
+        sql, params = _timeline(where, params)
+        sql += " order by time desc, id desc limit ?"
         rows = self.db.execute(sql, [*params, max(0, int(limit))]).fetchall()
         return [_entry(row) for row in rows]
 
@@ -319,11 +334,13 @@ class ActivityLog:
     ) -> int:
         """How many entries `page` would go through with these filters."""
         where, params = _where(since, None, kinds, text, templates)
-        return int(self.db.execute(f"select count(*) from activity{where}", params).fetchone()[0])
+        sql, params = _timeline(where, params)
+        return int(self.db.execute(f"select count(*) from ({sql})", params).fetchone()[0])
 
     def kinds(self) -> list[str]:
         """The kinds present in this timeline."""
-        return [r[0] for r in self.db.execute("select distinct kind from activity order by kind")]
+        sql = "select kind from activity union select kind from activity_daily order by kind"
+        return [r[0] for r in self.db.execute(sql)]
 
     # -- helpers for the writers: one call each, the summary made here so every entry reads alike ---------
     def message(self, message_id: int, speaker: str, text: str, *, role: str = "") -> int | None:

@@ -374,6 +374,31 @@ def m013_dream_passes(db: sqlite_utils.Database) -> None:
     db.execute("create index dream_jobs_date on dream_jobs(date, level)")
 
 
+@migrations()
+def m014_retention(db: sqlite_utils.Database) -> None:
+    """Bounded growth (memory/retention.py, issue 23): routine timeline entries and drive_history keep their
+    detail for a window of days; older days are rolled up here. activity_daily: one row per (day, kind)
+    with how many entries it stood for (`time`: the newest one's, where the line sits in the timeline).
+    drive_daily: one row per day with each drive's mean, min and max (`time`: where the day's point is
+    plotted). `day` is the persona's local date."""
+    db.execute(
+        """create table activity_daily (
+            id integer primary key, day text not null, kind text not null, time text not null,
+            count integer not null, summary text not null default '',
+            data text check (data is null or json_valid(data)), unique (day, kind))"""
+    )
+    db.execute(
+        """create table drive_daily (
+            day text primary key, time text not null, points integer not null,
+            boredom_mean real not null, boredom_min real not null, boredom_max real not null,
+            curiosity_mean real not null, curiosity_min real not null, curiosity_max real not null,
+            goal_achievement_mean real not null, goal_achievement_min real not null,
+            goal_achievement_max real not null,
+            devotion_mean real not null, devotion_min real not null, devotion_max real not null,
+            dominant text, narrative text not null default '')"""
+    )
+    db.execute("create index drive_daily_time on drive_daily(time)")
+
 def migrate(db: sqlite_utils.Database, where: str) -> None:
     """Bring the database up to date; refuse one written by a newer Nexus Ark."""
     known = {m.name for m in migrations._migrations}

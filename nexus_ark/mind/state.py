@@ -210,13 +210,14 @@ class DrivePoint(BaseModel):
 
 
 def history(memory: MemoryStore, since: str | None = None, limit: int = 5000) -> list[DrivePoint]:
-    """Recomputations oldest first (the newest `limit`)."""
+    """Recomputations oldest first (the newest `limit`). Days older than the retention window come as one
+    point each (memory/retention.py): trigger "daily", each drive's mean, with min and max in `inputs`."""
     rows = memory.db.execute(
         "select time, trigger, boredom, curiosity, goal_achievement, devotion, dominant, narrative, inputs "
         "from drive_history where time >= coalesce(?, '') order by id desc limit ?",
         [since, limit],
     ).fetchall()
-    return [
+    points = [
         DrivePoint(
             time=t,
             trigger=trig,
@@ -227,3 +228,33 @@ def history(memory: MemoryStore, since: str | None = None, limit: int = 5000) ->
         )
         for t, trig, b, c, g, d, dom, nar, inp in reversed(rows)
     ]
+    room = limit - len(points)
+    if room <= 0:
+        return points
+    first = points[0].time if points else None
+    return _daily_points(memory, since, first, room) + points
+
+
+def _daily_points(memory: MemoryStore, since: str | None, before: str | None, limit: int) -> list[DrivePoint]:
+    """The rolled-up days (drive_daily) from `since` and before the first detailed point, oldest first."""
+    stats = ", ".join(f"{n}_mean, {n}_min, {n}_max" for n in DRIVES)
+    rows = memory.db.execute(
+        f"select day, time, points, dominant, narrative, {stats} from drive_daily "
+        "where time >= coalesce(?, '') and (? is null or time < ?) order by time desc limit ?",
+        [since, before, before, limit],
+    ).fetchall()
+    points = []
+    for day, when, count, dominant, narrative, *values in reversed(rows):
+        means = {n: values[3 * i] for i, n in enumerate(DRIVES)}
+        spread = {n: {"min": values[3 * i + 1], "max": values[3 * i + 2]} for i, n in enumerate(DRIVES)}
+        points.append(
+            DrivePoint(
+                time=when,
+                trigger="daily",
+                levels=means,
+                dominant=dominant,
+                narrative=narrative,
+                inputs={"day": day, "points": count, "range": spread},
+            )
+        )
+    return points

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from nexus_ark.agent.session import TurnResult
 from nexus_ark.clock import iso
 from nexus_ark.errors import NexusArkError
+from nexus_ark.memory import retention
 from nexus_ark.memory.event_queue import QueuedEvent
 from nexus_ark.memory.portability import backup_if_due
 from nexus_ark.mind.drives import DEVOTION_WINDOW_H, DriveReport
@@ -118,6 +119,8 @@ def _job_runner(rt: PersonaRuntime, job: str, planned: datetime):
                 consider_writing(rt, report, trigger="drive", give_way=give_way)
             elif job == "backup":
                 backup_if_due(rt.memory, rt.host.backups_dir(rt.slug), clock=rt.host.clock)
+            elif job == "retention":  # after the backup: the newest copy still holds the detail
+                retention.apply(rt.memory.db, rt.local_now(), give_way=give_way)
             elif job == "heartbeat":
                 heartbeat(rt, give_way)
             elif job.startswith("routine:"):

@@ -22,6 +22,8 @@ from nexus_ark.runtime.autonomy import in_quiet_hours
 DRIVES_EVERY = timedelta(minutes=15)
 BACKUP_EVERY = timedelta(days=1)
 DREAM_RETRY = timedelta(minutes=30)  # a dream whose model failed is tried again after this
+RETENTION_EVERY = timedelta(days=1)  # older detail rolled up into days (memory/retention.py)
+RETENTION_IDLE = timedelta(minutes=30)  # ...once the person has been away this long: a quiet time
 
 
 class ScheduleState(BaseModel):
@@ -56,6 +58,8 @@ def due_jobs(now: datetime, autonomy: AutonomySettings, state: ScheduleState) ->
     if _every("backup", BACKUP_EVERY, now, state):
         jobs.append("backup")
     idle = now - state.last_user_message if state.last_user_message else timedelta.max
+    if idle >= RETENTION_IDLE and _every("retention", RETENTION_EVERY, now, state):
+        jobs.append("retention")
     # A finished day not dreamt yet: at night once the person has gone, or at start after a missed night.
     if (
         autonomy.enabled

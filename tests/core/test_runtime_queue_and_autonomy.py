@@ -166,9 +166,9 @@ def test_jobs_due_on_the_clock_coalesce_missed_runs_and_respect_quiet_hours():
     )
     first_start = datetime(2026, 11, 22, 9, 30, tzinfo=UTC)
     fresh = due_jobs(first_start, settings, ScheduleState())
-    assert fresh == ["drives", "backup", "heartbeat"], "a new routine waits for its time"
+    assert fresh == ["drives", "backup", "retention", "heartbeat"], "a new routine waits for its time"
 
-    ran = {"drives": first_start, "backup": first_start, "heartbeat": first_start, "routine:0": first_start}
+    ran = dict.fromkeys(("drives", "backup", "retention", "heartbeat", "routine:0"), first_start)
     state = ScheduleState(last_runs=ran, last_user_message=first_start, undreamt_day=first_start.date())
     assert due_jobs(first_start + timedelta(minutes=10), settings, state) == []
     assert due_jobs(first_start + timedelta(minutes=15), settings, state) == ["drives"]
@@ -180,6 +180,7 @@ def test_jobs_due_on_the_clock_coalesce_missed_runs_and_respect_quiet_hours():
     assert due_jobs(closed_all_night, settings, state) == [
         "drives",
         "backup",
+        "retention",
         "dream",
         "heartbeat",
         "routine:0",
@@ -187,7 +188,12 @@ def test_jobs_due_on_the_clock_coalesce_missed_runs_and_respect_quiet_hours():
     talking = state.model_copy(update={"last_user_message": night - timedelta(minutes=10)})
     assert "dream" not in due_jobs(night, settings, talking), "not while the person is still around"
     off = settings.model_copy(update={"enabled": False})
-    assert due_jobs(closed_all_night, off, state) == ["drives", "backup"]
+    assert due_jobs(closed_all_night, off, state) == ["drives", "backup", "retention"]
+    assert "retention" not in due_jobs(
+        closed_all_night,
+        settings,
+        talking.model_copy(update={"last_user_message": closed_all_night - timedelta(minutes=5)}),
+    ), "rolled up at a quiet time, not while the person talks"
 
 
 def test_a_bad_routine_is_refused_with_the_field(tmp_path):

@@ -1,0 +1,262 @@
+"""Bounded growth: what a persona records because time passes keeps its detail for DETAIL_DAYS, then becomes
+one line a day (issue 23, defect 13).
+
+Left alone, memory.db grew by ~73 KB a simulated day, most of it not what anyone said: a heartbeat entry every
+hour ("nothing to do"), a drive_history row every quarter hour, and a timeline entry for every message and
+emotion (copies of the conversation and of emotion_log, which stay). Once a day, at a quiet time, the
+persona's runtime (runtime/life.py, the "retention" job) calls apply():
+
+- the timeline entries of ROLLED_UP_KINDS older than the window become one activity_daily row per day and
+  kind (how many, and for some a tally: who spoke, which drive led); the rest of the timeline (dreams, what it
+  wrote first, events, tool calls, memory writes, imports, errors) is kept whole;
+- drive_history rows older than the window become one drive_daily row per day: each drive's mean, min and
+  max, the day's most frequent dominant drive and its last narrative;
+- free pages go back to the file system (incremental vacuum; a database made before this is converted by
+  one VACUUM, the first time it runs).
+
+Readers see both: the timeline reads the activity_timeline view, the drive plot reads the daily points
+before the detailed ones (mind/state.history). A day is the persona's local date. Nothing said by the person
+or the persona is removed here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+import sqlite_utils
+
+from nexus_ark.clock import iso
+from nexus_ark.memory.activity import NOTICE_KEY, clip
+from nexus_ark.memory.db import sqlite
+from nexus_ark.notices import notice, stored
+
+log = logging.getLogger(__name__)
+
+DETAIL_DAYS = 14
+# Routine or copied entries: heartbeats that did nothing, drive changes (drive_daily keeps the levels), and
+# the copies of messages and emotions. A kind not named here (a later version's) is kept whole.
+ROLLED_UP_KINDS = ("heartbeat", "drives", "message", "emotion")
+# What a day's line counts for each kind (from the entry's data). Heartbeats keep only their number (their
+# reasons carry levels, "curiosity 0.48 is below…", all different); emotions keep none, so a forgotten
+# message leaves no feeling behind in a daily line.
+TALLY_KEYS = {"drives": "dominant", "message": "speaker"}
+TALLY_ITEMS = 10
+DRIVE_COLUMNS = ("boredom", "curiosity", "goal_achievement", "devotion")  # drive_history's level columns
+BATCH = 5_000  # rows per transaction: a person's turn never waits behind one long write
+VACUUM_MIN_FREE = 64  # pages: below this, free pages are left for the next writes to reuse
+
+
+@dataclass
+class RetentionReport:
+    activity_rolled: int = 0  # timeline entries folded into daily lines
+    drive_rolled: int = 0  # drive_history rows folded into daily points
+    bytes_freed: int = 0  # returned to the file system
+    vacuumed: bool = False  # the one-time VACUUM that turns incremental vacuum on
+    stopped: bool = False  # gave way to the person: the rest is done next time
+
+
+def cutoff(now: datetime, detail_days: int = DETAIL_DAYS) -> datetime:
+    """The start of the oldest local day kept in detail (`now`: the persona's local time, aware)."""
+    first_kept = now.date() - timedelta(days=detail_days - 1)
+    return datetime.combine(first_kept, time(0), now.tzinfo)
+
+
+def apply(
+    db: sqlite_utils.Database,
+    now: datetime,
+    *,
+    detail_days: int = DETAIL_DAYS,
+    give_way: threading.Event | None = None,
+) -> RetentionReport:
+    """Roll up what is older than the window and give free pages back. On the memory's owner connection
+    (the runtime's queue thread); between batches it stops when `give_way` is set."""
+    tz = now.tzinfo or UTC
+    before = iso(cutoff(now, detail_days).astimezone(UTC))
+    report = RetentionReport()
+    while not _stop(give_way, report):
+        rolled = _roll_up_drives(db, before, tz)
+        report.drive_rolled += rolled
+        if rolled < BATCH:
+            break
+    while not _stop(give_way, report):
+        rolled = _roll_up_activity(db, before, tz, detail_days)
+        report.activity_rolled += rolled
+        if rolled < BATCH:
+            break
+    if not report.stopped:
+        _reclaim(db, report)
+    if report.activity_rolled or report.drive_rolled or report.bytes_freed:
+        log.info(
+            "retention: %d timeline entries and %d drive points older than %s rolled up into days, "
+            "%d bytes freed%s",
+            report.activity_rolled,
+            report.drive_rolled,
+            before,
+            report.bytes_freed,
+            " (vacuumed)" if report.vacuumed else "",
+        )
+    return report
+
+
+def _stop(give_way: threading.Event | None, report: RetentionReport) -> bool:
+    if give_way is not None and give_way.is_set():
+        report.stopped = True
+    return report.stopped
+
+
+def _local_day(stamp: str, tz: Any) -> str:
+    dt = datetime.fromisoformat(stamp)
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.astimezone(tz).date().isoformat()
+
+
+def _delete(db: sqlite_utils.Database, table: str, ids: list[int]) -> None:
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        db.execute(f"delete from {table} where id in ({','.join('?' * len(chunk))})", chunk)
+
+
+# -- drive_history → drive_daily ----------------------------------------------------------------------
+def _roll_up_drives(db: sqlite_utils.Database, before: str, tz: Any) -> int:
+    levels = ", ".join(DRIVE_COLUMNS)
+    with db.atomic():
+        # The newest row always stays: recompute() compares the drives with it.
+        rows = db.execute(
+            f"select id, time, {levels}, dominant, narrative from drive_history "
+            "where time < ? and id < (select max(id) from drive_history) order by time, id limit ?",
+            [before, BATCH],
+        ).fetchall()
+        days: dict[str, list[tuple]] = {}
+        for row in rows:
+            days.setdefault(_local_day(row[1], tz), []).append(row)
+        for day, day_rows in days.items():
+            _merge_drive_day(db, day, day_rows)
+        _delete(db, "drive_history", [r[0] for r in rows])
+    return len(rows)
+
+
+def _merge_drive_day(db: sqlite_utils.Database, day: str, rows: list[tuple]) -> None:
+    n = len(rows)
+    seconds = sum(datetime.fromisoformat(r[1]).timestamp() for r in rows)
+    stats: dict[str, list[float]] = {}
+    for i, name in enumerate(DRIVE_COLUMNS):
+        values = [r[2 + i] for r in rows]
+        stats[name] = [sum(values) / n, min(values), max(values)]
+    dominants = Counter(r[6] for r in rows if r[6])
+    narrative = rows[-1][7] or ""
+    columns = [f"{name}_{part}" for name in DRIVE_COLUMNS for part in ("mean", "min", "max")]
+    old = db.execute(
+        f"select time, points, dominant, narrative, {', '.join(columns)} from drive_daily where day = ?",
+        [day],
+    ).fetchone()
+    if old is not None:  # a day already rolled up (rows written late, or a batch cut a day in two)
+        m = old[1]
+        seconds += datetime.fromisoformat(old[0]).timestamp() * m
+        for i, name in enumerate(DRIVE_COLUMNS):
+            mean, low, high = old[4 + 3 * i : 7 + 3 * i]
+            stats[name] = [
+                (stats[name][0] * n + mean * m) / (n + m),
+                min(stats[name][1], low),
+                max(stats[name][2], high),
+            ]
+        narrative = narrative or old[3]
+        n += m
+    when = iso(datetime.fromtimestamp(seconds / n, UTC))
+    dominant = dominants.most_common(1)[0][0] if dominants else (old[2] if old is not None else None)
+    values = [v for name in DRIVE_COLUMNS for v in stats[name]]
+    db.execute(
+        f"insert into drive_daily (day, time, points, dominant, narrative, {', '.join(columns)}) "
+        f"values (?, ?, ?, ?, ?, {', '.join('?' * len(columns))}) on conflict(day) do update set "
+        "time = excluded.time, points = excluded.points, dominant = excluded.dominant, "
+        f"narrative = excluded.narrative, {', '.join(f'{c} = excluded.{c}' for c in columns)}",
+        [day, when, n, dominant, narrative, *values],
+    )
+
+
+# -- activity → activity_daily ------------------------------------------------------------------------
+def _roll_up_activity(db: sqlite_utils.Database, before: str, tz: Any, detail_days: int) -> int:
+    kinds = ",".join("?" * len(ROLLED_UP_KINDS))
+    with db.atomic():
+        rows = db.execute(
+            f"select id, time, kind, data from activity where kind in ({kinds}) and time < ? "
+            "order by time, id limit ?",
+            [*ROLLED_UP_KINDS, before, BATCH],
+        ).fetchall()
+        groups: dict[tuple[str, str], list[tuple]] = {}
+        for row in rows:
+            groups.setdefault((_local_day(row[1], tz), row[2]), []).append(row)
+        for (day, kind), group in groups.items():
+            _merge_activity_day(db, day, kind, group, detail_days)
+        _delete(db, "activity", [r[0] for r in rows])
+    return len(rows)
+
+
+def _tally(kind: str, data: str | None) -> str | None:
+    key = TALLY_KEYS.get(kind)
+    if key is None or not data:
+        return None
+    try:
+        value = json.loads(data).get(key)
+    except (ValueError, AttributeError):
+        return None
+    return clip(str(value), 80) if value not in (None, "") else None
+
+
+def _merge_activity_day(
+    db: sqlite_utils.Database, day: str, kind: str, rows: list[tuple], detail_days: int
+) -> None:
+    count = len(rows)
+    newest = max(r[1] for r in rows)
+    tally = Counter(t for r in rows if (t := _tally(kind, r[3])) is not None)
+    old = db.execute("select time, count, data from activity_daily where day = ? and kind = ?", [day, kind])
+    previous = old.fetchone()
+    if previous is not None:
+        newest = max(newest, previous[0])
+        count += previous[1]
+        kept = json.loads(previous[2] or "{}").get("tally") or {}
+        tally.update({str(k): int(v) for k, v in kept.items()})
+    summary = notice(
+        "{count} that day, in one line (the detail is kept for {days} days)",
+        count=count,
+        days=detail_days,
+    )
+    data: dict[str, Any] = {"day": day, "count": count, "summarised": True}
+    if tally:
+        data["tally"] = dict(tally.most_common(TALLY_ITEMS))
+    data[NOTICE_KEY] = stored(summary)
+    db.execute(
+        "insert into activity_daily (day, kind, time, count, summary, data) values (?, ?, ?, ?, ?, ?) "
+        "on conflict(day, kind) do update set time = excluded.time, count = excluded.count, "
+        "summary = excluded.summary, data = excluded.data",
+        [day, kind, newest, count, str(summary), json.dumps(data, ensure_ascii=False)],
+    )
+
+
+# -- space --------------------------------------------------------------------------------------------
+def _reclaim(db: sqlite_utils.Database, report: RetentionReport) -> None:
+    """Free pages back to the file system. A database created without auto_vacuum (every one before this)
+    is converted by one VACUUM, which rewrites the file; after that, incremental vacuum is cheap."""
+    page_size = db.execute("pragma page_size").fetchone()[0]
+    pages = db.execute("pragma page_count").fetchone()[0]
+    free = db.execute("pragma freelist_count").fetchone()[0]
+    try:
+        if db.execute("pragma auto_vacuum").fetchone()[0] != 2:
+            db.execute("pragma auto_vacuum = incremental")
+            db.execute("vacuum")
+            report.vacuumed = True
+        elif free >= VACUUM_MIN_FREE:
+            db.execute("pragma incremental_vacuum").fetchall()  # one page per row: read them all
+        else:
+            return
+        db.execute("pragma wal_checkpoint(truncate)").fetchall()  # the WAL held the rewritten pages
+    except sqlite.Error as exc:  # another connection was writing, or the disk is full: next time
+        log.warning("retention: free pages not reclaimed: %s", exc)
+        return
+    report.bytes_freed = max(0, (pages - db.execute("pragma page_count").fetchone()[0]) * page_size)

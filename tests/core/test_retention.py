@@ -1,0 +1,190 @@
+"""Bounded growth (issue 23, defect 13): routine history keeps its detail for a window of days and older days
+become one line each, still read by the timeline and the drive plot; ninety days of a persona living on its
+own stop growing the memory once the window is full."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from nexus_ark.clock import FixedClock, iso
+from nexus_ark.memory import retention
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind.state import history
+from nexus_ark.notices import Notice
+from nexus_ark.paths import shipped_personas_dir
+from nexus_ark.runtime.persona_runtime import PersonaRuntime
+from nexus_ark.simulation import simulate
+
+START = datetime(2026, 11, 1, 0, 30, tzinfo=UTC)
+DAYS = 30
+
+
+def _drive_row(memory: MemoryStore, when: datetime, level: float) -> None:
+    memory.db.execute(
+        "insert into drive_history (time, trigger, boredom, curiosity, goal_achievement, devotion, dominant, "
+        "narrative, inputs) values (?, 'schedule', ?, 0.1, 0.2, 0.3, 'boredom', ?, '{}')",
+        [iso(when), level, f"bored at {when:%H:%M}"],
+    )
+
+
+def _move(clock: FixedClock, when: datetime) -> None:
+    clock.advance((when - clock.now()).total_seconds())
+
+
+def _a_month(tmp_path: Path) -> tuple[MemoryStore, FixedClock]:
+    """Thirty days, each with 24 heartbeats, 4 drive points (levels 0.1..0.4), a message and a dream."""
+    clock = FixedClock(START)
+    memory = MemoryStore(tmp_path / "memory.db", clock)
+    for day in range(DAYS):
+        for hour in range(24):
+            _move(clock, START + timedelta(days=day, hours=hour))
+            memory.activity.append("heartbeat", "heartbeat: nothing to do (quiet)", data={"reason": "quiet"})
+            if hour % 6 == 0:
+                _drive_row(memory, clock.now(), 0.1 * (hour // 6 + 1))
+            if hour == 12:
+                _move(clock, clock.now() + timedelta(minutes=5))
+                said = f"hello on day {day}"
+                message_id = memory.messages.add(speaker="user", role="user", content=said)
+                memory.activity.message(message_id, "user", said, role="user")
+                memory.activity.append("dream", f"dreamt of day {day}")
+    return memory, clock
+
+
+def _local_day(stamp: str) -> str:
+    return datetime.fromisoformat(stamp).astimezone().date().isoformat()
+
+
+def test_routine_history_older_than_the_window_becomes_one_line_a_day_and_the_rest_stays_whole(
+    tmp_path: Path,
+) -> None:
+    memory, clock = _a_month(tmp_path)
+    now = clock.now().astimezone()
+    report = retention.apply(memory.db, now)
+    cut = iso(retention.cutoff(now).astimezone(UTC))
+
+    # The detail within the window, and every entry of a kind that is not routine, stay as they were.
+    kept = memory.db.execute("select kind, min(time) from activity group by kind").fetchall()
+    assert dict(kept)["heartbeat"] >= cut and dict(kept)["message"] >= cut
+    assert memory.db.execute("select count(*) from activity where kind = 'dream'").fetchone()[0] == DAYS
+    assert memory.messages.count() == DAYS  # the conversation itself is never touched
+    first_kept = retention.cutoff(now).date().isoformat()
+    rolled_days = sorted({_local_day(iso(START + timedelta(hours=h))) for h in range(DAYS * 24)})
+    rolled_days = [d for d in rolled_days if d < first_kept]
+    assert report.activity_rolled > 0 and report.drive_rolled > 0
+
+    # The timeline reads a line per older day and kind, with how many entries it stands for.
+    entries = memory.activity.query(kinds=["heartbeat"])
+    lines = [e for e in entries if e.id < 0]
+    assert [e.data["day"] for e in lines] == rolled_days
+    assert sum(e.data["count"] for e in lines) + (len(entries) - len(lines)) == DAYS * 24
+    first = lines[0]
+    assert first.message_id is None and isinstance(first.translatable_summary, Notice)
+    assert first.summary.startswith(f"{first.data['count']} that day")
+    speakers = [e for e in memory.activity.query(kinds=["message"]) if e.id < 0]
+    assert speakers[0].data["tally"] == {"user": 1}
+    assert "heartbeat" in memory.activity.kinds()
+
+    # Pages by key go through the whole timeline once, lines and entries alike.
+    seen, page = [], memory.activity.page(limit=50)
+    while page:
+        seen.extend(page)
+        page = memory.activity.page(limit=50, before=(page[-1].time, page[-1].id))
+    assert len(seen) == len({e.id for e in seen}) == memory.activity.count()
+    assert [(e.time, e.id) for e in seen] == sorted(((e.time, e.id) for e in seen), reverse=True)
+
+    # The drive plot: one point per older day (each drive's mean, with its range), then the detail.
+    points = history(memory)
+    daily = [p for p in points if p.trigger == "daily"]
+    assert [p.inputs["day"] for p in daily] == rolled_days
+    assert all(p.time < cut for p in daily) and all(p.time >= cut for p in points[len(daily) :])
+    full_day = daily[1]  # the first local day may hold part of a day only, depending on the zone
+    assert full_day.inputs["points"] == 4
+    assert abs(full_day.levels["boredom"] - 0.25) < 1e-9 and full_day.levels["devotion"] == 0.3
+    assert full_day.inputs["range"]["boredom"] == {"min": 0.1, "max": 0.4}
+    assert full_day.narrative.startswith("bored at")
+
+    # Again the same day: nothing more to do. A day later: one more day rolled up, merged where it must.
+    assert retention.apply(memory.db, now).activity_rolled == 0
+    later = retention.apply(memory.db, now + timedelta(days=1))
+    assert later.drive_rolled == 4 and later.activity_rolled == 25
+    memory.close()
+
+
+def test_rows_written_late_for_a_day_already_rolled_up_are_merged_into_its_line(tmp_path: Path) -> None:
+    memory, clock = _a_month(tmp_path)
+    now = clock.now().astimezone()
+    retention.apply(memory.db, now)
+    day = history(memory)[1]
+    late = datetime.fromisoformat(day.time) + timedelta(minutes=1)
+    _drive_row(memory, late, 0.9)
+    _drive_row(memory, clock.now(), 0.5)  # the newest point always stays: this one, not the late one
+    retention.apply(memory.db, now)
+    merged = history(memory)[1]
+    assert merged.inputs["points"] == 5
+    assert abs(merged.levels["boredom"] - (0.25 * 4 + 0.9) / 5) < 1e-9
+    assert merged.inputs["range"]["boredom"] == {"min": 0.1, "max": 0.9}
+    memory.close()
+
+
+def test_retention_gives_way_to_the_person_between_batches_and_loses_nothing(tmp_path: Path) -> None:
+    memory, clock = _a_month(tmp_path)
+    give_way = threading.Event()
+    give_way.set()
+    report = retention.apply(memory.db, clock.now().astimezone(), give_way=give_way)
+    assert report.stopped and report.activity_rolled == report.drive_rolled == 0
+    assert memory.db.execute("select count(*) from activity where kind = 'heartbeat'").fetchone()[0] == 720
+    memory.close()
+
+
+def test_the_newest_drive_point_stays_after_a_long_absence(tmp_path: Path) -> None:
+    """recompute() compares the drives with the newest point: it is never rolled away."""
+    memory, clock = _a_month(tmp_path)
+    retention.apply(memory.db, clock.now().astimezone() + timedelta(days=60))
+    assert memory.db.execute("select count(*) from drive_history").fetchone()[0] == 1
+    memory.close()
+
+
+def test_free_pages_go_back_to_the_file_system(tmp_path: Path) -> None:
+    memory, clock = _a_month(tmp_path)
+    assert memory.db.execute("pragma auto_vacuum").fetchone()[0] == 0  # as every database made before
+    size = memory.path.stat().st_size
+    memory.db.execute("pragma wal_checkpoint(truncate)")
+    size = memory.path.stat().st_size
+    report = retention.apply(memory.db, clock.now().astimezone())
+    assert report.vacuumed and memory.db.execute("pragma auto_vacuum").fetchone()[0] == 2
+    assert memory.path.stat().st_size < size
+    assert memory.db.execute("pragma integrity_check").fetchone()[0] == "ok"
+    memory.close()
+
+
+# -- ninety days ------------------------------------------------------------------------------------
+def test_ninety_days_of_a_persona_on_its_own_stop_growing_once_the_window_is_full(tmp_path: Path) -> None:
+    """The person talks on the first day only; the persona lives on (heartbeats, drives, dreams). Before,
+    the memory grew ~10 KB a day for ever (a heartbeat entry an hour, drive points); now the growth stops
+    when the window of detail is full, and day one is still there as a daily mean and a heartbeat count."""
+    seen: dict[str, object] = {}
+
+    def look(runtime: PersonaRuntime) -> None:
+        memory = runtime.memory
+        seen["points"] = history(memory)
+        seen["heartbeats"] = [e for e in memory.activity.query(kinds=["heartbeat"]) if e.id < 0]
+        seen["start_day"] = START_90.astimezone().date().isoformat()
+
+    START_90 = datetime(2026, 11, 23, tzinfo=UTC)
+    report = simulate(
+        shipped_personas_dir() / "aria", 90, start=START_90, work_dir=tmp_path, talk_share=0.0, at_end=look
+    )
+    grown = report.db_bytes[-1] - report.db_bytes[0]
+    after_window = report.db_bytes[-1] - report.db_bytes[retention.DETAIL_DAYS + 5]
+    assert grown <= 1_500_000, report.db_bytes
+    assert after_window <= 70 * 2_000, f"{after_window} bytes in 70 days at rest: {report.db_bytes}"
+    daily = [p for p in seen["points"] if p.trigger == "daily"]
+    assert daily and daily[0].inputs["day"] == seen["start_day"], "day one, as a daily mean"
+    assert all(0.0 <= v <= 1.0 for v in daily[0].levels.values())
+    heartbeats = seen["heartbeats"]
+    assert heartbeats[0].data["day"] == seen["start_day"] and heartbeats[0].data["count"] >= 1
+    days = [datetime.fromisoformat(e.data["day"]) for e in heartbeats]  # drives may rest a day; these not
+    assert all(b - a == timedelta(days=1) for a, b in itertools.pairwise(days)), "no day missing"
