@@ -34,6 +34,7 @@ from pydantic import BaseModel, Field
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.notices import notice
+from nexus_ark.personas.cards import soul_for_prompt
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatMessage, estimate_tokens
 
@@ -242,7 +243,8 @@ def build_prompt(
     reports: dict[str, SectionReport] = {}
 
     # Stable sections: single texts cut at sentence boundaries, goals by rank.
-    soul = persona.soul.strip() or _FALLBACK_SOUL.format(name=settings.name)
+    soul = soul_for_prompt(persona.soul.strip(), settings.name, settings.language)
+    soul = soul or _FALLBACK_SOUL.format(name=settings.name)
     texts = {
         "soul": soul,
         "core_memory": memory.core_memory.strip(),

@@ -914,6 +914,46 @@ def render_soul(name: str, fields: dict[str, str], always: list[str], language: 
     return "\n\n".join(parts) + "\n"
 
 
+# The example messages as the model reads them. Under a Markdown heading, with SillyTavern's <START>
+# markers, a small model took them for a document to go on with and began replies with "## Example
+# messages" (issue 23, defect 20): in the prompt they are a note that says what they are instead.
+EXAMPLES_NOTE = {
+    "en": "(How {name} talks, shown by example. These lines are not part of this conversation: never "
+    "repeat them or this note.)",
+    "ja": "（{name}の話し方の例です。この会話の一部ではありません。この例やこの注記を繰り返さないこと。）",
+}
+_EXAMPLE_HEADINGS = {f"## {h}" for key, *names in SOUL_SECTIONS if key == "mes_example" for h in names}
+_START = re.compile(r"^\s*<start>\s*$", re.IGNORECASE)
+_HEADING = re.compile(r"#{1,6} ")
+
+
+def soul_for_prompt(soul: str, name: str, language: str) -> str:
+    """persona.md as the system prompt carries it: the example messages' section (its heading in either
+    language) becomes EXAMPLES_NOTE with the examples under it, their <START> lines taken out; the rest,
+    and a soul without examples, exactly as written. persona.md itself keeps its heading (it is what a
+    person edits and what export reads back)."""
+    lines = soul.splitlines()
+    if not any(line.strip() in _EXAMPLE_HEADINGS for line in lines):
+        return soul
+    note = EXAMPLES_NOTE.get(language, EXAMPLES_NOTE["en"]).format(name=name)
+    out: list[str] = []
+    in_examples = False
+    for line in lines:
+        heading = line.strip()
+        if heading in _EXAMPLE_HEADINGS:
+            in_examples = True
+            out.append(note)
+            continue
+        if _HEADING.match(heading):  # the next section ("#hashtag" in an example is no heading)
+            in_examples = False
+        if in_examples:
+            line = "" if _START.match(line) else line  # a <START> marker separates examples: a blank line
+            if not line.strip() and out[-1] in ("", note):
+                continue  # no blank line right after the note, none twice
+        out.append(line)
+    return "\n".join(out)
+
+
 def parse_soul(text: str) -> dict[str, str]:
     """The card fields back from a soul render_soul wrote (and a person may have edited since)."""
     by_heading = {f"## {h}": key for key, en, jp in SOUL_SECTIONS for h in (en, jp)}

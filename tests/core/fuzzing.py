@@ -17,7 +17,6 @@ import json
 import random
 import re
 import zipfile
-from collections.abc import Callable
 from typing import Any
 
 from tests.cards_maker import picture, with_text_chunks
@@ -253,8 +252,7 @@ def case_random(seed: int, kind: str, index: int) -> random.Random:
 
 
 def png_card(rnd: random.Random, card_json: bytes, done: list[str]) -> bytes:
-    """A PNG carrying the (mutated) card JSON, in the chunk kinds and keywords cards use; sometimes the
-    PNG's own bytes mutated afterwards."""
+    """A PNG carrying the (mutated) card JSON, in the chunk kinds and keywords cards use."""
     keyword = rnd.choice(("chara", "ccv3", "CHARA"))
     kind = rnd.choice((b"tEXt", b"tEXt", b"zTXt", b"iTXt"))
     text = base64.b64encode(card_json).decode("ascii")
@@ -267,6 +265,3 @@ def zipped(name: str, blob: bytes) -> bytes:
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(name, blob)
     return out.getvalue()
-
-
-Check = Callable[[bytes, str], None]

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from nexus_ark import cli
+from nexus_ark.agent.prompt import build_prompt
 from nexus_ark.agent.prompt_inputs import gather_inputs
 from nexus_ark.app import NexusApp
 from nexus_ark.cards_io import export_card, import_card
@@ -523,3 +524,39 @@ def test_ten_thousand_lore_entries_of_one_name_are_named_in_linear_time() -> Non
     names = [m.name for m in plan.lore]
     assert names[:3] == ["Same", "Same (2)", "Same (3)"] and names[-1] == "Same (10000)"
     assert len({n.casefold() for n in names}) == 10_000
+
+
+def test_example_messages_reach_the_prompt_as_a_note_without_their_heading(
+    app: NexusApp, tmp_path: Path
+) -> None:
+    """Under '## Example messages' with SillyTavern's <START> markers, a small model began replies with the
+    heading (issue 23, defect 20). persona.md keeps the heading (it is edited and exported from there)."""
+    card = v2_card()
+    card["data"]["mes_example"] = (
+        "<START>\n{{user}}: What are you drawing?\n{{char}}: The wind's roads.\n"
+        "<START>\n{{user}}: Tea?\n{{char}}: Always."
+    )
+    path = tmp_path / "examples.json"
+    path.write_text(json.dumps(card), encoding="utf-8")
+    done = import_card(app, path)
+    persona = app.personas.load(done.slug)
+    assert "## Example messages\n\n<START>\n" in persona.soul
+    system = build_prompt(persona, [], "Hello").messages[0].content
+    assert "Example messages" not in system and "<START>" not in system
+    assert (
+        "## Reminders\n\nStay in character as {{char}}; never speak for {{user}}.\n\n"
+        "(How Seraphina Vale talks, shown by example. These lines are not part of this conversation: never "
+        "repeat them or this note.)\n"
+        "{{user}}: What are you drawing?\n{{char}}: The wind's roads.\n\n"
+        "{{user}}: Tea?\n{{char}}: Always.\n\n"
+        "## Always true"
+    ) in system
+    japanese = app.personas.load(import_card(app, CARDS / "shizuku_v3.json").slug)
+    system = build_prompt(japanese, [], "こんにちは").messages[0].content
+    assert "会話の例" not in system and "<START>" not in system
+    assert "（月野しずくの話し方の例です。" in system and "{{char}}: ベガです。夏の夜に明るいから。" in system
+
+
+def test_a_soul_without_examples_reaches_the_prompt_as_written(app: NexusApp) -> None:
+    persona = app.personas.load("aria")
+    assert build_prompt(persona, [], "Hi").messages[0].content.startswith(persona.soul.strip())
