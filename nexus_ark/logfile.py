@@ -17,6 +17,19 @@ MAX_BYTES = 1_000_000
 BACKUP_COUNT = 3  # nexus-ark.log plus .1 .. .3: at most about 4 MB
 FILE_FORMAT = "%(asctime)s %(process)d %(threadName)s %(levelname)s %(name)s: %(message)s"
 _installed: list[logging.Handler] = []
+# Libraries that log their routine at INFO: APScheduler two lines a minute for the persona's heartbeat,
+# LiteLLM one per request. Their warnings and errors are kept; their INFO only with --verbose.
+CHATTY_LIBRARIES = ("apscheduler", "LiteLLM", "httpx", "httpcore", "huggingface_hub", "urllib3")
+
+
+class _QuietLibraries(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING:
+            return True
+        return not any(
+            record.name == name or record.name.startswith(f"{name}.") or record.name.startswith(f"{name} ")
+            for name in CHATTY_LIBRARIES
+        )
 
 
 def setup_logging(logs_dir: Path | None, *, verbose: bool = False) -> Path | None:
@@ -52,6 +65,8 @@ def setup_logging(logs_dir: Path | None, *, verbose: bool = False) -> Path | Non
             _installed.append(file_handler)
             path = logs_dir / LOG_FILE
     for handler in _installed:
+        if not verbose:
+            handler.addFilter(_QuietLibraries())
         root.addHandler(handler)
     logging.captureWarnings(True)
     # A crash of the window would otherwise vanish with its console-less process.

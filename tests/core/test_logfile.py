@@ -50,3 +50,26 @@ def test_an_unwritable_log_folder_does_not_stop_the_app(tmp_path: Path) -> None:
     proc = _python("print('still running')", blocker / "logs")
     assert proc.returncode == 0 and "still running" in proc.stdout
     assert "cannot write the log file" in proc.stderr
+
+
+def test_a_running_scheduler_leaves_only_its_warnings_in_the_file(tmp_path: Path) -> None:
+    """The persona's heartbeat wrote two APScheduler INFO lines a minute into the log people attach to bug
+    reports (issue 23, defect 20): a real BackgroundScheduler runs a job a few times; its warning stays."""
+    logs = tmp_path / "logs"
+    proc = _python(
+        "import logging, time\n"
+        "from apscheduler.schedulers.background import BackgroundScheduler\n"
+        "s = BackgroundScheduler()\n"
+        "s.add_job(lambda: None, 'interval', seconds=0.2)\n"
+        "s.start()\n"
+        "time.sleep(0.9)\n"
+        "s.shutdown()\n"
+        "logging.getLogger('apscheduler.executors.default').warning('a job was missed')\n"
+        "logging.getLogger('nexus_ark.runtime').info('heartbeat: nothing to do')\n",
+        logs,
+    )
+    assert proc.returncode == 0, proc.stderr
+    text = (logs / "nexus-ark.log").read_text(encoding="utf-8")
+    assert "WARNING apscheduler.executors.default: a job was missed" in text
+    assert "INFO nexus_ark.runtime: heartbeat: nothing to do" in text, "our own INFO stays"
+    assert "INFO apscheduler" not in text, text
