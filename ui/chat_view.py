@@ -162,8 +162,12 @@ class ChatView(QTextBrowser):
         self._you = ""
         self._fresh_document()
         self._was_at_bottom = True
-        self.verticalScrollBar().valueChanged.connect(self._on_scroll)
-        self.verticalScrollBar().rangeChanged.connect(lambda *_: self._on_scroll())
+        # The person reads the end (the reply as it streams): a taller document keeps them there. Set by
+        # where the person scrolls, never by the layout: a replaced bubble shrinks the document for a
+        # moment, and the clamped scrollbar once left the view at the top after Stop.
+        self._following = True
+        self.verticalScrollBar().valueChanged.connect(self._on_value)
+        self.verticalScrollBar().rangeChanged.connect(self._on_range)
         self.latest_button = QToolButton(self)
         self.latest_button.setObjectName("jumpToLatest")
         self.latest_button.setText("↓")
@@ -488,11 +492,13 @@ class ChatView(QTextBrowser):
         rect = self.document().documentLayout().frameBoundingRect(bubble.frame)
         bar = self.verticalScrollBar()
         bar.setValue(max(0, int(rect.top()) - 24))
+        self._following = self.is_at_bottom()
         return True
 
     def scroll_to_end(self) -> None:
         bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
+        self._following = True
         self._update_latest_button()
 
     def is_at_bottom(self) -> bool:
@@ -501,6 +507,20 @@ class ChatView(QTextBrowser):
 
     def check_edges(self) -> None:
         """Ask for the next page if the view sits at an edge with more beyond it."""
+        self._on_scroll()
+
+    def _on_range(self, *_args) -> None:
+        """The document's height changed (a reply growing, a bubble drawn again, a late layout pass): one
+        following the end stays on its last line. Pages being drawn place the view themselves (_drain), and
+        an older stretch shown (has_newer) is never pulled down page after page."""
+        if self._following and not self.has_newer and not self.drawing and not self._placeholder_shown:
+            self.scroll_to_end()
+        else:
+            self._following = self.is_at_bottom()
+        self._on_scroll()
+
+    def _on_value(self, _value: int) -> None:
+        self._following = self.is_at_bottom()  # where the person (or a jump) put the view
         self._on_scroll()
 
     def _on_scroll(self, *_args) -> None:
@@ -564,13 +584,28 @@ class ChatView(QTextBrowser):
             self.bubbles.append(bubble)
 
     def _replace(self, index: int, bubble: Bubble) -> None:
+        """One bubble drawn again in one edit (laid out once: never a shorter document in between). The
+        person following the end stays there; one reading further down than it stays on their words."""
         old = self.bubbles[index]
+        bar = self.verticalScrollBar()
+        layout = self.document().documentLayout()
+        old_rect = layout.frameBoundingRect(old.frame) if old.frame is not None else None
+        value = bar.value()
         position = old.frame.firstPosition() - 1 if old.frame is not None else 0
-        self._remove_frame(old.frame)
-        cursor = QTextCursor(self.document())
-        cursor.setPosition(position)
-        self._draw(cursor, bubble)
+        batch = QTextCursor(self.document())
+        batch.beginEditBlock()
+        try:
+            self._remove_frame(old.frame)
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(position)
+            self._draw(cursor, bubble)
+        finally:
+            batch.endEditBlock()
         self.bubbles[index] = bubble
+        if self._following and not self.has_newer:
+            self.scroll_to_end()
+        elif old_rect is not None and bubble.frame is not None and old_rect.bottom() <= value:
+            bar.setValue(value + round(layout.frameBoundingRect(bubble.frame).height() - old_rect.height()))
         self._apply_search()
 
     def _redraw_all(self) -> None:
