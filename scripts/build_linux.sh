@@ -9,12 +9,20 @@
 # Environment: VENV (default build/linux/venv, created afresh each run; KEEP_VENV=1 reuses it),
 # SKIP_BUILD=1 (package the folder the last run built, same version), SKIP_SMOKE=1 (skip packaging/smoke_bundle.py on the built folder), DEB_MAINTAINER, DEB_COMPRESSION
 # (gzip, the default, or xz: about a tenth smaller and several minutes slower on two cores).
-# Needs python3 (3.11+, with venv), dpkg-deb, ldd, tar. The first build of the venv compiles
+# SKIP_DEPS=1 (install no Debian package: scripts/linux_build_deps.sh is not run, absent libraries are only
+# named). On a fresh Debian/Ubuntu, as root or with passwordless sudo, it installs what it needs
+# (scripts/linux_build_deps.sh, then what scripts/deb_depends.py finds absent); otherwise run first:
+#   sudo bash scripts/linux_build_deps.sh
+# Needs python3 (3.11+, with venv), dpkg, tar. The first build of the venv compiles
 # llama-cpp-python (~8 min on 2 cores); pip's wheel cache makes later ones take about a minute.
 # The installed-app smoke test (root, Xvfb): NEXUS_ARK_INSTALLER_TEST=1 pytest tests/integration/test_installers.py
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+if [ "${SKIP_DEPS:-0}" != 1 ]; then  # python3, the compilers, Qt's libraries (as root: installed if missing)
+    printf '== build dependencies (Debian packages)\n'
+    bash scripts/linux_build_deps.sh
+fi
 BUILD=$ROOT/build/linux
 VENV=${VENV:-$BUILD/venv}
 NICE=(nice -n 19)
@@ -42,7 +50,10 @@ build_bundle() {
     fi
     "${NICE[@]}" "$VENV/bin/pip" install --progress-bar off -q -e "${ROOT}[build]" 2>&1 | quiet_pip
     "$VENV/bin/pip" check
+    build_app
+}
 
+build_app() {
     step "PyInstaller (build.spec), version $VERSION"
     local start
     start=$(date +%s)
@@ -65,46 +76,20 @@ else
 fi
 
 step "system libraries the bundle takes from the system (for the .deb's Depends)"
-# Every ELF file in the bundle, resolved with the bundle's own folders first (as the bootloader does):
-# what still resolves outside the bundle comes from the system; dpkg -S names its package.
-# A library not found here (it was missing on the build machine) is mapped by name below.
-declare -A SONAME_PACKAGE=(
-    [libxcb-cursor.so.0]=libxcb-cursor0 [libxcb-icccm.so.4]=libxcb-icccm4 [libxcb-keysyms.so.1]=libxcb-keysyms1
-    [libxkbcommon-x11.so.0]=libxkbcommon-x11-0 [libxkbcommon.so.0]=libxkbcommon0 [libxcb-image.so.0]=libxcb-image0
-    [libxcb-render-util.so.0]=libxcb-render-util0 [libxcb-xkb.so.1]=libxcb-xkb1 [libxcb-randr.so.0]=libxcb-randr0
-    [libxcb-shape.so.0]=libxcb-shape0 [libxcb-sync.so.1]=libxcb-sync1 [libxcb-xfixes.so.0]=libxcb-xfixes0
-    [libxcb-shm.so.0]=libxcb-shm0 [libxcb-render.so.0]=libxcb-render0 [libxcb-util.so.1]=libxcb-util1
-    [libxcb.so.1]=libxcb1 [libX11-xcb.so.1]=libx11-xcb1 [libGL.so.1]=libgl1 [libEGL.so.1]=libegl1
-    [libfontconfig.so.1]=libfontconfig1 [libfreetype.so.6]=libfreetype6 [libdbus-1.so.3]=libdbus-1-3
-)
-LIBDIRS=$(find "$APP" -type f -name '*.so*' -printf '%h\n' | sort -u | tr '\n' ':')
-# "name => /path (0xaddress)" or "name => not found", one line per library, duplicates dropped.
-RESOLVED=$(find "$APP" -type f \( -name '*.so*' -o -name nexus-ark \) -print0 |
-    xargs -0 env LD_LIBRARY_PATH="$LIBDIRS" ldd 2>/dev/null | grep '=>' |
-    sed -E 's/^[[:space:]]+//; s/ \(0x[0-9a-f]+\)$//' | sort -u)
-declare -A PACKAGES=()
-# shellcheck disable=SC2013  # sonames and paths hold no spaces
-for name in $(awk '$3 == "not" {print $1}' <<<"$RESOLVED" | sort -u); do
-    pkg=${SONAME_PACKAGE[$name]:-}
-    [ -n "$pkg" ] || { echo "error: $name is needed by the bundle and unknown here" >&2; exit 1; }
-    echo "  $name: not on this machine -> $pkg"
-    PACKAGES[$pkg]=1
-done
-# shellcheck disable=SC2013
-for path in $(awk '$3 ~ /^\// {print $3}' <<<"$RESOLVED" | grep -v "^$APP" | sort -u); do
-    pkg=""
-    for candidate in "$path" "$(readlink -f "$path")" "/usr$path" "/usr$(readlink -f "$path")"; do
-        pkg=$(dpkg -S "$candidate" 2>/dev/null | head -1 | cut -d: -f1) && [ -n "$pkg" ] && break
-    done
-    [ -n "$pkg" ] || { echo "error: no Debian package owns $path" >&2; exit 1; }
-    echo "  $path -> $pkg"
-    PACKAGES[$pkg]=1
-done
-GLIBC=$(getconf GNU_LIBC_VERSION | awk '{print $2}')  # e.g. "glibc 2.36"
-DEPENDS="libc6 (>= $GLIBC)"
-for pkg in $(printf '%s\n' "${!PACKAGES[@]}" | sort); do
-    [ "$pkg" = libc6 ] || DEPENDS="$DEPENDS, $pkg"
-done
+# What the bundle's ELF files link (DT_NEEDED) and no file in the bundle provides, mapped to packages by
+# dpkg -S, or by apt-file where the library is absent here (scripts/deb_depends.py). As root it installs
+# what was absent; the bundle is then built again so that it is what a machine with them builds.
+DEPENDS_ARGS=()
+if [ "${SKIP_DEPS:-0}" != 1 ] && { [ "$(id -u)" = 0 ] || sudo -n true 2>/dev/null; }; then
+    DEPENDS_ARGS+=(--install)
+fi
+before=$(dpkg-query -W -f '${Package} ${Status}\n' | sort)
+DEPENDS=$("$PY" scripts/deb_depends.py "$APP" "${DEPENDS_ARGS[@]}")
+if [ "$before" != "$(dpkg-query -W -f '${Package} ${Status}\n' | sort)" ] && [ "${SKIP_BUILD:-0}" != 1 ]; then
+    echo "warning: the bundle needed libraries scripts/linux_build_deps.sh does not install; building again" >&2
+    build_app
+    DEPENDS=$("$PY" scripts/deb_depends.py "$APP")
+fi
 echo "Depends: $DEPENDS"
 
 step "the .deb"
