@@ -17,6 +17,7 @@ command -v debootstrap >/dev/null || { echo "error: apt-get install debootstrap"
 
 if [ ! -x "$CHROOT/bin/bash" ]; then
     echo "== debootstrap $SUITE into $CHROOT"
+    mkdir -p "$(dirname "$CHROOT")"
     debootstrap --variant=minbase "$SUITE" "$CHROOT" "$MIRROR" >"$CHROOT.debootstrap.log" 2>&1 ||
         { tail -20 "$CHROOT.debootstrap.log" >&2; exit 1; }
 fi
