@@ -94,6 +94,13 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
         err.transient = True
         return err
 
+    if "MidStreamFallbackError" in names:
+        # LiteLLM's wrapper for anything that broke while it read a stream (bad UTF-8, a chunk of the wrong
+        # shape, a number too long) carries a 500 of its own making: the server said 200, then garbage.
+        problem = short(chain[-1])
+        return ProviderProtocolError(
+            notice("{server} sent a malformed stream chunk: {problem}", server=where, problem=problem)
+        )
     detail = _server_said(chain) or short(exc)
     if status == 400 and "does not support tools" in text:
         return ToolsUnsupportedError(

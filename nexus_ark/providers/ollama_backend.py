@@ -227,6 +227,7 @@ class OllamaBackend(ChatBackend):
                 raise self._translate(exc) from exc
 
         finish = "stop"
+        done = False
         calls: list[ToolCall] = []
         for part in guarded_stream(
             open_stream,
@@ -248,9 +249,14 @@ class OllamaBackend(ChatBackend):
             if message is not None and message.content:
                 yield StreamChunk(text=message.content)
             if part.done:
+                done = True
                 finish = "length" if part.done_reason == "length" else "stop"
         if cancel is not None and cancel.is_set():
             yield StreamChunk(finish_reason="cancelled")
+        elif not done:  # the body ended between lines without Ollama's last one: the reply is not whole
+            raise ProviderProtocolError(
+                notice("The connection to {server} closed in the middle of the reply.", server=self._where())
+            )
         elif calls:
             yield StreamChunk(finish_reason="tool_calls", tool_calls=tuple(calls))
         else:
