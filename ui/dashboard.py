@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from nexus_ark.app import NexusApp
 from nexus_ark.memory.store import MemoryStore
+from ui import theme
 from ui.core_events import CoreEvents
 from ui.dashboard_data import Snapshot, read_snapshot
 from ui.dashboard_drives import DrivesPanel
@@ -293,7 +294,7 @@ class DashboardWindow(QDialog):
             self.status.setText(tr("Up to date; it follows each conversation turn and dream."))
 
     def _show_error(self, message: str) -> None:
-        self.status.setText(f"<span style='color:#b00'>{message}</span>")
+        self.status.setText(f"<span style='color:{theme.colour('error').name()}'>{message}</span>")
 
     # -- the person's changes -------------------------------------------------------------------------
     def write(

@@ -4,11 +4,12 @@ dynamic drive line under each bar and the narrative of why. Built from a DriveRe
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtGui import QColor, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from nexus_ark.mind.drives import DRIVES, DriveName, DriveReport
 from nexus_ark.mind.narrative import drive_line, narrative
+from ui import theme
 from ui.i18n import N_, current_language, tr
 
 DRIVE_LABELS: dict[str, str] = {
@@ -26,7 +27,9 @@ DRIVE_COLORS: dict[str, str] = {
 
 
 class DriveBar(QWidget):
-    """A level in 0–1 as a filled bar, with the threshold as a dark line across it."""
+    """A level in 0–1 as a filled bar, with the threshold as a line across it in the text's colour (dark
+    on the light theme, light on the dark one); the track is the text background, a shade towards the
+    text."""
 
     def __init__(self, color: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -48,8 +51,10 @@ class DriveBar(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         track = QRectF(self.rect()).adjusted(1, 3, -1, -3)
+        palette = self.palette()  # drawn from the palette of the moment: a theme switch repaints it
+        text = palette.color(QPalette.ColorRole.WindowText)
         painter.setPen(Qt.PenStyle.NoPen)
-        painter.setBrush(QColor("#e8e8ec"))
+        painter.setBrush(theme.mix(palette.color(QPalette.ColorRole.Base), text, 0.1))
         painter.drawRoundedRect(track, 4, 4)
         fill = QColor(self.color)
         if not self.emphasised:
@@ -59,7 +64,7 @@ class DriveBar(QWidget):
         if width > 0:
             painter.drawRoundedRect(QRectF(track.left(), track.top(), width, track.height()), 4, 4)
         x = track.left() + track.width() * max(0.0, min(1.0, self.threshold))
-        painter.setPen(QPen(QColor("#222"), 2))
+        painter.setPen(QPen(text, 2))
         painter.drawLine(int(x), int(track.top()) - 3, int(x), int(track.bottom()) + 3)
         painter.end()
 
@@ -74,11 +79,9 @@ class DrivesPanel(QWidget):
         self.narrative = QLabel()
         self.narrative.setObjectName("driveNarrative")
         self.narrative.setWordWrap(True)
-        self.narrative.setStyleSheet(
-            "background:#f6f3fb; border:1px solid #ddd5ee; border-radius:6px; padding:8px; font-size:13px"
-        )
+        theme.set_tone(self.narrative, "note-box", "font-size:13px")
         self.updated = QLabel()
-        self.updated.setStyleSheet("color:#777")
+        theme.set_tone(self.updated, "muted")
         grid = QGridLayout()
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(2)
@@ -96,14 +99,14 @@ class DrivesPanel(QWidget):
             self.values[name].setMinimumWidth(150)
             self.lines[name] = QLabel()
             self.lines[name].setWordWrap(True)
-            self.lines[name].setStyleSheet("color:#555")
+            theme.set_tone(self.lines[name], "muted")
             grid.addWidget(self.names[name], row * 2, 0)
             grid.addWidget(self.bars[name], row * 2, 1)
             grid.addWidget(self.values[name], row * 2, 2)
             grid.addWidget(self.lines[name], row * 2 + 1, 1, 1, 2)
             grid.setRowMinimumHeight(row * 2 + 1, 26)
         self.legend = QLabel()
-        self.legend.setStyleSheet("color:#777")
+        theme.set_tone(self.legend, "muted")
         box = QFrame()
         box.setLayout(grid)
         layout = QVBoxLayout(self)
@@ -121,7 +124,7 @@ class DrivesPanel(QWidget):
 
     def retranslate(self) -> None:
         self.title.setText(tr("How {name} feels now", name=self.persona_name))
-        self.legend.setText(tr("The dark line across each bar is the drive's threshold."))
+        self.legend.setText(tr("The line across each bar is the drive's threshold."))
         report = self.report
         language = current_language()
         for name in DRIVES:
@@ -134,9 +137,11 @@ class DrivesPanel(QWidget):
             drive = report.drives[name]
             dominant = report.dominant == name
             self.names[name].setText(f"★ {label}" if dominant else label)
-            self.names[name].setStyleSheet(
-                f"font-weight:700; color:{DRIVE_COLORS[name]}" if dominant else "font-weight:400"
-            )
+            if dominant:  # in the drive's own colour, made to read on the theme's background
+                theme.set_tone(self.names[name], DRIVE_COLORS[name], "font-weight:700")
+            else:
+                theme.set_tone(self.names[name], "", "")
+                self.names[name].setStyleSheet("")
             self.bars[name].set_values(drive.level, drive.threshold, dominant)
             value = tr(
                 "{level} / threshold {threshold}",

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.components import Goal, GoalStatus
 from nexus_ark.memory.store import MemoryStore
+from ui import theme
 from ui.dashboard_data import local_time, sources_text
 from ui.i18n import N_, tr
 
@@ -70,7 +71,7 @@ class GoalsPanel(QWidget):
         self.notes.setObjectName("goalNotes")
         self.notes.setMaximumHeight(150)
         self.sources = QLabel()
-        self.sources.setStyleSheet("color:#777")
+        theme.set_tone(self.sources, "muted")
         self.sources.setWordWrap(True)
         self.note = QLineEdit()
         self.note.setObjectName("goalNote")
@@ -227,15 +228,15 @@ class GoalsPanel(QWidget):
         def done(goal: Goal) -> None:
             self.editing_id = goal.id
             self.note.clear()
-            self.message.setStyleSheet("color:#2a7a3b")
+            theme.set_tone(self.message, "success")
             self.message.setText(done_text)
 
-        self.message.setStyleSheet("color:#555")
+        theme.set_tone(self.message, "muted")
         self.message.setText(tr("Saving…"))
         self._write(fn, done, self.show_error)
 
     def show_error(self, message: str) -> None:
-        self.message.setStyleSheet("color:#b00")
+        theme.set_tone(self.message, "error")
         self.message.setText(message)  # the core's refusals come translated (ui.tasks)
 
     def save(self) -> None:

@@ -7,7 +7,8 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -24,15 +25,23 @@ from PySide6.QtWidgets import (
 from nexus_ark.memory.components import Entity, Episode, Insight
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.narrative import emotion_name
+from ui import theme
 from ui.dashboard_data import local_time, sources_text
 from ui.i18n import current_language, tr
 
 Write = Callable[[Callable[[MemoryStore], Any], Callable[[Any], None]], None]
 
-_CSS = (
-    "<style>h3{margin:10px 0 2px 0;color:#333} .tone{color:#7a5ea8;font-weight:normal}"
-    " .src{color:#888;font-size:small} .label{color:#666}</style>"
-)
+TONE = "#7a5ea8"  # an episode's tone and an insight's topic, beside the date
+
+
+def _css(palette: QPalette) -> str:
+    """The dates take the text's own colour; tone, labels and sources colours that read on the browser's
+    background in the theme drawn now (fixed greys were 1.3:1 on the dark theme)."""
+    tone, muted = theme.colour(TONE, palette).name(), theme.colour("muted", palette).name()
+    return (
+        f"<style>h3{{margin:10px 0 2px 0}} .tone{{color:{tone};font-weight:normal}}"
+        f" .src{{color:{muted};font-size:small}} .label{{color:{muted}}}</style>"
+    )
 
 
 def _browser(name: str) -> QTextBrowser:
@@ -42,7 +51,20 @@ def _browser(name: str) -> QTextBrowser:
     return browser
 
 
-class EpisodesPanel(QWidget):
+class _Themed(QWidget):
+    """A panel whose HTML carries colours: drawn again when the theme changes (from the panel's own
+    palette: its children get the new one after it)."""
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.retranslate()
+
+    def retranslate(self) -> None:
+        raise NotImplementedError
+
+
+class EpisodesPanel(_Themed):
     """One summary a day, newest first: its emotional tone, key events and sources."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -58,7 +80,7 @@ class EpisodesPanel(QWidget):
             self.view.setHtml(f"<p>{escape(tr('No episodes yet: dreams write one summary a day.'))}</p>")
             return
         language = current_language()
-        parts = [_CSS]
+        parts = [_css(self.palette())]
         for ep in reversed(episodes):
             tone = tr("tone: {tone}", tone=emotion_name(ep.emotional_tone, language))
             parts.append(
@@ -75,7 +97,7 @@ class EpisodesPanel(QWidget):
         self.show_episodes(self.episodes)
 
 
-class DiaryPanel(QWidget):
+class DiaryPanel(_Themed):
     """The dream diary, newest first: the insight, the strategy it led to and the diary entry."""
 
     get_model = Signal()  # the person asked for a model that can reflect
@@ -114,12 +136,12 @@ class DiaryPanel(QWidget):
             )
         if not insights:
             self.view.setHtml(
-                _CSS
+                _css(self.palette())
                 + reason
                 + f"<p>{escape(tr('No dreams yet: the diary is written while the persona sleeps.'))}</p>"
             )
             return
-        parts = [_CSS, reason]
+        parts = [_css(self.palette()), reason]
         for i in insights:  # newest first, as the core returns them
             when = local_time(i.created_at)
             parts.append(
@@ -151,7 +173,7 @@ class EntitiesPanel(QWidget):
         self.name = QLineEdit()
         self.text = QPlainTextEdit()
         self.sources = QLabel()
-        self.sources.setStyleSheet("color:#777")
+        theme.set_tone(self.sources, "muted")
         self.sources.setWordWrap(True)
         self.save_button = QPushButton()
         self.save_button.clicked.connect(self.save)

@@ -6,13 +6,15 @@ from __future__ import annotations
 import time
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from nexus_ark.memory.components import EmotionEntry
 from nexus_ark.mind.drives import DRIVES
 from nexus_ark.mind.narrative import emotion_name
 from nexus_ark.mind.state import DrivePoint
+from ui import theme
 from ui.dashboard_data import local_time, timestamp
 from ui.dashboard_drives import DRIVE_COLORS, DRIVE_LABELS
 from ui.i18n import current_language, tr
@@ -26,15 +28,42 @@ def _plot_widget() -> pg.PlotWidget:
     plot = pg.PlotWidget(
         viewBox=pg.ViewBox(enableMenu=False),
         axisItems={"bottom": pg.DateAxisItem(orientation="bottom")},
-        background="w",
         enableMenu=False,
     )
     plot.showGrid(x=True, y=True, alpha=0.15)
+    _paint(plot, plot.palette())
+    return plot
+
+
+def _ink(palette: QPalette) -> tuple[QColor, QColor]:
+    """A plot's background and the colour its words and lines are drawn in: the text background and
+    text of the theme drawn now (a white plot stayed white on the dark theme)."""
+    return palette.color(QPalette.ColorRole.Base), palette.color(QPalette.ColorRole.Text)
+
+
+def _paint(plot: pg.PlotWidget, palette: QPalette) -> None:
+    ground, text = _ink(palette)
+    plot.setBackground(ground)
     for side in ("left", "bottom"):
         axis = plot.getAxis(side)
-        axis.setPen(pg.mkPen("#888"))
-        axis.setTextPen(pg.mkPen("#333"))
-    return plot
+        axis.setPen(pg.mkPen(theme.mix(text, ground, 0.45)))
+        axis.setTextPen(pg.mkPen(text))  # its label's colour too
+
+
+class _ThemedPlot(QWidget):
+    """A plot drawn in the theme's colours, again whenever the theme changes (from this widget's palette:
+    the plot inside gets the new one after it)."""
+
+    plot: pg.PlotWidget
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "plot"):
+            _paint(self.plot, self.palette())
+            self.repaint_items()
+
+    def repaint_items(self) -> None:
+        raise NotImplementedError
 
 
 def _value_color(value: float) -> str:
@@ -45,7 +74,7 @@ def _value_color(value: float) -> str:
     return "#888888"
 
 
-class EmotionPlot(QWidget):
+class EmotionPlot(_ThemedPlot):
     """The user's emotion per message (−1 … +1) over time; hovering a point shows its label and what was
     said, under the plot and as a tooltip."""
 
@@ -55,13 +84,12 @@ class EmotionPlot(QWidget):
         self.plot = _plot_widget()
         self.plot.setYRange(-1.1, 1.1, padding=0)
         self.plot.setMouseEnabled(x=True, y=False)
-        self.zero = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#bbb", style=Qt.PenStyle.DashLine))
+        self.zero = pg.InfiniteLine(pos=0, angle=0)
         self.plot.addItem(self.zero)
         self.curve = pg.PlotDataItem(pen=pg.mkPen("#9aa4b5", width=1.5))
         self.plot.addItem(self.curve)
-        self.points = pg.ScatterPlotItem(
-            size=10, hoverable=True, hoverSize=14, hoverPen=pg.mkPen("#222", width=2), tip=self._tip
-        )
+        self.points = pg.ScatterPlotItem(size=10, hoverable=True, hoverSize=14, tip=self._tip)
+        self._paint_lines()
         self.points.sigHovered.connect(self._hovered)
         self.plot.addItem(self.points)
         self.intro = QLabel()
@@ -82,6 +110,15 @@ class EmotionPlot(QWidget):
     def point_count(self) -> int:
         return len(self.points.data)
 
+    def _paint_lines(self) -> None:
+        ground, text = _ink(self.palette())
+        self.zero.setPen(pg.mkPen(theme.mix(text, ground, 0.7), style=Qt.PenStyle.DashLine))
+        self.points.opts["hoverPen"] = pg.mkPen(text, width=2)
+
+    def repaint_items(self) -> None:
+        self._paint_lines()
+        self.set_entries(self.entries)  # each point's rim is the background's colour
+
     def set_entries(self, entries: list[EmotionEntry]) -> None:
         grew = len(entries) != len(self.entries)
         self.entries = entries
@@ -93,7 +130,7 @@ class EmotionPlot(QWidget):
             y=ys,
             data=list(range(len(entries))),
             brush=[pg.mkBrush(_value_color(v)) for v in ys],
-            pen=pg.mkPen("w", width=1),
+            pen=pg.mkPen(_ink(self.palette())[0], width=1),
         )
         if grew and xs:
             span = max(xs[-1] - xs[0], 3600.0)
@@ -141,7 +178,7 @@ class EmotionPlot(QWidget):
             self.detail.setText(tr("No emotions recorded yet: they are read from your messages."))
 
 
-class DriveHistoryPlot(QWidget):
+class DriveHistoryPlot(_ThemedPlot):
     """The four drives at each recomputation (drive_history), with dashed threshold lines."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -155,7 +192,7 @@ class DriveHistoryPlot(QWidget):
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.threshold_lines: list[pg.InfiniteLine] = []
         self.empty = QLabel()
-        self.empty.setStyleSheet("color:#777")
+        theme.set_tone(self.empty, "muted")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot, 1)
@@ -176,6 +213,9 @@ class DriveHistoryPlot(QWidget):
             span = max(xs[-1] - xs[0], 3600.0)
             self.plot.setXRange(xs[0] - span * 0.03, xs[-1] + span * 0.03, padding=0)
 
+    def repaint_items(self) -> None:
+        self.redraw()  # the legend and the threshold lines
+
     def redraw(self) -> None:
         """Everything again (the legend's names follow the language)."""
         self.plot.clear()
@@ -183,8 +223,12 @@ class DriveHistoryPlot(QWidget):
             self.plot.plotItem.legend.scene().removeItem(self.plot.plotItem.legend)
             self.plot.plotItem.legend = None
         # One row above the lines (the y range leaves room), clear of the threshold labels on the left.
+        palette = self.palette()
+        ground, text = _ink(palette)
+        veil = QColor(ground)
+        veil.setAlpha(230)
         self.plot.addLegend(
-            offset=(-10, 2), colCount=len(DRIVES), labelTextColor="#333", brush=pg.mkBrush(255, 255, 255, 230)
+            offset=(-10, 2), colCount=len(DRIVES), labelTextColor=text, brush=pg.mkBrush(veil)
         )
         self.plot.setLabel("left", tr("Level"))
         self.curves = {
@@ -204,7 +248,8 @@ class DriveHistoryPlot(QWidget):
                 if one
                 else tr("threshold of {names}", names=", ".join(tr(DRIVE_LABELS[n]) for n in names))
             )
-            color = "#444" if one else DRIVE_COLORS[names[0]]
+            # words on the plot: the drive's colour where it reads on this background, else one near it
+            color = theme.mix(text, ground, 0.2) if one else theme.colour(DRIVE_COLORS[names[0]], palette)
             line = pg.InfiniteLine(
                 pos=value,
                 angle=0,

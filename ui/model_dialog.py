@@ -30,6 +30,7 @@ from nexus_ark.model_config import ModelConfig, ModelSpec, is_key_reference
 from nexus_ark.providers.catalogue import CatalogueEntry, load_catalogue, total_ram_gb
 from nexus_ark.providers.ollama_backend import DEFAULT_HOST, OllamaModelInfo
 from nexus_ark.providers.secrets import store_key
+from ui import theme
 from ui.i18n import tr, tr_error
 from ui.tasks import run_in_background, while_open
 
@@ -244,7 +245,7 @@ class ModelPicker(QWidget):
 
     def _on_models_failed(self, message: str) -> None:
         self.refresh_button.setEnabled(True)
-        self.ollama_status.setText(f"<span style='color:#b00'>{message}</span>")
+        self.ollama_status.setText(f"<span style='color:{theme.colour('error').name()}'>{message}</span>")
 
 
 @dataclass(frozen=True)
@@ -417,7 +418,7 @@ class ModelSettingsDialog(QDialog):
         self._show_error(message)
 
     def _show_error(self, message: str) -> None:
-        self.result_label.setText(f"<span style='color:#b00'>{message}</span>")
+        self.result_label.setText(f"<span style='color:{theme.colour('error').name()}'>{message}</span>")
 
     def save(self) -> None:
         """Write the choice on a worker (a typed key to the keyring, then persona.toml), then close."""
@@ -453,4 +454,4 @@ class ModelSettingsDialog(QDialog):
     def _not_saved(self, message: str) -> None:
         self._busy = False
         self._enable_pickers()
-        self.result_label.setText(f"<span style='color:#b00'>{message}</span>")
+        self._show_error(message)

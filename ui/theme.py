@@ -4,15 +4,19 @@ A palette (not a style sheet) carries the colours, so every widget, the ones oth
 included, follows without knowing about themes. Light and dark are drawn with the Fusion style, which
 honours a palette on every platform; "system" gives the desktop's own style and palette back and follows
 the desktop when it switches between light and dark (QStyleHints.colorScheme, Qt 6.5+).
+
+Colours that are not a palette role (secondary text, errors, a drive's own colour used for words) come
+from `colour()`: made from the palette drawn now and never below WCAG's 4.5:1 for text on any surface the
+palette paints. A widget given one with `set_tone()` gets it again when the theme changes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPalette, QPen
+from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleOption, QWidget
 
 THEMES = ("system", "light", "dark")
 Role = QPalette.ColorRole
@@ -110,6 +114,139 @@ def light_palette() -> QPalette:
     )
 
 
+# -- colours that are not a palette role ----------------------------------------------------------------
+TEXT_CONTRAST = 4.5  # WCAG AA for text
+_TONE = "nexusTone"  # a widget's tone, for set_tone
+_TONE_CSS = "nexusToneCss"
+_ERROR = {"light": "#b00020", "dark": "#ff8a80"}
+_SUCCESS = {"light": "#1e7a34", "dark": "#81c995"}
+_NOTE_TINT = "#7a5ea8"  # the drive narrative's box: a hint of violet over the text background
+
+
+def _luminance(color: QColor) -> float:
+    def channel(value: float) -> float:
+        return value / 12.92 if value <= 0.04045 else ((value + 0.055) / 1.055) ** 2.4
+
+    return 0.2126 * channel(color.redF()) + 0.7152 * channel(color.greenF()) + 0.0722 * channel(color.blueF())
+
+
+def contrast(a: QColor, b: QColor) -> float:
+    """WCAG 2's contrast ratio: 1 (none) to 21 (black on white)."""
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def mix(a: QColor | str, b: QColor | str, share: float) -> QColor:
+    """a moved `share` of the way to b."""
+    a, b = QColor(a), QColor(b)
+    return QColor.fromRgbF(
+        *(x + (y - x) * share for x, y in zip(a.getRgbF()[:3], b.getRgbF()[:3], strict=True))
+    )
+
+
+def _palette_now(palette: QPalette | None) -> QPalette:
+    return palette if palette is not None else _app().palette()
+
+
+def surfaces(palette: QPalette | None = None) -> list[QColor]:
+    """What text may be drawn on: every background role (a tab's pane lies between Button and Light)."""
+    palette = _palette_now(palette)
+    roles = (Role.Window, Role.Base, Role.AlternateBase, Role.Button, Role.Light, Role.Midlight)
+    return [palette.color(role) for role in roles]
+
+
+def readable(color: QColor | str, palette: QPalette | None = None, minimum: float = TEXT_CONTRAST) -> QColor:
+    """The colour itself where it reads on every surface, else moved towards the palette's text colour
+    just until it does (a drive's orange darkens on white, a deep red lightens on dark grey)."""
+    palette = _palette_now(palette)
+    text = palette.color(Role.WindowText)
+    grounds = surfaces(palette)
+    for step in range(21):
+        candidate = mix(color, text, step / 20)
+        if all(contrast(candidate, ground) >= minimum for ground in grounds):
+            return candidate
+    return text
+
+
+def colour(tone: str, palette: QPalette | None = None) -> QColor:
+    """A colour for words: "muted" (dates, sources, captions: the text colour faded as far as it still
+    reads), "error", "success", or "#rrggbb" (an accent of its own, made readable)."""
+    palette = _palette_now(palette)
+    shade = "dark" if palette.color(Role.Window).lightness() < 128 else "light"
+    if tone == "muted":
+        text, ground = palette.color(Role.WindowText), palette.color(Role.Window)
+        return readable(mix(text, ground, 0.5), palette, TEXT_CONTRAST + 0.2)  # a margin for rounding
+    if tone == "error":
+        return readable(_ERROR[shade], palette)
+    if tone == "success":
+        return readable(_SUCCESS[shade], palette)
+    return readable(tone, palette)
+
+
+def note_box_css(palette: QPalette | None = None) -> str:
+    """A box that sets a paragraph apart (the drives' narrative): tinted, in the theme's shade."""
+    palette = _palette_now(palette)
+    base = palette.color(Role.Base)
+    dark = base.lightness() < 128
+    fill = mix(base, _NOTE_TINT, 0.16 if dark else 0.07)
+    border = mix(base, _NOTE_TINT, 0.38 if dark else 0.25)
+    return (
+        f"background:{fill.name()}; border:1px solid {border.name()}; border-radius:6px; padding:8px;"
+        f" color:{palette.color(Role.Text).name()}"
+    )
+
+
+def set_tone(widget: QWidget, tone: str, css: str = "") -> None:
+    """Give a widget's text a `colour()` (or "note-box": note_box_css), with more style sheet (`css`);
+    given again whenever the theme changes."""
+    widget.setProperty(_TONE, tone)
+    widget.setProperty(_TONE_CSS, css)
+    _apply_tone(widget)
+
+
+def _apply_tone(widget: QWidget) -> None:
+    tone, css = widget.property(_TONE), widget.property(_TONE_CSS) or ""
+    style = note_box_css() if tone == "note-box" else f"color:{colour(tone).name()}"
+    widget.setStyleSheet(f"{style}; {css}" if css else style)
+
+
+def _restyle_all(app: QApplication) -> None:
+    """After a palette change: toned widgets get their colours again, and every other widget with a style
+    sheet is polished again (a style sheet keeps the palette it was polished with: labels stayed in the
+    light theme's near-black on the dark one)."""
+    for widget in app.allWidgets():
+        if widget.property(_TONE):
+            _apply_tone(widget)
+        elif widget.styleSheet():
+            widget.setStyleSheet(widget.styleSheet())
+
+
+class _Style(QProxyStyle):
+    """Fusion, with a check box's frame that can be seen: Fusion draws it a shade darker than the window,
+    which on the dark theme's menu is 1.1:1 (the tray's "Pause autonomy" box was invisible)."""
+
+    def drawPrimitive(
+        self,
+        element: QStyle.PrimitiveElement,
+        option: QStyleOption,
+        painter: QPainter,
+        widget: QWidget | None = None,
+    ) -> None:
+        super().drawPrimitive(element, option, painter, widget)
+        if element == QStyle.PrimitiveElement.PE_IndicatorCheckBox:
+            palette = option.palette
+            frame = mix(palette.color(Role.Text), palette.color(Role.Base), 0.4)
+            painter.save()
+            painter.setPen(QPen(frame, 1))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(QRectF(option.rect).adjusted(0.5, 0.5, -1.5, -1.5))
+            painter.restore()
+
+
+def _fusion(app: QApplication) -> None:
+    app.setStyle(_Style("Fusion"))
+
+
 def desktop_prefers_dark() -> bool:
     """Whether the desktop says it is in dark mode (False where it does not say)."""
     return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
@@ -140,12 +277,13 @@ def apply_theme(theme: str) -> None:
         palette = QPalette(original.palette)
         # A desktop in dark mode whose platform gives Qt no dark palette (plain X11, some Linux desktops).
         if desktop_prefers_dark() and palette.color(Role.Window).lightness() >= 128:
-            app.setStyle("Fusion")
+            _fusion(app)
             palette = dark_palette()
         app.setPalette(palette)
     else:
-        app.setStyle("Fusion")
+        _fusion(app)
         app.setPalette(dark_palette() if _theme == "dark" else light_palette())
+    _restyle_all(app)
     if not _listening:
         hints.colorSchemeChanged.connect(_on_scheme_changed)
         _listening = True
