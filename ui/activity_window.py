@@ -88,7 +88,7 @@ def summary_text(entry: ActivityEntry) -> str:
 
 def error_colour() -> str:
     """Errors in red that reads on the theme drawn now (the light theme's deep red is lost on a dark one)."""
-    return "#ff8a80" if theme.is_dark() else "#b00020"
+    return theme.colour("error").name()
 
 
 def local_time(stored: str) -> str:
@@ -625,8 +625,9 @@ def details_html(entry: ActivityEntry) -> str:
         rows.append(
             (key, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=1))
         )
+    muted = theme.colour("muted").name()
     cells = "".join(
-        "<tr><td style='padding:2px 14px 2px 0;color:#555;vertical-align:top'>"
+        f"<tr><td style='padding:2px 14px 2px 0;color:{muted};vertical-align:top'>"
         f"{html.escape(name)}</td>"
         f"<td style='padding:2px 0;vertical-align:top;white-space:pre-wrap'>{html.escape(value)}</td></tr>"
         for name, value in rows

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from nexus_ark.app import NexusApp
 from nexus_ark.providers.model_download import Progress, human_bytes
 from nexus_ark.providers.model_store import ModelStatus
+from ui import theme
 from ui.i18n import N_, tr
 from ui.tasks import run_in_background, while_open
 
@@ -180,7 +181,7 @@ class GetModelDialog(QDialog):
                 self.download()
 
     def _failed(self, message: str) -> None:
-        self.details.setText(f"<span style='color:#b00'>{message}</span>")
+        self.details.setText(theme.tinted(message, "error"))
 
     def _chosen(self) -> ModelStatus | None:
         rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
@@ -289,7 +290,7 @@ class GetModelDialog(QDialog):
         if cancelled:
             self.progress_label.setText(tr("Cancelled: what arrived is kept; Resume goes on from there."))
         else:
-            self.progress_label.setText(f"<span style='color:#b00'>{message}</span>")
+            self.progress_label.setText(theme.tinted(message, "error"))
         self.refresh()
 
     # -- using it ---------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from nexus_ark.memory.knowledge import KnowledgeDocument
 from nexus_ark.memory.portability import export_memory
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import from_stored
+from ui import theme
 from ui.i18n import N_, FollowsLanguage, tr, tr_error
 from ui.tasks import SerialWorker
 
@@ -194,7 +195,7 @@ class MemoryWindow(QDialog, FollowsLanguage):
         )
 
     def _show_error(self, message: str) -> None:
-        self.say(lambda: f"<span style='color:#b00'>{message}</span>")
+        self.say(lambda: theme.tinted(message, "error"))
 
     # -- search -------------------------------------------------------------------------------------
     def _search_tab(self) -> QWidget:

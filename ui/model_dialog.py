@@ -410,7 +410,7 @@ class ModelSettingsDialog(QDialog):
             )
             for r in results
         ]
-        self.result_label.setText("<span style='color:#070'>" + "<br>".join(lines) + "</span>")
+        self.result_label.setText(theme.tinted("<br>".join(lines), "success"))
 
     def _test_failed(self, message: str) -> None:
         self._testing = False

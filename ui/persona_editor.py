@@ -36,6 +36,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.errors import PersonaError
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona
+from ui import theme
 from ui.avatars import avatar_image
 from ui.chat_markdown import joined_without_spaces
 from ui.i18n import tr, tr_notice
@@ -232,7 +233,7 @@ class PersonaEditor(QDialog):
         self.retranslate()
 
     def _load_failed(self, message: str) -> None:
-        self.status.setText(f"<span style='color:#c62828'>{message}</span>")
+        self.status.setText(theme.tinted(message, "error"))
 
     def _show_avatar(self, image: QImage) -> None:
         """The picture (or the initial's disc), drawn on a worker; here only scaled to the label."""
@@ -298,16 +299,16 @@ class PersonaEditor(QDialog):
             lines.append(f"{field_path_label(loc)}: {tr_notice(message)}")
             editor = self.form.find(loc)
             if editor is not None:
-                editor.widget.setStyleSheet("border: 2px solid #c62828;")
+                editor.widget.setStyleSheet(f"border: 2px solid {theme.colour('error').name()};")
         first = problems[0][0]
         self.tabs.setCurrentWidget(self.form.pages[self.form.section_of(first)])
         editor = self.form.find(first)
         if editor is not None:
             editor.widget.setFocus()
         self.status.setText(
-            "<span style='color:#c62828'>"
-            + tr("Not saved: {problems}", problems="<br>".join(_escape(line) for line in lines))
-            + "</span>"
+            theme.tinted(
+                tr("Not saved: {problems}", problems="<br>".join(_escape(line) for line in lines)), "error"
+            )
         )
 
     def _saved(self, persona: Persona) -> None:
@@ -329,7 +330,7 @@ class PersonaEditor(QDialog):
     def _failed(self, message: str) -> None:
         self._working = False
         self._close_after_save = False
-        self.status.setText(f"<span style='color:#c62828'>{_escape(message)}</span>")
+        self.status.setText(theme.tinted(_escape(message), "error"))
 
     # -- avatar, duplicate, delete ----------------------------------------------------------------
     def choose_avatar(self, path: str | None = None) -> None:

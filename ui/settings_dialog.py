@@ -430,7 +430,7 @@ class SettingsDialog(QDialog):
         self._show_error(message)
 
     def _show_error(self, message: str) -> None:
-        self.status.setText(f"<span style='color:#c62828'>{message}</span>")
+        self.status.setText(theme.tinted(message, "error"))
 
     # -- data folder and backups ------------------------------------------------------------------
     def open_folder(self, path) -> bool:

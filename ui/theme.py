@@ -183,6 +183,11 @@ def colour(tone: str, palette: QPalette | None = None) -> QColor:
     return readable(tone, palette)
 
 
+def tinted(html: str, tone: str) -> str:
+    """Rich text in a tone's colour for the theme drawn now (status lines, errors, results)."""
+    return f"<span style='color:{colour(tone).name()}'>{html}</span>"
+
+
 def note_box_css(palette: QPalette | None = None) -> str:
     """A box that sets a paragraph apart (the drives' narrative): tinted, in the theme's shade."""
     palette = _palette_now(palette)

@@ -6,6 +6,7 @@ switched, as a person switches in Settings with the windows open."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -251,3 +252,17 @@ def test_the_tray_menus_unchecked_boxes_can_be_seen(qtbot, themes, shade):
         best = max(contrast(c, ground) for c in indicator)
         assert best >= GRAPHIC, f"{action.text()!r}: its box stands out {best:.2f}:1 from {ground.name()}"
     menu.close()
+
+
+def test_no_window_writes_words_in_a_colour_of_its_own() -> None:
+    """Errors and results were written in fixed colours (#b00, #c62828, #070, #555) that read at 2:1 on the
+    dark theme; every colour for words now comes from theme.colour(), which keeps 4.5:1 on both themes."""
+    fixed = re.compile(r"color:\s*#[0-9a-fA-F]{3,6}|solid #[0-9a-fA-F]{3,6}")
+    found = [
+        f"{path.name}:{n}: {line.strip()}"
+        for path in sorted((Path(__file__).resolve().parents[2] / "ui").glob("*.py"))
+        if path.name != "theme.py"
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if fixed.search(line)
+    ]
+    assert found == [], "\n".join(found)
