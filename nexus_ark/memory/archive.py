@@ -12,8 +12,10 @@ item, indexed three ways and fused.
   (docs/benchmarks.md).
 
 The three rankings are fused by reciprocal rank (k = 20), then nudged by importance and recency
-(Generative Agents style). Query terms that say nothing (words most items contain, hiragana-only trigrams)
-are left out of the keyword rankings, so they cannot rank noise above the vector ranking's finds. A message
+(Generative Agents style). The keyword rankings weigh every query term by how rare it is in the archive
+(memory/terms.py; "threw" is searched for "throwing") and leave none out; beside the vector ranking, an
+item found only by terms that say little (words most items contain, hiragana-only trigrams) counts for
+less in the fusion, so such terms cannot rank noise above the vector ranking's finds. A message
 is indexed with its neighbouring turns as low-weight context and embedded together with the turn before it:
 answers often sit next to the turn that names the topic (measured on LoCoMo in docs/benchmarks.md).
 Nothing is ever truncated: old items stay searchable; only what is embedded is cut to what the embedder
@@ -37,6 +39,7 @@ import sqlite_utils
 from pydantic import BaseModel, Field
 
 from nexus_ark.clock import Clock, SystemClock, iso
+from nexus_ark.memory.terms import forms, fts5_idf, idf
 from nexus_ark.providers.embedders import Embedder
 
 SearchMode = Literal["hybrid", "fts", "vector"]
@@ -46,24 +49,32 @@ VECTOR_CANDIDATES = 150
 # Importance and recency change a fused score by at most this factor, so only the best few dozen by
 # fused score can end in the top k: only those rows are read.
 RANK_POOL = 50
-# A query word found in more than this share of items says little and costs much: it is left out
-# of the keyword query (unless every word is that common, then the rarest two stay).
+# A query term found in more than this share of items costs much to rank by (every item holding it is
+# scored): it is not used to find candidates, only weighed on those the other terms found (unless every
+# term is that common, then the rarest one finds them).
 COMMON_TERM_SHARE = 0.05
 COMMON_TERM_FLOOR = 2000
-# A keyword ranking built on terms that say nothing ranks noise, and fused with the vector ranking that
-# noise pushes evidence out of the top 10 (Japanese recall@10 fell below the e5 ranking alone:
-# docs/benchmarks.md). Two kinds of such terms are left out whatever the archive's size:
-# - words in more than INFORMATIVE_SHARE of the items, such as a speaker's name that starts each of their
-#   turns (never fewer than INFORMATIVE_FLOOR matches: a turn's words are also indexed in its two
-#   neighbours' context, so one turn alone is about three matches);
-# - trigrams of hiragana only, Japanese grammar ("ている", "てくれ", "のは誰": particles and verb endings),
-#   unless rarer than KANA_TERM_SHARE, where in a large archive they are words (おにぎり).
-# Only beside the vector ranking: alone, a keyword ranking is better off with them (bm25 weighs them little),
-# and when nothing informative is left the vector ranking goes alone.
-INFORMATIVE_SHARE = 0.10
-INFORMATIVE_FLOOR = 10
+# A keyword ranking weighs each term by its IDF in the archive (memory/terms.py) and leaves none out: a
+# name the person says every day is in a quarter of the items and still what the question is about.
+# Beside the vector ranking, an item found only by terms that say little (a speaker's name that starts
+# half the turns, Japanese grammar) must not push the vector ranking's finds out of the top 10 (Japanese
+# recall@10 fell below the e5 ranking alone when it did: docs/benchmarks.md), so the item's share of the
+# fusion is, summed over the terms it holds, each term's IDF over what counts fully, at most 1. A word
+# counts fully at IDF 1.5 (held by a fifth of the items, neighbours' context included); a cat named in
+# 28 of 104 turns (in 60 items with context: IDF 0.55) a third. A CJK trigram is often grammar ("て行っ",
+# "行って" ranked noise for paraphrased questions), so it counts fully only at IDF 3.0 (one item in 20).
+FULL_WEIGHT_IDF = 1.5
+FULL_WEIGHT_IDF_CJK = 3.0
+# Trigrams of hiragana only are mostly grammar ("ている", "てくれ", "のは誰": particles and verb endings)
+# and weigh this much of their IDF; a rare one (おにぎり) is a word and keeps its weight.
+KANA_TERM_WEIGHT = 0.1
 KANA_TERM_SHARE = 0.01
+# Items read for a query whose every term is common (above), best first by the rarest term's bm25.
+TERM_CANDIDATES = 200
 TEXT_WEIGHT, CONTEXT_WEIGHT = 2.0, 1.0
+# bm25's tf/length part for one mention in an item's own text at average length (FTS5's k1 = 1.2): what a
+# common term whose rows are not read adds for each item it is found in.
+ONE_MENTION = TEXT_WEIGHT * 2.2 / (TEXT_WEIGHT + 1.2)
 IMPORTANCE_WEIGHT, RECENCY_WEIGHT, RECENCY_HALF_LIFE_DAYS = 0.2, 0.1, 30.0
 # Neighbouring messages belong to one exchange when they are this close in time.
 CONTEXT_WINDOW_S = 6 * 3600
@@ -104,6 +115,7 @@ _STOPWORDS = frozenset(
         "do",
         "does",
         "did",
+        "doing",
         "what",
         "when",
         "where",
@@ -159,6 +171,7 @@ _STOPWORDS = frozenset(
         "has",
         "have",
         "had",
+        "having",
         "any",
         "some",
     ]
@@ -198,9 +211,14 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def porter_terms(query: str) -> list[str]:
+def _words(query: str) -> list[str]:
     words = [w.lower() for w in _LATIN.findall(_CJK.sub(" ", query[:QUERY_CHARS]))]
-    return list(dict.fromkeys(w for w in words if w not in _STOPWORDS and len(w) > 1))[:MAX_QUERY_TERMS]
+    return list(dict.fromkeys(w for w in words if w not in _STOPWORDS and len(w) > 1))
+
+
+def porter_terms(query: str) -> list[str]:
+    """The query's Latin words but stopwords, each with its irregular forms (memory/terms.py)."""
+    return list(dict.fromkeys(f for w in _words(query) for f in forms(w)))[:MAX_QUERY_TERMS]
 
 
 def trigram_terms(query: str) -> list[str]:
@@ -705,56 +723,111 @@ class Archive:
         where, params = self._filters(kinds, since, until, include_archived)
         # Archived items are few: rather than join every keyword match with items, drop them at the end.
         fts_where = where if params else ""
-        rankings: list[list[int]] = []
+        # Each ranking with its items' shares of the fusion (1 where not given).
+        rankings: list[tuple[list[int], dict[int, float]]] = []
         if mode in ("hybrid", "vector") and (embedder is not None or query_vector is not None):
             vector = query_vector
             if vector is None:  # a pasted page embeds as its head, not as 40 windows
                 vector = embedder.embed_query(clip_for_embedding(query))  # type: ignore[union-attr]
-            rankings.append(self._knn(embedder, vector, where, params))
+            rankings.append((self._knn(embedder, vector, where, params), {}))
         if mode in ("hybrid", "fts"):
-            # Uninformative terms only do harm beside a vector ranking; alone, bm25 weighs them itself.
-            beside_vectors = any(rankings)
+            # Alone, a keyword ranking is better off with every item it finds at full weight.
+            beside_vectors = any(ranking for ranking, _ in rankings)
             for table, terms in (("items_fts", porter_terms(query)), ("items_tri", trigram_terms(query))):
-                terms = self._informative(table, terms, beside_vectors=beside_vectors)
-                if terms:
-                    rankings.append(
-                        self._fts(table, " OR ".join(_quote(t) for t in terms), fts_where, params)
-                    )
+                rankings.append(self._keyword_ranking(table, terms, fts_where, params, beside_vectors))
         fused: dict[int, float] = {}
-        for ranking in rankings:
+        for ranking, share in rankings:
             for rank, item_id in enumerate(ranking):
-                fused[item_id] = fused.get(item_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+                fused[item_id] = fused.get(item_id, 0.0) + share.get(item_id, 1.0) / (RRF_K + rank + 1)
         if not fused:
             return []
         return self._rank(fused, k, include_archived)
 
-    def _informative(self, table: str, terms: list[str], *, beside_vectors: bool) -> list[str]:
-        """The terms worth ranking by: never those so common that they cost much (COMMON_TERM_SHARE; if every
-        term is, the rarest two stay); beside a vector ranking, none that say nothing either
-        (INFORMATIVE_SHARE, KANA_TERM_SHARE; if every term is such, the vector ranking goes alone)."""
+    def _keyword_ranking(
+        self,
+        table: str,
+        terms: list[str],
+        where: str,
+        params: list[Any],
+        beside_vectors: bool,
+    ) -> tuple[list[int], dict[int, float]]:
+        """Items holding the query's terms, best first by the sum over the terms they hold of the term's IDF
+        in the archive times its tf/length part of bm25 (FTS5's own bm25 floors frequent terms to nothing:
+        memory/terms.py); and beside the vector ranking, each item's share of the fusion (FULL_WEIGHT_IDF).
+
+        Every item holding a term is read, but for terms in more than COMMON_TERM_SHARE of a large archive:
+        those only weigh on the items the other terms found (as one mention each), unless no other term
+        finds any, then the rarest finds its best TERM_CANDIDATES."""
         if not terms:
-            return terms
-        total = self.db.execute("select max(id) from items").fetchone()[0] or 0
+            return [], {}
+        total = self.db.execute("select count(*) from items").fetchone()[0]
         common = max(COMMON_TERM_FLOOR, int(total * COMMON_TERM_SHARE))
-        kana = common
-        if beside_vectors:
-            common = min(common, max(INFORMATIVE_FLOOR, int(total * INFORMATIVE_SHARE)))
-            kana = min(common, int(total * KANA_TERM_SHARE))
-        limits = {t: kana if _KANA_ONLY.fullmatch(t) else common for t in terms}
-        if min(limits.values()) >= total:
-            return terms  # no term can match more items than there are
-        # Counting stops past the limit: a common term costs no more to judge than a rare one.
-        counts = {
-            t: self.db.execute(
-                f"select count(*) from (select rowid from {table} where {table} match ? limit ?)",
-                [_quote(t), limits[t] + 1],
-            ).fetchone()[0]
-            for t in terms
-        }
-        kept = [t for t in terms if 0 < counts[t] <= limits[t]]
-        if kept or beside_vectors:
-            return kept
-        return sorted((t for t in terms if counts[t]), key=counts.get)[:2]
+        read: dict[str, list[tuple[int, float]]] = {}
+        if where:  # the counts are of every item, the rows of those the filters keep
+            counts = {t: self._count(table, t, common + 1) for t in terms}
+        else:  # without filters, reading a term's rows counts them
+            read = {t: self._term_rows(table, t, "", [], limit=common + 1) for t in terms}
+            counts = {t: len(rows) for t, rows in read.items()}
+        found = [t for t in terms if counts[t]]
+        if not found:
+            return [], {}
+        cheap = [t for t in found if counts[t] <= common]
+        finders = cheap or [min(found, key=counts.__getitem__)]
+        frequent = [t for t in found if counts[t] > common]
+        for t in frequent:  # counting them all costs a few ms each, and only in a large archive
+            counts[t] = self._count(table, t, None)
+            read.pop(t, None)
+        kana = {t for t in found if _KANA_ONLY.fullmatch(t) and counts[t] > total * KANA_TERM_SHARE}
+        weight = {t: idf(counts[t], total) * (KANA_TERM_WEIGHT if t in kana else 1.0) for t in found}
+        # An item's share of the fusion: the terms it holds, each its weight over what counts fully.
+        part = {t: weight[t] / (FULL_WEIGHT_IDF_CJK if _CJK.search(t) else FULL_WEIGHT_IDF) for t in found}
+        scores: dict[int, float] = {}
+        held: dict[int, float] = {}
+        for t in finders:
+            # A term's bm25 alone is FTS5's IDF times its tf/length part: rescaled to our weight.
+            scale = weight[t] / fts5_idf(counts[t], total)
+            rows = read.get(t)
+            if rows is None:  # filtered, or the rarest of common terms: its best only
+                rows = self._term_rows(
+                    table, t, where, params, limit=None if cheap else TERM_CANDIDATES, best=True
+                )
+            for item_id, bm25 in rows:
+                scores[item_id] = scores.get(item_id, 0.0) - bm25 * scale
+                held[item_id] = held.get(item_id, 0.0) + part[t]
+        if cheap and frequent:
+            either = " OR ".join(_quote(t) for t in finders)
+            for t in frequent:
+                for (item_id,) in self.db.execute(
+                    f"select rowid from {table} where {table} match ?", [f"{_quote(t)} AND ({either})"]
+                ).fetchall():
+                    if item_id in scores:
+                        scores[item_id] += weight[t] * ONE_MENTION
+                        held[item_id] += part[t]
+        ranking = sorted(scores, key=scores.__getitem__, reverse=True)[:CANDIDATES]
+        if not beside_vectors:
+            return ranking, {}
+        return ranking, {i: min(1.0, held[i]) for i in ranking}
+
+    def _count(self, table: str, term: str, limit: int | None) -> int:
+        """Items holding the term; counting stops past `limit`: a common term costs no more to judge."""
+        bound = "" if limit is None else f" limit {int(limit)}"
+        return self.db.execute(
+            f"select count(*) from (select rowid from {table} where {table} match ?{bound})", [_quote(term)]
+        ).fetchone()[0]
+
+    def _term_rows(
+        self, table: str, term: str, where: str, params: list[Any], *, limit: int | None, best: bool = False
+    ) -> list[tuple[int, float]]:
+        """(item id, FTS5 bm25 of the term alone) for the items holding it: the first `limit` found, or with
+        `best` the best `limit` (which scores every item holding it)."""
+        join = "join items i on i.id = f.rowid " if where else ""
+        order = f" order by bm25({table}, {TEXT_WEIGHT}, {CONTEXT_WEIGHT})" if best and limit else ""
+        bound = f" limit {int(limit)}" if limit else ""
+        sql = (
+            f"select f.rowid, bm25({table}, {TEXT_WEIGHT}, {CONTEXT_WEIGHT}) from {table} f {join}"
+            f"where {table} match ?{where}{order}{bound}"
+        )
+        return self.db.execute(sql, [_quote(term), *params]).fetchall()
 
     def _filters(self, kinds, since, until, include_archived) -> tuple[str, list[Any]]:
         clauses, params = [], []
@@ -771,14 +844,6 @@ class Archive:
             clauses.append("i.created_at <= ?")
             params.append(until)
         return (" and " + " and ".join(clauses)) if clauses else "", params
-
-    def _fts(self, table: str, expr: str, where: str, params: list[Any]) -> list[int]:
-        join = "join items i on i.id = f.rowid " if where else ""
-        sql = (
-            f"select f.rowid from {table} f {join}where {table} match ?{where} "
-            f"order by bm25({table}, {TEXT_WEIGHT}, {CONTEXT_WEIGHT}) limit {CANDIDATES}"
-        )
-        return [r[0] for r in self.db.execute(sql, [expr, *params]).fetchall()]
 
     def _knn(self, embedder: Embedder | None, vector: np.ndarray, where: str, params: list[Any]) -> list[int]:
         if embedder is None:
