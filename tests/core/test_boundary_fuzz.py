@@ -160,6 +160,7 @@ def _import_and_export(app: NexusApp, path: Path) -> None:
     export_card(app, made.slug, path.with_name(f"{made.slug}-out.png"))
 
 
+@pytest.mark.slow
 def test_two_thousand_fuzzed_cards_import_or_are_refused_each_within_ten_seconds(tmp_path: Path) -> None:
     outcomes = Outcomes()
     readable: list[tuple[str, bytes, list[str]]] = []
@@ -203,6 +204,7 @@ def _list_and_load(store: PersonaStore, slug: str) -> None:
     store.load(slug)
 
 
+@pytest.mark.slow
 def test_three_hundred_fuzzed_settings_files_load_or_are_refused_each_within_ten_seconds(
     tmp_path: Path,
 ) -> None:
@@ -255,6 +257,7 @@ def _jsonl_case(seed: int, index: int) -> tuple[bytes, list[str]]:
     return blob, mutator.done
 
 
+@pytest.mark.slow
 def test_three_hundred_fuzzed_jsonl_files_import_or_are_refused_each_within_ten_seconds(
     tmp_path: Path, store: MemoryStore
 ) -> None:

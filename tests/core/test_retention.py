@@ -9,6 +9,8 @@ import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory import retention
 from nexus_ark.memory.store import MemoryStore
@@ -161,6 +163,7 @@ def test_free_pages_go_back_to_the_file_system(tmp_path: Path) -> None:
 
 
 # -- ninety days ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_ninety_days_of_a_persona_on_its_own_stop_growing_once_the_window_is_full(tmp_path: Path) -> None:
     """The person talks on the first day only; the persona lives on (heartbeats, drives, dreams). Before,
     the memory grew ~10 KB a day for ever (a heartbeat entry an hour, drive points); now the growth stops

@@ -306,6 +306,7 @@ class SlowDreams(ScriptedMind):
         yield from chunks
 
 
+@pytest.mark.slow
 def test_the_persons_turn_is_served_while_a_dream_runs_and_the_dream_then_finishes(data_dir: Path):
     clock = FixedClock(datetime(2026, 11, 21, 2, 0, tzinfo=UTC))
     mind = SlowDreams(step_s=1.0)
@@ -353,6 +354,7 @@ def test_the_persons_turn_is_served_while_a_dream_runs_and_the_dream_then_finish
 
 
 # -- a month ------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_thirty_simulated_days_dream_plan_and_write_first_within_the_rules_with_bounded_growth(
     tmp_path: Path,
 ):

@@ -71,6 +71,7 @@ def test_chat_turn_recalls_and_remembers(data_dir: Path) -> None:
         app.close()
 
 
+@pytest.mark.slow
 def test_changing_the_embedder_reembeds_in_the_background(data_dir: Path, bundled_model: Path) -> None:
     app = NexusApp(data_dir, backend_factory=lambda config: ScriptedBackend(["ok"])).open()
     store = app.open_memory("aria")

@@ -44,6 +44,7 @@ def test_a_megabyte_turn_is_embedded_in_seconds_and_kept_whole(memory: MemorySto
 
 
 @pytest.mark.timeout(90)
+@pytest.mark.slow
 def test_a_100_kb_query_still_recalls(memory: MemoryStore) -> None:
     embedder = default_embedder()
     index_turns(

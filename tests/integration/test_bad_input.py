@@ -21,7 +21,7 @@ from tests.integration.conftest import free_port
 pytestmark = pytest.mark.integration
 
 
-def run_cli(data_dir: Path, *args: str, stdin: str = "", timeout: float = 180) -> subprocess.CompletedProcess:
+def run_cli(data_dir: Path, *args: str, stdin: str = "", timeout: float = 600) -> subprocess.CompletedProcess:
     return _run_cli("--data-dir", str(data_dir), *args, stdin=stdin, timeout=timeout)
 
 
@@ -83,6 +83,7 @@ def immutable(path: Path) -> Iterator[None]:
         subprocess.run(["chattr", "-i", str(path)], check=True)
 
 
+@pytest.mark.slow
 def test_searching_a_damaged_database_says_damaged_and_points_to_backups(data_dir: Path) -> None:
     path = _memory_with_history(data_dir)
     _damage_index_pages(path)
@@ -94,6 +95,7 @@ def test_searching_a_damaged_database_says_damaged_and_points_to_backups(data_di
     assert _digest(path) == before  # left untouched
 
 
+@pytest.mark.slow
 def test_sending_to_a_damaged_database_says_damaged_not_disk_space(data_dir: Path) -> None:
     path = _memory_with_history(data_dir)
     _damage_index_pages(path)
@@ -128,6 +130,7 @@ def test_a_read_only_persona_folder_is_named_as_read_only_not_damaged(data_dir: 
 
 
 @pytest.mark.parametrize("kind", ["litellm:openai/text-embedding-3-small", "ollama:nomic-embed-text"])
+@pytest.mark.slow
 def test_a_network_embedder_that_is_down_degrades_chat_to_keyword_recall(data_dir: Path, kind: str) -> None:
     assert run_cli(data_dir, "persona", "list").returncode == 0
     config = data_dir / "config.toml"
@@ -170,6 +173,7 @@ def test_a_time_filter_that_is_not_a_time_is_refused(data_dir: Path, flag: str) 
     assert f"{flag} 'yesterday'" in proc.stderr and "2026-11-21" in proc.stderr
 
 
+@pytest.mark.slow
 def test_a_one_megabyte_message_is_kept_and_refused_in_words(data_dir: Path) -> None:
     message = "word " * 200_000  # 1 MB on one line
     proc = run_cli(data_dir, "chat", "--persona", "aria", stdin=message + "\n")

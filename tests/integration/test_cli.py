@@ -23,6 +23,7 @@ def test_persona_list_puts_the_persona_name_first(data_dir: Path) -> None:
     assert "ひかり" in proc.stdout
 
 
+@pytest.mark.slow
 def test_persona_create_then_chat_with_it(data_dir: Path) -> None:
     created = run_cli("--data-dir", str(data_dir), "persona", "create", "Mika", "--language", "ja")
     assert created.returncode == 0, created.stderr
@@ -41,6 +42,7 @@ def test_persona_create_then_chat_with_it(data_dir: Path) -> None:
     assert rows[1].content.strip() in chat.stdout, "what was printed is what was stored"
 
 
+@pytest.mark.slow
 def test_piped_chat_answers_each_line_and_remembers(data_dir: Path) -> None:
     proc = run_cli(
         "--data-dir",
@@ -109,6 +111,7 @@ def test_missing_model_file_is_named(data_dir: Path, tmp_path: Path) -> None:
     assert str(missing) in proc.stderr and "does not exist" in proc.stderr
 
 
+@pytest.mark.slow
 def test_any_gguf_path_works(data_dir: Path, bundled_model: Path) -> None:
     proc = run_cli(
         "--data-dir",
@@ -159,6 +162,7 @@ def _stored(data_dir: Path) -> list:
         store.close()
 
 
+@pytest.mark.slow
 def test_chat_through_litellm_and_an_openai_compatible_server(data_dir: Path, llama_server: str) -> None:
     proc = _chat_on(data_dir, "litellm:openai/local", llama_server, "Say hello.\n")
     assert proc.returncode == 0, proc.stderr
@@ -168,6 +172,7 @@ def test_chat_through_litellm_and_an_openai_compatible_server(data_dir: Path, ll
 
 
 @pytest.mark.parametrize("verbose", [False, True], ids=["quiet", "verbose"])
+@pytest.mark.slow
 def test_litellm_logs_stay_off_stdout(data_dir: Path, llama_server: str, verbose: bool) -> None:
     """stdout is the scripting contract: two piped messages give the two replies and nothing else, even with
     -v (LiteLLM's own handler printed "LiteLLM completion() model= ..." there, between the replies)."""
@@ -184,6 +189,7 @@ def test_litellm_logs_stay_off_stdout(data_dir: Path, llama_server: str, verbose
         assert "LiteLLM" in proc.stderr, "with -v LiteLLM's details go to stderr"
 
 
+@pytest.mark.slow
 def test_a_litellm_stream_cut_without_done_is_a_failed_reply(data_dir: Path, ollama_wire) -> None:
     """A body that ends mid-event with no finish_reason and no [DONE] is not a complete reply (LiteLLM makes
     up a "stop" for it): kept as a failed reply, exit 1, worded as the same fault through Ollama."""
@@ -268,6 +274,7 @@ def test_unknown_model_spec_is_named(data_dir: Path) -> None:
     assert proc.returncode == 2 and "'gpt4'" in proc.stderr and "litellm:" in proc.stderr
 
 
+@pytest.mark.slow
 def test_memory_import_and_search_contract(data_dir: Path, tmp_path: Path) -> None:
     turns = tmp_path / "turns.jsonl"
     rows = [
@@ -330,6 +337,7 @@ def test_memory_import_and_search_contract(data_dir: Path, tmp_path: Path) -> No
     assert [(r["id"], r["hits"][0]["source_id"]) for r in lines] == [("q1", "t3"), ("q2", "t1")]
 
 
+@pytest.mark.slow
 def test_memory_export_restore_backup_and_kb(data_dir: Path, tmp_path: Path) -> None:
     turns = tmp_path / "turns.jsonl"
     turns.write_text(

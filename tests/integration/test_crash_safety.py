@@ -44,6 +44,7 @@ def _crash_mid_dream(data_dir: Path, child_module: str = "crash_child") -> None:
             child.kill()
 
 
+@pytest.mark.slow
 def test_a_crash_during_a_dream_and_a_reply_loses_nothing_and_the_dream_resumes_once(data_dir: Path):
     _crash_mid_dream(data_dir)
     app = NexusApp(data_dir).open()
@@ -77,6 +78,7 @@ def test_a_crash_during_a_dream_and_a_reply_loses_nothing_and_the_dream_resumes_
         app.close()
 
 
+@pytest.mark.slow
 def test_nexus_ark_dream_after_a_kill_finishes_the_resumed_dream_and_reports_it(data_dir: Path):
     """Opening the runtime queues the cut-off dream; the command's own dream joins it (it was refused with
     "Aria is already dreaming.", exit 2, for any level or date, only `run` or the window finished it)."""

@@ -35,6 +35,7 @@ def _messages(db: Path) -> dict[str, tuple[str, str, str]]:
     return {f"msg:{i}": (speaker, text, stamp[:10]) for i, speaker, text, stamp in rows}
 
 
+@pytest.mark.slow
 def test_bundled_dreams_write_only_what_the_days_said(data_dir: Path):
     proc = run_cli("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(CONVERSATION))
     assert proc.returncode == 0, proc.stderr

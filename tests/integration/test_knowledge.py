@@ -56,6 +56,7 @@ def test_unreadable_pdf_is_reported_and_skipped(memory: MemoryStore, tmp_path: P
     assert docs["notes"].status == "done"
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_mid_import_without_duplicates(memory: MemoryStore, tmp_path: Path) -> None:
     text = "\n\n".join(
         f"Section {i}. The river town keeps record number {i} of its boats and bridges." * 3

@@ -61,6 +61,7 @@ def _import(data_dir: Path, turns: Path) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_an_import_killed_at_several_points_and_run_again_keeps_every_line_once(
     data_dir: Path, tmp_path: Path
 ) -> None:

@@ -88,6 +88,7 @@ def model_cli(
     )
 
 
+@pytest.mark.slow
 def test_model_get_downloads_through_the_redirect_verifies_and_the_persona_chats_on_it(
     tmp_path: Path, hub: HubStandIn, served: Path
 ) -> None:

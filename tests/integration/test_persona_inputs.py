@@ -23,7 +23,7 @@ def run_cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
         cli_command("--data-dir", str(data_dir), *args),
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=600,
         env=subprocess_env(),
         encoding="utf-8",
     )

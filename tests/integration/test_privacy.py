@@ -84,6 +84,7 @@ def test_the_audit_sees_an_attempt_to_reach_another_host(tmp_path: Path) -> None
     assert "getaddrinfo 'example.com'" in seen and "connect ('93.184.215.14', 443)" in seen, seen
 
 
+@pytest.mark.slow
 def test_chat_import_dream_and_the_window_reach_no_other_host(tmp_path: Path) -> None:
     data = str(tmp_path / "data")
     runs = {

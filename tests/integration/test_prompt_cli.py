@@ -52,6 +52,7 @@ def _plant(data_dir: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.slow
 def test_a_fact_from_weeks_ago_is_in_the_prompt_and_the_dry_run_stores_nothing(
     data_dir: Path, tmp_path: Path
 ) -> None:

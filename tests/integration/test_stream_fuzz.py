@@ -197,6 +197,7 @@ def _run(backend, chaos: _Chaos, seed: int) -> tuple[str, str]:
     return outcome, text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("protocol", ["ollama", "openai"])
 def test_garbage_streams_end_complete_or_in_words_never_an_unfinished_reply_taken_as_whole(
     chaos: _Chaos, protocol: str

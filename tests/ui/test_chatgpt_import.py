@@ -103,6 +103,7 @@ def test_an_export_is_imported_with_progress_and_the_conversation_shown_stays_th
     )
 
 
+@pytest.mark.slow
 def test_stop_keeps_what_was_read_and_importing_again_finishes_it(qtbot, window, tmp_path: Path):
     export = _long_export(tmp_path / "conversations.json", 3000)
     running = chatgpt_actions.ChatGPTImport(window, window.app, "aria", "Aria", export)

@@ -314,7 +314,7 @@ core.close()
         env=subprocess_env(QT_QPA_PLATFORM="offscreen"),
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "Inner life of Aria 4"
@@ -349,7 +349,7 @@ print(code, seen, sys.getswitchinterval())
         env=subprocess_env(QT_QPA_PLATFORM="offscreen", NEXUS_ARK_QUIT_AFTER_MS="1500"),
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[-2] == "0 [0.0005] 0.005"

@@ -118,6 +118,7 @@ def test_documents_are_added_in_the_background_and_removed(qtbot, core: NexusApp
     window.done(0)
 
 
+@pytest.mark.slow
 def test_document_import_shows_progress_can_be_cancelled_and_resumes(
     qtbot, core: NexusApp, tmp_path: Path
 ) -> None:
@@ -168,6 +169,7 @@ def test_opening_the_window_while_a_reply_streams_leaves_the_reply_streaming(qtb
     assert owner.messages.get(reply).status == "streaming"  # still being written: not "interrupted"
 
 
+@pytest.mark.slow
 def test_closing_during_an_import_returns_at_once_and_the_import_resumes(
     qtbot, core: NexusApp, tmp_path: Path
 ) -> None:

@@ -78,6 +78,7 @@ def test_errors_are_shown_in_words(qtbot, core: NexusApp, tmp_path: Path) -> Non
     qtbot.waitUntil(lambda: "not running" in dialog.chat.ollama_status.text(), timeout=30_000)
 
 
+@pytest.mark.slow
 def test_litellm_with_internal_model_and_env_key(qtbot, core: NexusApp, llama_server: str) -> None:
     dialog = _open(qtbot, core)
     _choose(dialog, "litellm")

@@ -315,7 +315,7 @@ def test_the_app_starts_with_the_saved_theme_and_text_size(data_dir: Path, tmp_p
         env=env,
         capture_output=True,
         text=True,
-        timeout=180,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
     assert seen.read_text(encoding="utf-8") == "0 True 15"
