@@ -31,7 +31,7 @@ from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import ConversationSummary, Summaries
 from nexus_ark.personas.store import Persona
-from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, context_window
 from nexus_ark.sentences import trim_to_sentence
 
 log = logging.getLogger(__name__)
@@ -244,7 +244,7 @@ def compress(
     summaries = Summaries(memory.db, memory.archive, memory.activity, memory.messages.clock)
     previous = summaries.current(channel)
     budget = summary_budget(room)
-    internal_ctx = getattr(internal, "n_ctx", None) or persona.settings.model.context_size
+    internal_ctx = context_window(internal, persona.settings.model.context_size)
     step_budget = max(256, internal_ctx - budget - INSTRUCTION_RESERVE - (previous.tokens if previous else 0))
     chunk = plan(
         line,

@@ -35,7 +35,7 @@ from nexus_ark.mind.emotion_confirm import confirm_emotion, is_better_than_bundl
 from nexus_ark.mind.labels import label_word
 from nexus_ark.notices import Notice, notice
 from nexus_ark.personas.store import Persona
-from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, context_window
 from nexus_ark.providers.embedders import Embedder
 from nexus_ark.providers.tools import ToolBox, ToolLoopResult, ToolUse, stream_tool_loop
 from nexus_ark.sentences import trim_to_sentence
@@ -395,7 +395,7 @@ class ChatSession:
             backlog = [MessageStore._to_model(r) for r in rows]
         room = self._conversation_room
         if room is None:  # no prompt built yet in this session: half the window is a fair guess
-            context_size = getattr(self.backend, "n_ctx", None) or settings.model.context_size
+            context_size = context_window(self.backend, settings.model.context_size)
             room = (context_size - settings.model.max_tokens - MESSAGE_OVERHEAD) // 2
         return compress(
             self.memory,
@@ -473,7 +473,7 @@ class ChatSession:
             memory.feelings = feelings
         recalled_at = time.perf_counter()
         # The loaded model's context where the backend knows it (a --model override), else the persona's.
-        context_size = getattr(self.backend, "n_ctx", None) or self.persona.settings.model.context_size
+        context_size = context_window(self.backend, self.persona.settings.model.context_size)
         built = build_prompt(
             self.persona,
             history,
@@ -851,7 +851,7 @@ class ChatSession:
                 CONTINUE_PROMPT,
                 memory,
                 count=self.backend.count_tokens,
-                context_size=getattr(self.backend, "n_ctx", None) or self.persona.settings.model.context_size,
+                context_size=context_window(self.backend, self.persona.settings.model.context_size),
                 max_tokens=self.persona.settings.model.max_tokens,
             ).messages
             reply = _Reply(started=time.perf_counter(), reply_id=reply_id, parts=[base])

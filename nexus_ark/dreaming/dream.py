@@ -42,7 +42,7 @@ from nexus_ark.errors import NexusArkError, ProviderError, StructuredOutputError
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import Joined, Notice, joined, notice
 from nexus_ark.personas.store import Persona
-from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, ToolSpec
+from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, ToolSpec, context_window
 from nexus_ark.providers.embedders import Embedder, backlog_work
 from nexus_ark.providers.structured import generate_structured
 from nexus_ark.providers.tools import ToolBox, run_tool_loop
@@ -505,7 +505,7 @@ class Dreamer:
     def _context_size(self) -> int:
         settings = self.persona.settings
         configured = (settings.internal_model or settings.model).context_size
-        return getattr(self.backend, "n_ctx", None) or configured
+        return context_window(self.backend, configured)
 
     def _run_stage(
         self,

@@ -205,6 +205,13 @@ class ChatBackend(ABC):  # noqa: B024 - subclasses implement _stream (older ones
         """Free the model. Safe to call twice."""
 
 
+def context_window(backend: object, configured: int) -> int:
+    """A model's context window in tokens: the one the loaded model was opened with (llama.cpp's n_ctx)
+    where the backend has it, else `configured` (context_size in persona.toml). Every budget of a turn,
+    a compression and a dream step is cut from this."""
+    return getattr(backend, "n_ctx", None) or configured
+
+
 # CJK ideographs, kana and hangul: about one token each in the usual multilingual vocabularies.
 _DENSE_SCRIPT = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af]"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from nexus_ark.errors import ModelError
-from nexus_ark.providers.base import ChatMessage, GenerationParams
+from nexus_ark.providers.base import ChatMessage, GenerationParams, context_window
 from nexus_ark.providers.llama_cpp_backend import EvalStats, LlamaCppBackend
+from nexus_ark.providers.scripted import ScriptedBackend
 
 pytestmark = pytest.mark.integration
 
@@ -237,3 +238,12 @@ def test_a_long_prompt_stops_during_its_evaluation_and_the_persons_request_goes_
     assert reply.strip()
     assert [c.finish_reason for c in background if c.finish_reason] == ["cancelled"]
     assert not "".join(c.text for c in background)  # stopped before its first word
+
+
+def test_the_context_window_is_the_loaded_models_own_else_the_configured_one(
+    backend: LlamaCppBackend,
+) -> None:
+    # The budgets of a turn, a compression and a dream step all read it: a llama.cpp model opened with a
+    # context of 1024 has 1024 tokens whatever persona.toml says; a backend that cannot tell has the setting.
+    assert context_window(backend, 4096) == 1024
+    assert context_window(ScriptedBackend(["hi"]), 4096) == 4096
