@@ -128,21 +128,9 @@ class WorkQueue:
 
     # -- state ------------------------------------------------------------------------------------
     @property
-    def user_waiting(self) -> bool:
-        with self._cond:
-            return any(entry[0] == USER for entry in self._heap)
-
-    @property
     def running(self) -> str | None:
         with self._cond:
             return self._current.name if self._current else None
-
-    def pending(self) -> list[str]:
-        with self._cond:
-            return [entry[2].name for entry in sorted(self._heap, key=lambda e: (e[0], e[1]))]
-
-    def on_thread(self) -> bool:
-        return threading.current_thread() is self._thread
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Block until nothing is queued or running (tests, simulation, shutdown)."""
