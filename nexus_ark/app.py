@@ -435,9 +435,10 @@ class NexusApp:
         return runtime.queue.call("open", lambda: runtime.use_backend(backend))
 
     def memory(self, slug: str) -> MemoryStore:
-        """A persona's memory as its owner (the runtime) opened it, once per process. The caller must not
-        close it (close() does); writes from off the runtime's thread are for single-threaded callers
-        (the command line); the window goes through the runtime."""
+        """A persona's memory as its owner (the runtime) opened it, once per process, on its queue's
+        thread. The caller must not close it (close() does). Use it on that thread
+        (`runtime.queue.call`), as the command line and the window do; tests plant data through it
+        while nothing else runs."""
         return self.runtime(slug).memory
 
     def drives(self, slug: str, *, record: bool = True) -> DriveReport:

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TextIO
 
 from nexus_ark import __version__
-from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
+from nexus_ark.agent.session import ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError, ProviderError
 from nexus_ark.logfile import setup_logging
 from nexus_ark.memory_cli import one_field
 from nexus_ark.paths import DataLayout, resolve_data_dir
+from nexus_ark.runtime.persona_runtime import PersonaRuntime
 
 WindowOpener = Callable[[argparse.Namespace], int]
 
@@ -298,6 +299,9 @@ def _prompt(app: NexusApp, args: argparse.Namespace) -> int:
 
 
 def _chat(app: NexusApp, args: argparse.Namespace) -> int:
+    """The conversation runs on the persona's runtime, as in the window: each turn on its queue (first in
+    line), the after-turn work (vectors, compression, drives, a backup) as background work the next turn
+    pre-empts; this thread only prints what the queue hands back."""
     slug = args.persona or app.default_persona()
     try:
         session = app.session(slug, model_override=args.model, api_base=args.api_base)
@@ -308,84 +312,40 @@ def _chat(app: NexusApp, args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     app.remember_persona(slug)
+    runtime = app.runtime(slug)
     if sys.stdin.isatty():
-        return _chat_interactive(session)
-    # Piped (scripts, evaluations): deterministic. Each line's after-turn work (vectors, compression, a
-    # backup) is done before the next line is read, so the same input always leaves the same memory.
+        return _chat_interactive(runtime, session.persona.settings.name, session.model_name)
+    # Piped (scripts, evaluations): deterministic. Each line's after-turn work is done before the next line
+    # is read, so the same input always leaves the same memory.
     failures = 0
     state = _ChatState()
     for line in sys.stdin:
         if line.strip():
-            failures += not _one_turn(session, line, sys.stdout, state)
-            session.after_turn()
+            failures += not _one_turn(runtime, line, sys.stdout, state)
+            runtime.queue.wait_idle()
     return 1 if failures else 0
 
 
-class _AfterTurn:
-    """The interactive chat's after-turn work (vectors, compression, a backup) on a thread of its own,
-    started once the reply is printed, so the next prompt line never waits for it. The person's next
-    message interrupts it as the window does: a compression gives way (it is redone after that turn)."""
-
-    def __init__(self, session: ChatSession) -> None:
-        self.session = session
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        self.settle()
-        self._thread = threading.Thread(target=self._run, name="after-turn", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.session.after_turn()
-        except Exception:  # nothing of it may reach the person's prompt line; the log has it
-            logging.getLogger(__name__).exception("after-turn work failed")
-
-    def settle(self) -> None:
-        """Before the person's next turn, and at exit: a compression gives way at once; embedding the
-        turn's few messages and a backup due finish (they take a moment). Returns when it has stopped."""
-        thread = self._thread
-        if thread is None:
-            return
-        if thread.is_alive():
-            self.session.interrupt_background()
-        thread.join()
-        self._thread = None
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-
-def _chat_interactive(session: ChatSession) -> int:
-    name = session.persona.settings.name
+def _chat_interactive(runtime: PersonaRuntime, name: str, model_name: str) -> int:
     state = _ChatState()
     print(
-        f"Talking with {name} on {session.model_name}. Ctrl-C stops a reply; /continue goes on with a reply "
+        f"Talking with {name} on {model_name}. Ctrl-C stops a reply; /continue goes on with a reply "
         "the token limit cut; Ctrl-D or /quit leaves."
     )
-    for message in session.history(limit=6):
+    for message in runtime.history(limit=6):
         who = name if message.role == "assistant" else "you"
         print(f"  [{who}] {message.content}")
-    background = _AfterTurn(session)
-    try:
-        while True:
-            try:
-                line = input("> ")
-            except (EOFError, KeyboardInterrupt):
-                print()
-                return 0
-            if line.strip() in ("/quit", "/exit"):
-                return 0
-            if line.strip():
-                background.settle()  # the person first: a compression still running gives way
-                sys.stdout.write(f"{name}: ")
-                _one_turn(session, line, sys.stdout, state)
-                background.start()
-    finally:
-        # Leaving: a compression gives way (it runs again next time), the rest finishes; then the app
-        # ends the conversation (NexusApp.close), which needs the background work stopped.
-        background.settle()
+    while True:
+        try:
+            line = input("> ")
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if line.strip() in ("/quit", "/exit"):
+            return 0  # background work still queued stops with the app and resumes next time
+        if line.strip():
+            sys.stdout.write(f"{name}: ")
+            _one_turn(runtime, line, sys.stdout, state)
 
 
 @dataclass
@@ -394,9 +354,9 @@ class _ChatState:
     cut_reply: int | None = None  # the last reply the token limit cut, for /continue
 
 
-def _one_turn(session: ChatSession, text: str, out: TextIO, state: _ChatState) -> bool:
+def _one_turn(runtime: PersonaRuntime, text: str, out: TextIO, state: _ChatState) -> bool:
     """Stream one reply to `out`; Ctrl-C stops it and keeps what was said. Returns False on error.
-    The caller runs the after-turn work (session.after_turn) once the reply is shown.
+    The runtime queues the after-turn work once the reply is done.
     "/continue" goes on with the last reply the token limit cut (appended to that message).
     Warnings (e.g. recall fell back to keywords) go to stderr, each once per session."""
     cancel = threading.Event()
@@ -406,9 +366,9 @@ def _one_turn(session: ChatSession, text: str, out: TextIO, state: _ChatState) -
             print("note: there is no reply cut by the token limit to continue.", file=sys.stderr)
             out.write("\n")
             return True
-        turn = session.continue_reply(state.cut_reply, cancel)
+        turn = runtime.continue_reply(state.cut_reply, cancel)
     else:
-        turn = session.send(text, cancel)
+        turn = runtime.send(text, cancel)
     while True:
         try:
             item = next(turn)

@@ -33,7 +33,11 @@ def run_memory_command(app: NexusApp, args: argparse.Namespace) -> int:
                 return _search(app, store, args)
             finally:
                 store.close()
-        return _write_command(app, app.memory(persona.slug), args, persona)
+        # A write runs on the persona's queue, on its owner connection, like every other write (issue 22).
+        runtime = app.runtime(persona.slug)
+        return runtime.queue.call(
+            f"memory {args.memory_command}", lambda: _write_command(app, runtime.memory, args, persona)
+        )
     except sqlite.Error as exc:  # a damaged or unwritable file: say which, and what to do
         raise database_error(exc, persona.memory_path) from exc
 

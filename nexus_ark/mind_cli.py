@@ -140,6 +140,12 @@ def _memory(app: NexusApp, slug: str, *, read_only: bool) -> Iterator[MemoryStor
         store.close()
 
 
+def _write(app: NexusApp, slug: str, name: str, change: Callable[[MemoryStore], Any]) -> Any:
+    """A change to the persona's memory, made on its queue with its owner connection (one writer)."""
+    runtime = app.runtime(slug)
+    return runtime.queue.call(name, lambda: change(runtime.memory))
+
+
 def _print_rows(rows: Sequence[BaseModel], as_json: bool, line: Callable[[Any], str]) -> int:
     for row in rows:
         print(row.model_dump_json() if as_json else line(row))
@@ -162,14 +168,16 @@ def _goals(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
         with _memory(app, slug, read_only=True) as store:
             goals = store.components.goals(status=None if getattr(args, "all", False) else "active")
         return _print_rows(goals, getattr(args, "json", False), _goal_line)
-    with _memory(app, slug, read_only=False) as store:
+
+    def change(store: MemoryStore) -> Goal:
         c = store.components
         if action == "add":
-            goal = c.put_goal(Goal(term=args.term, goal=args.text, priority=max(1, args.priority)))
-        elif action == "progress":
-            goal = c.add_progress(args.id, args.note, ["user"])
-        else:
-            goal = c.set_goal_status(args.id, "completed" if action == "complete" else "abandoned", args.note)
+            return c.put_goal(Goal(term=args.term, goal=args.text, priority=max(1, args.priority)))
+        if action == "progress":
+            return c.add_progress(args.id, args.note, ["user"])
+        return c.set_goal_status(args.id, "completed" if action == "complete" else "abandoned", args.note)
+
+    goal = _write(app, slug, f"goals {action}", change)
     print(goal.id)
     app.events.publish("mind_changed", persona=slug, what="goals")
     return 0
@@ -181,7 +189,8 @@ def _questions(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
         with _memory(app, slug, read_only=True) as store:
             questions = store.components.open_questions(include_resolved=getattr(args, "all", False))
         return _print_rows(questions, getattr(args, "json", False), _question_line)
-    with _memory(app, slug, read_only=False) as store:
+
+    def change(store: MemoryStore) -> None:
         known = {q.id for q in store.components.open_questions(include_resolved=True)}
         if args.id not in known:
             raise NexusArkError(
@@ -191,6 +200,8 @@ def _questions(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
             store.components.resolve_question(args.id, by="user")
         else:
             store.components.delete_question(args.id)
+
+    _write(app, slug, f"questions {action}", change)
     print(f"{action}d question {args.id}", file=sys.stderr)
     app.events.publish("mind_changed", persona=slug, what="questions")
     return 0

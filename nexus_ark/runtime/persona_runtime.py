@@ -36,6 +36,7 @@ from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, model_priority
 from nexus_ark.providers.embedders import Embedder
+from nexus_ark.runtime.owner_trace import trace_owner_statements
 from nexus_ark.runtime.schedule import record_run
 from nexus_ark.runtime.work_queue import AGAIN, BACKGROUND, USER, WorkItem, WorkQueue
 
@@ -86,14 +87,6 @@ class PersonaRuntime:
         self.slug = slug
         self.host = host
         self.persona = host.load_persona(slug)
-        self.memory = MemoryStore(self.persona.memory_path, host.clock, role="owner")
-        if self.memory.recovered:
-            log.info("%s: %d replies cut off by a crash were marked interrupted", slug, self.memory.recovered)
-        self.events = EventQueue(self.memory, host.clock)
-        recovered = self.events.recover()
-        if recovered:
-            log.info("%s: %d events a crash left processing are pending again", slug, recovered)
-        self.inbox = Inbox(self.memory, host.clock)
         self.queue = WorkQueue(slug)
         self.queue.on_user_waiting.append(self._give_way)
         self._session: ChatSession | None = None
@@ -101,6 +94,25 @@ class PersonaRuntime:
         self._backed_up_on: date | None = None
         self._closed = False
         self._resumed_dream: WorkItem | None = None  # a crash-cut dream queued at start: dream() joins it
+        # The owner connection lives on the queue's thread: opened, recovered, written and closed there,
+        # so no two threads ever drive it (issue 22).
+        try:
+            self.queue.call("open memory", self._open_memory)
+        except BaseException:
+            self.queue.stop()
+            raise
+
+    def _open_memory(self) -> None:
+        slug, host = self.slug, self.host
+        self.memory = MemoryStore(self.persona.memory_path, host.clock, role="owner")
+        trace_owner_statements(self.memory)
+        if self.memory.recovered:
+            log.info("%s: %d replies cut off by a crash were marked interrupted", slug, self.memory.recovered)
+        self.events = EventQueue(self.memory, host.clock)
+        recovered = self.events.recover()
+        if recovered:
+            log.info("%s: %d events a crash left processing are pending again", slug, recovered)
+        self.inbox = Inbox(self.memory, host.clock)
         try:  # a rotating daily backup, taken while the memory is opened for the day
             backup_if_due(self.memory, host.backups_dir(slug), clock=host.clock)
         except NexusArkError as exc:
@@ -204,7 +216,11 @@ class PersonaRuntime:
         finished = False
         try:
             while True:
-                item = out.get()
+                try:
+                    item = out.get()
+                except KeyboardInterrupt:  # Ctrl-C in a terminal: stop the reply, still hand back its end
+                    cancel.set()
+                    continue
                 if item is _END:
                     finished = True
                     return
@@ -390,14 +406,20 @@ class PersonaRuntime:
         if self._closed:
             return
         self._closed = True
-        self.queue.stop()
-        try:  # the day's conversation into the newest backup
+        self.queue.stop(final=self._close_memory)
+
+    def _close_memory(self) -> None:
+        """Last on the queue's thread: the day's conversation into the newest backup, then the memory."""
+        try:
             backup_if_due(
                 self.memory, self.host.backups_dir(self.slug), clock=self.host.clock, after_writes=True
             )
         except Exception as exc:  # a full disk must not stop the rest from closing
             log.warning("backup at close skipped: %s", exc)
-        self.memory.close()
+        try:
+            self.memory.close()
+        except Exception as exc:
+            log.warning("closing the memory of %s failed: %s", self.slug, exc)
 
     def local_now(self) -> datetime:
         return self.host.clock.now().astimezone()

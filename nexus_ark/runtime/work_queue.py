@@ -144,14 +144,19 @@ class WorkQueue:
         return True
 
     # -- stopping ---------------------------------------------------------------------------------
-    def stop(self, timeout: float = 60) -> None:
+    def stop(self, timeout: float = 60, *, final: Callable[[], None] | None = None) -> None:
         """The person's queued work still runs; background work not yet started is dropped (a dream and
-        the scheduled jobs resume from their records at the next start); the running step is told to stop."""
+        the scheduled jobs resume from their records at the next start); the running step is told to stop.
+        `final` runs on the queue's thread after the person's work, last of all (closing what the thread
+        owns: a persona's memory is opened and closed on its queue's thread)."""
         with self._cond:
             self._stopping = True
             kept = [e for e in self._heap if e[0] == USER]
             dropped = [e[2] for e in self._heap if e[0] != USER]
             self._heap = kept
+            if final is not None:
+                last = WorkItem("close", USER, lambda _cancel: final())
+                self._heap.append((USER, next(self._seq), last))
             heapq.heapify(self._heap)
             if self._current is not None and self._current.priority == BACKGROUND:
                 self._current.cancel.set()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from nexus_ark.app import NexusApp
-from tests.conftest import REPO, run_cli, subprocess_env
+from tests.conftest import REPO, cli_command, run_cli, subprocess_env
 
 pytestmark = pytest.mark.integration
 
@@ -94,6 +94,44 @@ def test_nexus_ark_dream_after_a_kill_finishes_the_resumed_dream_and_reports_it(
         app.close()
     assert len(jobs) == 1 and jobs[0][0] == "done", jobs
     assert (result["level"], result["date"]) == (jobs[0][1], jobs[0][2])
+
+
+@pytest.mark.slow
+def test_chat_while_the_cut_off_dream_resumes_drives_the_memory_from_one_thread(
+    data_dir: Path, tmp_path: Path
+):
+    """`nexus-ark chat` ran the turn on the main thread and its after-turn work on a thread of its own while
+    opening the persona resumed the cut-off dream on the queue's: three threads drove one connection
+    (issue 22). Every statement the owner connection runs, from opening to closing, is now on the queue's
+    thread; the dream finishes and both lines are answered."""
+    _crash_mid_dream(data_dir)
+    trace = tmp_path / "owner-statements.tsv"
+    proc = subprocess.run(
+        cli_command("--data-dir", str(data_dir), "chat", "--persona", "aria"),
+        input="How was your day?\nTell me about the sea.\n",
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=600,
+        env=subprocess_env(NEXUS_ARK_TRACE_OWNER=str(trace)),
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len([line for line in proc.stdout.splitlines() if line.strip()]) >= 2, proc.stdout
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    threads = {line.split("\t", 1)[0] for line in lines}
+    assert len(lines) > 100 and threads == {"persona-aria"}, (
+        threads,
+        [x for x in lines if not x.startswith("persona-aria")][:5],
+    )
+    assert any("dream_jobs" in line for line in lines) and any("insert" in line.lower() for line in lines)
+    app = NexusApp(data_dir).open()
+    try:
+        jobs = app.runtime("aria").queue.call(
+            "jobs", lambda: app.runtime("aria").memory.db.execute("select state from dream_jobs").fetchall()
+        )
+    finally:
+        app.close()
+    assert jobs == [("done",)], jobs
 
 
 def test_a_message_written_first_cut_off_by_a_crash_leaves_no_draft(data_dir: Path):
