@@ -11,6 +11,7 @@ structured object, and anything that goes wrong (garbage, a refusal, a timeout) 
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 import time
@@ -129,7 +130,11 @@ def confirm_emotion(
 
     # A worker thread, so a server that never sends a first token cannot hold the caller past timeout_s;
     # the cancel event then stops the generation at its next token.
-    worker = threading.Thread(target=ask, name="emotion-confirm", daemon=True)
+    # It runs in the caller's context: the request is made at the caller's model priority (background
+    # after a turn), not the person's, which a new thread would otherwise start at.
+    worker = threading.Thread(
+        target=contextvars.copy_context().run, args=(ask,), name="emotion-confirm", daemon=True
+    )
     worker.start()
     deadline = time.monotonic() + timeout_s
     while worker.is_alive() and time.monotonic() < deadline:

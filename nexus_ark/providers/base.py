@@ -126,6 +126,9 @@ class ChatRequest:
     cancel: threading.Event | None = None
     json_schema: dict[str, Any] | None = None
     tools: tuple[ToolSpec, ...] = ()
+    # Who waits for it (0 the person, higher background work), fixed when the request is made: a local
+    # model that queues requests serves the lowest first. Data on the request, so it survives threads.
+    priority: int = 0
 
 
 class ChatBackend(ABC):  # noqa: B024 - subclasses implement _stream (older ones stream_chat)
@@ -153,9 +156,12 @@ class ChatBackend(ABC):  # noqa: B024 - subclasses implement _stream (older ones
         *,
         json_schema: dict[str, Any] | None = None,
         tools: Sequence[ToolSpec] | None = None,
+        priority: int | None = None,
     ) -> Iterator[StreamChunk]:
+        """`priority`: who waits (None: the model_priority of the code making the request)."""
         offer = tuple(tools) if tools and self.capabilities().tools else ()
-        request = ChatRequest(messages, params, cancel, json_schema, offer)
+        level = current_model_priority() if priority is None else priority
+        request = ChatRequest(messages, params, cancel, json_schema, offer, level)
         if not offer:
             yield from self._stream(request)
             return

@@ -34,7 +34,6 @@ from nexus_ark.providers.base import (
     ChatRequest,
     GenerationParams,
     StreamChunk,
-    current_model_priority,
     openai_messages,
 )
 
@@ -236,7 +235,7 @@ class LlamaCppBackend(ChatBackend):
         self.ensure_ready()
         job = _Job(openai_messages(request.messages), request.params, threading.Event(), request.json_schema)
         outer_cancel = request.cancel
-        self._jobs.put((current_model_priority(), next(self._arrivals), job))
+        self._jobs.put((request.priority, next(self._arrivals), job))
         finished = False
         try:
             while True:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -19,7 +20,9 @@ from nexus_ark.mind.emotion_confirm import (
     is_better_than_bundled,
 )
 from nexus_ark.mind.labels import LABELS, VALUES
+from nexus_ark.providers.base import ChatRequest, StreamChunk, model_priority
 from nexus_ark.providers.scripted import ScriptedBackend
+from nexus_ark.runtime.work_queue import BACKGROUND
 
 # Sarcasm the head reads by its words ("great", "love"), which a chat model reads as annoyance.
 SARCASM = "Oh great, my train is cancelled again. I just love standing in the rain for an hour."
@@ -118,3 +121,24 @@ def test_only_a_model_better_than_the_bundled_one_is_worth_asking() -> None:
     assert not is_better_than_bundled(None)
     for model_id in ("gguf:Qwen2.5-7B-Instruct-Q4_K_M.gguf", "ollama:llama3.1", "litellm:openai/gpt-4o"):
         assert is_better_than_bundled(ScriptedBackend(["{}"], model_id=model_id))
+
+
+class _PriorityRecorder(ScriptedBackend):
+    """Records the priority each request carries (a shared local model serves the lowest first)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.priorities: list[int] = []
+
+    def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        self.priorities.append(request.priority)
+        yield from super()._stream(request)
+
+
+def test_the_confirmation_after_a_turn_asks_at_background_priority(head_reading: EmotionReading) -> None:
+    """It ran on a thread of its own, which started at the person's priority whatever its caller's was
+    (issue 22): a shared model then served it before another persona's waiting turn."""
+    backend = _PriorityRecorder([_answer("anger", 0.9)], model_id="ollama:qwen2.5:7b")
+    with model_priority(BACKGROUND):
+        confirm_emotion(backend, SARCASM, head_reading)
+    assert backend.priorities == [BACKGROUND]
