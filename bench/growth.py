@@ -43,11 +43,13 @@ def _group(name: str) -> str:
 
 def run(days: int, talk_share: float) -> dict:
     where: dict[str, int] = {}
+    stored: dict[str, int] = {}
 
     def look(runtime: PersonaRuntime) -> None:
         rows = runtime.memory.db.execute("select name, sum(pgsize) from dbstat group by name").fetchall()
         for name, size in rows:
             where[_group(name)] = where.get(_group(name), 0) + int(size)
+        stored["messages"] = runtime.memory.db.execute("select count(*) from messages").fetchone()[0]
 
     report = simulate(
         shipped_personas_dir() / "aria",
@@ -68,6 +70,10 @@ def run(days: int, talk_share: float) -> dict:
         "bytes_per_day": round((sizes[-1] - sizes[0]) / max(1, len(sizes) - 1)),
         "bytes_per_day_after_window": round((sizes[-1] - sizes[settled]) / max(1, len(sizes) - 1 - settled)),
         "bytes_by_content": dict(sorted(where.items(), key=lambda kv: -kv[1])),
+        "messages": stored["messages"],  # the person's, the persona's replies and what it wrote first
+        "conversation_bytes_per_message": round(
+            where.get("conversation and recall", 0) / max(1, stored["messages"])
+        ),
         "seconds": report.seconds,
     }
 
@@ -83,7 +89,9 @@ def main() -> None:
             f"talk share {r['talk_share']:.1f}: {r['first_bytes']:,} -> {r['last_bytes']:,} bytes in "
             f"{r['days']} days ({r['user_messages']} messages from the person): "
             f"{r['bytes_per_day']:,} a day, "
-            f"{r['bytes_per_day_after_window']:,} a day once the window is full; {r['seconds']} s"
+            f"{r['bytes_per_day_after_window']:,} a day once the window is full; {r['seconds']} s; "
+            f"{r['messages']} messages stored, conversation and recall "
+            f"{r['conversation_bytes_per_message']:,} bytes a message"
         )
         for group, size in r["bytes_by_content"].items():
             print(f"    {group:26s} {size:>10,}")

@@ -63,6 +63,11 @@ DATA_TEXT_CHARS = 300
 DATA_ITEMS = 20
 REDACTED = "(forgotten)"
 NOTICE_KEY = "summary_notice"  # in the stored `data`: the summary's template and values (notices.stored)
+# A message written first keeps its reason (drive levels, their inputs, the narrative: ~1.1 KB) in its own
+# meta["autonomous"]; its "autonomy" entry stores the parts it shares with it once, there, and says so under
+# this key (issue 23, defect 13). Readers get the entry's data whole again (ActivityLog._with_reasons).
+REASON_KEY = "reason_in_message"
+REASON_BY_REFERENCE = ("narrative", "levels", "inputs", "time")
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
@@ -235,6 +240,36 @@ def _where(
     return (f" where {' and '.join(clauses)}" if clauses else ""), params
 
 
+def reason_by_reference(db: sqlite_utils.Database, payload: str) -> str:
+    """An "autonomy" entry's stored data without the parts its message's meta["autonomous"] holds as well
+    (REASON_BY_REFERENCE): those are read from the message (ActivityLog._with_reasons). Unchanged when the
+    entry names no message, the message has no reason, or a part differs from it."""
+    try:
+        fields = json.loads(payload)
+    except ValueError:
+        return payload
+    message_id = fields.get("message_id") if isinstance(fields, dict) else None
+    if not isinstance(message_id, int) or fields.get(REASON_KEY):
+        return payload
+    row = db.execute(
+        "select json_extract(meta, '$.autonomous') from messages where id = ? and json_valid(meta)",
+        [message_id],
+    ).fetchone()
+    try:
+        reason = json.loads(row[0]) if row and row[0] else None
+    except ValueError:
+        return payload
+    if not isinstance(reason, dict):
+        return payload
+    shared = [k for k in REASON_BY_REFERENCE if k in fields and k in reason]
+    if not shared or any(_clip_data(reason[k], 1) != fields[k] for k in shared):
+        return payload
+    for key in shared:
+        del fields[key]
+    fields[REASON_KEY] = True
+    return json.dumps(fields, ensure_ascii=False)
+
+
 class ActivityLog:
     """The timeline of one persona. Writes go through the caller's connection, so an entry lands in the
     caller's open transaction (a memory write and its entry commit or vanish together)."""
@@ -263,6 +298,8 @@ class ActivityLog:
         except (TypeError, ValueError) as exc:
             log.error("activity data for %s not recorded: %s", kind, exc)
             payload = json.dumps({NOTICE_KEY: kept}, ensure_ascii=False) if kept is not None else None
+        if kind == "autonomy" and payload is not None:
+            payload = reason_by_reference(self.db, payload)
         conn = self.db.conn
         in_transaction = conn.in_transaction
         try:
@@ -291,7 +328,7 @@ class ActivityLog:
         if limit is not None:
             sql += " limit ?"
             params.append(max(0, int(limit)))
-        return [_entry(row) for row in reversed(self.db.execute(sql, params).fetchall())]
+        return self._with_reasons([_entry(row) for row in reversed(self.db.execute(sql, params).fetchall())])
 
     def page(
         self,
@@ -322,7 +359,38 @@ class ActivityLog:
         sql, params = _timeline(where, params)
         sql += " order by time desc, id desc limit ?"
         rows = self.db.execute(sql, [*params, max(0, int(limit))]).fetchall()
-        return [_entry(row) for row in rows]
+        return self._with_reasons([_entry(row) for row in rows])
+
+    def _with_reasons(self, entries: list[ActivityEntry]) -> list[ActivityEntry]:
+        """Entries whose reason is kept in their message's meta (REASON_KEY), with it again in `data`. A
+        message forgotten since takes its reason with it."""
+        wanted: dict[int, list[ActivityEntry]] = {}
+        for entry in entries:
+            data = entry.data or {}
+            if data.get(REASON_KEY) and isinstance(data.get("message_id"), int):
+                wanted.setdefault(data["message_id"], []).append(entry)
+        ids = list(wanted)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self.db.execute(
+                "select id, json_extract(meta, '$.autonomous') from messages "
+                f"where id in ({','.join('?' * len(chunk))}) and json_valid(meta)",
+                chunk,
+            ).fetchall()
+            for message_id, reason in rows:
+                try:
+                    kept = json.loads(reason) if reason else None
+                except ValueError:
+                    kept = None
+                if not isinstance(kept, dict):
+                    continue
+                for entry in wanted[message_id]:
+                    shared = {k: _clip_data(kept[k], 1) for k in REASON_BY_REFERENCE if k in kept}
+                    entry.data = {**shared, **(entry.data or {})}
+        for group in wanted.values():
+            for entry in group:
+                entry.data.pop(REASON_KEY, None)  # type: ignore[union-attr]
+        return entries
 
     def count(
         self,

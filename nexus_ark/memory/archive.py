@@ -250,6 +250,19 @@ def _steps(rows: list[tuple[int, str, str]]) -> Iterable[list[tuple[int, str, st
         yield step
 
 
+def prune_vector_log(db: sqlite_utils.Database, keep: int) -> int:
+    """Drop all but the newest `keep` vector_log rows (inside the caller's transaction, if any); returns how
+    many went. A mirror that had not yet read the pruned entries cannot follow: every mirror reloads once
+    (it reads the bits of every item again)."""
+    last = db.execute("select max(seq) from vector_log").fetchone()[0]
+    if last is None:
+        return 0
+    gone = db.execute("delete from vector_log where seq <= ?", [last - keep]).rowcount
+    if gone:
+        db.execute("update embedding_models set generation = generation + 1")
+    return gone
+
+
 # Pending items being embedded right now, per database file and vector table, over every connection in
 # this process: the embedding pass started when a persona opens and the one after a turn never take the
 # same item. (Across processes, the write skips a vector that exists.)
@@ -554,9 +567,7 @@ class Archive:
         )
         first, last = self.db.execute("select min(seq), max(seq) from vector_log").fetchone()
         if last - first >= 2 * VECTOR_LOG_KEEP:
-            self.db.execute("delete from vector_log where seq <= ?", [last - VECTOR_LOG_KEEP])
-            # A mirror that had not yet read the pruned entries cannot follow: it reloads.
-            self.db.execute("update embedding_models set generation = generation + 1")
+            prune_vector_log(self.db, VECTOR_LOG_KEEP)
 
     def _mirror(self, table: str) -> _BitMirror:
         """The mirror of `table`, brought up to date with what any connection committed."""

@@ -11,8 +11,17 @@ persona's runtime (runtime/life.py, the "retention" job) calls apply():
   wrote first, events, tool calls, memory writes, imports, errors) is kept whole;
 - drive_history rows older than the window become one drive_daily row per day: each drive's mean, min and
   max, the day's most frequent dominant drive and its last narrative;
+- finished dreams older than the window keep what the CLI and the window read (their result, each stage's
+  state) and drop each stage's own output (only a dream cut off part-way resumes from it, and the result
+  holds what was written);
+- the timeline entries of messages written first that still hold the reason their message's meta holds
+  (written before memory/activity.REASON_KEY) refer to it instead;
+- the vector log (memory/archive.py: how in-memory mirrors of the vector index follow other connections)
+  keeps its newest VECTOR_LOG_KEEP rows; mirrors behind that reload once;
 - free pages go back to the file system (incremental vacuum; a database made before this is converted by
-  one VACUUM, the first time it runs).
+  one VACUUM, the first time it runs); when deletes have left FRAGMENTED_SHARE of the file unused inside
+  pages (rows are appended at the end of the table, so the holes older rows left are never filled), a
+  small database is rewritten by one VACUUM.
 
 Readers see both: the timeline reads the activity_timeline view, the drive plot reads the daily points
 before the detailed ones (mind/state.history). A day is the persona's local date. Nothing said by the person
@@ -32,7 +41,8 @@ from typing import Any
 import sqlite_utils
 
 from nexus_ark.clock import iso
-from nexus_ark.memory.activity import NOTICE_KEY, clip
+from nexus_ark.memory.activity import NOTICE_KEY, clip, reason_by_reference
+from nexus_ark.memory.archive import prune_vector_log
 from nexus_ark.memory.db import sqlite
 from nexus_ark.notices import notice, stored
 
@@ -50,6 +60,13 @@ TALLY_ITEMS = 10
 DRIVE_COLUMNS = ("boredom", "curiosity", "goal_achievement", "devotion")  # drive_history's level columns
 BATCH = 5_000  # rows per transaction: a person's turn never waits behind one long write
 VACUUM_MIN_FREE = 64  # pages: below this, free pages are left for the next writes to reuse
+# Space unused inside pages (dbstat) at which a whole VACUUM rewrites the file, at least FRAGMENTED_MIN
+# bytes, and only while the file is at most VACUUM_MAX_BYTES (a rewrite of 64 MB takes about a second;
+# a turn waits behind it).
+FRAGMENTED_SHARE = 0.2
+FRAGMENTED_MIN = 256 * 1024
+VACUUM_MAX_BYTES = 64 * 1024 * 1024
+VECTOR_LOG_KEEP = 256  # vector_log rows kept (a mirror that is further behind reloads)
 
 
 @dataclass
@@ -58,6 +75,9 @@ class RetentionReport:
     drive_rolled: int = 0  # drive_history rows folded into daily points
     bytes_freed: int = 0  # returned to the file system
     vacuumed: bool = False  # the one-time VACUUM that turns incremental vacuum on
+    dreams_slimmed: int = 0  # finished dreams whose stage outputs were dropped
+    reasons_referred: int = 0  # entries of messages written first that now refer to the message's reason
+    vector_log_pruned: int = 0
     stopped: bool = False  # gave way to the person: the rest is done next time
 
 
@@ -89,6 +109,18 @@ def apply(
         report.activity_rolled += rolled
         if rolled < BATCH:
             break
+    while not _stop(give_way, report):
+        slimmed = _slim_dreams(db, before)
+        report.dreams_slimmed += slimmed
+        if slimmed < BATCH:
+            break
+    after: int | None = 0
+    while after is not None and not _stop(give_way, report):
+        referred, after = _refer_reasons(db, after)
+        report.reasons_referred += referred
+    if not _stop(give_way, report):
+        with db.atomic():
+            report.vector_log_pruned = prune_vector_log(db, VECTOR_LOG_KEEP)
     if not report.stopped:
         _reclaim(db, report)
     if report.activity_rolled or report.drive_rolled or report.bytes_freed:
@@ -239,6 +271,47 @@ def _merge_activity_day(
     )
 
 
+# -- dreams and the reasons of messages written first ----------------------------------------------
+def _slim_dreams(db: sqlite_utils.Database, before: str) -> int:
+    """Finished dreams older than the window: each stage keeps its state, not its output."""
+    with db.atomic():
+        rows = db.execute(
+            "select id, stages from dream_jobs where state != 'running' "
+            "and coalesce(finished_at, updated_at) < ? and json_valid(stages) "
+            "and exists (select 1 from json_each(stages) "
+            "where json_type(value) = 'object' and (json_type(value, '$.output') is not null "
+            "or json_type(value, '$.grounding') is not null)) order by id limit ?",
+            [before, BATCH],
+        ).fetchall()
+        for job_id, stages in rows:
+            kept = {
+                name: {"state": record.get("state", "done")} if isinstance(record, dict) else record
+                for name, record in json.loads(stages).items()
+            }
+            db.execute("update dream_jobs set stages = ? where id = ?", [json.dumps(kept), job_id])
+    return len(rows)
+
+
+def _refer_reasons(db: sqlite_utils.Database, after: int) -> tuple[int, int | None]:
+    """Entries of messages written first stored before REASON_KEY, after entry `after`: (how many now refer
+    to their message's reason, the last entry read; None when none was left)."""
+    with db.atomic():
+        rows = db.execute(
+            "select id, data from activity where kind = 'autonomy' and id > ? and json_valid(data) "
+            "and json_type(data, '$.message_id') = 'integer' "
+            "and json_type(data, '$.reason_in_message') is null "
+            "and json_type(data, '$.inputs') is not null order by id limit ?",
+            [after, BATCH],
+        ).fetchall()
+        referred = 0
+        for entry_id, data in rows:
+            slim = reason_by_reference(db, data)
+            if slim != data:
+                db.execute("update activity set data = ? where id = ?", [slim, entry_id])
+                referred += 1
+    return referred, (rows[-1][0] if len(rows) == BATCH else None)
+
+
 # -- space --------------------------------------------------------------------------------------------
 def _reclaim(db: sqlite_utils.Database, report: RetentionReport) -> None:
     """Free pages back to the file system. A database created without auto_vacuum (every one before this)
@@ -251,6 +324,9 @@ def _reclaim(db: sqlite_utils.Database, report: RetentionReport) -> None:
             db.execute("pragma auto_vacuum = incremental")
             db.execute("vacuum")
             report.vacuumed = True
+        elif _fragmented(db, page_size * pages):
+            db.execute("vacuum")
+            report.vacuumed = True
         elif free >= VACUUM_MIN_FREE:
             db.execute("pragma incremental_vacuum").fetchall()  # one page per row: read them all
         else:
@@ -260,3 +336,16 @@ def _reclaim(db: sqlite_utils.Database, report: RetentionReport) -> None:
         log.warning("retention: free pages not reclaimed: %s", exc)
         return
     report.bytes_freed = max(0, (pages - db.execute("pragma page_count").fetchone()[0]) * page_size)
+
+
+def _fragmented(db: sqlite_utils.Database, size: int) -> bool:
+    """Whether FRAGMENTED_SHARE of a small file is unused space inside its pages (free pages included)."""
+    if size > VACUUM_MAX_BYTES:
+        return False
+    try:
+        unused = db.execute("select coalesce(sum(unused), 0) from dbstat").fetchone()[0]
+    except sqlite.Error:  # an SQLite built without dbstat
+        return False
+    free = db.execute("pragma freelist_count").fetchone()[0] * db.execute("pragma page_size").fetchone()[0]
+    waste = unused + free
+    return waste >= FRAGMENTED_MIN and waste >= FRAGMENTED_SHARE * size
