@@ -20,7 +20,7 @@ import logging
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,16 +52,25 @@ class _Cancelled(Exception):
     pass
 
 
+class _NoFreeContext(Exception):
+    pass
+
+
 @contextmanager
-def _stoppable_prefill(llm: Any, cancel: threading.Event) -> Iterator[None]:
+def _stoppable_prefill(
+    llm: Any, cancel: threading.Event, between: Callable[[], None] = lambda: None
+) -> Iterator[None]:
     """llama-cpp-python evaluates a whole prompt in one call, deaf to cancellation; its generate() calls
-    self.eval, so for one request an instance attribute evaluates it in steps instead."""
+    self.eval, so for one request an instance attribute evaluates it in steps instead. `between` runs
+    between two steps (a more urgent request is served there)."""
     whole = llm.eval
 
     def in_steps(tokens: Any) -> None:
         for start in range(0, len(tokens), PREFILL_STEP):
             if cancel.is_set():
                 raise _Cancelled
+            if start:
+                between()
             whole(tokens[start : start + PREFILL_STEP])
 
     llm.eval = in_steps
@@ -108,6 +117,7 @@ class _Slot:
     llm: Any = None  # loaded on first use: a model used only for chat never pays for a second KV cache
     text: str = ""  # the last prompt and reply, flattened as _flatten does
     used: int = 0  # when it last answered (a counter): the least recently used one is reused first
+    busy: bool = False  # a request is being answered on it (one waiting on a more urgent one, too)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +156,7 @@ class _Job:
     cancel: threading.Event
     json_schema: dict[str, Any] | None = None
     out: queue.SimpleQueue[Any] = field(default_factory=queue.SimpleQueue)
+    priority: int = 0
 
 
 class LlamaCppBackend(ChatBackend):
@@ -233,7 +244,13 @@ class LlamaCppBackend(ChatBackend):
         if self._closed:
             raise ModelError(notice("The model {name} has been unloaded.", name=self.model_path.name))
         self.ensure_ready()
-        job = _Job(openai_messages(request.messages), request.params, threading.Event(), request.json_schema)
+        job = _Job(
+            openai_messages(request.messages),
+            request.params,
+            threading.Event(),
+            request.json_schema,
+            priority=request.priority,
+        )
         outer_cancel = request.cancel
         self._jobs.put((request.priority, next(self._arrivals), job))
         finished = False
@@ -278,25 +295,7 @@ class LlamaCppBackend(ChatBackend):
             _, _, job = self._jobs.get()
             if job is None:
                 break
-            if self._load_error is not None:
-                job.out.put(self._load_error)
-                continue
-            try:
-                self._generate(job)
-            except ModelError as exc:
-                job.out.put(exc)
-            except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for many things
-                log.exception("generation failed")
-                job.out.put(
-                    ModelError(
-                        notice(
-                            "The model {name} failed while answering: {problem}",
-                            name=self.model_path.name,
-                            problem=str(exc),
-                        )
-                    )
-                )
-            job.out.put(_DONE)
+            self._answer(job)
         self._llm = None
         for slot in self._slots:
             slot.llm = None
@@ -359,13 +358,14 @@ class LlamaCppBackend(ChatBackend):
         """The context whose last prompt this one extends the most (at least half of it shared, as
         llama.cpp's server picks a slot); else an idle loaded one, else a new one, else the least recently
         used. Runs on the inference thread."""
-        best = max(self._slots, key=lambda s: _shared_prefix(s.text, flat) if s.llm is not None else -1)
+        free = [s for s in self._slots if not s.busy]
+        best = max(free, key=lambda s: _shared_prefix(s.text, flat) if s.llm is not None else -1)
         if best.llm is not None and _shared_prefix(best.text, flat) * 2 >= len(flat):
             return best
-        for slot in self._slots:
+        for slot in free:
             if slot.llm is not None and not slot.text:
                 return slot
-        for slot in self._slots:
+        for slot in free:
             if slot.llm is None:
                 try:
                     slot.llm = self._load()
@@ -375,7 +375,55 @@ class LlamaCppBackend(ChatBackend):
                     # Not tried again at every request: the contexts there are will do.
                     self._slots = [s for s in self._slots if s.llm is not None]
                     break
-        return min((s for s in self._slots if s.llm is not None), key=lambda s: s.used)
+        loaded = [s for s in self._slots if s.llm is not None and not s.busy]
+        if not loaded:  # a more urgent request found no context free (one could not be added)
+            raise _NoFreeContext
+        return min(loaded, key=lambda s: s.used)
+
+    def _serve_waiting(self, running: _Job) -> None:
+        """Between two steps of a request (a token, a prompt step): a more urgent request waiting (the
+        person's turn, any persona's on this shared model) is answered now, on another context, and this
+        one then goes on where it was, its own context untouched. With one context it waits its turn."""
+        while True:
+            with self._jobs.mutex:
+                waiting = self._jobs.queue[0] if self._jobs.queue else None
+            if waiting is None or waiting[2] is None or waiting[0] >= running.priority:
+                return
+            if not any(not s.busy and (s.llm is not None or not self._closed) for s in self._slots):
+                return  # every context is answering someone
+            _, _, job = self._jobs.get_nowait()  # the head, or one at least as urgent put meanwhile
+            if job is None:  # closing: put it back, it goes after everything
+                self._jobs.put((_CLOSE, next(self._arrivals), None))
+                return
+            if not self._answer(job):
+                return
+
+    def _answer(self, job: _Job) -> bool:
+        """Answer one request; False when it went back in line (no context was free for it)."""
+        if self._load_error is not None:
+            job.out.put(self._load_error)
+            job.out.put(_DONE)
+            return True
+        try:
+            self._generate(job)
+        except _NoFreeContext:
+            self._jobs.put((job.priority, next(self._arrivals), job))
+            return False
+        except ModelError as exc:
+            job.out.put(exc)
+        except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for many things
+            log.exception("generation failed")
+            job.out.put(
+                ModelError(
+                    notice(
+                        "The model {name} failed while answering: {problem}",
+                        name=self.model_path.name,
+                        problem=str(exc),
+                    )
+                )
+            )
+        job.out.put(_DONE)
+        return True
 
     def _generate(self, job: _Job) -> None:
         p = job.params
@@ -385,6 +433,7 @@ class LlamaCppBackend(ChatBackend):
         self._clock += 1
         slot.used = self._clock
         slot.text = flat  # until it answers: a failed request leaves an unknown state, never a false prefix
+        slot.busy = True
         llm = slot.llm
         from llama_cpp import llama_perf_context, llama_perf_context_reset
 
@@ -393,6 +442,7 @@ class LlamaCppBackend(ChatBackend):
         try:
             self._complete(llm, job, messages, reply)
         finally:
+            slot.busy = False
             slot.text = flat + _flatten([{"role": "assistant", "content": "".join(reply)}])
             perf = llama_perf_context(llm._ctx.ctx)
             self.last_eval = EvalStats(slot.index, int(perf.n_p_eval), int(llm.n_tokens))
@@ -412,7 +462,7 @@ class LlamaCppBackend(ChatBackend):
         )
         finish: str | None = None
         try:
-            with _stoppable_prefill(llm, job.cancel):
+            with _stoppable_prefill(llm, job.cancel, lambda: self._serve_waiting(job)):
                 for part in stream:
                     if job.cancel.is_set():
                         finish = "cancelled"
@@ -424,6 +474,8 @@ class LlamaCppBackend(ChatBackend):
                         job.out.put(StreamChunk(text=text))
                     if choice.get("finish_reason"):
                         finish = choice["finish_reason"]
+                    else:
+                        self._serve_waiting(job)
         except _Cancelled:
             finish = "cancelled"
         finally:
