@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from nexus_ark.agent.prompt import BuiltPrompt
 from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock, SystemClock
-from nexus_ark.config import AppSettings, load_app_settings, problem_list, save_toml_model
+from nexus_ark.config import AppSettings, SettingsStore, load_app_settings, problem_list
 from nexus_ark.dreaming.dream import DreamProgress, DreamResult
 from nexus_ark.errors import ConfigError, DatabaseError, ModelError, NexusArkError, PersonaError
 from nexus_ark.events import EventHub
@@ -97,6 +97,7 @@ class NexusApp:
         self.personas = PersonaStore(self.layout.personas_dir)
         self.pool = BackendPool(backend_factory)
         self.settings = AppSettings()
+        self.settings_store = SettingsStore(self.layout.config_file, self.settings)
         self._shipped = shipped_personas if shipped_personas is not None else shipped_personas_dir()
         self._lock = InstanceLock(self.layout.lock_file)
         # Each open persona's runtime: the owner of its memory, its conversation and its work queue.
@@ -137,10 +138,10 @@ class NexusApp:
         self._lock.acquire()
         try:
             self.settings = load_app_settings(self.layout.config_file)
+            self.settings_store = SettingsStore(self.layout.config_file, self.settings)
             seeded = self.personas.seed_from(self._shipped, self.settings.seeded_personas)
             if seeded or not self.layout.config_file.exists():
-                self.settings.seeded_personas = sorted({*self.settings.seeded_personas, *seeded})
-                save_toml_model(self.layout.config_file, self.settings)
+                self.settings_store.update(seeded_personas=sorted({*self.settings.seeded_personas, *seeded}))
         except BaseException:
             self._lock.release()
             raise
@@ -170,12 +171,10 @@ class NexusApp:
 
     def remember_persona(self, slug: str) -> None:
         if self.settings.last_persona != slug:
-            self.settings.last_persona = slug
-            save_toml_model(self.layout.config_file, self.settings)
+            self.update_settings(last_persona=slug)
 
     def set_language(self, language: str) -> None:
-        self.settings.language = language  # type: ignore[assignment]
-        save_toml_model(self.layout.config_file, self.settings)
+        self.update_settings(language=language)
 
     def create_persona(self, name: str, language: str = "en", description: str = "") -> PersonaInfo:
         persona = self.personas.create(name, language, description)
@@ -203,10 +202,12 @@ class NexusApp:
         keys = [advice] if isinstance(advice, str) else [advice_key(slug, advice)]
         if not isinstance(advice, str) and advice.spec == "bundled":
             keys.append(BUNDLED_HINT_KEY)  # one notice about the bundled model closed is enough
-        new = [key for key in keys if key not in self.settings.dismissed_advice]
-        if new:
-            self.settings.dismissed_advice.extend(new)
-            save_toml_model(self.layout.config_file, self.settings)
+
+        def dismissed(settings: AppSettings) -> dict[str, object]:
+            new = [key for key in keys if key not in settings.dismissed_advice]
+            return {"dismissed_advice": [*settings.dismissed_advice, *new]} if new else {}
+
+        self.settings_store.change(dismissed)
 
     def model_config(self, persona: Persona, purpose: Purpose = "chat") -> ModelConfig:
         """Per-purpose routing: the persona's choice, else the app default; internal falls back to chat."""
@@ -510,19 +511,11 @@ class NexusApp:
 
     # -- the settings window and the persona editor ------------------------------------------------
     def update_settings(self, **changes: object) -> AppSettings:
-        """Change app settings and save config.toml. Validated as a whole first: a bad value raises
-        ConfigError naming it and nothing changes. The settings object stays the same one (callers that
-        hold it see the change)."""
-        try:
-            updated = AppSettings.model_validate({**self.settings.model_dump(), **changes})
-        except ValidationError as exc:
-            raise ConfigError(
-                notice("The settings were not saved: {problems}.", problems=problem_list(exc))
-            ) from exc
-        save_toml_model(self.layout.config_file, updated)
-        for name in changes:
-            setattr(self.settings, name, getattr(updated, name))
-        return self.settings
+        """Change app settings and save config.toml, through its one owner (config.SettingsStore: one
+        lock, atomic write, change events). Validated as a whole first: a bad value raises ConfigError
+        naming it and nothing changes. The settings object stays the same one (callers that hold it see
+        the change). It writes a file: not on the UI thread."""
+        return self.settings_store.update(**changes)
 
     def save_persona(
         self, slug: str, *, soul: str | None = None, settings: Mapping[str, object] | None = None

@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import threading
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -315,3 +316,44 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def load_app_settings(path: Path) -> AppSettings:
     return load_toml_model(path, AppSettings)
+
+
+class SettingsStore:
+    """config.toml's one owner in a process: every change goes through `update` under one lock (the window,
+    its workers and the runtimes' threads all change settings), is validated as a whole, written atomically
+    and then announced to the listeners. Callers on the UI thread hand `update` to a worker: it writes a
+    file. `settings` is the one AppSettings object everyone reads; it changes only here."""
+
+    def __init__(self, path: Path, settings: AppSettings) -> None:
+        self.path = path
+        self.settings = settings
+        self._lock = threading.RLock()
+        self._listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def update(self, **changes: Any) -> AppSettings:
+        """Change and save; a bad value raises ConfigError naming it and nothing changes."""
+        if not changes:
+            return self.settings
+        with self._lock:
+            try:
+                updated = AppSettings.model_validate({**self.settings.model_dump(), **changes})
+            except ValidationError as exc:
+                raise ConfigError(
+                    notice("The settings were not saved: {problems}.", problems=problem_list(exc))
+                ) from exc
+            save_toml_model(self.path, updated)
+            for name in changes:
+                setattr(self.settings, name, getattr(updated, name))
+        for listener in list(self._listeners):
+            listener(dict(changes))
+        return self.settings
+
+    def change(self, compute: Callable[[AppSettings], dict[str, Any]]) -> AppSettings:
+        """A change computed from the settings as they are, under the lock (two threads adding to a list
+        both keep their item)."""
+        with self._lock:
+            return self.update(**compute(self.settings))
+
+    def subscribe(self, listener: Callable[[dict[str, Any]], None]) -> None:
+        """`listener(changes)` after each saved change, on the thread that made it."""
+        self._listeners.append(listener)

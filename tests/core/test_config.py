@@ -135,3 +135,35 @@ def test_a_wrong_value_too_big_to_print_is_named_in_short(tmp_path: Path, value:
     message = str(err.value)
     assert str(path) in message and "font_size" in message and shown in message, message
     assert len(message) < 400
+
+
+def test_settings_changed_from_many_threads_at_once_keep_every_change(tmp_path: Path) -> None:
+    """config.toml was written from four threads with no owner (issue 22): every change now goes through
+    one (config.SettingsStore), so changes made at once from eight threads are all on disk, the file reads,
+    and each change is announced."""
+    import threading
+
+    from nexus_ark.app import NexusApp
+
+    app = NexusApp(tmp_path / "data").open()
+    heard: list[dict] = []
+    app.settings_store.subscribe(heard.append)
+    try:
+
+        def dismiss(i: int) -> None:
+            for n in range(15):
+                app.dismiss_advice("aria", f"advice-{i}-{n}")
+                app.update_settings(last_persona="aria" if n % 2 else "hikari", font_size=12 + n % 3)
+
+        threads = [threading.Thread(target=dismiss, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        on_disk = load_app_settings(app.layout.config_file)
+        expected = {f"advice-{i}-{n}" for i in range(8) for n in range(15)}
+        assert expected <= set(on_disk.dismissed_advice), len(expected - set(on_disk.dismissed_advice))
+        assert len(on_disk.dismissed_advice) == len(set(on_disk.dismissed_advice))
+        assert sum("dismissed_advice" in change for change in heard) == 8 * 15  # each change announced
+    finally:
+        app.close()
