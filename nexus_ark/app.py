@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -61,6 +61,7 @@ from nexus_ark.runtime.scheduler import RuntimeScheduler
 log = logging.getLogger(__name__)
 
 Purpose = Literal["chat", "internal"]
+T = TypeVar("T")
 
 
 class ModelCheck(BaseModel):
@@ -441,6 +442,13 @@ class NexusApp:
         (`runtime.queue.call`), as the command line and the window do; tests plant data through it
         while nothing else runs."""
         return self.runtime(slug).memory
+
+    def change_memory(self, slug: str, name: str, change: Callable[[MemoryStore], T]) -> T:
+        """Run `change(memory)` on the persona's queue with its owner connection, as the person's work
+        (first in line), and return its result: the one way to write a persona's memory from outside its
+        runtime (the command line's memory, goals and questions commands). Blocks: not on the UI thread."""
+        runtime = self.runtime(slug)
+        return runtime.queue.call(name, lambda: change(runtime.memory))
 
     def drives(self, slug: str, *, record: bool = True) -> DriveReport:
         """The persona's drives now, with their inputs, dominant drive and narrative. Recorded in

@@ -34,10 +34,8 @@ def run_memory_command(app: NexusApp, args: argparse.Namespace) -> int:
             finally:
                 store.close()
         # A write runs on the persona's queue, on its owner connection, like every other write (issue 22).
-        runtime = app.runtime(persona.slug)
-        return runtime.queue.call(
-            f"memory {args.memory_command}", lambda: _write_command(app, runtime.memory, args, persona)
-        )
+        name = f"memory {args.memory_command}"
+        return app.change_memory(persona.slug, name, lambda store: _write_command(app, store, args, persona))
     except sqlite.Error as exc:  # a damaged or unwritable file: say which, and what to do
         raise database_error(exc, persona.memory_path) from exc
 

@@ -140,12 +140,6 @@ def _memory(app: NexusApp, slug: str, *, read_only: bool) -> Iterator[MemoryStor
         store.close()
 
 
-def _write(app: NexusApp, slug: str, name: str, change: Callable[[MemoryStore], Any]) -> Any:
-    """A change to the persona's memory, made on its queue with its owner connection (one writer)."""
-    runtime = app.runtime(slug)
-    return runtime.queue.call(name, lambda: change(runtime.memory))
-
-
 def _print_rows(rows: Sequence[BaseModel], as_json: bool, line: Callable[[Any], str]) -> int:
     for row in rows:
         print(row.model_dump_json() if as_json else line(row))
@@ -177,7 +171,7 @@ def _goals(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
             return c.add_progress(args.id, args.note, ["user"])
         return c.set_goal_status(args.id, "completed" if action == "complete" else "abandoned", args.note)
 
-    goal = _write(app, slug, f"goals {action}", change)
+    goal = app.change_memory(slug, f"goals {action}", change)
     print(goal.id)
     app.events.publish("mind_changed", persona=slug, what="goals")
     return 0
@@ -201,7 +195,7 @@ def _questions(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
         else:
             store.components.delete_question(args.id)
 
-    _write(app, slug, f"questions {action}", change)
+    app.change_memory(slug, f"questions {action}", change)
     print(f"{action}d question {args.id}", file=sys.stderr)
     app.events.publish("mind_changed", persona=slug, what="questions")
     return 0
