@@ -15,7 +15,8 @@ loop could not run. Scenarios, each with its own probe:
 
 --busy-python keeps a thread running pure Python through every scenario (standing for background work in
 Python: parsing an import, a dream's bookkeeping), which holds the interpreter lock whenever it can;
---default-interval leaves Python's 5 ms switch interval instead of the app's (ui.tasks.favour_the_ui_thread).
+--default-interval leaves Python's 5 ms switch interval instead of the app's
+(ui.util.tasks.favour_the_ui_thread).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.providers.scripted import ScriptedBackend
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import i18n
-from ui.main_window import MainWindow
-from ui.tasks import favour_the_ui_thread, freeze_long_lived
+from ui.main.main_window import MainWindow
+from ui.util import i18n
+from ui.util.tasks import favour_the_ui_thread, freeze_long_lived
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 SENTENCE = "the sea was **calm** that morning and the *light* moved slowly over the water"
@@ -106,7 +107,7 @@ def run(
     default_interval: bool = False,
 ) -> dict:
     if not default_interval:
-        favour_the_ui_thread()  # as ui/application.py does
+        favour_the_ui_thread()  # as ui/app/application.py does
     qt = QApplication.instance() or QApplication([])
     i18n.set_language("en")
     results: dict = {
@@ -131,9 +132,9 @@ def run(
         window = MainWindow(app)
         window.resize(1000, 700)
         window.show()
-        spin(qt, lambda: window._ready and bool(window.chat.bubbles), 300)
+        spin(qt, lambda: window.ready and bool(window.chat.bubbles), 300)
         settle(qt, window)
-        freeze_long_lived()  # as the app does once its window is built (ui/application.py)
+        freeze_long_lived()  # as the app does once its window is built (ui/app/application.py)
         probe = Probe(qt)
 
         probe.start()
@@ -194,7 +195,7 @@ def run(
         drawn = []
 
         def latest_shown(slug: str) -> bool:
-            return window.current_slug == slug and window._ready and "latest" in shown
+            return window.current_slug == slug and window.ready and "latest" in shown
 
         probe.start()
         for i in range(switches):

@@ -17,8 +17,8 @@ wall time of the scenario.
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.import_stall [--pages 200] [--entries 5000] \
         [--no-freeze] [--json out.json]
 
---no-freeze leaves out what ui/application.py does once the window is built (ui.tasks.freeze_long_lived),
-to show what the garbage collector's full walks cost the window without it.
+--no-freeze leaves out what ui/app/application.py does once the window is built
+(ui.util.tasks.freeze_long_lived), to show what the garbage collector's full walks cost the window without it.
 """
 
 from __future__ import annotations
@@ -43,10 +43,11 @@ from nexus_ark.paths import assets_dir
 from nexus_ark.personas.cards import V3, embed_card, v2_copy
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 from tests.pdf_maker import write_pdf
-from ui import card_actions, i18n
-from ui.main_window import MainWindow
-from ui.memory_window import MemoryWindow
-from ui.tasks import favour_the_ui_thread, freeze_long_lived
+from ui.main.main_window import MainWindow
+from ui.memory.memory_window import MemoryWindow
+from ui.personas import card_actions
+from ui.util import i18n
+from ui.util.tasks import favour_the_ui_thread, freeze_long_lived
 
 NOW = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 SENTENCE = (
@@ -137,7 +138,7 @@ def idle(seconds: float) -> None:
 
 
 def run(pages: int, entries: int, freeze: bool = True) -> dict:
-    favour_the_ui_thread()  # as ui/application.py does
+    favour_the_ui_thread()  # as ui/app/application.py does
     qt = QApplication.instance() or QApplication([])
     i18n.set_language("en")
     results: dict = {"pages": pages, "entries": entries, "frozen": freeze, "cpus": os.cpu_count()}
@@ -158,8 +159,8 @@ def run(pages: int, entries: int, freeze: bool = True) -> dict:
         window.resize(1000, 700)
         window.show()
         if freeze:
-            freeze_long_lived()  # as ui/application.py does once the window is built
-        wait(lambda: window._ready, 300)
+            freeze_long_lived()  # as ui/app/application.py does once the window is built
+        wait(lambda: window.ready, 300)
         idle(1)
         probe = Probe(qt)
 
@@ -193,7 +194,7 @@ def run(pages: int, entries: int, freeze: bool = True) -> dict:
         card_actions.import_card_file(window, app, card, window._on_card_imported)
 
         def imported() -> bool:
-            return window.current_slug not in before and window._ready
+            return window.current_slug not in before and window.ready
 
         wait(imported, 900)
         results["card"] = {**probe.stop(), "wall_s": round(time.monotonic() - started, 1)}
@@ -230,7 +231,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument("--entries", type=int, default=5_000)
-    parser.add_argument("--no-freeze", action="store_true", help="as before ui.tasks.freeze_long_lived")
+    parser.add_argument("--no-freeze", action="store_true", help="as before ui.util.tasks.freeze_long_lived")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     result = run(args.pages, args.entries, freeze=not args.no_freeze)

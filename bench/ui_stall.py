@@ -29,9 +29,9 @@ from PySide6.QtWidgets import QApplication
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import iso
-from ui import i18n
-from ui.main_window import MainWindow
-from ui.tasks import favour_the_ui_thread
+from ui.main.main_window import MainWindow
+from ui.util import i18n
+from ui.util.tasks import favour_the_ui_thread
 
 MESSAGES = [
     "Hi Aria, I'm back from work.",
@@ -105,7 +105,7 @@ def spin(qt: QApplication, until, timeout: float) -> None:
 
 
 def run(messages: int) -> dict:
-    favour_the_ui_thread()  # as ui/application.py does
+    favour_the_ui_thread()  # as ui/app/application.py does
     qt = QApplication.instance() or QApplication([])
     i18n.set_language("en")
     with tempfile.TemporaryDirectory() as tmp:

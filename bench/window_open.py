@@ -5,7 +5,8 @@ few turns (so the timeline, the memory and the dashboard have something to show)
 way its menu opens it, twice (the first open pays for what is built once), and closed again. A 10 ms QTimer
 probe records how late each tick came from the moment of the click until the window has shown what it
 read; `open_ms` is how long the menu's handler itself ran on the UI thread (building the window's widgets).
-As ui/application.py does, the windows' modules are imported on a thread of their own once the window shows.
+As ui/app/application.py does, the windows' modules are imported on a thread of their own once the window
+shows.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.window_open [--json out.json]
 """
@@ -29,10 +30,10 @@ from bench.ui_stall import Probe
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import i18n
-from ui.application import WINDOW_MODULES, import_in_background
-from ui.main_window import MainWindow
-from ui.tasks import favour_the_ui_thread, freeze_long_lived
+from ui.app.application import WINDOW_MODULES, import_in_background
+from ui.main.main_window import MainWindow
+from ui.util import i18n
+from ui.util.tasks import favour_the_ui_thread, freeze_long_lived
 
 TURNS = (
     "My sister Yui turns twenty on Friday and I made her a blue bowl in pottery class.",
@@ -58,7 +59,7 @@ WINDOWS: list[tuple[str, str, Callable[[MainWindow], None], Callable[[QWidget], 
 
 
 def run() -> dict:
-    favour_the_ui_thread()  # as ui/application.py does
+    favour_the_ui_thread()  # as ui/app/application.py does
     qt = QApplication.instance() or QApplication([])
     i18n.set_language("en")
     i18n.read_every_catalogue()
@@ -74,7 +75,7 @@ def run() -> dict:
         window.show()
         import_in_background(*WINDOW_MODULES)
         freeze_long_lived()
-        wait(lambda: window._ready, 300)
+        wait(lambda: window.ready, 300)
         finished: list[bool] = []
         window.turn_finished.connect(lambda *_args: finished.append(True))
         for count, text in enumerate(TURNS, start=1):

@@ -1,6 +1,6 @@
 """Draws the app icon with Qt, so the artwork is reproducible from source, and writes it for each platform:
 
-  assets/icons/app.png                     256 px, the window icon (ui/application.py) and Linux
+  assets/icons/app.png                     256 px, the window icon (ui/app/application.py) and Linux
   assets/icons/app.ico                     Windows: 16, 24, 32, 48, 64 and 256 px PNG entries
   assets/icons/app.icns                    macOS: ic07..ic10 (128, 256, 512, 1024 px) PNG entries
   packaging/linux/icons/<N>.png            the hicolor sizes the .deb installs (16..512 px)

@@ -2,7 +2,7 @@
 
 A temporary data folder, the scripted mind, and a V3 card made here: a PNG with a picture drawn by Qt,
 three greetings and a lorebook (two entries for memory, one always in mind), in English or in Japanese.
-It is imported the way the menu does it (ui.card_actions.import_card_file, with the main window's
+It is imported the way the menu does it (ui.personas.card_actions.import_card_file, with the main window's
 _on_card_imported), and the picture is what the person then sees: the window with the new persona open
 on its greeting, and the result box over it. The box is a window of its own, so it is painted over the
 window's picture where Qt centres it, under a plain title bar where the window manager would draw its
@@ -27,8 +27,9 @@ from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.personas.cards import embed_card, v2_copy
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import card_actions, i18n, theme
-from ui.main_window import MainWindow
+from ui.main.main_window import MainWindow
+from ui.personas import card_actions
+from ui.util import i18n, theme
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 CARDS = {
@@ -235,7 +236,7 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
     app = QApplication.instance()
     for _ in range(400):
         app.processEvents()
-        if window._ready:
+        if window.ready:
             break
         time.sleep(0.02)
     card = make_card(data, language)
@@ -247,7 +248,7 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
         shown = [b for b in window.findChildren(QMessageBox, "card-result") if b.isVisible()]
         box = shown[0] if shown else None
         switched = window.current_slug != before  # opened on the main loop's turn after the box
-        if box and switched and window._ready and window.chat.bubbles and not window.chat.drawing:
+        if box and switched and window.ready and window.chat.bubbles and not window.chat.drawing:
             break
         time.sleep(0.02)
     if box is None:

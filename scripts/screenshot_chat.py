@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QApplication
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import i18n, theme
-from ui.main_window import MainWindow
+from ui.main.main_window import MainWindow
+from ui.util import i18n, theme
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 TALK = {
@@ -84,7 +84,7 @@ def shoot(out: Path, language: str, dark: bool, search: str = "") -> Path:
     app = QApplication.instance()
     for _ in range(400):  # the page, the avatar and the language check arrive from worker threads
         app.processEvents()
-        if window.chat.bubbles and not window.chat.drawing and window._ready:
+        if window.chat.bubbles and not window.chat.drawing and window.ready:
             break
         time.sleep(0.02)
     if search:

@@ -30,10 +30,10 @@ from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory.components import EmotionEntry, Episode, Goal, Insight, OpenQuestion
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import i18n, theme
-from ui.dashboard import DashboardWindow
-from ui.model_dialog import ModelSettingsDialog
-from ui.tray import Tray
+from ui.life.dashboard import DashboardWindow
+from ui.life.tray import Tray
+from ui.models.model_dialog import ModelSettingsDialog
+from ui.util import i18n, theme
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
 GAP = 16

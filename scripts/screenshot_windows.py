@@ -33,9 +33,9 @@ from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory.portability import backup_if_due
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import i18n, theme
-from ui.persona_editor import PersonaEditor
-from ui.settings_dialog import SettingsDialog
+from ui.personas.persona_editor import PersonaEditor
+from ui.settings.settings_dialog import SettingsDialog
+from ui.util import i18n, theme
 
 NOW = datetime.now(UTC).replace(second=0, microsecond=0)
 SLUGS = {"en": "aria", "ja": "hikari"}

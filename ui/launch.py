@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 
 def _open_window(args: argparse.Namespace) -> int:
-    from ui.application import run_window  # Qt is imported only here
+    from ui.app.application import run_window  # Qt is imported only here
 
     return run_window(args.data_dir)
 

@@ -181,8 +181,8 @@ def test_window_starts_switches_to_japanese_and_starts_again(
         "import sys, pathlib\n"
         "from PySide6.QtWidgets import QApplication\n"
         "from nexus_ark.app import NexusApp\n"
-        "from ui import i18n\n"
-        "from ui.main_window import MainWindow\n"
+        "from ui.util import i18n\n"
+        "from ui.main.main_window import MainWindow\n"
         "qt = QApplication([])\n"
         "core = NexusApp(sys.argv[1]).open()\n"
         "window = MainWindow(core)\n"
@@ -203,8 +203,8 @@ def test_window_starts_switches_to_japanese_and_starts_again(
     assert f"nexus-ark {__version__} window" in (data / "logs" / "nexus-ark.log").read_text(encoding="utf-8")
     restart = (
         "import sys\n"
-        "from ui import i18n\n"
-        "from ui.application import run_window\n"
+        "from ui.util import i18n\n"
+        "from ui.app.application import run_window\n"
         "code = run_window(sys.argv[1])\n"
         "print(code, i18n.current_language(), i18n.tr('Send'))\n"
     )
@@ -246,7 +246,7 @@ def test_an_install_missing_its_data_is_named_by_doctor_and_still_opens(
         log = (data / "logs" / "nexus-ark.log").read_text(encoding="utf-8")
         assert "cannot read the ja translations" in log and "showing English" in log
         code = (
-            "import sys\nfrom ui import i18n\nfrom ui.application import run_window\n"
+            "import sys\nfrom ui.util import i18n\nfrom ui.app.application import run_window\n"
             "print(run_window(sys.argv[1]), i18n.current_language())\n"
         )
         opened = _run([_exe(installed, "python"), "-c", code, str(data)], cwd, window_env)

@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtWidgets import QListWidget, QPlainTextEdit
 
 from nexus_ark import about
-from ui import i18n
-from ui.about_dialog import THIRD_PARTY, AboutDialog
+from ui.settings.about_dialog import THIRD_PARTY, AboutDialog
+from ui.util import i18n
 
 
 def _select(qtbot, dialog: AboutDialog, starts_with: str) -> str:

@@ -21,8 +21,8 @@ from nexus_ark.dreaming.dream import Dreamer
 from nexus_ark.memory.activity import KINDS, ActivityEntry, ActivityLog
 from nexus_ark.providers.scripted import ScriptedBackend
 from nexus_ark.runtime.life import heartbeat
-from ui import i18n, theme
-from ui.activity_window import KIND_LABELS, PAGE, ActivityWindow, kind_label
+from ui.life.activity_window import KIND_LABELS, PAGE, ActivityWindow, kind_label
+from ui.util import i18n, theme
 
 START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
@@ -389,7 +389,7 @@ def test_closing_while_a_query_runs_returns_at_once(
 def test_view_menu_opens_the_timeline_of_the_persona_and_turns_update_it(
     qtbot, core: NexusApp, clock: FixedClock
 ) -> None:
-    from ui.main_window import MainWindow
+    from ui.main.main_window import MainWindow
 
     _a_day(core, clock)
     main = MainWindow(core)

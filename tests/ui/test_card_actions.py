@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
 from nexus_ark.app import NexusApp
 from nexus_ark.personas.cards import read_card_file
 from tests import cards_maker
-from ui import card_actions, i18n
+from ui.personas import card_actions
+from ui.util import i18n
 
 CARDS = Path(__file__).resolve().parents[1] / "data" / "cards"
 # The offscreen platform says so for every shown window and dialog.

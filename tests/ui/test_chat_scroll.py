@@ -15,9 +15,9 @@ from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory.conversation_pages import ShownMessage
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import i18n
-from ui.chat_view import Bubble, ChatView
-from ui.main_window import MainWindow
+from ui.chat.chat_view import Bubble, ChatView
+from ui.main.main_window import MainWindow
+from ui.util import i18n
 
 NOON = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise", "requestActivate")

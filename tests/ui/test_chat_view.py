@@ -19,11 +19,11 @@ from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory.conversation_pages import PAGE
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import i18n
-from ui.avatars import avatar_image
-from ui.chat_markdown import to_document
-from ui.chat_view import MAX_BUBBLES, ChatView
-from ui.main_window import MainWindow
+from ui.chat.chat_view import MAX_BUBBLES, ChatView
+from ui.main.main_window import MainWindow
+from ui.util import i18n
+from ui.util.avatars import avatar_image
+from ui.util.chat_markdown import to_document
 
 NOON = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise", "requestActivate")
@@ -428,7 +428,7 @@ def test_a_persona_whose_model_does_not_speak_its_language_gets_a_notice_that_st
 def test_an_avatar_is_drawn_once_and_again_when_its_file_changes(qapp, tmp_path: Path, monkeypatch) -> None:
     """Switching back and forth draws no picture again (drawing text on a worker held Qt's font database
     while font files loaded, and the UI thread waited); a picture replaced at the same path is drawn anew."""
-    from ui import avatars
+    from ui.util import avatars
 
     monkeypatch.setattr(avatars, "_kept", {})  # none drawn yet (other tests drew stand-ins)
     drawn: list[str] = []

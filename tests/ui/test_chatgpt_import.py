@@ -14,8 +14,9 @@ from PySide6.QtWidgets import QMessageBox, QProgressDialog, QPushButton
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import chatgpt_actions, i18n
-from ui.main_window import MainWindow
+from ui.main.main_window import MainWindow
+from ui.memory import chatgpt_actions
+from ui.util import i18n
 
 EXPORT = Path(__file__).resolve().parents[1] / "data" / "chatgpt" / "conversations.json"
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise", "requestActivate")
@@ -32,7 +33,7 @@ def window(qtbot, data_dir: Path):
     win = MainWindow(core)
     qtbot.addWidget(win)
     win.show()
-    qtbot.waitUntil(lambda: win.current_slug == "aria" and win._ready, timeout=60_000)
+    qtbot.waitUntil(lambda: win.current_slug == "aria" and win.ready, timeout=60_000)
     yield win
     win.close()
     core.close()

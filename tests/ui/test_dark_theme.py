@@ -19,10 +19,10 @@ from PySide6.QtWidgets import QApplication, QLabel, QTabWidget, QTextBrowser, QW
 
 from nexus_ark.app import NexusApp
 from tests.ui import test_dashboard as planted
-from ui import i18n, theme
-from ui.dashboard import DashboardWindow
-from ui.model_dialog import ModelSettingsDialog
-from ui.tray import Tray
+from ui.life.dashboard import DashboardWindow
+from ui.life.tray import Tray
+from ui.models.model_dialog import ModelSettingsDialog
+from ui.util import i18n, theme
 
 core = planted.core  # a persona with a planted mind (episodes, a dream diary, drives, emotions)
 dashboard = planted.window  # its Inner life window, once the first read is shown
@@ -260,7 +260,7 @@ def test_no_window_writes_words_in_a_colour_of_its_own() -> None:
     fixed = re.compile(r"color:\s*#[0-9a-fA-F]{3,6}|solid #[0-9a-fA-F]{3,6}")
     found = [
         f"{path.name}:{n}: {line.strip()}"
-        for path in sorted((Path(__file__).resolve().parents[2] / "ui").glob("*.py"))
+        for path in sorted((Path(__file__).resolve().parents[2] / "ui").rglob("*.py"))
         if path.name != "theme.py"
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if fixed.search(line)

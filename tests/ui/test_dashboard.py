@@ -17,8 +17,8 @@ from nexus_ark.memory.components import EmotionEntry, Episode, Goal, Insight, Op
 from nexus_ark.mind import drives
 from nexus_ark.mind.narrative import drive_line
 from nexus_ark.providers.scripted import ScriptedBackend
-from ui import i18n
-from ui.dashboard import DashboardWindow
+from ui.life.dashboard import DashboardWindow
+from ui.util import i18n
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
@@ -382,7 +382,7 @@ def test_a_model_too_small_to_reflect_says_so_in_the_diary(qtbot, data_dir: Path
             button = win.diary.get_model_button
             assert button.isVisibleTo(win.diary) and button.text() == "Get a model…"
             from tests.ui.dialogs import close_next_dialog
-            from ui.get_model_dialog import GetModelDialog
+            from ui.models.get_model_dialog import GetModelDialog
 
             opened: list[str] = []
             close_next_dialog(GetModelDialog, opened)

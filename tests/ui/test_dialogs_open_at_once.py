@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QDialog
 from nexus_ark.app import NexusApp
 from nexus_ark.providers.catalogue import catalogue_dir
 from tests.ui.ui_thread import files_opened_on_the_ui_thread
-from ui import i18n
-from ui.activity_window import ActivityWindow
-from ui.dashboard import DashboardWindow
-from ui.model_dialog import ModelSettingsDialog
+from ui.life.activity_window import ActivityWindow
+from ui.life.dashboard import DashboardWindow
+from ui.models.model_dialog import ModelSettingsDialog
+from ui.util import i18n
 
 pytestmark = [pytest.mark.integration, pytest.mark.qt_log_ignore("propagateSizeHints")]
 

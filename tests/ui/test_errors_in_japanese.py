@@ -9,8 +9,8 @@ import pytest
 
 from nexus_ark.app import NexusApp
 from tests.ui.dialogs import read_next_message_box
-from ui import i18n
-from ui.main_window import MainWindow
+from ui.main.main_window import MainWindow
+from ui.util import i18n
 
 # The offscreen platform cannot size a shown dialog and says so; that is not our warning.
 pytestmark = [pytest.mark.integration, pytest.mark.qt_log_ignore("propagateSizeHints")]

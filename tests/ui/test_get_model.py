@@ -18,9 +18,9 @@ from nexus_ark.runtime.scripted_mind import ScriptedMind
 from tests.integration.hub_server import HubStandIn
 from tests.integration.test_model_download import write_catalogue
 from tests.ui.dialogs import close_next_dialog
-from ui import i18n
-from ui.get_model_dialog import GetModelDialog
-from ui.main_window import MainWindow
+from ui.main.main_window import MainWindow
+from ui.models.get_model_dialog import GetModelDialog
+from ui.util import i18n
 
 NOON = datetime(2026, 11, 25, 12, 0)
 pytestmark = [

@@ -42,15 +42,15 @@ from PySide6.QtWidgets import (
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import i18n
-from ui.about_dialog import AboutDialog
-from ui.activity_window import ActivityWindow
-from ui.dashboard import DashboardWindow
-from ui.main_window import MainWindow
-from ui.memory_window import MemoryWindow
-from ui.persona_editor import PersonaEditor
-from ui.prompt_view import PromptView
-from ui.settings_dialog import SettingsDialog
+from ui.chat.prompt_view import PromptView
+from ui.life.activity_window import ActivityWindow
+from ui.life.dashboard import DashboardWindow
+from ui.main.main_window import MainWindow
+from ui.memory.memory_window import MemoryWindow
+from ui.personas.persona_editor import PersonaEditor
+from ui.settings.about_dialog import AboutDialog
+from ui.settings.settings_dialog import SettingsDialog
+from ui.util import i18n
 
 NOON = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 CATALOGUE = Path(__file__).resolve().parents[2] / "assets" / "translations" / "ja.json"
@@ -59,7 +59,7 @@ ENDONYMS = {"English", "日本語"}
 # Columns that show data in words of the core, the same in every language: the prompt's section names are
 # the names `nexus-ark prompt` prints ("conversation" is also a kind of memory the memory window labels).
 DATA_COLUMNS = {"promptSections": 0}
-# Known offenders, each with where it is; remove an entry once it is fixed there. ui/main_window.py: the
+# Known offenders, each with where it is; remove an entry once it is fixed there. ui/main/main_window.py: the
 # reply speed under the input is set after each turn, and MainWindow.retranslate does not set it again.
 NOT_YET_FOLLOWING: set[str] = set()  # strings known not to follow a switch yet: none
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise", "requestActivate")

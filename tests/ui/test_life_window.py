@@ -16,9 +16,9 @@ from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.runtime.life import tick
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui import i18n
-from ui.main_window import MainWindow
-from ui.tray import open_conversation_on_click
+from ui.life.tray import open_conversation_on_click
+from ui.main.main_window import MainWindow
+from ui.util import i18n
 
 NOON = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 # The offscreen platform warns about what it cannot do for a shown window.
@@ -83,7 +83,7 @@ def test_unread_counts_show_beside_another_persona_and_clear_when_its_conversati
     qtbot.waitUntil(lambda: "● 1" in item_text(window, "hikari"), timeout=10_000)
     assert window.life.total() == 1 and "(1)" in window.inbox_action.text()
     window.select_persona("hikari")
-    qtbot.waitUntil(lambda: window._ready and window.current_slug == "hikari", timeout=30_000)
+    qtbot.waitUntil(lambda: window.ready and window.current_slug == "hikari", timeout=30_000)
     qtbot.waitUntil(lambda: window.app.runtime("hikari").inbox.unread() == 0, timeout=10_000)
     assert "●" not in item_text(window, "hikari") and window.life.total() == 0
     # The history (read on its own thread) shows it with its reason.
@@ -99,7 +99,7 @@ def test_the_inbox_lists_what_was_written_with_why_and_opens_the_conversation(qt
     item = inbox.tree.topLevelItem(0)
     assert item.text(0) == "ひかり" and item.font(0).bold() and "3" in item.text(3)
     inbox.tree.itemActivated.emit(item, 0)
-    qtbot.waitUntil(lambda: window.current_slug == "hikari" and window._ready, timeout=30_000)
+    qtbot.waitUntil(lambda: window.current_slug == "hikari" and window.ready, timeout=30_000)
     qtbot.waitUntil(lambda: window.app.runtime("hikari").inbox.unread() == 0, timeout=10_000)
 
 
@@ -124,6 +124,6 @@ def test_typing_in_the_box_holds_autonomy_back(qtbot, window):
 def test_a_clicked_notification_brings_its_persona_and_an_unknown_one_changes_nothing(qtbot, window):
     qtbot.waitUntil(lambda: window.persona_list.count() == 2, timeout=10_000)  # the list, read on a worker
     window.show_conversation("hikari")  # what a click on hikari's desktop notification does
-    qtbot.waitUntil(lambda: window.current_slug == "hikari" and window._ready, timeout=60_000)
+    qtbot.waitUntil(lambda: window.current_slug == "hikari" and window.ready, timeout=60_000)
     window.show_conversation("gone")  # a persona deleted since its notification was shown
     assert window.current_slug == "hikari"

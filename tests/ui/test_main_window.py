@@ -10,8 +10,8 @@ from PySide6.QtCore import QObject, Qt, Slot
 from nexus_ark.app import NexusApp
 from nexus_ark.config import load_app_settings
 from nexus_ark.memory.store import MemoryStore
-from ui import i18n
-from ui.main_window import MainWindow
+from ui.main.main_window import MainWindow
+from ui.util import i18n
 
 pytestmark = pytest.mark.integration
 
@@ -140,7 +140,7 @@ def test_japanese_ui_shows_at_once_and_is_remembered(qtbot, open_window) -> None
 @pytest.mark.qt_log_ignore("propagateSizeHints")
 def test_start_on_a_data_dir_in_use_shows_a_clear_dialog(qtbot, data_dir: Path) -> None:
     from tests.ui.dialogs import read_next_message_box
-    from ui.application import run_window
+    from ui.app.application import run_window
 
     holder = NexusApp(data_dir).open()
     seen: list[str] = []
@@ -217,7 +217,7 @@ def test_a_reply_cut_by_the_token_limit_offers_continue_into_the_same_message(
 
 
 def test_the_prompt_view_shows_the_sections_and_messages_of_the_next_message(qtbot, open_window) -> None:
-    from ui.prompt_view import PromptView
+    from ui.chat.prompt_view import PromptView
 
     window = open_window()
     view = PromptView(window.app, "aria", "What is my sister's name?")
@@ -232,7 +232,7 @@ def test_the_prompt_view_shows_the_sections_and_messages_of_the_next_message(qtb
 def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_opens_another(
     qtbot, open_window, monkeypatch
 ) -> None:
-    from ui.persona_dialog import NewPersonaDialog
+    from ui.personas.persona_dialog import NewPersonaDialog
 
     window = open_window()
     monkeypatch.setattr(NewPersonaDialog, "exec", lambda self: NewPersonaDialog.DialogCode.Accepted)
@@ -243,7 +243,7 @@ def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_op
         return [window.persona_list.item(i).text() for i in range(window.persona_list.count())]
 
     qtbot.waitUntil(
-        lambda: window.current_slug == "mira" and window._ready and "Mira" in names(), timeout=60_000
+        lambda: window.current_slug == "mira" and window.ready and "Mira" in names(), timeout=60_000
     )
     assert window.persona_list.currentItem().text() == "Mira"
     assert window.windowTitle() == "Nexus Ark — Mira"
@@ -251,7 +251,7 @@ def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_op
 
     kept = window.app.delete_persona("mira")  # what the persona editor's Delete runs on its worker
     window._persona_deleted("mira", str(kept))
-    qtbot.waitUntil(lambda: window.current_slug not in ("", "mira") and window._ready, timeout=60_000)
+    qtbot.waitUntil(lambda: window.current_slug not in ("", "mira") and window.ready, timeout=60_000)
     qtbot.waitUntil(lambda: "Mira" not in names())
     current = window.persona_list.currentItem()
     assert current is not None and current.data(Qt.ItemDataRole.UserRole) == window.current_slug
@@ -291,12 +291,12 @@ def test_the_dashboard_imported_on_a_thread_at_start_works_on_the_ui_thread(data
 import sys, time
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from ui.application import import_in_background
+from ui.app.application import import_in_background
 assert "pyqtgraph" not in sys.modules
-import_in_background("ui.dashboard").join(60)
+import_in_background("ui.life.dashboard").join(60)
 assert "pyqtgraph" in sys.modules
 from nexus_ark.app import NexusApp
-from ui.dashboard import DashboardWindow
+from ui.life.dashboard import DashboardWindow
 core = NexusApp(sys.argv[1]).open()
 window = DashboardWindow(core, "aria")
 window.show()
@@ -340,7 +340,7 @@ from PySide6.QtWidgets import QApplication
 app = QApplication([])
 seen = []
 QTimer.singleShot(500, lambda: seen.append(sys.getswitchinterval()))
-from ui.application import run_window
+from ui.app.application import run_window
 code = run_window(sys.argv[1])
 print(code, seen, sys.getswitchinterval())
 """

@@ -15,8 +15,8 @@ from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.knowledge import KnowledgeBase
 from nexus_ark.providers.embedders import default_embedder
 from tests.pdf_maker import write_pdf
-from ui import i18n
-from ui.memory_window import MemoryWindow
+from ui.memory.memory_window import MemoryWindow
+from ui.util import i18n
 
 pytestmark = pytest.mark.integration
 

@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
 from nexus_ark.app import NexusApp
-from ui import i18n
-from ui.model_dialog import ModelSettingsDialog
+from ui.models.model_dialog import ModelSettingsDialog
+from ui.util import i18n
 
 pytestmark = pytest.mark.integration
 

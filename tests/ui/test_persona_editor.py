@@ -13,9 +13,9 @@ from PySide6.QtGui import QColor, QImage
 
 from nexus_ark.app import NexusApp
 from nexus_ark.personas.model import PersonaSettings
-from ui import i18n
-from ui.persona_editor import PersonaEditor
-from ui.settings_form import LABELS
+from ui.personas.persona_editor import PersonaEditor
+from ui.util import i18n
+from ui.util.settings_form import LABELS
 
 COMMENTED = """\
 # My Aria: keep her gentle

@@ -30,8 +30,8 @@ from PySide6.QtWidgets import (
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.memory.portability import backup
-from ui import i18n, theme
-from ui.settings_dialog import SettingsDialog
+from ui.settings.settings_dialog import SettingsDialog
+from ui.util import i18n, theme
 
 CATALOGUE = Path(__file__).resolve().parents[2] / "assets" / "translations" / "ja.json"
 CONFIG = """\
@@ -260,8 +260,8 @@ def test_restoring_a_backup_brings_its_memory_back_and_keeps_the_current_one(
 def test_main_window_opens_settings_and_editor_and_a_language_switch_reaches_every_window(
     qtbot, data_dir: Path
 ) -> None:
-    from ui.main_window import MainWindow
-    from ui.persona_editor import PersonaEditor
+    from ui.main.main_window import MainWindow
+    from ui.personas.persona_editor import PersonaEditor
 
     app = NexusApp(data_dir).open()
     window = MainWindow(app)
@@ -304,8 +304,8 @@ def test_the_app_starts_with_the_saved_theme_and_text_size(data_dir: Path, tmp_p
     (data_dir / "config.toml").write_text('theme = "dark"\nfont_size = 15\n', encoding="utf-8")
     seen = tmp_path / "seen.txt"
     code = (
-        "import sys\nfrom PySide6.QtWidgets import QApplication\nfrom ui import theme\n"
-        "from ui.application import run_window\n"
+        "import sys\nfrom PySide6.QtWidgets import QApplication\nfrom ui.util import theme\n"
+        "from ui.app.application import run_window\n"
         "code = run_window(sys.argv[1])\n"
         "open(sys.argv[2], 'w').write(f'{code} {theme.is_dark()} {QApplication.font().pointSize()}')\n"
     )

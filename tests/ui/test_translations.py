@@ -29,7 +29,7 @@ def _marked(paths, names: tuple[str, ...]) -> set[str]:
 
 def _ui_strings() -> set[str]:
     """The UI's own strings, and the core's notices (nexus_ark.notices) the window shows translated."""
-    return _marked(UI.glob("*.py"), ("tr", "N_")) | _marked(CORE.rglob("*.py"), ("notice",))
+    return _marked(UI.rglob("*.py"), ("tr", "N_")) | _marked(CORE.rglob("*.py"), ("notice",))
 
 
 def _form_descriptions() -> set[str]:
@@ -69,7 +69,7 @@ def test_every_ui_string_is_translated_and_none_is_stale() -> None:
 
 
 def test_tr_switches_language() -> None:
-    from ui import i18n
+    from ui.util import i18n
 
     i18n.set_language("ja")
     try:
@@ -82,7 +82,7 @@ def test_tr_switches_language() -> None:
 
 def test_missing_catalogue_shows_english_instead_of_failing(monkeypatch, tmp_path: Path) -> None:
     """An install without its translations must still open: the settings remember "ja" for every start."""
-    from ui import i18n
+    from ui.util import i18n
 
     monkeypatch.setattr(i18n, "assets_dir", lambda: tmp_path)  # an install that lacks assets/translations
     try:

@@ -19,9 +19,9 @@ if os.environ.get("QT_QPA_PLATFORM") != "xcb" or not os.environ.get("DISPLAY"):
 
 from nexus_ark.app import NexusApp
 from nexus_ark.config import load_app_settings
-from ui import i18n
-from ui.main_window import MainWindow
-from ui.tray import Tray, open_conversation_on_click
+from ui.life.tray import Tray, open_conversation_on_click
+from ui.main.main_window import MainWindow
+from ui.util import i18n
 
 pytestmark = pytest.mark.integration
 

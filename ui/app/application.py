@@ -1,0 +1,92 @@
+"""Starting the window: QApplication, the core app, error dialogs for what stops us from starting."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import threading
+
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+from nexus_ark.paths import assets_dir
+from ui.util import i18n, theme
+from ui.util.i18n import tr, tr_error
+from ui.util.tasks import favour_the_ui_thread, freeze_long_lived
+
+# The windows a person opens from the menus, imported after the main window shows (import_in_background).
+WINDOW_MODULES = (
+    "ui.life.dashboard",
+    "ui.personas.persona_editor",
+    "ui.settings.settings_dialog",
+    "ui.memory.memory_window",
+    "ui.models.get_model_dialog",
+)
+
+# NEXUS_ARK_QUIT_AFTER_MS lets the packaging smoke test start the built app and have it quit by itself.
+QUIT_AFTER_ENV = "NEXUS_ARK_QUIT_AFTER_MS"
+
+
+def import_in_background(*modules: str) -> threading.Thread:
+    """Import windows' modules, in order, on a thread of their own. The dashboard's plotting library
+    (pyqtgraph) takes a quarter of a second to import, the persona editor's and the settings' modules about
+    10 ms each: imported lazily on the UI thread, the first open of each froze the window that long.
+    Importing defines classes only and creates no Qt object, so any thread may do it; a UI thread that wants a
+    module meanwhile waits for this import instead of starting its own."""
+
+    def run() -> None:
+        for module in modules:
+            importlib.import_module(module)
+
+    # Not a daemon: an import cut off by the interpreter's shutdown (the app quit at once) may crash it.
+    thread = threading.Thread(target=run, name="import-windows", daemon=False)
+    thread.start()
+    return thread
+
+
+def run_window(data_dir: str | None) -> int:
+    """The desktop app: the window until it quits; returns the exit code."""
+    previous_interval = favour_the_ui_thread()
+    try:
+        return _run_window(data_dir)
+    finally:  # a caller in the same process (a test) gets its interpreter back as it was
+        sys.setswitchinterval(previous_interval)
+
+
+def _run_window(data_dir: str | None) -> int:
+    qt_app = QApplication.instance() or QApplication(sys.argv)
+    qt_app.setApplicationName("Nexus Ark")
+    qt_app.setOrganizationName("NexusArk")
+    qt_app.setWindowIcon(QIcon(str(assets_dir() / "icons" / "app.png")))
+    core = NexusApp(data_dir)
+    try:
+        core.open()
+    except NexusArkError as exc:
+        i18n.set_language("auto")
+        print(f"error: {exc}", file=sys.stderr)
+        QMessageBox.critical(None, tr("Nexus Ark cannot start"), tr_error(exc))
+        return 2
+    i18n.set_language(core.settings.language)
+    i18n.read_every_catalogue()
+    theme.apply_appearance(core.settings.theme, core.settings.font_size)
+    from nexus_ark.notify import default_notifier
+    from ui.main.main_window import MainWindow
+
+    core.notifier = default_notifier(assets_dir() / "icons" / "app.png")
+    window = MainWindow(core)
+    window.show()
+    importer = import_in_background(*WINDOW_MODULES)
+    window.life.start()  # every persona wakes; the scheduler runs while the app does
+    freeze_long_lived()  # full garbage collections stay short: the window never waits on one for long
+    quit_after = os.environ.get(QUIT_AFTER_ENV)
+    if quit_after:
+        QTimer.singleShot(int(quit_after), window.quit_app)
+    try:
+        return qt_app.exec()
+    finally:
+        importer.join()  # finished long before, unless the app quit at once: not to meet the shutdown
+        core.close()

@@ -1,0 +1,89 @@
+"""What the introspection dashboard shows, read in one go on its worker thread (plain Python, no Qt), and
+the small formatting helpers its panels share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from nexus_ark.memory.components import EmotionEntry, Entity, Episode, Goal, Insight, OpenQuestion
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind.drives import DriveReport
+from nexus_ark.mind.state import DrivePoint, history
+from ui.util.i18n import tr
+
+
+@dataclass
+class Snapshot:
+    report: DriveReport
+    history: list[DrivePoint] = field(default_factory=list)
+    questions: list[OpenQuestion] = field(default_factory=list)
+    emotions: list[EmotionEntry] = field(default_factory=list)
+    goals: list[Goal] = field(default_factory=list)
+    entities: list[Entity] = field(default_factory=list)
+    episodes: list[Episode] = field(default_factory=list)
+    insights: list[Insight] = field(default_factory=list)
+    name: str = ""  # the persona's name, read with the rest
+    # Why the latest dream did not reflect ("reflection needs a larger model"), and on which model; '' when
+    # it did.
+    held_back: str = ""
+    held_back_model: str = ""
+
+
+def read_snapshot(report: DriveReport, reader: MemoryStore) -> Snapshot:
+    """Everything but the drives (computed by the app) from one read-only connection."""
+    c = reader.components
+    return Snapshot(
+        report=report,
+        history=history(reader),
+        questions=c.open_questions(include_resolved=True),
+        emotions=c.emotions(),
+        goals=c.goals(status=None),
+        entities=c.entities(),
+        episodes=c.episodes(),
+        insights=c.insights(limit=200),
+        **_held_back(reader),
+    )
+
+
+def _held_back(reader: MemoryStore) -> dict[str, str]:
+    """The latest finished dream's reason for not reflecting (nexus_ark.dreaming: DreamResult.reflection)."""
+    row = reader.db.execute(
+        "select json_extract(result, '$.reflection'), json_extract(result, '$.model') from dream_jobs "
+        "where state != 'running' and result is not null order by id desc limit 1"
+    ).fetchone()
+    if not row or not row[0]:
+        return {}
+    return {"held_back": str(row[0]), "held_back_model": str(row[1] or "")}
+
+
+def timestamp(stamp: str) -> float:
+    """Seconds since the epoch of a stored ISO time (a time without a zone is the person's local time)."""
+    moment = datetime.fromisoformat(stamp)
+    if moment.tzinfo is None:
+        moment = moment.astimezone()
+    return moment.timestamp()
+
+
+def local_time(stamp: str | None) -> str:
+    """A stored time as the person's local "YYYY-MM-DD HH:MM"."""
+    if not stamp:
+        return ""
+    try:
+        return datetime.fromtimestamp(timestamp(stamp)).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp[:16].replace("T", " ")
+
+
+def sources_text(source_ids: list[str]) -> str:
+    """Where a memory came from, e.g. "from messages 12, 15" (other kinds of source as they are stored)."""
+    if not source_ids:
+        return tr("no recorded source")
+    messages = [s.removeprefix("msg:") for s in source_ids if s.startswith("msg:")]
+    others = [s for s in source_ids if not s.startswith("msg:")]
+    parts = []
+    if messages:
+        parts.append(tr("from messages {ids}", ids=", ".join(messages)))
+    if others:
+        parts.append(tr("from {ids}", ids=", ".join(others)))
+    return "; ".join(parts)

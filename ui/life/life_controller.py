@@ -1,0 +1,157 @@
+"""What the window does for the personas' lives between conversations: messages they write first arrive
+(in the open conversation with their reason, or as unread counts in the persona list and the tray badge),
+the inbox, the tray's pause, and telling the runtime when the person is typing.
+
+Everything that reads or writes memory runs on workers (ui/util/tasks.py); the core's events come through
+ui/util/core_events.py on the UI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+from nexus_ark.app import NexusApp
+from ui.life.inbox_window import InboxWindow
+from ui.life.tray import Tray, open_conversation_on_click
+from ui.util.core_events import APP_TOPICS, CoreEvents
+from ui.util.i18n import tr
+from ui.util.open_persona import OpenPersona
+from ui.util.persona_list import PersonaList
+from ui.util.reasons import why_line
+from ui.util.tasks import run_in_background
+
+log = logging.getLogger(__name__)
+
+
+class Conversation(Protocol):
+    """The chat view, as far as this needs it (ui/chat is a sibling: not imported)."""
+
+    def add_message(self, who: str, role: str, text: str, **shown: Any) -> None: ...
+
+    def window(self) -> QWidget: ...
+
+
+class LifeController(QObject):
+    """Drives the widgets it is given; what it wants of the window it asks by signal."""
+
+    open_requested = Signal(str)  # the inbox's "open this conversation"
+
+    def __init__(
+        self,
+        app: NexusApp,
+        shown: OpenPersona,
+        *,
+        chat: Conversation,
+        persona_list: PersonaList,
+        message_input: QPlainTextEdit,
+        inbox_action: QAction,
+        tray: Tray | None,
+        parent: QObject,
+    ) -> None:
+        super().__init__(parent)
+        self.app = app
+        self.shown = shown
+        self.chat = chat
+        self.persona_list = persona_list
+        self.input = message_input
+        self.inbox_action = inbox_action
+        self.tray = tray
+        self.unread: dict[str, int] = {}
+        self.inbox_window: InboxWindow | None = None
+        app.notification_click = open_conversation_on_click  # a click opens that conversation
+        self.events = CoreEvents(app.events, None, APP_TOPICS, parent=self)
+        self.events.happened.connect(self._on_event)
+        message_input.textChanged.connect(self._typing)
+        if tray is not None:
+            tray.pause_toggled.connect(app.set_autonomy_paused)
+
+    def start(self) -> None:
+        """Wake every persona (on a worker: each opens its memory) and start the scheduler; the unread
+        counts come back when they are open. The real app calls this; tests drive the ticks themselves."""
+
+        def wake() -> dict[str, int]:
+            self.app.open_runtimes()
+            self.app.start_life()
+            return self.app.unread_counts()
+
+        run_in_background(wake, self._counts, lambda message: log.warning("personas not woken: %s", message))
+
+    # -- events -----------------------------------------------------------------------------------
+    def _on_event(self, topic: str, payload: dict[str, Any]) -> None:
+        if topic != "autonomous_message":
+            return
+        slug = payload["persona"]
+        shown = slug == self.shown.slug and self.shown.idle()
+        if shown:
+            self.chat.add_message(
+                self.shown.name,
+                "assistant",
+                payload["text"],
+                timestamp=(payload.get("reason") or {}).get("time"),  # when it was written, not now
+                why=why_line(payload.get("reason") or {}),
+                message_id=payload["message_id"],
+                version_ids=[payload["message_id"]],
+            )
+        window = self.chat.window()  # the top-level window the conversation is in
+        if shown and window.isVisible() and not window.isMinimized():
+            self.mark_read(slug, [payload["message_id"]])
+        else:
+            self.unread[slug] = int(payload.get("unread", self.unread.get(slug, 0) + 1))
+            self.apply()
+        self._reload_inbox()
+
+    def _counts(self, counts: dict[str, int]) -> None:
+        self.unread.update(counts)
+        if self.shown.slug and self.unread.get(self.shown.slug):
+            self.mark_read(self.shown.slug)  # the conversation on screen shows them
+        self.apply()
+
+    def mark_read(self, slug: str, message_ids: list[int] | None = None) -> None:
+        """The person sees this conversation: its messages written first are read."""
+        if message_ids is None:
+            self.unread[slug] = 0
+            self.apply()
+        if self.app.runtime_if_open(slug) is None:
+            return
+        run_in_background(
+            lambda: self.app.mark_read(slug, message_ids),
+            lambda _: self._reload_inbox(),
+            lambda message: log.warning("could not mark read: %s", message),
+        )
+
+    # -- what the person sees -----------------------------------------------------------------------
+    def total(self) -> int:
+        return sum(self.unread.values())
+
+    def apply(self) -> None:
+        """Unread counts beside the personas' names, and on the tray icon."""
+        self.persona_list.show_unread(self.unread)
+        total = self.total()
+        if self.tray is not None:
+            self.tray.set_unread(total)
+        self.inbox_action.setText(tr("Inbox ({count})…", count=total) if total else tr("Inbox…"))
+
+    def _reload_inbox(self) -> None:
+        if self.inbox_window is not None and self.inbox_window.isVisible():
+            self.inbox_window.reload()
+
+    def show_inbox(self) -> None:
+        names = self.persona_list.names()
+        if self.inbox_window is None:
+            self.inbox_window = InboxWindow(self.app, names, self.chat.window())
+            self.inbox_window.open_requested.connect(self.open_requested)
+        else:
+            self.inbox_window.names = names
+            self.inbox_window.reload()
+        self.inbox_window.show()
+        self.inbox_window.raise_()
+
+    def _typing(self) -> None:
+        runtime = self.app.runtime_if_open(self.shown.slug)
+        if runtime is not None:  # a float set: cheap enough for every keystroke
+            runtime.set_typing(bool(self.input.toPlainText().strip()))

@@ -1,0 +1,1 @@
+"""The main window: the persona list, the conversation and the menus that open every other window."""

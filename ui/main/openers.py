@@ -1,0 +1,153 @@
+"""The windows the main window opens from its menus and buttons: one of a kind per persona, brought to
+the front when it is open already. A part of MainWindow (a mixin), kept apart so each file holds one job.
+
+Each window's module is imported when it is first opened (ui/app/application.py imports them on a thread
+of its own once the window shows), so starting the app does not wait for them."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QWidget
+
+from ui.util.i18n import tr
+
+
+class Openers:
+    def _raise_open(self, kind: type[QWidget], slug: str | None = None) -> QWidget | None:
+        """The window of this kind already open (for this persona), brought to the front; else None."""
+        for open_window in self.findChildren(kind):
+            if open_window.isVisible() and (slug is None or open_window.slug == slug):
+                open_window.raise_()
+                open_window.activateWindow()
+                return open_window
+        return None
+
+    def show_memory(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.memory.memory_window import MemoryWindow
+
+        # Reads nothing while it opens: a persona that cannot be opened says so in the window's status line.
+        window = MemoryWindow(self.app, self.current_slug, self, name=self.current_name or None)
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        window.show()
+
+    def show_prompt(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.chat.prompt_view import PromptView
+
+        text = self.input.toPlainText().strip() or tr("Hello!")
+        view = PromptView(self.app, self.current_slug, text, self)
+        view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        view.show()
+
+    def show_activity(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.life.activity_window import ActivityWindow
+
+        open_window = self._raise_open(ActivityWindow, self.current_slug)
+        if open_window is not None:
+            open_window.load_newer()
+            return
+        window = ActivityWindow(self.app, self.current_slug, self, name=self.current_name)
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.turn_finished.connect(window.load_newer)  # a finished turn's entries appear at once
+        window.show()
+
+    def show_dashboard(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.life.dashboard import DashboardWindow
+
+        if self._raise_open(DashboardWindow, self.current_slug):
+            return
+        window = DashboardWindow(self.app, self.current_slug, self, name=self.current_name)
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        window.model_changed.connect(self._model_changed)
+        window.show()
+
+    def _model_changed(self, slug: str) -> None:
+        """Another window put a persona on a new model: the one open reopens on it."""
+        if slug == self.current_slug and not self.streaming:
+            self.select_persona(slug)
+
+    def edit_models(self) -> None:
+        if not self.current_slug or self.streaming:
+            return
+        from ui.models.model_dialog import ModelSettingsDialog
+
+        dialog = ModelSettingsDialog(self.app, self.current_slug, self, name=self.current_name)
+        if dialog.exec() == ModelSettingsDialog.DialogCode.Accepted:
+            self.select_persona(self.current_slug)  # reopen on the newly chosen model
+
+    def get_suggested_model(self, entry) -> None:
+        """The notice's one click: download the suggested model, and switch the persona to it once it is
+        verified (the persona reopens on it); with no entry, the list to choose one from."""
+        if not self.current_slug or self.streaming:
+            return
+        from ui.models.get_model_dialog import GetModelDialog
+
+        chosen = entry is not None
+        dialog = GetModelDialog(
+            self.app, self.current_slug, self, name=self.current_name, choose=entry.id if chosen else "",
+            start=chosen, switch_when_done=chosen,
+        )  # fmt: skip
+        if dialog.exec() == GetModelDialog.DialogCode.Accepted:
+            self.select_persona(self.current_slug)
+
+    def show_settings(self) -> None:
+        from ui.settings.settings_dialog import SettingsDialog
+
+        if self._raise_open(SettingsDialog):
+            return
+        dialog = SettingsDialog(self.app, self, current_persona=self.current_slug, busy=self._replying_to)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.language_changed.connect(self.show_language)
+        dialog.applied.connect(self._settings_applied)
+        dialog.persona_restored.connect(self._persona_saved)
+        dialog.show()
+
+    def _settings_applied(self) -> None:
+        if self.tray is not None:  # the tray's own check box says the same as the settings
+            self.tray.keep_running_action.blockSignals(True)
+            self.tray.keep_running_action.setChecked(self.app.settings.keep_running_in_tray)
+            self.tray.keep_running_action.blockSignals(False)
+
+    def _replying_to(self, slug: str) -> bool:
+        return self.streaming and slug == self.current_slug
+
+    def edit_persona(self) -> None:
+        if not self.current_slug:
+            return
+        from ui.personas.persona_editor import PersonaEditor
+
+        if self._raise_open(PersonaEditor, self.current_slug):
+            return
+        editor = PersonaEditor(self.app, self.current_slug, self, busy=self._replying_to)
+        editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        editor.saved.connect(self._persona_saved)
+        editor.personas_changed.connect(lambda _slug: self.refresh_personas())
+        editor.persona_deleted.connect(self._persona_deleted)
+        editor.show()
+
+    def _persona_saved(self, slug: str) -> None:
+        """Its name, soul, settings or memory changed: the list shows it, and its conversation reopens."""
+        self.refresh_personas()
+        if slug == self.current_slug and not self.streaming:
+            self.select_persona(slug)
+
+    def _persona_deleted(self, slug: str, kept: str) -> None:
+        deleted_the_open_one = slug == self.current_slug
+        if deleted_the_open_one:
+            self.current_slug = self.current_name = ""
+        self.refresh_personas(open_default=deleted_the_open_one)
+        self.statusBar().showMessage(tr("Deleted. A copy is kept in {folder}", folder=kept), 15_000)
+
+    def show_about(self) -> None:
+        from ui.settings.about_dialog import AboutDialog  # version, build, commit and the licences
+
+        dialog = AboutDialog(self.app.data_dir, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()

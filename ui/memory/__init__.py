@@ -1,0 +1,1 @@
+"""The Memory window and importing past conversations into a persona's memory."""

@@ -1,0 +1,1 @@
+"""Choosing a persona's models and downloading one (used by the settings and the dashboard)."""

@@ -1,0 +1,1 @@
+"""Creating, editing, importing and exporting personas."""

@@ -1,0 +1,543 @@
+"""The Settings window: language, look, text size, notifications and the tray, the default models, the
+data folder and the personas' memory backups (list and restore one).
+
+What the window shows comes from the app's settings in memory; what needs the disk (the persona list, the
+backups, the model catalogue) is read on a worker. Apply shows a new language, theme or text size at once
+and saves config.toml on a worker; a restore goes through the core on a worker, after a confirmation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC
+from typing import Any
+
+from PySide6.QtCore import QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from nexus_ark.app import NexusApp
+from nexus_ark.config import AppSettings
+from nexus_ark.memory.portability import BackupInfo
+from nexus_ark.model_config import ModelConfig
+from nexus_ark.personas.model import PersonaInfo
+from nexus_ark.providers.catalogue import CatalogueEntry, load_catalogue
+from nexus_ark.providers.secrets import store_key
+from ui.util import i18n, theme
+from ui.util.desktop import tray_available
+from ui.util.i18n import tr
+from ui.util.tasks import run_in_background, while_open
+
+FONT_MIN = 5  # the spin box's lowest step shows "the desktop's size" (stored as 0)
+FONT_MAX = 32
+MODEL_KEYS = {"spec", "api_base", "api_key"}  # what the pickers choose; the rest of a model's settings stay
+
+
+def _when(backup: BackupInfo) -> str:
+    """When a backup was taken, on the person's clock (the file names carry UTC, which sorts and never
+    repeats an hour when the clocks change)."""
+    if backup.taken is None:
+        return backup.path.name
+    return backup.taken.replace(tzinfo=UTC).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _size(size_bytes: int) -> str:
+    return f"{size_bytes / 1e6:.1f} MB" if size_bytes >= 100_000 else f"{size_bytes / 1e3:.0f} kB"
+
+
+class SettingsDialog(QDialog):
+    language_changed = Signal(str)  # the language chosen: "auto", "en" or "ja"
+    applied = Signal()  # the settings were saved
+    persona_restored = Signal(str)  # a persona's memory now holds a backup's content
+
+    def __init__(
+        self,
+        app: NexusApp,
+        parent: QWidget | None = None,
+        *,
+        current_persona: str = "",
+        busy: Callable[[str], bool] = lambda _slug: False,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("settingsDialog")
+        self.app = app
+        self.busy = busy
+        self._current_persona = current_persona
+        self._backups: list[BackupInfo] = []
+        self._pickers_ready = False
+        self.setMinimumWidth(620)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._general_tab(), "")
+        self.tabs.addTab(self._notifications_tab(), "")
+        self.tabs.addTab(self._models_tab(), "")
+        self.tabs.addTab(self._data_tab(), "")
+        self.status = QLabel()
+        self.status.setObjectName("settingsStatus")
+        self.status.setWordWrap(True)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok
+            | QDialogButtonBox.StandardButton.Apply
+            | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.ok_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.apply_button = self.buttons.button(QDialogButtonBox.StandardButton.Apply)
+        self.cancel_button = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
+        self.ok_button.clicked.connect(lambda: self.apply(close=True))
+        self.apply_button.clicked.connect(lambda: self.apply())
+        self.cancel_button.clicked.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        layout.addWidget(self.status)
+        layout.addWidget(self.buttons)
+        self.show_settings(app.settings)
+        self.retranslate()
+        self.refresh_personas()
+        run_in_background(
+            load_catalogue, while_open(self, self._build_pickers), while_open(self, self._show_error)
+        )
+
+    # -- construction -----------------------------------------------------------------------------
+    def _general_tab(self) -> QWidget:
+        self.language_box = QComboBox()
+        self.language_box.setObjectName("languageBox")
+        for code in ("auto", "en", "ja"):
+            self.language_box.addItem("", code)
+        self.theme_box = QComboBox()
+        self.theme_box.setObjectName("themeBox")
+        for code in theme.THEMES:
+            self.theme_box.addItem("", code)
+        self.font_size = QSpinBox()
+        self.font_size.setObjectName("fontSize")
+        self.font_size.setRange(FONT_MIN, FONT_MAX)
+        self.language_label, self.theme_label, self.font_label = QLabel(), QLabel(), QLabel()
+        self.look_hint = QLabel()
+        self.look_hint.setWordWrap(True)
+        page = QWidget()
+        form = QFormLayout(page)
+        form.addRow(self.language_label, self.language_box)
+        form.addRow(self.theme_label, self.theme_box)
+        form.addRow(self.font_label, self.font_size)
+        form.addRow(self.look_hint)
+        return page
+
+    def _notifications_tab(self) -> QWidget:
+        self.notifications_check = QCheckBox()
+        self.notifications_check.setObjectName("desktopNotifications")
+        self.tray_check = QCheckBox()
+        self.tray_check.setObjectName("keepRunningInTray")
+        self.inbox_note = QLabel()
+        self.inbox_note.setWordWrap(True)
+        self.tray_note = QLabel()
+        self.tray_note.setWordWrap(True)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(self.notifications_check)
+        layout.addWidget(self.inbox_note)
+        layout.addSpacing(12)
+        layout.addWidget(self.tray_check)
+        layout.addWidget(self.tray_note)
+        layout.addStretch(1)
+        return page
+
+    def _models_tab(self) -> QWidget:
+        self.models_note = QLabel()
+        self.models_note.setWordWrap(True)
+        self.chat_box = QGroupBox()
+        self.chat_layout = QVBoxLayout(self.chat_box)
+        self.models_loading = QLabel()
+        self.chat_layout.addWidget(self.models_loading)
+        self.internal_box = QGroupBox()
+        self.internal_layout = QVBoxLayout(self.internal_box)
+        self.same_as_chat = QCheckBox()
+        self.same_as_chat.setObjectName("sameAsChat")
+        self.internal_layout.addWidget(self.same_as_chat)
+        self.chat_picker: Any = None
+        self.internal_picker: Any = None
+        self._catalogue: list[CatalogueEntry] = []
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(self.models_note)
+        layout.addWidget(self.chat_box)
+        layout.addWidget(self.internal_box)
+        layout.addStretch(1)
+        return page
+
+    def _data_tab(self) -> QWidget:
+        self.data_label = QLabel()
+        self.data_path = QLineEdit(str(self.app.data_dir))
+        self.data_path.setObjectName("dataPath")
+        self.data_path.setReadOnly(True)
+        self.open_data_button = QPushButton()
+        self.open_data_button.setObjectName("openDataFolder")
+        self.open_data_button.clicked.connect(lambda: self.open_folder(self.app.data_dir))
+        data_row = QHBoxLayout()
+        data_row.addWidget(self.data_path, 1)
+        data_row.addWidget(self.open_data_button)
+
+        self.backups_box = QGroupBox()
+        self.backup_persona = QComboBox()
+        self.backup_persona.setObjectName("backupPersona")
+        self.backup_persona.currentIndexChanged.connect(lambda _i: self.refresh_backups())
+        self.backups_note = QLabel()
+        self.backups_note.setWordWrap(True)
+        self.backup_list = QTreeWidget()
+        self.backup_list.setObjectName("backupList")
+        self.backup_list.setRootIsDecorated(False)
+        self.backup_list.setColumnCount(4)
+        self.backup_list.itemSelectionChanged.connect(self._update_buttons)
+        self.restore_button = QPushButton()
+        self.restore_button.setObjectName("restoreButton")
+        self.restore_button.clicked.connect(lambda: self.restore_selected())
+        self.open_backups_button = QPushButton()
+        self.open_backups_button.clicked.connect(
+            lambda: self.open_folder(self.app.layout.backups_dir / (self.backup_persona.currentData() or ""))
+        )
+        self.persona_label = QLabel()
+        persona_row = QHBoxLayout()
+        persona_row.addWidget(self.persona_label)
+        persona_row.addWidget(self.backup_persona, 1)
+        button_row = QHBoxLayout()
+        button_row.addWidget(self.open_backups_button)
+        button_row.addStretch(1)
+        button_row.addWidget(self.restore_button)
+        backups = QVBoxLayout(self.backups_box)
+        backups.addLayout(persona_row)
+        backups.addWidget(self.backups_note)
+        backups.addWidget(self.backup_list, 1)
+        backups.addLayout(button_row)
+
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(self.data_label)
+        layout.addLayout(data_row)
+        layout.addWidget(self.backups_box, 1)
+        self._update_buttons()
+        return page
+
+    def retranslate(self) -> None:
+        self.setWindowTitle(tr("Settings"))
+        for index, title in enumerate(
+            (tr("General"), tr("Notifications"), tr("Default models"), tr("Data and backups"))
+        ):
+            self.tabs.setTabText(index, title)
+        self.language_label.setText(tr("Language"))
+        self.language_box.setItemText(0, tr("System language"))
+        self.language_box.setItemText(1, "English")
+        self.language_box.setItemText(2, "日本語")
+        self.theme_label.setText(tr("Theme"))
+        for index, label in enumerate((tr("Follow the system"), tr("Light"), tr("Dark"))):
+            self.theme_box.setItemText(index, label)
+        self.font_label.setText(tr("Text size"))
+        self.font_size.setSpecialValueText(tr("Desktop default ({size} pt)", size=theme.default_font_size()))
+        self.font_size.setSuffix(" pt")
+        self.look_hint.setText(tr("Language, theme and text size change at once in every window."))
+        self.notifications_check.setText(tr("Show a desktop notification when a persona writes first"))
+        self.inbox_note.setText(
+            tr("Messages a persona writes first always arrive in its conversation and the inbox.")
+        )
+        self.tray_check.setText(tr("Keep running in the tray when the window closes"))
+        self.tray_note.setText(
+            tr("Personas go on living while the window is hidden; Quit in the tray's menu ends the app.")
+            if tray_available()
+            else tr("This desktop has no tray: closing the window quits Nexus Ark.")
+        )
+        self.models_note.setText(
+            tr("Personas without a model of their own use these. Each persona can choose its own.")
+        )
+        self.chat_box.setTitle(tr("Conversation"))
+        self.internal_box.setTitle(tr("Internal work (emotions, dreaming, summaries)"))
+        self.same_as_chat.setText(tr("Same as the conversation model"))
+        self.models_loading.setText(tr("Loading the model catalogue…"))
+        self.data_label.setText(tr("Data folder (personas, memories, models, logs, backups)"))
+        self.open_data_button.setText(tr("Open folder"))
+        self.backups_box.setTitle(tr("Memory backups"))
+        self.persona_label.setText(tr("Persona"))
+        self.backups_note.setText(
+            tr(
+                "A copy of each persona's memory is taken every day (the last seven are kept). Restoring "
+                "one keeps the memory as it is now as another copy first."
+            )
+        )
+        self.backup_list.setHeaderLabels([tr("Taken"), tr("Kind"), tr("Messages"), tr("Size")])
+        self.restore_button.setText(tr("Restore…"))
+        self.open_backups_button.setText(tr("Open backups folder"))
+        self.ok_button.setText("OK")  # the same in both languages
+        self.apply_button.setText(tr("Apply"))
+        self.cancel_button.setText(tr("Cancel"))
+        self._show_backups(self._backups)
+        if self._pickers_ready:
+            try:
+                shown = (self.chat_picker.config(), self.internal_picker.config())
+            except ValueError:  # half-typed: keep the pickers as they are rather than lose it
+                return
+            self._place_pickers(*shown)
+
+    # -- settings ---------------------------------------------------------------------------------
+    def show_settings(self, settings: AppSettings) -> None:
+        self.language_box.setCurrentIndex(max(0, self.language_box.findData(settings.language)))
+        self.theme_box.setCurrentIndex(max(0, self.theme_box.findData(settings.theme)))
+        self.font_size.setValue(settings.font_size or FONT_MIN)
+        self.notifications_check.setChecked(settings.desktop_notifications)
+        self.tray_check.setChecked(settings.keep_running_in_tray)
+
+    def _build_pickers(self, catalogue: list[CatalogueEntry]) -> None:
+        settings = self.app.settings
+        self._catalogue = catalogue
+        self.models_loading.hide()
+        own = settings.internal_model
+        self.same_as_chat.setChecked(own is None or own.is_default())
+        self.same_as_chat.toggled.connect(lambda same: self.internal_picker.setEnabled(not same))
+        self._place_pickers(
+            settings.chat_model, own if own is not None and not own.is_default() else settings.chat_model
+        )
+        self._pickers_ready = True
+        self._remember_models()
+
+    def _place_pickers(self, chat: ModelConfig, internal: ModelConfig) -> None:
+        """(Re)build the two model pickers showing these models: the pickers set their texts when built,
+        so a language switch builds them again with what they showed."""
+        from ui.models.model_dialog import ModelPicker
+
+        for old in (self.chat_picker, self.internal_picker):
+            if old is not None:
+                old.setParent(None)
+                old.deleteLater()
+        self.chat_picker = ModelPicker(self.app, "default-chat", self._catalogue)
+        self.chat_picker.setObjectName("defaultChatModel")
+        self.chat_picker.set_config(chat)
+        self.chat_layout.addWidget(self.chat_picker)
+        self.internal_picker = ModelPicker(self.app, "default-internal", self._catalogue)
+        self.internal_picker.setObjectName("defaultInternalModel")
+        self.internal_picker.set_config(internal)
+        self.internal_picker.setEnabled(not self.same_as_chat.isChecked())
+        self.internal_layout.addWidget(self.internal_picker)
+
+    def _remember_models(self) -> None:
+        """What the pickers show before the person changes anything (what Apply compares with)."""
+        self._initial_chat = self.chat_picker.config()
+        same = self.same_as_chat.isChecked()
+        self._initial_internal = (same, None if same else self.internal_picker.config())
+
+    def _model_changes(self) -> tuple[dict[str, Any], list[tuple[str, str, str]]]:
+        """The default models that changed, and the keys typed for them (saved to the keyring on the
+        worker, not here: the keyring may take a while to answer)."""
+        if not self._pickers_ready:
+            return {}, []
+        settings = self.app.settings
+        changes: dict[str, Any] = {}
+        secrets: list[tuple[str, str, str]] = []
+        chat, chat_secret = self.chat_picker.config(), self.chat_picker.typed_secret()
+        if chat != self._initial_chat or chat_secret:
+            changes["chat_model"] = settings.chat_model.model_copy(update=chat.model_dump(include=MODEL_KEYS))
+            if chat_secret:
+                secrets.append(("chat_model", "default-chat", chat_secret))
+        same = self.same_as_chat.isChecked()
+        internal = None if same else self.internal_picker.config()
+        internal_secret = "" if same else self.internal_picker.typed_secret()
+        if (same, internal) != self._initial_internal or internal_secret:
+            base = settings.internal_model or settings.chat_model
+            changes["internal_model"] = (
+                None if internal is None else base.model_copy(update=internal.model_dump(include=MODEL_KEYS))
+            )
+            if internal_secret:
+                secrets.append(("internal_model", "default-internal", internal_secret))
+        return changes, secrets
+
+    def changes(self) -> dict[str, Any]:
+        """What the person changed in the window, as AppSettings fields (models without typed keys)."""
+        settings = self.app.settings
+        font = self.font_size.value()
+        wanted = {
+            "language": self.language_box.currentData(),
+            "theme": self.theme_box.currentData(),
+            "font_size": 0 if font == FONT_MIN else font,
+            "desktop_notifications": self.notifications_check.isChecked(),
+            "keep_running_in_tray": self.tray_check.isChecked(),
+        }
+        changes = {k: v for k, v in wanted.items() if getattr(settings, k) != v}
+        changes.update(self._model_changes()[0])
+        return changes
+
+    def apply(self, *, close: bool = False) -> None:
+        """Show the new look and language at once; save config.toml on a worker."""
+        try:
+            changes = self.changes()
+            secrets = self._model_changes()[1]
+        except ValueError as exc:  # a model the pickers cannot express (e.g. a spec without a name)
+            self._show_error(str(exc))
+            return
+        if not changes:
+            if close:
+                self.accept()
+            else:
+                self.status.setText(tr("Nothing changed."))
+            return
+        old = self.app.settings.model_copy()
+        if "theme" in changes or "font_size" in changes:
+            theme.apply_appearance(changes.get("theme", old.theme), changes.get("font_size", old.font_size))
+        if "language" in changes:
+            i18n.set_language(changes["language"])
+            self.retranslate()
+            self.language_changed.emit(changes["language"])
+        self.apply_button.setEnabled(False)
+        self.ok_button.setEnabled(False)
+        self.status.setText(tr("Saving…"))
+
+        def save() -> AppSettings:
+            for field, key_name, secret in secrets:
+                reference = store_key(key_name, secret)
+                changes[field] = changes[field].model_copy(update={"api_key": reference})
+            return self.app.update_settings(**changes)
+
+        run_in_background(
+            save, while_open(self, lambda _s: self._saved(close)), while_open(self, self._save_failed)
+        )
+
+    def _saved(self, close: bool) -> None:
+        self.apply_button.setEnabled(True)
+        self.ok_button.setEnabled(True)
+        if self._pickers_ready:  # keys typed are in the keyring now: show their references
+            self.chat_picker.set_config(self.app.settings.chat_model)
+            if self.app.settings.internal_model is not None:
+                self.internal_picker.set_config(self.app.settings.internal_model)
+            self._remember_models()
+        self.status.setText(tr("Saved."))
+        self.applied.emit()
+        if close:
+            self.accept()
+
+    def _save_failed(self, message: str) -> None:
+        self.apply_button.setEnabled(True)
+        self.ok_button.setEnabled(True)
+        self._show_error(message)
+
+    def _show_error(self, message: str) -> None:
+        self.status.setText(theme.tinted(message, "error"))
+
+    # -- data folder and backups ------------------------------------------------------------------
+    def open_folder(self, path) -> bool:
+        path.mkdir(parents=True, exist_ok=True)
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+    def refresh_personas(self) -> None:
+        run_in_background(
+            self.app.list_personas,
+            while_open(self, self._show_personas),
+            while_open(self, self._show_error),
+        )
+
+    def _show_personas(self, personas: list[PersonaInfo]) -> None:
+        self.backup_persona.blockSignals(True)
+        self.backup_persona.clear()
+        for info in personas:
+            self.backup_persona.addItem(info.name if info.ok else info.slug, info.slug)
+        index = self.backup_persona.findData(self._current_persona)
+        self.backup_persona.setCurrentIndex(max(0, index))
+        self.backup_persona.blockSignals(False)
+        self.refresh_backups()
+
+    def refresh_backups(self) -> None:
+        slug = self.backup_persona.currentData()
+        if not slug:
+            self._show_backups([])
+            return
+        run_in_background(
+            lambda: (slug, self.app.list_backups(slug)),
+            lambda result: (
+                self._show_backups(result[1]) if result[0] == self.backup_persona.currentData() else None
+            ),
+            self._show_error,
+        )
+
+    def _backups_read(self, result: tuple[str, list[BackupInfo]]) -> None:
+        slug, backups = result
+        if slug == self.backup_persona.currentData():  # not an answer for a persona chosen before
+            self._show_backups(backups)
+
+    def _show_backups(self, backups: list[BackupInfo]) -> None:
+        self._backups = backups
+        self.backup_list.clear()
+        kinds = {"daily": tr("Daily"), "before-restore": tr("Before a restore")}
+        for backup in backups:
+            item = QTreeWidgetItem(
+                [
+                    _when(backup),
+                    kinds.get(backup.kind, backup.kind),
+                    str(backup.messages) if backup.messages is not None else tr("unreadable"),
+                    _size(backup.size_bytes),
+                ]
+            )
+            item.setToolTip(0, str(backup.path))
+            self.backup_list.addTopLevelItem(item)
+        for column in range(4):
+            self.backup_list.resizeColumnToContents(column)
+        self._update_buttons()
+
+    def selected_backup(self) -> BackupInfo | None:
+        row = self.backup_list.indexOfTopLevelItem(self.backup_list.currentItem())
+        return self._backups[row] if 0 <= row < len(self._backups) else None
+
+    def _update_buttons(self) -> None:
+        backup = self.selected_backup()
+        self.restore_button.setEnabled(backup is not None and backup.messages is not None)
+
+    def restore_selected(self, *, confirm: bool = True) -> None:
+        backup = self.selected_backup()
+        slug = self.backup_persona.currentData()
+        if backup is None or not slug:
+            return
+        name = self.backup_persona.currentText()
+        if self.busy(slug):
+            self._show_error(tr("{name} is replying: wait until the reply is finished.", name=name))
+            return
+        when = _when(backup)
+        if confirm:
+            answer = QMessageBox.question(
+                self,
+                tr("Restore a backup"),
+                tr(
+                    "Replace {name}'s memory with the backup of {when} ({count} messages)?\n\n"
+                    "The memory as it is now is kept as a copy in the backups folder first, so this "
+                    "can be undone.",
+                    name=name,
+                    when=when,
+                    count=backup.messages,
+                ),
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self.restore_button.setEnabled(False)
+        self.status.setText(tr("Restoring {name}'s memory…", name=name))
+        run_in_background(
+            lambda: self.app.restore_backup(slug, backup.path),
+            while_open(self, lambda safety: self._restored(slug, name, when, safety)),
+            while_open(self, self._restore_failed),
+        )
+
+    def _restored(self, slug: str, name: str, when: str, safety) -> None:
+        kept = tr(" The memory before it was kept as {file}.", file=safety.name) if safety else ""
+        self.status.setText(tr("{name}'s memory is as it was on {when}.", name=name, when=when) + kept)
+        self.persona_restored.emit(slug)
+        self.refresh_backups()
+
+    def _restore_failed(self, message: str) -> None:
+        self._update_buttons()
+        self._show_error(message)
