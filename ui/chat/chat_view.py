@@ -381,13 +381,6 @@ class ChatView(QTextBrowser):
         if follow or role == "user":
             self.scroll_to_end()
 
-    def update_message(self, bubble: Bubble) -> None:
-        """Draw one message again as it is now (its final words, id and versions after a turn)."""
-        for i, shown in enumerate(self.bubbles):
-            if shown.id == bubble.id:
-                self._replace(i, bubble)
-                return
-
     def settle(self, user_bubble: Bubble | None, reply: Bubble | None) -> None:
         """After a turn: the person's message and the reply get their ids, so their links work."""
         for bubble in (user_bubble, reply):

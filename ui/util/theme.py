@@ -262,10 +262,6 @@ def is_dark() -> bool:
     return _app().palette().color(Role.Window).lightness() < 128
 
 
-def current_theme() -> str:
-    return _theme
-
-
 def apply_theme(theme: str) -> None:
     """ "light", "dark" or "system" (the desktop's own look, following its light/dark switch)."""
     global _theme, _listening
