@@ -467,11 +467,6 @@ class SettingsDialog(QDialog):
             self._show_error,
         )
 
-    def _backups_read(self, result: tuple[str, list[BackupInfo]]) -> None:
-        slug, backups = result
-        if slug == self.backup_persona.currentData():  # not an answer for a persona chosen before
-            self._show_backups(backups)
-
     def _show_backups(self, backups: list[BackupInfo]) -> None:
         self._backups = backups
         self.backup_list.clear()
