@@ -21,7 +21,8 @@ from nexus_ark.dreaming.dream import Dreamer
 from nexus_ark.memory.activity import KINDS, ActivityEntry, ActivityLog
 from nexus_ark.providers.scripted import ScriptedBackend
 from nexus_ark.runtime.life import heartbeat
-from ui.life.activity_window import KIND_LABELS, PAGE, ActivityWindow, kind_label
+from ui.life.activity_model import KIND_LABELS, PAGE, kind_label
+from ui.life.activity_window import ActivityWindow
 from ui.util import i18n, theme
 
 START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)

@@ -15,7 +15,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.personas.model import PersonaSettings
 from ui.personas.persona_editor import PersonaEditor
 from ui.util import i18n
-from ui.util.settings_form import LABELS
+from ui.util.form_fields import LABELS
 
 COMMENTED = """\
 # My Aria: keep her gentle

@@ -39,8 +39,9 @@ from nexus_ark.personas.store import Persona
 from ui.util import theme
 from ui.util.avatars import avatar_image
 from ui.util.chat_markdown import joined_without_spaces
+from ui.util.form_fields import field_path_label, label
 from ui.util.i18n import tr, tr_notice
-from ui.util.settings_form import GENERAL, SettingsForm, field_path_label, label
+from ui.util.settings_form import GENERAL, SettingsForm
 from ui.util.tasks import run_in_background, while_open
 
 AVATAR_PX = 256  # stored size; shown smaller

@@ -314,7 +314,7 @@ class SettingsDialog(QDialog):
     def _place_pickers(self, chat: ModelConfig, internal: ModelConfig) -> None:
         """(Re)build the two model pickers showing these models: the pickers set their texts when built,
         so a language switch builds them again with what they showed."""
-        from ui.models.model_dialog import ModelPicker
+        from ui.models.model_picker import ModelPicker
 
         for old in (self.chat_picker, self.internal_picker):
             if old is not None:

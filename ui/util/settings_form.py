@@ -12,23 +12,18 @@ from __future__ import annotations
 import types
 from typing import Any, Literal, Union, get_args, get_origin
 
-import annotated_types
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QComboBox,
-    QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
     QScrollArea,
-    QSpinBox,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -37,181 +32,18 @@ from PySide6.QtWidgets import (
 
 from nexus_ark.notices import validation_message
 from nexus_ark.personas.model import PersonaSettings
-from ui.util.i18n import N_, tr
+from ui.util.form_fields import (
+    CheckEditor,
+    ChoiceEditor,
+    Editor,
+    FloatEditor,
+    IntEditor,
+    TextEditor,
+    label,
+)
+from ui.util.i18n import tr
 
-NUMBER_WIDTH = 160  # spin boxes: wide enough for their numbers, not the whole window
-
-# The label of each settings field, by field name (the same name means the same thing in every section).
-LABELS: dict[str, str] = {
-    "name": N_("Name"),
-    "language": N_("Language"),
-    "description": N_("Description"),
-    "model": N_("Model"),
-    "internal_model": N_("Own internal model"),
-    "conversation": N_("Conversation"),
-    "drives": N_("Drive thresholds"),
-    "autonomy": N_("Autonomy"),
-    "spec": N_("Model"),
-    "api_base": N_("Server URL"),
-    "api_key": N_("API key reference"),
-    "context_size": N_("Context size (tokens)"),
-    "state_cache_mb": N_("Prompt cache (MB)"),
-    "timeouts": N_("Timeouts"),
-    "connect_s": N_("Connect (s)"),
-    "first_token_s": N_("First token (s)"),
-    "between_tokens_s": N_("Between tokens (s)"),
-    "structured_output": N_("Structured output"),
-    "temperature": N_("Temperature"),
-    "top_p": N_("Top p"),
-    "repeat_penalty": N_("Repeat penalty"),
-    "max_tokens": N_("Longest reply (tokens)"),
-    "history_messages": N_("Recent messages in the prompt"),
-    "episode_lookback_days": N_("Lookback (days)"),
-    "tools": N_("Memory tools"),
-    "text_tools": N_("Tools as text"),
-    "compress_at": N_("Summarise at"),
-    "idle_minutes_end": N_("Conversation ends after (minutes)"),
-    "boredom": N_("Boredom"),
-    "curiosity": N_("Curiosity"),
-    "goal_achievement": N_("Goal drive"),
-    "devotion": N_("Devotion"),
-    "enabled": N_("Writes first"),
-    "quiet_hours": N_("Quiet hours"),
-    "cooldown_minutes": N_("Cooldown (minutes)"),
-    "daily_cap": N_("Daily cap"),
-    "max_unanswered": N_("Unanswered messages in a row (at most)"),
-    "heartbeat_minutes": N_("Heartbeat (minutes)"),
-    "dream_idle_minutes": N_("Dream after idle (minutes)"),
-    "routines": N_("Routines"),
-    "cron": N_("When (cron)"),
-    "task": N_("Task"),
-}
-# How a Literal's values are shown; values not named here are shown as written.
-CHOICES: dict[str, str] = {
-    "en": "English",
-    "ja": "日本語",
-    "auto": N_("automatic"),
-    "on": N_("on"),
-    "off": N_("off"),
-}
 GENERAL = "general"  # the section of the top level's own fields (name, language, description)
-
-
-def label(name: str) -> str:
-    return tr(LABELS[name]) if name in LABELS else name.replace("_", " ").capitalize()
-
-
-def field_path_label(loc: tuple[str | int, ...]) -> str:
-    """A validation error's location in the person's words: "Autonomy › Routines › row 1 › Task"."""
-    return " › ".join(tr("row {n}", n=part + 1) if isinstance(part, int) else label(part) for part in loc)
-
-
-# -- editors, one per field type ---------------------------------------------------------------------------
-class Editor:
-    widget: QWidget
-
-    def value(self) -> Any:
-        raise NotImplementedError
-
-    def set_value(self, value: Any) -> None:
-        raise NotImplementedError
-
-    def retranslate(self) -> None:
-        pass
-
-
-class _Check(Editor):
-    def __init__(self) -> None:
-        self.widget = QCheckBox()
-
-    def value(self) -> bool:
-        return self.widget.isChecked()
-
-    def set_value(self, value: Any) -> None:
-        self.widget.setChecked(bool(value))
-
-
-def _bounds(info: FieldInfo) -> tuple[float | None, float | None, bool]:
-    """(lowest, highest, lowest excluded) from a field's constraints."""
-    low = high = None
-    open_low = False
-    for meta in info.metadata:
-        if isinstance(meta, annotated_types.Ge):
-            low = meta.ge
-        elif isinstance(meta, annotated_types.Gt):
-            low, open_low = meta.gt, True
-        elif isinstance(meta, annotated_types.Le):
-            high = meta.le
-        elif isinstance(meta, annotated_types.Lt):
-            high = meta.lt
-    return low, high, open_low  # type: ignore[return-value]
-
-
-class _Int(Editor):
-    def __init__(self, info: FieldInfo) -> None:
-        self.widget = QSpinBox()
-        self.widget.setMaximumWidth(NUMBER_WIDTH)
-        low, high, open_low = _bounds(info)
-        low = -1_000_000_000 if low is None else int(low) + (1 if open_low else 0)
-        self.widget.setRange(low, 1_000_000_000 if high is None else int(high))
-
-    def value(self) -> int:
-        return self.widget.value()
-
-    def set_value(self, value: Any) -> None:
-        self.widget.setValue(int(value))
-
-
-class _Float(Editor):
-    def __init__(self, info: FieldInfo) -> None:
-        self.widget = QDoubleSpinBox()
-        self.widget.setMaximumWidth(NUMBER_WIDTH)
-        low, high, open_low = _bounds(info)
-        self.widget.setDecimals(2)
-        low = -1e9 if low is None else float(low) + (0.01 if open_low else 0.0)
-        high = 1e6 if high is None else float(high)
-        self.widget.setRange(low, high)
-        self.widget.setSingleStep(0.05 if high <= 2 else 1.0)
-
-    def value(self) -> float:
-        return round(self.widget.value(), 2)
-
-    def set_value(self, value: Any) -> None:
-        self.widget.setValue(float(value))
-
-
-class _Text(Editor):
-    def __init__(self, info: FieldInfo) -> None:
-        self.widget = QLineEdit()
-        for meta in info.metadata:
-            if isinstance(meta, annotated_types.MaxLen):
-                self.widget.setMaxLength(meta.max_length)
-
-    def value(self) -> str:
-        return self.widget.text()
-
-    def set_value(self, value: Any) -> None:
-        self.widget.setText("" if value is None else str(value))
-
-
-class _Choice(Editor):
-    def __init__(self, values: tuple[Any, ...]) -> None:
-        self.widget = QComboBox()
-        self.widget.setMaximumWidth(NUMBER_WIDTH * 2)
-        for value in values:
-            self.widget.addItem(str(value), value)
-        self.retranslate()
-
-    def value(self) -> Any:
-        return self.widget.currentData()
-
-    def set_value(self, value: Any) -> None:
-        self.widget.setCurrentIndex(max(0, self.widget.findData(value)))
-
-    def retranslate(self) -> None:
-        for index in range(self.widget.count()):
-            value = str(self.widget.itemData(index))
-            self.widget.setItemText(index, tr(CHOICES[value]) if value in CHOICES else value)
 
 
 class ModelForm(Editor):
@@ -237,7 +69,7 @@ class ModelForm(Editor):
                     QVBoxLayout(box).addWidget(editor.widget)
                 self.layout.addRow(box)
                 self._labels.append((box, name, info))
-            elif isinstance(editor, _Check):
+            elif isinstance(editor, CheckEditor):
                 self.layout.addRow("", editor.widget)
                 self._labels.append((editor.widget, name, info))
             else:
@@ -393,15 +225,15 @@ def editor_for(info: FieldInfo, path: tuple[str, ...]) -> Editor:
     annotation = info.annotation
     origin, args = get_origin(annotation), get_args(annotation)
     if annotation is bool:
-        return _Check()
+        return CheckEditor()
     if annotation is int:
-        return _Int(info)
+        return IntEditor(info)
     if annotation is float:
-        return _Float(info)
+        return FloatEditor(info)
     if annotation is str:
-        return _Text(info)
+        return TextEditor(info)
     if origin is Literal:
-        return _Choice(args)
+        return ChoiceEditor(args)
     if _is_model(annotation):
         return ModelForm(annotation, path)
     if origin in (Union, types.UnionType) and type(None) in args:
