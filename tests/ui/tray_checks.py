@@ -126,7 +126,8 @@ def test_closing_keeps_the_app_in_the_tray_when_chosen_and_quit_really_quits(
     window, tray = main_window, main_window.tray
     assert tray is not None and not tray.keep_running
     tray.keep_running_action.trigger()  # the person ticks "Keep running in the tray ..."
-    assert load_app_settings(data_dir / "config.toml").keep_running_in_tray  # remembered
+    # Remembered, written on a worker by config.toml's owner (it was saved on the UI thread).
+    qtbot.waitUntil(lambda: load_app_settings(data_dir / "config.toml").keep_running_in_tray, timeout=10_000)
 
     with qtbot.assertNotEmitted(QApplication.instance().lastWindowClosed):
         window.close()

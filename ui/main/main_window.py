@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
 )
 
 from nexus_ark.app import NexusApp
-from nexus_ark.config import save_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.personas.model import PersonaInfo
@@ -366,11 +365,19 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
         return tray
 
     def set_keep_running_in_tray(self, keep: bool) -> None:
-        self.app.settings.keep_running_in_tray = keep
-        try:
-            save_toml_model(self.app.layout.config_file, self.app.settings)
-        except NexusArkError as exc:
-            self.state_label.setText(tr("Error: {message}", message=tr_error(exc).splitlines()[0]))
+        """Remembered in config.toml by its owner, on a worker (it writes a file); closing the window
+        meanwhile already follows the tray's tick."""
+
+        def failed(exc: BaseException) -> None:
+            message = tr_error(exc) if isinstance(exc, NexusArkError) else str(exc)
+            self.state_label.setText(tr("Error: {message}", message=message.splitlines()[0]))
+
+        app = self.app
+        run_in_background(
+            lambda: app.update_settings(keep_running_in_tray=keep),
+            lambda _settings: None,
+            while_open(self, failed),
+        )
 
     def show_conversation(self, slug: str) -> None:
         """Bring the window back (from the tray too) with this persona's conversation."""
@@ -417,12 +424,7 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
         caller close the core. The window disappears at once; it never closes connections under work.
 
         With a tray and "keep running in the tray" chosen, closing only hides the window."""
-        if (
-            not self.quitting
-            and self.tray is not None
-            and self.tray.is_visible()
-            and self.app.settings.keep_running_in_tray
-        ):
+        if not self.quitting and self.tray is not None and self.tray.is_visible() and self.tray.keep_running:
             event.ignore()
             self.hide()
             return
