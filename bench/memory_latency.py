@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nexus_ark.memory.archive import _pack_bits, content_hash
+from nexus_ark.memory.archive import content_hash, pack_bits
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.importer import import_jsonl
 from nexus_ark.memory.store import MemoryStore
@@ -146,7 +146,7 @@ def grow(store: MemoryStore, table: str, model: str, start: int, count: int, dim
             db.execute("insert into embeddings (hash, model, vector) values (?, ?, ?)", [h, model, blob])
             db.execute(
                 f"insert into {table} (item_id, embedding) values (?, vec_bit(?))",
-                [cur.lastrowid, _pack_bits(vector, center)],
+                [cur.lastrowid, pack_bits(vector, center)],
             )
         # Written behind the archive's back (no vector_log entries): mirrors must reload once.
         db.execute("update embedding_models set generation = generation + 1 where vec_table = ?", [table])

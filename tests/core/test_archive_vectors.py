@@ -107,9 +107,9 @@ def test_search_after_another_connection_writes_finds_the_new_memory_without_rel
 
 
 def test_mirror_reloads_when_the_log_was_pruned(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import nexus_ark.memory.archive as archive_module
+    import nexus_ark.memory.archive.vectors as archive_vectors
 
-    monkeypatch.setattr(archive_module, "VECTOR_LOG_KEEP", 4)
+    monkeypatch.setattr(archive_vectors, "VECTOR_LOG_KEEP", 4)
     embedder = WordEmbedder()
     reader, writer = MemoryStore(path), MemoryStore(path)
     try:

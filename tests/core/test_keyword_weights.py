@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from nexus_ark.memory import archive as archive_module
 from nexus_ark.memory.archive import NewItem, porter_terms
+from nexus_ark.memory.archive import keywords as archive_keywords
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.terms import forms, idf
 
@@ -71,8 +71,8 @@ def test_in_a_large_archive_a_common_name_weighs_on_what_the_other_words_found(
 ) -> None:
     """Past COMMON_TERM_FLOOR items (2,000 in a real archive; 3 here) a term's items are not all read: it
     weighs on the items the other terms found, and a query of such terms only is answered by the rarest."""
-    monkeypatch.setattr(archive_module, "COMMON_TERM_FLOOR", 3)
-    monkeypatch.setattr(archive_module, "COMMON_TERM_SHARE", 0.0)
+    monkeypatch.setattr(archive_keywords, "COMMON_TERM_FLOOR", 3)
+    monkeypatch.setattr(archive_keywords, "COMMON_TERM_SHARE", 0.0)
     assert search(store, "Did Miso see the vet about her bill?")[0] == MISO[10]
     only_common = search(store, "Miso")
     assert only_common and all("Miso" in text for text in only_common)

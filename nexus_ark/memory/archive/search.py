@@ -1,0 +1,167 @@
+"""The archive's search: the vector ranking and the two keyword rankings fused by reciprocal rank, then
+nudged by importance and recency."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+import sqlite_utils
+from pydantic import BaseModel
+
+from nexus_ark.clock import Clock
+from nexus_ark.memory.archive.keywords import CANDIDATES, porter_terms, trigram_terms
+from nexus_ark.memory.archive.mirror import pack_bits
+from nexus_ark.memory.archive.vectors import clip_for_embedding
+from nexus_ark.providers.embedders import Embedder
+
+SearchMode = Literal["hybrid", "fts", "vector"]
+RRF_K = 20
+VECTOR_CANDIDATES = 150
+# Importance and recency change a fused score by at most this factor, so only the best few dozen by
+# fused score can end in the top k: only those rows are read.
+RANK_POOL = 50
+IMPORTANCE_WEIGHT, RECENCY_WEIGHT, RECENCY_HALF_LIFE_DAYS = 0.2, 0.1, 30.0
+
+
+class SearchHit(BaseModel):
+    item_id: int
+    source_id: str | None
+    kind: str
+    text: str
+    score: float
+    timestamp: str
+    speaker: str | None = None
+
+
+def _parse_time(value: str) -> datetime | None:
+    try:
+        dt = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.astimezone()
+
+
+class ArchiveSearch:
+    """Archive's recall (nexus_ark.memory.archive composes it): the rankings, fused."""
+
+    db: sqlite_utils.Database
+    clock: Clock
+    _mirror_lock: threading.Lock
+
+    def search(
+        self,
+        query: str,
+        embedder: Embedder | None = None,
+        *,
+        k: int = 10,
+        kinds: Iterable[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        include_archived: bool = False,
+        mode: SearchMode = "hybrid",
+        query_vector: np.ndarray | None = None,
+    ) -> list[SearchHit]:
+        where, params = self._filters(kinds, since, until, include_archived)
+        # Archived items are few: rather than join every keyword match with items, drop them at the end.
+        fts_where = where if params else ""
+        # Each ranking with its items' shares of the fusion (1 where not given).
+        rankings: list[tuple[list[int], dict[int, float]]] = []
+        if mode in ("hybrid", "vector") and (embedder is not None or query_vector is not None):
+            vector = query_vector
+            if vector is None:  # a pasted page embeds as its head, not as 40 windows
+                vector = embedder.embed_query(clip_for_embedding(query))  # type: ignore[union-attr]
+            rankings.append((self._knn(embedder, vector, where, params), {}))
+        if mode in ("hybrid", "fts"):
+            # Alone, a keyword ranking is better off with every item it finds at full weight.
+            beside_vectors = any(ranking for ranking, _ in rankings)
+            for table, terms in (("items_fts", porter_terms(query)), ("items_tri", trigram_terms(query))):
+                rankings.append(self._keyword_ranking(table, terms, fts_where, params, beside_vectors))
+        fused: dict[int, float] = {}
+        for ranking, share in rankings:
+            for rank, item_id in enumerate(ranking):
+                fused[item_id] = fused.get(item_id, 0.0) + share.get(item_id, 1.0) / (RRF_K + rank + 1)
+        if not fused:
+            return []
+        return self._rank(fused, k, include_archived)
+
+    def _filters(self, kinds, since, until, include_archived) -> tuple[str, list[Any]]:
+        clauses, params = [], []
+        if not include_archived:
+            clauses.append("i.archived = 0")
+        kinds = list(kinds or [])
+        if kinds:
+            clauses.append(f"i.kind in ({','.join('?' * len(kinds))})")
+            params.extend(kinds)
+        if since:
+            clauses.append("i.created_at >= ?")
+            params.append(since)
+        if until:
+            clauses.append("i.created_at <= ?")
+            params.append(until)
+        return (" and " + " and ".join(clauses)) if clauses else "", params
+
+    def _knn(self, embedder: Embedder | None, vector: np.ndarray, where: str, params: list[Any]) -> list[int]:
+        if embedder is None:
+            return []
+        row = self.db.execute(
+            "select vec_table, generation from embedding_models where model = ?", [embedder.model_id]
+        ).fetchone()
+        if row is None:
+            return []
+        table = row[0]
+        vector = np.asarray(vector, dtype=np.float32)
+        # Over-fetch when filters will drop some candidates.
+        want = VECTOR_CANDIDATES * (4 if params else 1)
+        query_bits = pack_bits(vector, self._center(table))
+        with self._mirror_lock:
+            candidates = [int(i) for i in self._mirror(table).nearest(query_bits, want)]
+        if not candidates:
+            return []
+        rows = self.db.execute(
+            f"select i.id, e.vector from items i join embeddings e on e.hash = i.embed_hash and e.model = ? "
+            f"where i.id in ({','.join('?' * len(candidates))}){where}",
+            [embedder.model_id, *candidates, *params],
+        ).fetchall()
+        if not rows:
+            return []
+        ids = np.array([r[0] for r in rows])
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        order = np.argsort(-(matrix @ vector))[:CANDIDATES]
+        return [int(i) for i in ids[order]]
+
+    def _rank(self, fused: dict[int, float], k: int, include_archived: bool) -> list[SearchHit]:
+        ids = sorted(fused, key=fused.__getitem__, reverse=True)[: max(RANK_POOL, k * 3)]
+        rows = self.db.execute(
+            f"select id, source_id, kind, text, created_at, importance, speaker from items "
+            f"where id in ({','.join('?' * len(ids))}){'' if include_archived else ' and archived = 0'}",
+            ids,
+        ).fetchall()
+        now = self.clock.now()
+        hits = []
+        for item_id, source_id, kind, text, created_at, importance, speaker in rows:
+            created = _parse_time(created_at)
+            age_days = max(0.0, (now - created).total_seconds() / 86400) if created else 365.0
+            recency = math.pow(0.5, age_days / RECENCY_HALF_LIFE_DAYS)
+            score = (
+                fused[item_id]
+                * (1 + IMPORTANCE_WEIGHT * (importance - 0.5) * 2)
+                * (1 + RECENCY_WEIGHT * recency)
+            )
+            hits.append(
+                SearchHit(
+                    item_id=item_id,
+                    source_id=source_id,
+                    kind=kind,
+                    text=text,
+                    score=score,
+                    timestamp=created_at,
+                    speaker=speaker,
+                )
+            )
+        hits.sort(key=lambda h: -h.score)
+        return hits[:k]
