@@ -13,7 +13,7 @@ agent/prompt_inputs.py). Anything that fails removes what was begun: no persona 
 Export: a V3 card (JSON, or a PNG of the persona's avatar, or of the app icon, carrying `ccv3` and a V2 copy
 in `chara`), made of the card as imported with what changed since (see cards.build_v3).
 
-It sits above app (it takes a NexusApp), beside memory_cli and mind_cli.
+It sits above app (it takes a NexusApp), below the command line (nexus_ark/cli/).
 """
 
 from __future__ import annotations

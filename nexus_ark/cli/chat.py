@@ -1,0 +1,115 @@
+"""`nexus-ark chat`: the conversation in a terminal, or line by line from a pipe. It streams through the
+persona's runtime as the window does: each turn on the persona's queue (first in line), its after-turn work
+as background work the next turn pre-empts; this thread only prints what the queue hands back."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from nexus_ark.agent.session import ReplyDelta, TurnResult
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import ProviderError
+from nexus_ark.runtime.persona_runtime import PersonaRuntime
+
+
+def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
+    """The conversation runs on the persona's runtime, as in the window: each turn on its queue (first in
+    line), the after-turn work (vectors, compression, drives, a backup) as background work the next turn
+    pre-empts; this thread only prints what the queue hands back."""
+    slug = args.persona or app.default_persona()
+    try:
+        session = app.session(slug, model_override=args.model, api_base=args.api_base)
+    except ProviderError as exc:
+        if not exc.transient:  # a model not installed, a key missing: what was asked for is wrong (2)
+            raise
+        # The server is down or did not answer: the input was right and no reply came (1, as a failed reply).
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    app.remember_persona(slug)
+    runtime = app.runtime(slug)
+    if sys.stdin.isatty():
+        return _chat_interactive(runtime, session.persona.settings.name, session.model_name)
+    # Piped (scripts, evaluations): deterministic. Each line's after-turn work is done before the next line
+    # is read, so the same input always leaves the same memory.
+    failures = 0
+    state = _ChatState()
+    for line in sys.stdin:
+        if line.strip():
+            failures += not _one_turn(runtime, line, sys.stdout, state)
+            runtime.queue.wait_idle()
+    return 1 if failures else 0
+
+
+def _chat_interactive(runtime: PersonaRuntime, name: str, model_name: str) -> int:
+    state = _ChatState()
+    print(
+        f"Talking with {name} on {model_name}. Ctrl-C stops a reply; /continue goes on with a reply "
+        "the token limit cut; Ctrl-D or /quit leaves."
+    )
+    for message in runtime.history(limit=6):
+        who = name if message.role == "assistant" else "you"
+        print(f"  [{who}] {message.content}")
+    while True:
+        try:
+            line = input("> ")
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if line.strip() in ("/quit", "/exit"):
+            return 0  # background work still queued stops with the app and resumes next time
+        if line.strip():
+            sys.stdout.write(f"{name}: ")
+            _one_turn(runtime, line, sys.stdout, state)
+
+
+@dataclass
+class _ChatState:
+    warned: set[str] = field(default_factory=set)  # each warning once per session
+    cut_reply: int | None = None  # the last reply the token limit cut, for /continue
+
+
+def _one_turn(runtime: PersonaRuntime, text: str, out: TextIO, state: _ChatState) -> bool:
+    """Stream one reply to `out`; Ctrl-C stops it and keeps what was said. Returns False on error.
+    The runtime queues the after-turn work once the reply is done.
+    "/continue" goes on with the last reply the token limit cut (appended to that message).
+    Warnings (e.g. recall fell back to keywords) go to stderr, each once per session."""
+    cancel = threading.Event()
+    result: TurnResult | None = None
+    if text.strip() == "/continue":
+        if state.cut_reply is None:
+            print("note: there is no reply cut by the token limit to continue.", file=sys.stderr)
+            out.write("\n")
+            return True
+        turn = runtime.continue_reply(state.cut_reply, cancel)
+    else:
+        turn = runtime.send(text, cancel)
+    while True:
+        try:
+            item = next(turn)
+        except StopIteration:
+            break
+        except KeyboardInterrupt:
+            cancel.set()
+            continue
+        if isinstance(item, ReplyDelta):
+            out.write(item.text)
+            out.flush()
+        else:
+            result = item
+    out.write("\n")
+    out.flush()
+    for warning in result.warnings if result is not None else []:
+        if warning not in state.warned:
+            state.warned.add(warning)
+            print(f"warning: {warning}", file=sys.stderr)
+    state.cut_reply = result.reply_id if result is not None and result.cut_by_limit else None
+    if state.cut_reply is not None:
+        print("note: the reply reached the token limit; send /continue to go on.", file=sys.stderr)
+    if result is not None and result.error:
+        print(f"error: {result.error}", file=sys.stderr)
+        return False
+    return True
