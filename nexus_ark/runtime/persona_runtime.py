@@ -406,6 +406,7 @@ class PersonaRuntime:
         if self._closed:
             return
         self._closed = True
+        self._give_way()  # a compression holding the model stops at its next step (it is redone next time)
         self.queue.stop(final=self._close_memory)
 
     def _close_memory(self) -> None:

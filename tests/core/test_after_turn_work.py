@@ -11,16 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from nexus_ark import cli
 from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
+from nexus_ark.app import NexusApp
+from nexus_ark.cli import chat as chat_cli
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import Summaries
 from nexus_ark.personas.store import PersonaStore
 from nexus_ark.providers.base import ChatMessage, ChatRequest, StreamChunk
 from nexus_ark.providers.scripted import ScriptedBackend
+from nexus_ark.runtime.persona_runtime import PersonaRuntime
 from tests.core.test_archive_vectors import WordEmbedder
 
 DEADLINE_S = 20
+COMPRESSION = "The conversation that follows it:"  # in every compression request
 FILLER = "we talked about the garden, the weather, the trains and what to cook for dinner tonight"
 
 
@@ -54,11 +57,15 @@ class Summariser(ScriptedBackend):
 
     def __init__(self) -> None:
         super().__init__(self._summarise, model_id="internal")
+        self.compressions = 0  # compression requests answered (other internal requests not counted)
 
     def _summarise(self, messages: Sequence[ChatMessage]) -> str:
-        so_far, turns = messages[-1].content.split("The conversation that follows it:")
+        if COMPRESSION not in messages[-1].content:  # another internal request (an emotion check): no opinion
+            return "{}"
+        so_far, turns = messages[-1].content.split(COMPRESSION)
+        self.compressions += 1
         kept = _markers(so_far.replace("Summary so far:", ""))
-        return f"Summary {len(self.requests)} covers {' '.join(sorted({*kept, *_markers(turns)}))}."
+        return f"Summary {self.compressions} covers {' '.join(sorted({*kept, *_markers(turns)}))}."
 
 
 class HeldSummariser(Summariser):
@@ -72,6 +79,9 @@ class HeldSummariser(Summariser):
         self.cancelled = 0
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
+        if COMPRESSION not in request.messages[-1].content:  # only compressions are held
+            yield from super()._stream(request)
+            return
         self.requests.append(list(request.messages))
         self.started.release()
         deadline = time.monotonic() + DEADLINE_S
@@ -94,13 +104,32 @@ def _wait(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
 
 
-def _compression_started(internal: HeldSummariser) -> bool:
+def _runtime(
+    tmp_path: Path, chat: ScriptedBackend, internal: ScriptedBackend
+) -> tuple[NexusApp, PersonaRuntime]:
+    """Aria's runtime as `nexus-ark chat` drives it, on the scripted models: the chat model, and the internal
+    model (compression) named by its own spec."""
+    app = NexusApp(
+        tmp_path / "data", backend_factory=lambda config: internal if "summariser" in config.spec else chat
+    ).open()
+    app.personas.save_settings(
+        "aria",
+        {
+            "model": {"context_size": 1024, "max_tokens": 64},
+            "internal_model": {"spec": "ollama:summariser"},
+            "conversation": {"compress_at": 0.6},
+        },
+    )
+    return app, app.runtime("aria")
+
+
+def _compression_started(internal: HeldSummariser, runtime: PersonaRuntime) -> bool:
     """After a turn: wait until its after-turn work either holds a compression (True) or has ended."""
     deadline = time.monotonic() + DEADLINE_S
     while time.monotonic() < deadline:
         if internal.started.acquire(timeout=0.01):
             return True
-        if not any(t.name == "after-turn" and t.is_alive() for t in threading.enumerate()):
+        if runtime.queue.wait_idle(0):
             return internal.started.acquire(timeout=0)
     raise AssertionError("the after-turn work neither ended nor started a compression")
 
@@ -134,11 +163,13 @@ def _chat_until_summarised(session: ChatSession, memory: MemoryStore, steps: int
 
 # -- 1. the terminal chat runs after-turn work off the person's path ---------------------------------------
 def test_the_terminal_chat_sends_the_next_line_while_a_slow_compression_runs_and_redoes_it(
-    persona, memory, monkeypatch, capsys
+    tmp_path, monkeypatch, capsys
 ) -> None:
     internal = HeldSummariser()
     chat = _chat_backend()
-    session = ChatSession(persona, memory, chat, internal=internal)
+    app, runtime = _runtime(tmp_path, chat, internal)
+    # The test reads on a connection of its own (the owner's belongs to the persona's queue thread).
+    memory = app.open_memory("aria", read_only=True)
     summaries = Summaries(memory.db, memory.archive, memory.activity)
     seen_at_send: list[tuple[int, int]] = []  # (summaries stored, compressions cancelled) when a turn began
 
@@ -152,7 +183,7 @@ def test_the_terminal_chat_sends_the_next_line_while_a_slow_compression_runs_and
         i = 0
         # Chat until a compression is under way (after-turn work runs on its own thread: the prompt
         # comes back while it may still run).
-        while i == 0 or not _compression_started(internal):
+        while i == 0 or not _compression_started(internal, runtime):
             yield _said(i)
             i += 1
             assert i < 40, "compression never started"
@@ -171,15 +202,24 @@ def test_the_terminal_chat_sends_the_next_line_while_a_slow_compression_runs_and
 
     monkeypatch.setattr("builtins.input", fake_input)
     started = time.monotonic()
-    assert cli._chat_interactive(session) == 0
-    assert time.monotonic() - started < DEADLINE_S
+    try:
+        assert chat_cli._chat_interactive(runtime, "Aria", "scripted") == 0
+        assert time.monotonic() - started < DEADLINE_S
+        assert runtime.queue.wait_idle(DEADLINE_S)
+        _check_the_question_was_answered_first(memory, summaries, seen_at_send, capsys)
+    finally:
+        memory.close()
+        app.close()
 
+
+def _check_the_question_was_answered_first(memory, summaries, seen_at_send, capsys) -> None:
     # The question was answered while the first compression had given way, with nothing summarised yet.
     assert seen_at_send[-1] == (0, 1)
     out = capsys.readouterr().out
     assert f"Aria: Reply to we {FILLER}." in out  # the answer to the question was printed
     (summary,) = summaries.all("main")  # the redone one, kept; the cancelled one left nothing
-    assert summary.text.startswith("Summary 2 covers marker000")
+    # The first answered compression is the one redone (the first asked was cancelled), from the start.
+    assert summary.text.startswith("Summary 1 covers marker000")
     assert memory.activity.query(kinds=["error"]) == [], "giving way is not a failure"
     # Every message is there, in order, each answered.
     line = memory.messages.recent("main", 200)
@@ -187,15 +227,15 @@ def test_the_terminal_chat_sends_the_next_line_while_a_slow_compression_runs_and
     assert line[-2].content == "What did we say first?"
 
 
-def test_leaving_the_terminal_chat_interrupts_a_compression_and_ends_the_conversation(
-    persona, memory, monkeypatch
+def test_leaving_the_terminal_chat_interrupts_a_compression_and_it_is_done_at_the_next_start(
+    tmp_path, monkeypatch
 ) -> None:
     internal = HeldSummariser()
-    session = ChatSession(persona, memory, _chat_backend(), internal=internal)
+    app, runtime = _runtime(tmp_path, _chat_backend(), internal)
 
     def lines() -> Iterator[str]:
         i = 0
-        while i == 0 or not _compression_started(internal):
+        while i == 0 or not _compression_started(internal, runtime):
             yield _said(i)
             i += 1
             assert i < 40, "compression never started"
@@ -204,18 +244,30 @@ def test_leaving_the_terminal_chat_interrupts_a_compression_and_ends_the_convers
     feed = lines()
     monkeypatch.setattr("builtins.input", lambda prompt="": next(feed))
     started = time.monotonic()
-    assert cli._chat_interactive(session) == 0
+    try:
+        assert chat_cli._chat_interactive(runtime, "Aria", "scripted") == 0
+    finally:
+        app.close()  # the queue stops: the held compression is told to give way
     assert time.monotonic() - started < DEADLINE_S
     assert internal.cancelled == 1 and not internal.release.is_set()
-    assert Summaries(memory.db, memory.archive, memory.activity).all("main") == []
-    # Nothing holds the background any more: the app can end the conversation as it closes.
-    assert session.end_conversation() is not None
-    # And the next session's first after-turn work does the compression that gave way.
+    # And the next start's first after-turn work does the compression that gave way.
     internal.release.set()
-    again = ChatSession(persona, memory, _chat_backend(), internal=internal)
-    _send(again, "Hello again, Aria.")
-    again.after_turn()
-    assert Summaries(memory.db, memory.archive, memory.activity).all("main")
+    app, runtime = _runtime(tmp_path, _chat_backend(), internal)
+    try:
+        memory = runtime.memory
+        assert (
+            runtime.queue.call(
+                "summaries", lambda: Summaries(memory.db, memory.archive, memory.activity).all("main")
+            )
+            == []
+        )
+        list(runtime.send("Hello again, Aria."))
+        assert runtime.queue.wait_idle(DEADLINE_S)
+        assert runtime.queue.call(
+            "summaries", lambda: Summaries(memory.db, memory.archive, memory.activity).all("main")
+        )
+    finally:
+        app.close()
 
 
 # -- 2. forgetting a message rewrites the summaries that covered it --------------------------------------
