@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from nexus_ark.providers.model_download import DownloadError, HubFile, download_hub_file
+from tests.integration.loopback import LoopbackServer
 
 pytestmark = pytest.mark.integration
 
@@ -22,7 +23,7 @@ BODY = bytes(range(256)) * 400  # 102,400 bytes
 SHA = hashlib.sha256(BODY).hexdigest()
 
 
-class _Chaos:
+class _Chaos(LoopbackServer):
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
         chaos = self
@@ -90,14 +91,7 @@ class _Chaos:
                 except OSError:
                     pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture(scope="module")

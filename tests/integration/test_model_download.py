@@ -25,6 +25,7 @@ from nexus_ark.providers.model_download import (
 )
 from tests.conftest import cli_command, subprocess_env
 from tests.integration.hub_server import GATED_REPO, HubStandIn
+from tests.integration.loopback import LoopbackServer
 
 pytestmark = pytest.mark.integration
 
@@ -328,12 +329,12 @@ def test_an_ollama_pull_cancelled_half_way_closes_the_stream_and_ollama_stops(ol
     ollama_wire.pulled.pop("qwen2.5:1.5b", None)
 
 
-class _ForwardProxy:
+class _ForwardProxy(LoopbackServer):
     """A plain HTTP forward proxy on loopback (absolute-form requests), counting what passes through it."""
 
     def __init__(self) -> None:
         import http.client
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from http.server import BaseHTTPRequestHandler
         from urllib.parse import urlsplit
 
         self.seen: list[str] = []
@@ -365,14 +366,7 @@ class _ForwardProxy:
             do_GET = _forward
             do_HEAD = _forward
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 def test_downloads_go_through_the_proxy_the_environment_names(

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -19,6 +18,7 @@ from nexus_ark.providers.base import ChatMessage, GenerationParams
 from nexus_ark.providers.litellm_backend import LiteLLMBackend
 from nexus_ark.providers.ollama_backend import OllamaBackend
 from nexus_ark.providers.stream_guard import RetryPolicy, Timeouts
+from tests.integration.loopback import LoopbackServer
 
 pytestmark = pytest.mark.integration
 
@@ -121,7 +121,7 @@ def _mutate(rng: random.Random, parts: list[bytes]) -> tuple[list[bytes], str]:
     return parts, kind
 
 
-class _Chaos:
+class _Chaos(LoopbackServer):
     def __init__(self) -> None:
         chaos = self
         self.seed = 0
@@ -161,14 +161,7 @@ class _Chaos:
                 except OSError:
                     pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        super().__init__(Handler)
 
 
 @pytest.fixture(scope="module")
