@@ -1,0 +1,190 @@
+"""NexusApp's persona administration: the list, settings, the editor's saves, ChatGPT imports, duplicates,
+deletion and backups (mixed into NexusApp)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from nexus_ark.config import AppSettings
+from nexus_ark.errors import NexusArkError, PersonaError
+from nexus_ark.memory.chatgpt_import import ChatGPTImportReport, import_chatgpt
+from nexus_ark.memory.chatgpt_import import Progress as ChatGPTProgress
+from nexus_ark.memory.importer import record_import
+from nexus_ark.memory.portability import SAFETY_PREFIX, BackupInfo, copy_database, list_backups
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind.emotion import EmotionDetector
+from nexus_ark.mind.imported import read_unread_feelings
+from nexus_ark.notices import notice
+from nexus_ark.personas.model import MEMORY_FILE, PersonaInfo
+from nexus_ark.personas.store import Persona
+
+log = logging.getLogger(__name__)
+
+
+def _read_feelings(store: MemoryStore, detector: EmotionDetector) -> None:
+    """Emotion readings for imported history (the drives and the emotion plot read them); an import
+    succeeds without them when the detector cannot load."""
+    try:
+        read_unread_feelings(store, detector)
+    except NexusArkError as exc:
+        log.warning("the imported messages' feelings were not read: %s", exc)
+
+
+class AdminMixin:
+    def list_personas(self) -> list[PersonaInfo]:
+        return self.personas.list()
+
+    def default_persona(self) -> str:
+        """The persona the window opens on: the last one used, else the first usable one."""
+        usable = [p for p in self.list_personas() if p.ok]
+        if not usable:
+            raise PersonaError(
+                notice("There is no usable persona in {folder}.", folder=str(self.layout.personas_dir)),
+                hint=notice("Create one with `nexus-ark persona create NAME`."),
+            )
+        slugs = [p.slug for p in usable]
+        return self.settings.last_persona if self.settings.last_persona in slugs else slugs[0]
+
+    def remember_persona(self, slug: str) -> None:
+        if self.settings.last_persona != slug:
+            self.update_settings(last_persona=slug)
+
+    def set_language(self, language: str) -> None:
+        self.update_settings(language=language)
+
+    def create_persona(self, name: str, language: str = "en", description: str = "") -> PersonaInfo:
+        persona = self.personas.create(name, language, description)
+        return next(p for p in self.list_personas() if p.slug == persona.slug)
+
+    def update_settings(self, **changes: object) -> AppSettings:
+        """Change app settings and save config.toml, through its one owner (config.SettingsStore: one
+        lock, atomic write, change events). Validated as a whole first: a bad value raises ConfigError
+        naming it and nothing changes. The settings object stays the same one (callers that hold it see
+        the change). It writes a file: not on the UI thread."""
+        return self.settings_store.update(**changes)
+
+    def save_persona(
+        self, slug: str, *, soul: str | None = None, settings: Mapping[str, object] | None = None
+    ) -> Persona:
+        """Save what the persona editor changed: settings first (validated; a bad value writes nothing,
+        the soul included), then persona.md. The persona's next turn uses them."""
+        if settings:
+            self.personas.save_settings(slug, settings)
+        if soul is not None:
+            self.personas.save_soul(slug, soul)
+        with self._state_lock:
+            runtime = self._runtimes.get(slug)
+        if runtime is not None:  # a turn running on the old settings finishes as it was
+            runtime.reload_persona()
+        return self.personas.load(slug)
+
+    def set_persona_avatar(self, slug: str, png: bytes) -> Path:
+        return self.personas.set_avatar(slug, png)
+
+    def import_chatgpt_export(
+        self,
+        slug: str,
+        path: Path,
+        *,
+        progress: ChatGPTProgress | None = None,
+        stop: threading.Event | None = None,
+    ) -> ChatGPTImportReport:
+        """A ChatGPT data export into the persona's earlier conversations, on a connection of its own (so
+        the persona's runtime goes on), then vectors for them in the background. Blocks: off the UI thread."""
+        store = self.open_memory(slug)
+        try:
+            report = import_chatgpt(path, store.messages, store.archive, slug, progress=progress, stop=stop)
+            record_import(store.activity, report, path, "chatgpt")
+            if report.imported:
+                _read_feelings(store, self._emotions)
+        finally:
+            store.close()
+        if report.imported:
+            try:
+                self._embed_in_background(slug, self.embedder())
+            except NexusArkError as exc:  # keyword search finds them now; vectors at the next start
+                log.warning("imported conversations not embedded now: %s", exc)
+        return report
+
+    def duplicate_persona(self, slug: str, name: str) -> PersonaInfo:
+        """A new persona with a copy of this one's folder and memory (taken with SQLite's backup API, so a
+        persona in use is copied consistently)."""
+        source = self.personas.load(slug)
+        copy = self.personas.duplicate(slug, name)
+        try:
+            if source.memory_path.exists():
+                copy_database(source.memory_path, copy.memory_path)
+        except NexusArkError:
+            self.personas.remove(copy.slug)
+            raise
+        return next(p for p in self.list_personas() if p.slug == copy.slug)
+
+    def delete_persona(self, slug: str) -> Path:
+        """Delete a persona's folder after keeping a whole copy of it (memory included) in
+        backups/<slug>/deleted-<time>/. Returns that copy's folder."""
+        with self._persona_lock(slug):
+            self.release_persona(slug)
+            kept = self._unused(self.layout.backups_dir / slug / f"deleted-{self._stamp()}")
+            self.personas.copy_files(slug, kept)
+            memory_path = self.layout.personas_dir / slug / MEMORY_FILE
+            if memory_path.exists():
+                copy_database(memory_path, kept / MEMORY_FILE)
+            self.personas.remove(slug)
+        if self.settings.last_persona == slug:
+            self.update_settings(last_persona="")
+        return kept
+
+    def list_backups(self, slug: str) -> list[BackupInfo]:
+        """The persona's memory backups, newest first (reads each: off the UI thread)."""
+        return list_backups(self.layout.backups_dir / slug)
+
+    def restore_backup(self, slug: str, backup: Path) -> Path | None:
+        """Put a backup's content into the persona's memory.db, keeping the memory as it is now in
+        backups/<slug>/before-restore-<time>.db first (returned; None when there was no memory yet).
+
+        The persona's runtime is closed around the copy (its queued work finishes first) and opens again
+        on the next use, so a backup from an older version is migrated. Blocks: off the UI thread."""
+        persona = self.personas.load(slug)
+        folder = self.layout.backups_dir / slug
+        if not any(b.path == backup and b.messages is not None for b in list_backups(folder)):
+            raise NexusArkError(
+                notice(
+                    "{path} is not a readable memory backup of {name}.",
+                    path=str(backup),
+                    name=persona.settings.name,
+                )
+            )
+        with self._persona_lock(slug):
+            with self._state_lock:
+                if slug in self._embedding:
+                    raise NexusArkError(
+                        notice("{name}'s memory is being indexed right now.", name=persona.settings.name),
+                        hint=notice("Try again in a moment; nothing was changed."),
+                    )
+            # Closing the runtime may rotate the daily backups (one may be the chosen one): copy it aside.
+            chosen = self._unused(folder / f"restoring-{self._stamp()}.tmp")
+            copy_database(backup, chosen)
+            try:
+                self.release_persona(slug)
+                safety = None
+                if persona.memory_path.exists():
+                    safety = self._unused(folder / f"{SAFETY_PREFIX}{self._stamp()}.db")
+                    copy_database(persona.memory_path, safety)
+                copy_database(chosen, persona.memory_path)
+            finally:
+                chosen.unlink(missing_ok=True)
+        return safety
+
+    def _stamp(self) -> str:
+        return self.clock.now().strftime("%Y%m%d-%H%M%S")
+
+    @staticmethod
+    def _unused(path: Path) -> Path:
+        """`path`, or the same name with -2, -3… before its suffix when it is taken (two in one second)."""
+        candidate, n = path, 2
+        while candidate.exists():
+            candidate, n = path.with_name(f"{path.stem}-{n}{path.suffix}"), n + 1
+        return candidate
