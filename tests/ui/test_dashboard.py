@@ -227,8 +227,17 @@ def test_another_personas_events_are_not_ours(qtbot, window: DashboardWindow, co
 
 
 def test_goals_edit_note_complete_and_empty_text_refused(
-    qtbot, window: DashboardWindow, core: NexusApp
+    qtbot, window: DashboardWindow, core: NexusApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The window's changes go through the persona's runtime, the one writer (issue 22): it opened a
+    # writable connection of its own.
+    open_memory = core.open_memory
+
+    def read_only(slug: str, *, read_only: bool = False):
+        assert read_only, "the Inner life window opened a writable connection of its own"
+        return open_memory(slug, read_only=read_only)
+
+    monkeypatch.setattr(core, "open_memory", read_only)
     panel = window.goals
     goal_id = core.test_goal_id
     assert panel.table.rowCount() == 2

@@ -58,16 +58,15 @@ DREAM_STAGES = {
 
 
 class _Connections:
-    """The worker's connections, used on its single thread only; a plain holder, so the closing task
-    needs no reference to the window."""
+    """The worker's read-only connection, used on its single thread only; a plain holder, so the closing
+    task needs no reference to the window. Changes go through the persona's runtime (NexusApp.change_memory),
+    the one writer of its memory."""
 
     reader: MemoryStore | None = None
-    writer: MemoryStore | None = None
 
     def close(self) -> None:
-        for store in (self.reader, self.writer):
-            if store is not None:
-                store.close()
+        if self.reader is not None:
+            self.reader.close()
 
 
 class DashboardWindow(QDialog):
@@ -303,16 +302,15 @@ class DashboardWindow(QDialog):
         on_done: Callable[[Any], None],
         on_error: Callable[[str], None] | None = None,
     ) -> None:
-        """Run a change on the worker's peer connection, then tell the core (so every window showing this
-        persona's mind reads again, this one included)."""
+        """Run a change on the persona's queue with its owner connection (the worker waits for it, first
+        in line: a dream gives way), then tell the core (so every window showing this persona's mind reads
+        again, this one included)."""
         if self._closing:
             return
-        app, slug, connections = self.app, self.slug, self._connections
+        app, slug = self.app, self.slug
 
         def task() -> Any:
-            if connections.writer is None:
-                connections.writer = app.open_memory(slug)
-            return fn(connections.writer)
+            return app.change_memory(slug, "dashboard edit", fn)
 
         def done(value: Any) -> None:
             if self._closing:
