@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPainter, QPalette, QPen
 from PySide6.QtWidgets import QApplication, QProxyStyle, QStyle, QStyleOption, QWidget
+from shiboken6 import isValid
 
 THEMES = ("system", "light", "dark")
 Role = QPalette.ColorRole
@@ -220,6 +221,10 @@ def _restyle_all(app: QApplication) -> None:
     sheet is polished again (a style sheet keeps the palette it was polished with: labels stayed in the
     light theme's near-black on the dark one)."""
     for widget in app.allWidgets():
+        # A widget whose window is being torn down can still be listed while its C++ object is gone
+        # (seen once in CI: a segmentation fault reading its property); it needs no colours any more.
+        if not isValid(widget):
+            continue
         if widget.property(_TONE):
             _apply_tone(widget)
         elif widget.styleSheet():
