@@ -219,15 +219,22 @@ def _apply_tone(widget: QWidget) -> None:
 def _restyle_all(app: QApplication) -> None:
     """After a palette change: toned widgets get their colours again, and every other widget with a style
     sheet is polished again (a style sheet keeps the palette it was polished with: labels stayed in the
-    light theme's near-black on the dark one)."""
-    for widget in app.allWidgets():
-        # A widget whose window is being torn down can still be listed while its C++ object is gone
-        # (seen once in CI: a segmentation fault reading its property); it needs no colours any more.
+    light theme's near-black on the dark one).
+
+    Two passes: the widgets to restyle are picked first, reading only; then only they are changed. Setting
+    a style sheet can make Qt rebuild a widget's internal children (a combo box's popup), and touching one
+    of those, deleted under a list taken before, crashed the process (a segmentation fault in a CI run)."""
+    styled = [
+        (widget, bool(widget.property(_TONE)))
+        for widget in app.allWidgets()
+        if isValid(widget) and (widget.property(_TONE) or widget.styleSheet())
+    ]
+    for widget, toned in styled:
         if not isValid(widget):
             continue
-        if widget.property(_TONE):
+        if toned:
             _apply_tone(widget)
-        elif widget.styleSheet():
+        else:
             widget.setStyleSheet(widget.styleSheet())
 
 
