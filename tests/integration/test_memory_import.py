@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_command, subprocess_env
+from tests.conftest import cli_command, run_cli, subprocess_env
 
 pytestmark = pytest.mark.integration
 
@@ -109,14 +109,7 @@ def test_a_line_that_is_not_utf8_is_named_and_the_rest_imports(data_dir: Path, t
         + good.format("u3", "two\u2028lines \u3042", 3).encode()
         + good.format("u4", "Bye", 4).encode()
     )
-    proc = subprocess.run(
-        cli_command("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(turns)),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=subprocess_env(),
-        timeout=300,
-    )
+    proc = run_cli("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(turns))
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert f"{turns}:2: " in proc.stderr, proc.stderr
     assert "UTF-8" in proc.stderr, proc.stderr
@@ -144,14 +137,7 @@ def test_lines_python_cannot_read_are_named_and_the_rest_imports(data_dir: Path,
         + good.format("v4", "Bye", 4),
         encoding="utf-8",
     )
-    proc = subprocess.run(
-        cli_command("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(turns)),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=subprocess_env(),
-        timeout=300,
-    )
+    proc = run_cli("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(turns))
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert f"{turns}:2: " in proc.stderr and "4,300 digits" in proc.stderr, proc.stderr
