@@ -17,14 +17,12 @@ import json
 import math
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor, QPainter, QPixmap
-from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
+from PySide6.QtWidgets import QApplication, QWidget
+from screenshot_windows import mosaic, pump, wait_for  # the same waits and layout as its sibling
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
@@ -82,43 +80,6 @@ MIND = {
         ),
     },
 }
-
-
-def _wait(done: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
-    app = QApplication.instance()
-    end = time.monotonic() + seconds
-    while not done():
-        if time.monotonic() > end:
-            raise SystemExit(f"{what} did not arrive in {seconds:.0f} s")
-        app.processEvents()
-        time.sleep(0.02)
-
-
-def _pump(seconds: float) -> None:
-    app = QApplication.instance()
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        app.processEvents()
-        time.sleep(0.02)
-
-
-def _mosaic(window: QWidget, tabs: QTabWidget, indices: list[int]) -> QPixmap:
-    """The window grabbed on each of these tabs, two by two on a plain dark background."""
-    shots = []
-    for index in indices:
-        tabs.setCurrentIndex(index)
-        _pump(0.3)
-        shots.append(window.grab())
-    width, height = shots[0].width(), shots[0].height()
-    picture = QPixmap(3 * GAP + 2 * width, 3 * GAP + 2 * height)
-    picture.setDevicePixelRatio(shots[0].devicePixelRatio())
-    picture.fill(QColor("#1c1c20"))
-    painter = QPainter(picture)
-    for n, shot in enumerate(shots):
-        row, column = divmod(n, 2)
-        painter.drawPixmap(QPoint(GAP + column * (width + GAP), GAP + row * (height + GAP)), shot)
-    painter.end()
-    return picture
 
 
 def _open(language: str) -> NexusApp:
@@ -197,9 +158,9 @@ def shoot_dashboard(out: Path, language: str) -> Path:
     window = DashboardWindow(core, SLUGS[language])
     window.resize(1000, 720)
     window.show()
-    _wait(lambda: window.complete, "the Inner life window's first read")
+    wait_for(lambda: window.complete, "the Inner life window's first read")
     target = out / f"dashboard-{language}-dark.png"
-    _mosaic(window, window.tabs, [0, 2, 3, 6]).save(str(target))
+    mosaic(window, window.tabs, [0, 2, 3, 6], dark=True).save(str(target))
     window.done(0)
     window.worker.wait()
     core.close()
@@ -210,13 +171,13 @@ def shoot_model_dialog(out: Path) -> Path:
     core = _open("en")
     dialog = ModelSettingsDialog(core, "aria")
     dialog.show()
-    _wait(lambda: dialog.loaded, "the model dialog's choices")
+    wait_for(lambda: dialog.loaded, "the model dialog's choices")
     box = dialog.chat.backend_box
     box.setCurrentIndex(box.findData("ollama"))
     dialog.chat.ollama_host.setText("http://127.0.0.1:9")  # nothing listens there
     dialog.chat.refresh_button.click()
-    _wait(lambda: "not running" in dialog.chat.ollama_status.text(), "Ollama's refusal")
-    _pump(0.3)
+    wait_for(lambda: "not running" in dialog.chat.ollama_status.text(), "Ollama's refusal")
+    pump(0.3)
     target = out / "model-dialog-en-dark.png"
     dialog.grab().save(str(target))
     dialog.close()
@@ -229,8 +190,8 @@ def shoot_tray_menu(out: Path) -> Path:
     owner = QWidget()
     tray = Tray(owner)
     tray.menu.popup(QPoint(0, 0))
-    _wait(tray.menu.isVisible, "the tray menu")
-    _pump(0.3)
+    wait_for(tray.menu.isVisible, "the tray menu")
+    pump(0.3)
     shot = tray.menu.grab()
     scaled = shot.scaled(shot.width() * 2, shot.height() * 2, mode=Qt.TransformationMode.SmoothTransformation)
     target = out / "tray-menu-dark.png"

@@ -58,7 +58,7 @@ SETTINGS_SIZE = (720, 560)
 GAP = 16
 
 
-def _wait(done: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
+def wait_for(done: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
     app = QApplication.instance()
     end = time.monotonic() + seconds
     while not done():
@@ -68,7 +68,7 @@ def _wait(done: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
         time.sleep(0.02)
 
 
-def _pump(seconds: float) -> None:
+def pump(seconds: float) -> None:
     app = QApplication.instance()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -76,12 +76,12 @@ def _pump(seconds: float) -> None:
         time.sleep(0.02)
 
 
-def _mosaic(window: QWidget, tabs: QTabWidget, indices: list[int], dark: bool) -> QPixmap:
+def mosaic(window: QWidget, tabs: QTabWidget, indices: list[int], dark: bool) -> QPixmap:
     """The window grabbed on each of these tabs, two by two on a plain background."""
     shots = []
     for index in indices:
         tabs.setCurrentIndex(index)
-        _pump(0.3)
+        pump(0.3)
         shots.append(window.grab())
     width, height = shots[0].width(), shots[0].height()
     picture = QPixmap(3 * GAP + 2 * width, 3 * GAP + 2 * height)
@@ -120,15 +120,15 @@ def shoot_editor(out: Path, language: str, dark: bool) -> Path:
     editor.resize(*EDITOR_SIZE)
     editor.show()
     # The worker reads persona.md, persona.toml and the avatar (here the initial's disc: none is shipped).
-    _wait(
+    wait_for(
         lambda: editor.persona is not None and not editor.avatar.pixmap().isNull(),
         f"{slug}'s persona",
     )
-    _pump(0.5)  # the preview's timer, started by the text arriving
+    pump(0.5)  # the preview's timer, started by the text arriving
     pages = editor.form.pages
     indices = [0] + [editor.tabs.indexOf(pages[key]) for key in ("general", "autonomy", "model")]
     target = out / f"persona-editor-{language}{'-dark' if dark else ''}.png"
-    _mosaic(editor, editor.tabs, indices, dark).save(str(target))
+    mosaic(editor, editor.tabs, indices, dark).save(str(target))
     editor.ask_before_discard = False
     editor.close()
     core.close()
@@ -160,14 +160,14 @@ def shoot_settings(out: Path, language: str, dark: bool) -> Path:
     dialog = SettingsDialog(core, current_persona=slug)
     dialog.resize(*SETTINGS_SIZE)
     dialog.show()
-    _wait(
+    wait_for(
         lambda: dialog._pickers_ready and dialog.backup_list.topLevelItemCount() > 0,
         "the model catalogue and the backups",
     )
-    _pump(0.5)
+    pump(0.5)
     dialog.backup_list.setCurrentItem(dialog.backup_list.topLevelItem(0))  # Restore… becomes available
     target = out / f"settings-{language}{'-dark' if dark else ''}.png"
-    _mosaic(dialog, dialog.tabs, [0, 1, 2, 3], dark).save(str(target))
+    mosaic(dialog, dialog.tabs, [0, 1, 2, 3], dark).save(str(target))
     dialog.close()
     core.close()
     return target
