@@ -1,243 +1,32 @@
-"""One activity timeline per persona: what happened, in order, in the persona's own memory.db.
-
-Append-only: messages, emotions detected, tool calls, memory writes, compression, imports and errors; the
-persona's life between conversations: drive changes, dreams, heartbeats, what it wrote first (or did not) and
-the events it scheduled (`kind` is free text, so a new kind needs no schema change). There is no API to
-edit or delete an entry. Two exceptions: privacy, when a message or a memory item is deleted (the
-person forgot it), triggers in the schema (migration m006_activity) blank the entries that point at it
-(by message_id, or by data.item_id), so its words leave the timeline too; the entry's time and kind stay.
-And bounded growth: routine entries (heartbeats, drive changes, the copies of messages and emotions) older
-than memory/retention.DETAIL_DAYS become one line per day and kind (activity_daily). The readers here read
-both: a daily line reads as an entry with a negative id (never an entry's) and no message_id.
-
-Entries are short: summaries are one line of at most SUMMARY_CHARS, strings in `data` are clipped, so a
-1 MB message never lands in the timeline twice.
-
-A summary is stored in English (the CLI prints it, searches match it). When a writer gives it as a notice
-(nexus_ark.notices), its template and values are kept too, in `data` under NOTICE_KEY, so a window shows the
-entry in the person's language (ActivityEntry.translatable_summary). Kept in `data`, they are blanked with it
-when the words are forgotten.
-"""
+"""The timeline of one persona: ActivityLog writes entries (one helper per kind of writer, so every entry
+reads alike) and reads them back a page or a period at a time."""
 
 from __future__ import annotations
 
 import json
 import logging
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import Any
 
 import sqlite_utils
-from pydantic import BaseModel
 
 from nexus_ark.clock import Clock, SystemClock, iso
+from nexus_ark.memory.activity.entries import (
+    _KIND,
+    NOTICE_KEY,
+    REASON_BY_REFERENCE,
+    REASON_KEY,
+    ActivityEntry,
+    _clip_data,
+    _kept_notice,
+    clip,
+)
+from nexus_ark.memory.activity.queries import _entry, _timeline, _where
 from nexus_ark.memory.db import sqlite
-from nexus_ark.notices import Joined, Notice, from_stored, joined, notice, stored
+from nexus_ark.notices import joined, notice
 
 log = logging.getLogger(__name__)
-
-# Every kind this version writes (a test reads the writers and checks that this list names them all, and
-# readers such as the activity window label each). Any lowercase identifier is accepted, so a later version's
-# kinds need no schema change; readers show a kind they do not know as it is stored.
-KINDS = (
-    # a turn, the memory, imports
-    "message",
-    "emotion",
-    "tool_call",
-    "memory_write",
-    "compression",
-    "import",
-    "error",
-    # the persona's life between conversations
-    "drives",
-    "dream",
-    "heartbeat",
-    "autonomy",
-    "event",
-)
-SUMMARY_CHARS = 160
-DATA_TEXT_CHARS = 300
-DATA_ITEMS = 20
-REDACTED = "(forgotten)"
-NOTICE_KEY = "summary_notice"  # in the stored `data`: the summary's template and values (notices.stored)
-# A message written first keeps its reason (drive levels, their inputs, the narrative: ~1.1 KB) in its own
-# meta["autonomous"]; its "autonomy" entry stores the parts it shares with it once, there, and says so under
-# this key (issue 23, defect 13). Readers get the entry's data whole again (ActivityLog._with_reasons).
-REASON_KEY = "reason_in_message"
-REASON_BY_REFERENCE = ("narrative", "levels", "inputs", "time")
-_KIND = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
-
-
-class ActivityEntry(BaseModel):
-    id: int
-    time: str  # ISO-8601, UTC
-    kind: str
-    summary: str
-    message_id: int | None = None
-    data: dict[str, Any] | None = None  # what the writer gave (the stored notice is read out of it)
-    summary_notice: str | None = None  # the summary's template and values (notices.stored), when kept
-
-    @cached_property
-    def translatable_summary(self) -> str:
-        """The summary to show a person: a notice, so a window shows it in the person's language
-        (ui.i18n.tr_notice), when its writer gave one; else the stored English (entries written before
-        notices were kept, or by a writer with none)."""
-        if self.summary_notice:
-            made = from_stored(self.summary_notice)
-            if isinstance(made, Notice | Joined):
-                return made
-        return self.summary
-
-
-def clip(text: str, limit: int = SUMMARY_CHARS) -> str:
-    """One readable line of at most `limit` characters: whitespace and control characters collapse to
-    single spaces (a timeline line never breaks a terminal), and a cut ends in an ellipsis."""
-    text = str(text)
-    if len(text) > limit * 4:  # never scan a megabyte to keep a hundred characters
-        text = text[: limit * 4]
-        cut = True
-    else:
-        cut = False
-    flat = " ".join(
-        "".join(" " if unicodedata.category(c) in ("Cc", "Zl", "Zp") else c for c in text).split()
-    )
-    if cut or len(flat) > limit:
-        return flat[: limit - 1].rstrip() + "…"
-    return flat
-
-
-def _translatable(text: str) -> bool:
-    """Whether a summary holds words of ours a window can translate (a Joined of plain text holds none)."""
-    if isinstance(text, Notice):
-        return True
-    return isinstance(text, Joined) and any(_translatable(part) for part in text.parts)
-
-
-def _bounded(text: str) -> str:
-    """A notice as it is kept beside its summary: every plain string in it (a person's or a model's words,
-    a library's error) clipped to one line of at most SUMMARY_CHARS, so the entry stays small."""
-    if isinstance(text, Notice):
-        values = {k: _bounded_value(v) for k, v in text.values.items()}
-        return Notice(text.template, **values)
-    if isinstance(text, Joined):
-        return Joined([_bounded(part) for part in text.parts], text.sep)
-    return clip(text)
-
-
-def _bounded_value(value: object) -> object:
-    if isinstance(value, str):
-        return _bounded(value)
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    return clip(str(value))
-
-
-def _kept_notice(summary: str) -> str | None:
-    """The summary's template and values to store (notices.stored), or None when it has none to keep."""
-    if not _translatable(summary):
-        return None
-    try:
-        return stored(_bounded(summary))
-    except (TypeError, ValueError, KeyError, IndexError) as exc:  # a value the template cannot format
-        log.error("the template of an activity summary not kept: %s", exc)
-        return None
-
-
-def _clip_data(value: Any, depth: int = 0) -> Any:
-    """JSON-safe and bounded: long strings clipped, long lists and objects cut, deep nesting flattened."""
-    if isinstance(value, str):
-        return clip(value, DATA_TEXT_CHARS) if len(value) > DATA_TEXT_CHARS else value
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    if depth >= 3:
-        return clip(json.dumps(value, ensure_ascii=False, default=str), DATA_TEXT_CHARS)
-    if isinstance(value, Mapping):
-        items = list(value.items())[:DATA_ITEMS]
-        return {str(k): _clip_data(v, depth + 1) for k, v in items}
-    if isinstance(value, Iterable):
-        return [_clip_data(v, depth + 1) for _, v in zip(range(DATA_ITEMS), value, strict=False)]
-    return clip(str(value), DATA_TEXT_CHARS)
-
-
-def to_utc_iso(value: str | datetime) -> str:
-    """A time to compare with stored ones: ISO-8601 in UTC. A time without a zone is the person's local
-    time (what they see on their clock). Raises ValueError for text that is not ISO-8601."""
-    dt = datetime.fromisoformat(value) if isinstance(value, str) else value
-    if dt.tzinfo is None:
-        dt = dt.astimezone()
-    return iso(dt.astimezone(UTC))
-
-
-_COLUMNS = "id, time, kind, summary, message_id, data"
-# The daily lines older routine entries were rolled up into (memory/retention.py), read as entries.
-_DAILY = "(select -id as id, time, kind, summary, null as message_id, data from activity_daily)"
-
-
-def _timeline(where: str, params: list[Any]) -> tuple[str, list[Any]]:
-    """The entries and the daily lines that match `where`, as one compound select (each half keeps its
-    index; ORDER BY and LIMIT go after it)."""
-    return (
-        f"select {_COLUMNS} from activity{where} union all select {_COLUMNS} from {_DAILY}{where}",
-        [*params, *params],
-    )
-
-
-def _entry(row: tuple) -> ActivityEntry:
-    i, t, k, s, m, d = row
-    data = json.loads(d) if d else None
-    kept = data.pop(NOTICE_KEY, None) if isinstance(data, dict) else None
-    return ActivityEntry(
-        id=i,
-        time=t,
-        kind=k,
-        summary=s,
-        message_id=m,
-        data=data or None,  # only a notice was stored: the writer gave no data
-        summary_notice=kept if isinstance(kept, str) else None,
-    )
-
-
-def _as_stored(template: str) -> str:
-    """How a notice's template reads in the data column: JSON (notices.stored) inside the data's JSON."""
-    inner = json.dumps({"template": template}, ensure_ascii=False)[1:-1]
-    return json.dumps(inner, ensure_ascii=False)[1:-1]
-
-
-def _like(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _where(
-    since: str | datetime | None,
-    until: str | datetime | None,
-    kinds: Iterable[str] | None,
-    text: str = "",
-    templates: Iterable[str] = (),
-) -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if since is not None:
-        clauses.append("time >= ?")
-        params.append(to_utc_iso(since))
-    if until is not None:
-        clauses.append("time <= ?")
-        params.append(to_utc_iso(until))
-    kinds = list(kinds or [])
-    if kinds:
-        clauses.append(f"kind in ({','.join('?' * len(kinds))})")
-        params.extend(kinds)
-    if text:
-        # The words in the English summary, or a sentence of ours that says them in the person's language
-        # (its template is kept in data: see NOTICE_KEY).
-        templates = list(templates)
-        said = ["summary like ? escape '\\'"] + ["data like ? escape '\\'"] * len(templates)
-        clauses.append(f"({' or '.join(said)})")
-        params.extend([_like(text), *(_like(_as_stored(t)) for t in templates)])
-    return (f" where {' and '.join(clauses)}" if clauses else ""), params
 
 
 def reason_by_reference(db: sqlite_utils.Database, payload: str) -> str:
