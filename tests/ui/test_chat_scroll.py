@@ -15,7 +15,8 @@ from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory.conversation_pages import ShownMessage
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui.chat.chat_view import Bubble, ChatView
+from ui.chat.bubble import Bubble
+from ui.chat.chat_view import ChatView
 from ui.main.main_window import MainWindow
 from ui.util import i18n
 

@@ -19,7 +19,8 @@ from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory.conversation_pages import PAGE
 from nexus_ark.runtime.scripted_mind import ScriptedMind
-from ui.chat.chat_view import MAX_BUBBLES, ChatView
+from ui.chat.chat_pages import MAX_BUBBLES
+from ui.chat.chat_view import ChatView
 from ui.main.main_window import MainWindow
 from ui.util import i18n
 from ui.util.avatars import avatar_image

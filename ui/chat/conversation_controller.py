@@ -15,8 +15,9 @@ from PySide6.QtWidgets import QCheckBox, QMessageBox
 from nexus_ark.agent.session import TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.memory.conversation_pages import MessagePage, ShownMessage
+from ui.chat.bubble import Bubble
 from ui.chat.chat_search import SearchBar
-from ui.chat.chat_view import Bubble, ChatView
+from ui.chat.chat_view import ChatView
 from ui.chat.history_loader import HistoryLoader
 from ui.util.i18n import tr
 from ui.util.open_persona import OpenPersona

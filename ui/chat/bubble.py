@@ -1,0 +1,178 @@
+"""One message as the conversation view shows it (Bubble), and how a bubble is drawn: a framed block with
+the avatar, the name, the time, the words as Markdown, a status note and the links under it. Mixed into
+ChatView (ui/chat/chat_view.py) as BubbleDrawing; it reads the view's palette."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from PySide6.QtGui import (
+    QColor,
+    QPalette,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocumentFragment,
+    QTextFrame,
+    QTextFrameFormat,
+)
+
+from nexus_ark.memory.conversation_pages import ShownMessage
+from ui.util.chat_markdown import to_document
+from ui.util.i18n import N_, tr
+
+AVATAR_PX = 26
+_STATUS_NOTES = {
+    "stopped": N_("stopped"),
+    "interrupted": N_("interrupted: the app closed while this reply was being written"),
+    "error": N_("the model failed"),
+    "cut": N_("cut at the token limit: Continue goes on"),
+}
+_LIGHT = {
+    "user": "#e8f0fe",
+    "assistant": "#f4f1ea",
+    "user_name": "#1a56c4",
+    "assistant_name": "#8a5a00",
+    "muted": "#888888",
+    "why": "#6a5acd",
+    "note": "#aa3333",
+    "link": "#5f6b7a",
+    "hit": "#fff59d",
+    "current": "#ffb74d",
+}
+_DARK = {
+    "user": "#25344a",
+    "assistant": "#3a3428",
+    "user_name": "#8ab4f8",
+    "assistant_name": "#e6b450",
+    "muted": "#9a9a9a",
+    "why": "#b39ddb",
+    "note": "#f28b82",
+    "link": "#a9b4c2",
+    "hit": "#6d6220",
+    "current": "#b86e00",
+}
+
+
+@dataclass(eq=False)  # a bubble is itself: two with the same words are still two
+class Bubble:
+    """One message as the view shows it. id is None for a message not saved yet (a reply streaming)."""
+
+    id: int | None
+    role: str
+    who: str  # the persona's name; a message of the person's says "You" in the language of the moment
+    text: str
+    timestamp: str | None = None
+    status: str = "complete"
+    why: str = ""
+    version_ids: list[int] = field(default_factory=list)
+    frame: QTextFrame | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, shown: ShownMessage, persona_name: str, why: str = "") -> Bubble:
+        m = shown.message
+        cut = m.status == "complete" and m.meta.get("cut_by_limit")
+        return cls(
+            id=m.id,
+            role=m.role,
+            who=persona_name,
+            text=m.content,
+            timestamp=m.created_at,
+            status="cut" if cut else m.status,
+            why=why,
+            version_ids=shown.version_ids,
+        )
+
+
+def time_label(iso_timestamp: str | None) -> str:
+    """Today's messages show the time; older ones the date too."""
+    try:
+        when = (
+            datetime.fromisoformat(iso_timestamp).astimezone()
+            if iso_timestamp
+            else datetime.now().astimezone()
+        )
+    except ValueError:
+        return ""
+    return when.strftime("%H:%M" if when.date() == datetime.now().date() else "%Y-%m-%d %H:%M")
+
+
+class BubbleDrawing:
+    """Bubbles drawn into the view's document, in the colours of its palette (light or dark)."""
+
+    @property
+    def colors(self) -> dict[str, str]:
+        return _DARK if self.palette().color(QPalette.ColorRole.Base).lightness() < 128 else _LIGHT
+
+    def _draw(self, cursor: QTextCursor, bubble: Bubble) -> None:
+        colors = self.colors
+        user = bubble.role == "user"
+        fmt = QTextFrameFormat()
+        fmt.setBackground(QColor(colors["user" if user else "assistant"]))
+        fmt.setPadding(8)
+        fmt.setMargin(4)
+        fmt.setBorder(0)
+        if user:
+            fmt.setLeftMargin(60)
+        else:
+            fmt.setRightMargin(60)
+        frame = cursor.insertFrame(fmt)
+        bubble.frame = frame
+        who = tr("You") if user else bubble.who
+        avatar = "avatar:user" if user else "avatar:persona"
+        header = (
+            f"<img src='{avatar}' width='{AVATAR_PX}' height='{AVATAR_PX}' style='vertical-align:middle'>"
+            f"&nbsp;<span style='color:{colors['user_name' if user else 'assistant_name']}; font-weight:600'>"
+            f"{html.escape(who)}</span>&nbsp;&nbsp;<span style='color:{colors['muted']}; font-size:small'>"
+            f"{html.escape(time_label(bubble.timestamp))}</span>"
+        )
+        if bubble.why:  # the persona wrote first: why, in its own words and numbers
+            header += (
+                f"&nbsp;&nbsp;<span style='color:{colors['why']}; font-size:small'>"
+                f"✦ {html.escape(tr('wrote first'))}: {html.escape(bubble.why)}</span>"
+            )
+        cursor.insertHtml(header)
+        cursor.insertBlock()
+        if bubble.status == "streaming" and not bubble.text:
+            # A typing indicator until the first words arrive; the first piece replaces it.
+            cursor.insertHtml(f"<span style='color:{colors['muted']}'>…</span>")
+        elif bubble.text:
+            cursor.insertFragment(QTextDocumentFragment(to_document(bubble.text)))
+        if bubble.status == "streaming":
+            return
+        note = _STATUS_NOTES.get(bubble.status)
+        if note:
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())  # a plain block, never a list's item
+            cursor.insertHtml(
+                f"<span style='color:{colors['note']}; font-style:italic'>({html.escape(tr(note))})</span>"
+            )
+        if bubble.id is not None:
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+            cursor.insertHtml(self._links(bubble))
+
+    def _links(self, bubble: Bubble) -> str:
+        color = self.colors["link"]
+
+        def link(kind: str, label: str, message_id: int | None = None) -> str:
+            target = bubble.id if message_id is None else message_id
+            return (
+                f"<a href='nexus:{kind}/{target}' style='color:{color}; text-decoration:none'>"
+                f"{html.escape(label)}</a>"
+            )
+
+        parts = [link("copy", tr("Copy"))]
+        if bubble.role == "assistant":
+            parts.append(link("regenerate", tr("Regenerate")))
+        elif bubble.role == "user":
+            parts.append(link("edit", tr("Edit")))
+        parts.append(link("delete", tr("Delete")))
+        links = " · ".join(parts)
+        ids = bubble.version_ids
+        if len(ids) > 1 and bubble.id in ids:
+            i = ids.index(bubble.id)
+            back = link("version", "‹", ids[i - 1]) if i > 0 else "‹"
+            forward = link("version", "›", ids[i + 1]) if i + 1 < len(ids) else "›"
+            links += f"&nbsp;&nbsp;&nbsp;{back} {i + 1}/{len(ids)} {forward}"
+        return f"<span style='font-size:small; color:{color}'>{links}</span>"
