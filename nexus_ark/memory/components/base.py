@@ -1,0 +1,37 @@
+"""What every component's reads and edits share: the persona's connection, its archive, the clock and
+the activity timeline each change is entered in."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import sqlite_utils
+
+from nexus_ark.clock import Clock, SystemClock, iso
+from nexus_ark.memory.activity import ActivityLog
+from nexus_ark.memory.archive import Archive
+
+
+def _json_list(value: str | None) -> list[Any]:
+    return json.loads(value) if value else []
+
+
+class ComponentsBase:
+    """The state the component mixins (written, goals, inner_state) work on; Components joins them."""
+
+    def __init__(
+        self,
+        db: sqlite_utils.Database,
+        archive: Archive,
+        clock: Clock | None = None,
+        *,
+        activity: ActivityLog | None = None,
+    ) -> None:
+        self.db = db
+        self.archive = archive
+        self.clock = clock or SystemClock()
+        self.activity = activity or ActivityLog(db, self.clock)
+
+    def _now(self) -> str:
+        return iso(self.clock.now())
