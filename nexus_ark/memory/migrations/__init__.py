@@ -1,0 +1,18 @@
+"""The append-only schema history of memory.db. Never edit a migration that has shipped: add one.
+
+Steps apply in the order they register, that is the order their modules are imported below: steps_001_005,
+steps_006_010, steps_011_015 (five steps a module). A new step goes after the last one: m016 starts
+steps_016_020.py, imported here after steps_011_015. runner.py holds the list and applies it.
+"""
+
+# The step modules register their steps on import, in this order.
+from nexus_ark.memory.migrations import steps_001_005, steps_006_010, steps_011_015  # noqa: F401
+from nexus_ark.memory.migrations.runner import (
+    MIGRATION_SET,
+    UPDATE_TO_OPEN,
+    check_current,
+    migrate,
+    migrations,
+)
+
+__all__ = ["MIGRATION_SET", "UPDATE_TO_OPEN", "check_current", "migrate", "migrations"]
