@@ -16,13 +16,10 @@ contexts load the same GGUF again, memory-mapped, so the weights' pages are shar
 from __future__ import annotations
 
 import itertools
-import logging
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,56 +29,14 @@ from nexus_ark.providers.base import (
     Capabilities,
     ChatBackend,
     ChatRequest,
-    GenerationParams,
     StreamChunk,
     openai_messages,
 )
-
-log = logging.getLogger(__name__)
+from nexus_ark.providers.llama_cpp_contexts import _CLOSE, _DONE, EvalStats, _Job, _Slot
+from nexus_ark.providers.llama_cpp_inference import InferenceThread
 
 GGUF_MAGIC = b"GGUF"
 TEXT_TOOLS_MIN_PARAMS = 1_000_000_000
-_DONE = object()
-_CLOSE = 1 << 30  # after every request already queued
-# The prompt is evaluated in steps of this many tokens, with a look at the request's cancel flag between
-# them: a long prompt (a dream's material) stops within a step when the person's turn is waiting.
-PREFILL_STEP = 256  # on 2 busy cores ~1 s a step; 128 was slower overall, 256 no slower than llama.cpp's 512
-
-
-class _Cancelled(Exception):
-    pass
-
-
-class _NoFreeContext(Exception):
-    pass
-
-
-@contextmanager
-def _stoppable_prefill(
-    llm: Any, cancel: threading.Event, between: Callable[[], None] = lambda: None
-) -> Iterator[None]:
-    """llama-cpp-python evaluates a whole prompt in one call, deaf to cancellation; its generate() calls
-    self.eval, so for one request an instance attribute evaluates it in steps instead. `between` runs
-    between two steps (a more urgent request is served there)."""
-    whole = llm.eval
-
-    def in_steps(tokens: Any) -> None:
-        for start in range(0, len(tokens), PREFILL_STEP):
-            if cancel.is_set():
-                raise _Cancelled
-            if start:
-                between()
-            whole(tokens[start : start + PREFILL_STEP])
-
-    llm.eval = in_steps
-    try:
-        yield
-    finally:
-        del llm.eval
-
-
-# Tokens reserved beyond the reply for the chat template's role markers.
-_TEMPLATE_OVERHEAD_PER_MESSAGE = 8
 
 
 def check_gguf_file(path: Path) -> None:
@@ -109,57 +64,7 @@ def check_gguf_file(path: Path) -> None:
         )
 
 
-@dataclass
-class _Slot:
-    """One llama.cpp context of the model, and what it last evaluated (to route the next prompt)."""
-
-    index: int
-    llm: Any = None  # loaded on first use: a model used only for chat never pays for a second KV cache
-    text: str = ""  # the last prompt and reply, flattened as _flatten does
-    used: int = 0  # when it last answered (a counter): the least recently used one is reused first
-    busy: bool = False  # a request is being answered on it (one waiting on a more urgent one, too)
-
-
-@dataclass(frozen=True, slots=True)
-class EvalStats:
-    """What llama.cpp did for the last finished request: which context answered it and how many prompt
-    tokens it evaluated (llama.cpp's own counter; a reused prefix is not evaluated again)."""
-
-    context: int
-    prompt_evaluated: int
-    context_tokens: int  # the tokens the context holds afterwards (prompt and reply)
-
-
-def _flatten(messages: list[dict[str, Any]]) -> str:
-    # Monotonic in the chat template: a shared prefix here is a shared prefix of the prompt's tokens.
-    return "".join(f"\x00{m['role']}\x01{m.get('content') or ''}" for m in messages)
-
-
-def _shared_prefix(a: str, b: str) -> int:
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # binary search on the first difference: prompts run to tens of thousands of chars
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-@dataclass
-class _Job:
-    messages: list[dict[str, Any]]
-    params: GenerationParams
-    cancel: threading.Event
-    json_schema: dict[str, Any] | None = None
-    out: queue.SimpleQueue[Any] = field(default_factory=queue.SimpleQueue)
-    priority: int = 0
-
-
-class LlamaCppBackend(ChatBackend):
+class LlamaCppBackend(InferenceThread, ChatBackend):
     """`contexts` llama.cpp contexts share the model (see the module's note): with 2 or more, a chat turn
     that follows an internal request (emotion, dreaming) on the same model finds the chat's prefix still
     in its own context. `state_cache_mb` > 0 applies with a single context only: it keeps the KV state of
@@ -281,203 +186,3 @@ class LlamaCppBackend(ChatBackend):
         self._closed = True
         self._jobs.put((_CLOSE, next(self._arrivals), None))
         self._thread.join(timeout=30)
-
-    # -- inference thread -------------------------------------------------------------------------
-    def _run(self) -> None:
-        try:
-            self._llm = self._load()
-            self._slots[0].llm = self._llm
-        except ModelError as exc:
-            self._load_error = exc
-        finally:
-            self._loaded.set()
-        while True:
-            _, _, job = self._jobs.get()
-            if job is None:
-                break
-            self._answer(job)
-        self._llm = None
-        for slot in self._slots:
-            slot.llm = None
-
-    def _load(self) -> Any:
-        from llama_cpp import Llama  # heavy import, kept off the caller's thread
-
-        try:
-            llm = Llama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_threads=self.n_threads,
-                n_threads_batch=self.n_threads,
-                verbose=False,
-            )
-            if self.state_cache_mb > 0 and self.contexts == 1:
-                from llama_cpp import LlamaRAMCache
-
-                llm.set_cache(LlamaRAMCache(capacity_bytes=self.state_cache_mb << 20))
-            return llm
-        except Exception as exc:
-            raise ModelError(
-                notice(
-                    "llama.cpp could not load the model file {path}: {problem}",
-                    path=str(self.model_path),
-                    problem=str(exc),
-                ),
-                hint=notice("The file may be damaged or made for a newer llama.cpp; try another GGUF file."),
-            ) from exc
-
-    def _fit_to_context(self, messages: list[dict[str, Any]], max_tokens: int) -> list[dict[str, Any]]:
-        """Drop the oldest turns (never the system prompt or the newest message) until the prompt fits."""
-        budget = self.n_ctx - max_tokens
-        costs = [
-            len(self._llm.tokenize(m["content"].encode("utf-8"), add_bos=False, special=True))
-            + _TEMPLATE_OVERHEAD_PER_MESSAGE
-            for m in messages
-        ]
-        keep = list(range(len(messages)))
-        total = sum(costs)
-        first_droppable = 1 if messages and messages[0]["role"] == "system" else 0
-        while total > budget and len(keep) - first_droppable > 1:
-            dropped = keep.pop(first_droppable)
-            total -= costs[dropped]
-        if total > budget:
-            raise ModelError(
-                notice(
-                    "The message is too long for the model's context of {context} tokens (it needs about "
-                    "{needed}).",
-                    context=self.n_ctx,
-                    needed=total + max_tokens,
-                ),
-                hint=notice(
-                    "Shorten the message or the persona's soul, or raise context_size in persona.toml."
-                ),
-            )
-        return [messages[i] for i in keep]
-
-    def _pick_slot(self, flat: str) -> _Slot:
-        """The context whose last prompt this one extends the most (at least half of it shared, as
-        llama.cpp's server picks a slot); else an idle loaded one, else a new one, else the least recently
-        used. Runs on the inference thread."""
-        free = [s for s in self._slots if not s.busy]
-        best = max(free, key=lambda s: _shared_prefix(s.text, flat) if s.llm is not None else -1)
-        if best.llm is not None and _shared_prefix(best.text, flat) * 2 >= len(flat):
-            return best
-        for slot in free:
-            if slot.llm is not None and not slot.text:
-                return slot
-        for slot in free:
-            if slot.llm is None:
-                try:
-                    slot.llm = self._load()
-                    return slot
-                except ModelError:  # e.g. no memory for another KV cache: share the ones there are
-                    log.warning("could not add a context for %s", self.model_path.name, exc_info=True)
-                    # Not tried again at every request: the contexts there are will do.
-                    self._slots = [s for s in self._slots if s.llm is not None]
-                    break
-        loaded = [s for s in self._slots if s.llm is not None and not s.busy]
-        if not loaded:  # a more urgent request found no context free (one could not be added)
-            raise _NoFreeContext
-        return min(loaded, key=lambda s: s.used)
-
-    def _serve_waiting(self, running: _Job) -> None:
-        """Between two steps of a request (a token, a prompt step): a more urgent request waiting (the
-        person's turn, any persona's on this shared model) is answered now, on another context, and this
-        one then goes on where it was, its own context untouched. With one context it waits its turn."""
-        while True:
-            with self._jobs.mutex:
-                waiting = self._jobs.queue[0] if self._jobs.queue else None
-            if waiting is None or waiting[2] is None or waiting[0] >= running.priority:
-                return
-            if not any(not s.busy and (s.llm is not None or not self._closed) for s in self._slots):
-                return  # every context is answering someone
-            _, _, job = self._jobs.get_nowait()  # the head, or one at least as urgent put meanwhile
-            if job is None:  # closing: put it back, it goes after everything
-                self._jobs.put((_CLOSE, next(self._arrivals), None))
-                return
-            if not self._answer(job):
-                return
-
-    def _answer(self, job: _Job) -> bool:
-        """Answer one request; False when it went back in line (no context was free for it)."""
-        if self._load_error is not None:
-            job.out.put(self._load_error)
-            job.out.put(_DONE)
-            return True
-        try:
-            self._generate(job)
-        except _NoFreeContext:
-            self._jobs.put((job.priority, next(self._arrivals), job))
-            return False
-        except ModelError as exc:
-            job.out.put(exc)
-        except Exception as exc:  # llama.cpp raises ValueError/RuntimeError for many things
-            log.exception("generation failed")
-            job.out.put(
-                ModelError(
-                    notice(
-                        "The model {name} failed while answering: {problem}",
-                        name=self.model_path.name,
-                        problem=str(exc),
-                    )
-                )
-            )
-        job.out.put(_DONE)
-        return True
-
-    def _generate(self, job: _Job) -> None:
-        p = job.params
-        messages = self._fit_to_context(job.messages, p.max_tokens)
-        flat = _flatten(messages)
-        slot = self._pick_slot(flat)
-        self._clock += 1
-        slot.used = self._clock
-        slot.text = flat  # until it answers: a failed request leaves an unknown state, never a false prefix
-        slot.busy = True
-        llm = slot.llm
-        from llama_cpp import llama_perf_context, llama_perf_context_reset
-
-        llama_perf_context_reset(llm._ctx.ctx)
-        reply: list[str] = []
-        try:
-            self._complete(llm, job, messages, reply)
-        finally:
-            slot.busy = False
-            slot.text = flat + _flatten([{"role": "assistant", "content": "".join(reply)}])
-            perf = llama_perf_context(llm._ctx.ctx)
-            self.last_eval = EvalStats(slot.index, int(perf.n_p_eval), int(llm.n_tokens))
-
-    def _complete(self, llm: Any, job: _Job, messages: list[dict[str, Any]], reply: list[str]) -> None:
-        p = job.params
-        stream = llm.create_chat_completion(
-            messages=messages,
-            stream=True,
-            max_tokens=p.max_tokens,
-            temperature=p.temperature,
-            top_p=p.top_p,
-            repeat_penalty=p.repeat_penalty,
-            stop=p.stop or None,
-            seed=p.seed,
-            response_format={"type": "json_object", "schema": job.json_schema} if job.json_schema else None,
-        )
-        finish: str | None = None
-        try:
-            with _stoppable_prefill(llm, job.cancel, lambda: self._serve_waiting(job)):
-                for part in stream:
-                    if job.cancel.is_set():
-                        finish = "cancelled"
-                        break
-                    choice = part["choices"][0]
-                    text = choice["delta"].get("content")
-                    if text:
-                        reply.append(text)
-                        job.out.put(StreamChunk(text=text))
-                    if choice.get("finish_reason"):
-                        finish = choice["finish_reason"]
-                    else:
-                        self._serve_waiting(job)
-        except _Cancelled:
-            finish = "cancelled"
-        finally:
-            stream.close()
-        job.out.put(StreamChunk(finish_reason=finish if finish in ("length", "cancelled") else "stop"))
