@@ -21,82 +21,54 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, Field, field_validator
 
-from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
+from nexus_ark.providers.download_progress import Progress, ProgressFn, TransferRate, human_bytes
+from nexus_ark.providers.hub_file import (
+    DEFAULT_ENDPOINT,
+    DownloadCancelled,
+    DownloadError,
+    HubFile,
+    hub_endpoint,
+)
+from nexus_ark.providers.hub_transfer import CHUNK, _fetch_from, _host, _http, _unreachable, _Written, probe
+
+__all__ = [
+    "CHUNK",
+    "DEFAULT_ENDPOINT",
+    "PART_SUFFIX",
+    "SPARE_BYTES",
+    "STALLED_ATTEMPTS",
+    "DownloadCancelled",
+    "DownloadError",
+    "DownloadReport",
+    "HubFile",
+    "Progress",
+    "ProgressFn",
+    "TransferRate",
+    "check_free_space",
+    "download_hub_file",
+    "hub_endpoint",
+    "human_bytes",
+    "lock_path",
+    "part_path",
+    "probe",
+]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_ENDPOINT = "https://huggingface.co"
-CHUNK = 1 << 20
 # Room left on the disk after the file is written: a full disk breaks SQLite's journal and the log.
 SPARE_BYTES = 256 << 20
 # Dropped connections retried while bytes keep arriving; this many in a row with nothing new ends it.
 STALLED_ATTEMPTS = 4
 PART_SUFFIX = ".part"
-
-
-class DownloadError(NexusArkError):
-    """A model download that could not finish; what is on disk is kept unless it is known to be wrong."""
-
-
-class DownloadCancelled(DownloadError):
-    """The person stopped it; the part file stays, so the next attempt goes on from there."""
-
-
-class HubFile(BaseModel):
-    """One file of a Hugging Face repository at a pinned revision, with what it must hash to."""
-
-    repo: str = Field(min_length=3, pattern=r"^[\w.-]+/[\w.-]+$")
-    file: str = Field(min_length=1)
-    revision: str = Field(min_length=1)
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    size: int = Field(gt=0)
-
-    @field_validator("file")
-    @classmethod
-    def _plain_name(cls, value: str) -> str:
-        # The file lands in models/ under this name: no folders, no way out of it.
-        if "/" in value or "\\" in value or value.startswith(".") or not value.endswith(".gguf"):
-            raise ValueError(f"{value!r} is not a plain .gguf file name")
-        return value
-
-    def url(self, endpoint: str | None = None) -> str:
-        base = (endpoint or hub_endpoint()).rstrip("/")
-        return f"{base}/{self.repo}/resolve/{self.revision}/{self.file}"
-
-
-def hub_endpoint() -> str:
-    """The Hub, or the mirror HF_ENDPOINT names (huggingface_hub's variable: one setting serves both)."""
-    return os.environ.get("HF_ENDPOINT", "").strip() or DEFAULT_ENDPOINT
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """Where a download stands: bytes on disk of `total`, the rate over the last seconds, time left."""
-
-    done: int
-    total: int
-    bytes_per_s: float = 0.0
-    resumed_from: int = 0
-    stage: str = "downloading"  # downloading | verifying | done
-
-    @property
-    def seconds_left(self) -> float | None:
-        if self.bytes_per_s <= 0 or self.done >= self.total:
-            return None
-        return (self.total - self.done) / self.bytes_per_s
-
-
-ProgressFn = Callable[[Progress], None]
 
 
 @dataclass
@@ -109,35 +81,12 @@ class DownloadReport:
     attempts: int
 
 
-@dataclass
-class _Written:
-    """How much of the part file is written, and the hash of those bytes."""
-
-    have: int
-    hasher: Any
-
-
 def part_path(dest: Path) -> Path:
     return dest.with_name(dest.name + PART_SUFFIX)
 
 
 def _meta_path(dest: Path) -> Path:
     return dest.with_name(dest.name + PART_SUFFIX + ".json")
-
-
-class TransferRate:
-    """Bytes per second over a sliding window of a few seconds (a mean since the start hides a stall)."""
-
-    def __init__(self, window_s: float = 4.0) -> None:
-        self.window_s = window_s
-        self.samples: list[tuple[float, int]] = []
-
-    def add(self, now: float, done: int) -> float:
-        self.samples.append((now, done))
-        while len(self.samples) > 2 and now - self.samples[0][0] > self.window_s:
-            self.samples.pop(0)
-        (t0, d0), (t1, d1) = self.samples[0], self.samples[-1]
-        return (d1 - d0) / (t1 - t0) if t1 > t0 else 0.0
 
 
 def check_free_space(folder: Path, needed: int) -> None:
@@ -154,14 +103,6 @@ def check_free_space(folder: Path, needed: int) -> None:
         )
 
 
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit in ("B", "KB") else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} GB"
-
-
 def _hash_existing(part: Path, hasher: Any, cancel: threading.Event) -> int:
     """Feed what an earlier attempt wrote into the hash (one sequential read), so the check at the end
     covers the whole file without reading it again."""
@@ -173,90 +114,6 @@ def _hash_existing(part: Path, hasher: Any, cancel: threading.Event) -> int:
             hasher.update(chunk)
             done += len(chunk)
     return done
-
-
-def _http_problem(status: int, url: str, source: HubFile) -> DownloadError:
-    if status in (401, 403):
-        return DownloadError(
-            notice(
-                "{server} refused {file} (HTTP {status}).", server=_host(url), file=source.file, status=status
-            ),
-            hint=notice(
-                "The model's page may ask you to accept its terms or sign in first: {page}",
-                page=f"https://huggingface.co/{source.repo}",
-            ),
-        )
-    if status == 404:
-        return DownloadError(
-            notice(
-                "{server} has no {file} in {repo} at revision {revision} (HTTP 404).",
-                server=_host(url),
-                file=source.file,
-                repo=source.repo,
-                revision=source.revision[:12],
-            ),
-            hint=notice("The catalogue entry may be out of date, or the mirror does not carry this model."),
-        )
-    return DownloadError(
-        notice(
-            "{server} answered HTTP {status} for {file}.", server=_host(url), status=status, file=source.file
-        ),
-        hint=notice("Try again later."),
-    )
-
-
-def _host(url: str) -> str:
-    return httpx.URL(url).host or url
-
-
-def _unreachable(url: str, exc: Exception) -> DownloadError:
-    return DownloadError(
-        notice("{server} cannot be reached: {problem}", server=_host(url), problem=type(exc).__name__),
-        hint=notice(
-            "Check the internet connection (or HTTPS_PROXY, or HF_ENDPOINT for a mirror) and try again: "
-            "what was downloaded is kept."
-        ),
-    )
-
-
-def probe(client: httpx.Client, url: str, source: HubFile) -> str:
-    """HEAD the file as the Hub serves it (a redirect to its storage for large files, with the size and the
-    sha256 in X-Linked-Size / X-Linked-Etag): a file that is not the one the catalogue names is refused
-    before the first byte. Returns the ETag to resume under."""
-    try:
-        head = client.head(url, follow_redirects=False)
-    except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise _unreachable(url, exc) from exc
-    if head.status_code >= 400:
-        raise _http_problem(head.status_code, url, source)
-    linked_sha = head.headers.get("x-linked-etag", "").strip('"').removeprefix("W/").strip('"')
-    linked_size = head.headers.get("x-linked-size") or (
-        head.headers.get("content-length") if head.status_code == 200 else None
-    )
-    if linked_sha and len(linked_sha) == 64 and linked_sha != source.sha256:
-        raise DownloadError(
-            notice(
-                "{server} offers a different {file} than the catalogue names "
-                "(sha256 {theirs}…, expected {ours}…).",
-                server=_host(url),
-                file=source.file,
-                theirs=linked_sha[:12],
-                ours=source.sha256[:12],
-            ),
-            hint=notice("Nothing was downloaded. Update Nexus Ark, or check the mirror (HF_ENDPOINT)."),
-        )
-    if linked_size and linked_size.isdigit() and int(linked_size) != source.size:
-        raise DownloadError(
-            notice(
-                "{server} offers {file} with {theirs} bytes; the catalogue expects {ours}.",
-                server=_host(url),
-                file=source.file,
-                theirs=linked_size,
-                ours=source.size,
-            ),
-            hint=notice("Nothing was downloaded. Update Nexus Ark, or check the mirror (HF_ENDPOINT)."),
-        )
-    return linked_sha or head.headers.get("etag", "")
 
 
 def download_hub_file(
@@ -372,93 +229,6 @@ def _one_writer(dest: Path, name: str) -> Iterator[None]:
         # removing it then could let two processes lock two files of one name).
         if not part_path(dest).exists():
             lock_path(dest).unlink(missing_ok=True)
-
-
-@contextlib.contextmanager
-def _http(client: httpx.Client | None, connect_s: float, read_s: float) -> Iterator[httpx.Client]:
-    """The caller's client, or one of our own for this download."""
-    if client is not None:
-        yield client
-        return
-    # trust_env (the default) honours HTTPS_PROXY / HTTP_PROXY / NO_PROXY and the system's CA bundle.
-    with httpx.Client(
-        timeout=httpx.Timeout(read_s, connect=connect_s), headers={"user-agent": "nexus-ark"}
-    ) as own:
-        yield own
-
-
-def _fetch_from(
-    client: httpx.Client,
-    url: str,
-    source: HubFile,
-    part: Path,
-    written: _Written,
-    cancel: threading.Event,
-    progress: ProgressFn | None,
-    rate: TransferRate,
-    resumed_from: int,
-) -> tuple[int, Any]:
-    """One GET from what is written to the end, appended to the part file. `written` follows every chunk,
-    so a connection dropped half-way leaves it true to the file for the next attempt."""
-    have = written.have
-    headers = {"accept-encoding": "identity"}  # byte offsets must be the file's, not a compressed stream's
-    if have:
-        # No If-Range: the Hub's storage answers with its own ETag, not the sha256 we probed, so the
-        # condition would never hold there. The pinned revision and the sha256 check at the end cover it.
-        headers["range"] = f"bytes={have}-"
-    with client.stream("GET", url, headers=headers, follow_redirects=True) as response:
-        if response.status_code == 416 and have == source.size:
-            return
-        if response.status_code >= 400:
-            raise _http_problem(response.status_code, url, source)
-        if have and response.status_code == 200:
-            # The server ignored the range (or the file changed under If-Range): the whole file comes.
-            log.info("%s sent the whole file instead of bytes %d-: starting over", _host(url), have)
-            written.have, written.hasher = 0, hashlib.sha256()
-            have = 0
-            part.unlink(missing_ok=True)
-        elif have and not response.headers.get("content-range", "").startswith(f"bytes {have}-"):
-            raise DownloadError(
-                notice(
-                    "{server} answered a resume of {file} with the wrong bytes ({range}).",
-                    server=_host(url),
-                    file=source.file,
-                    range=response.headers.get("content-range", "no Content-Range"),
-                ),
-                hint=notice("Try again later; what was downloaded is kept."),
-            )
-        last_report = 0.0
-        try:
-            with part.open("ab") as fh:
-                for chunk in response.iter_bytes(CHUNK):
-                    if cancel.is_set():
-                        raise DownloadCancelled(notice("The download was cancelled."))
-                    if have + len(chunk) > source.size:
-                        raise DownloadError(
-                            notice(
-                                "{server} sent more of {file} than its size.",
-                                server=_host(url),
-                                file=source.file,
-                            ),
-                            hint=notice("Try again later; what was downloaded is kept."),
-                        )
-                    fh.write(chunk)
-                    written.hasher.update(chunk)
-                    have = written.have = have + len(chunk)
-                    now = time.monotonic()
-                    speed = rate.add(now, have)
-                    if progress and (now - last_report >= 0.1 or have == source.size):
-                        last_report = now
-                        progress(Progress(have, source.size, speed, resumed_from))
-                fh.flush()
-                os.fsync(fh.fileno())
-        except OSError as exc:
-            raise DownloadError(
-                notice(
-                    "{file} could not be written: {problem}", file=str(part), problem=exc.strerror or str(exc)
-                ),
-                hint=notice("Free some space and try again: what was downloaded is kept."),
-            ) from exc
 
 
 def _read_meta(meta: Path) -> dict[str, object]:

@@ -1,0 +1,204 @@
+"""The HTTP side of a model download: a HEAD that checks the file is the one the catalogue names, and
+GETs that append to the part file from where it ends, each error said in words a person can act on."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from nexus_ark.notices import notice
+from nexus_ark.providers.download_progress import Progress, ProgressFn, TransferRate
+from nexus_ark.providers.hub_file import DownloadCancelled, DownloadError, HubFile
+
+log = logging.getLogger(__name__)
+
+CHUNK = 1 << 20
+
+
+@dataclass
+class _Written:
+    """How much of the part file is written, and the hash of those bytes."""
+
+    have: int
+    hasher: Any
+
+
+def _http_problem(status: int, url: str, source: HubFile) -> DownloadError:
+    if status in (401, 403):
+        return DownloadError(
+            notice(
+                "{server} refused {file} (HTTP {status}).", server=_host(url), file=source.file, status=status
+            ),
+            hint=notice(
+                "The model's page may ask you to accept its terms or sign in first: {page}",
+                page=f"https://huggingface.co/{source.repo}",
+            ),
+        )
+    if status == 404:
+        return DownloadError(
+            notice(
+                "{server} has no {file} in {repo} at revision {revision} (HTTP 404).",
+                server=_host(url),
+                file=source.file,
+                repo=source.repo,
+                revision=source.revision[:12],
+            ),
+            hint=notice("The catalogue entry may be out of date, or the mirror does not carry this model."),
+        )
+    return DownloadError(
+        notice(
+            "{server} answered HTTP {status} for {file}.", server=_host(url), status=status, file=source.file
+        ),
+        hint=notice("Try again later."),
+    )
+
+
+def _host(url: str) -> str:
+    return httpx.URL(url).host or url
+
+
+def _unreachable(url: str, exc: Exception) -> DownloadError:
+    return DownloadError(
+        notice("{server} cannot be reached: {problem}", server=_host(url), problem=type(exc).__name__),
+        hint=notice(
+            "Check the internet connection (or HTTPS_PROXY, or HF_ENDPOINT for a mirror) and try again: "
+            "what was downloaded is kept."
+        ),
+    )
+
+
+def probe(client: httpx.Client, url: str, source: HubFile) -> str:
+    """HEAD the file as the Hub serves it (a redirect to its storage for large files, with the size and the
+    sha256 in X-Linked-Size / X-Linked-Etag): a file that is not the one the catalogue names is refused
+    before the first byte. Returns the ETag to resume under."""
+    try:
+        head = client.head(url, follow_redirects=False)
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise _unreachable(url, exc) from exc
+    if head.status_code >= 400:
+        raise _http_problem(head.status_code, url, source)
+    linked_sha = head.headers.get("x-linked-etag", "").strip('"').removeprefix("W/").strip('"')
+    linked_size = head.headers.get("x-linked-size") or (
+        head.headers.get("content-length") if head.status_code == 200 else None
+    )
+    if linked_sha and len(linked_sha) == 64 and linked_sha != source.sha256:
+        raise DownloadError(
+            notice(
+                "{server} offers a different {file} than the catalogue names "
+                "(sha256 {theirs}…, expected {ours}…).",
+                server=_host(url),
+                file=source.file,
+                theirs=linked_sha[:12],
+                ours=source.sha256[:12],
+            ),
+            hint=notice("Nothing was downloaded. Update Nexus Ark, or check the mirror (HF_ENDPOINT)."),
+        )
+    if linked_size and linked_size.isdigit() and int(linked_size) != source.size:
+        raise DownloadError(
+            notice(
+                "{server} offers {file} with {theirs} bytes; the catalogue expects {ours}.",
+                server=_host(url),
+                file=source.file,
+                theirs=linked_size,
+                ours=source.size,
+            ),
+            hint=notice("Nothing was downloaded. Update Nexus Ark, or check the mirror (HF_ENDPOINT)."),
+        )
+    return linked_sha or head.headers.get("etag", "")
+
+
+@contextlib.contextmanager
+def _http(client: httpx.Client | None, connect_s: float, read_s: float) -> Iterator[httpx.Client]:
+    """The caller's client, or one of our own for this download."""
+    if client is not None:
+        yield client
+        return
+    # trust_env (the default) honours HTTPS_PROXY / HTTP_PROXY / NO_PROXY and the system's CA bundle.
+    with httpx.Client(
+        timeout=httpx.Timeout(read_s, connect=connect_s), headers={"user-agent": "nexus-ark"}
+    ) as own:
+        yield own
+
+
+def _fetch_from(
+    client: httpx.Client,
+    url: str,
+    source: HubFile,
+    part: Path,
+    written: _Written,
+    cancel: threading.Event,
+    progress: ProgressFn | None,
+    rate: TransferRate,
+    resumed_from: int,
+) -> tuple[int, Any]:
+    """One GET from what is written to the end, appended to the part file. `written` follows every chunk,
+    so a connection dropped half-way leaves it true to the file for the next attempt."""
+    have = written.have
+    headers = {"accept-encoding": "identity"}  # byte offsets must be the file's, not a compressed stream's
+    if have:
+        # No If-Range: the Hub's storage answers with its own ETag, not the sha256 we probed, so the
+        # condition would never hold there. The pinned revision and the sha256 check at the end cover it.
+        headers["range"] = f"bytes={have}-"
+    with client.stream("GET", url, headers=headers, follow_redirects=True) as response:
+        if response.status_code == 416 and have == source.size:
+            return
+        if response.status_code >= 400:
+            raise _http_problem(response.status_code, url, source)
+        if have and response.status_code == 200:
+            # The server ignored the range (or the file changed under If-Range): the whole file comes.
+            log.info("%s sent the whole file instead of bytes %d-: starting over", _host(url), have)
+            written.have, written.hasher = 0, hashlib.sha256()
+            have = 0
+            part.unlink(missing_ok=True)
+        elif have and not response.headers.get("content-range", "").startswith(f"bytes {have}-"):
+            raise DownloadError(
+                notice(
+                    "{server} answered a resume of {file} with the wrong bytes ({range}).",
+                    server=_host(url),
+                    file=source.file,
+                    range=response.headers.get("content-range", "no Content-Range"),
+                ),
+                hint=notice("Try again later; what was downloaded is kept."),
+            )
+        last_report = 0.0
+        try:
+            with part.open("ab") as fh:
+                for chunk in response.iter_bytes(CHUNK):
+                    if cancel.is_set():
+                        raise DownloadCancelled(notice("The download was cancelled."))
+                    if have + len(chunk) > source.size:
+                        raise DownloadError(
+                            notice(
+                                "{server} sent more of {file} than its size.",
+                                server=_host(url),
+                                file=source.file,
+                            ),
+                            hint=notice("Try again later; what was downloaded is kept."),
+                        )
+                    fh.write(chunk)
+                    written.hasher.update(chunk)
+                    have = written.have = have + len(chunk)
+                    now = time.monotonic()
+                    speed = rate.add(now, have)
+                    if progress and (now - last_report >= 0.1 or have == source.size):
+                        last_report = now
+                        progress(Progress(have, source.size, speed, resumed_from))
+                fh.flush()
+                os.fsync(fh.fileno())
+        except OSError as exc:
+            raise DownloadError(
+                notice(
+                    "{file} could not be written: {problem}", file=str(part), problem=exc.strerror or str(exc)
+                ),
+                hint=notice("Free some space and try again: what was downloaded is kept."),
+            ) from exc
