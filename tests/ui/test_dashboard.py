@@ -321,11 +321,12 @@ def test_closing_never_waits_and_the_worker_closes_its_connections(qtbot, core: 
     win = DashboardWindow(core, "aria")
     qtbot.addWidget(win)
     qtbot.waitUntil(lambda: win.complete, timeout=30_000)
+    reader = win._memory.store  # opened on the lane by the first read, and kept
+    assert reader is not None
     win.refresh()  # a read still queued when the window closes
     win.done(0)
     win.worker.wait()
-    reader = win._connections.reader
-    assert reader is not None
+    assert win._memory.store is None
     with pytest.raises(Exception, match="closed"):
         reader.db.execute("select 1")
     core.events.publish("turn_done", persona="aria")  # nobody listens any more: nothing breaks

@@ -3,13 +3,13 @@ versions. The main window keeps the turn itself (send, stream, stop); this keeps
 It is given the widgets it drives and the open persona; what it wants of the window (a turn, a line in the
 status bar) it asks by signal, so it never imports the window.
 
-Reads go to the history thread (a read-only connection); writes go to the session worker, which runs them
-on the persona's runtime. Nothing here touches the database or a file on the UI thread.
+Reads go to the history loader's lane (a read-only connection); writes go to the session worker, which
+runs them on the persona's runtime. Nothing here touches the database or a file on the UI thread.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMetaObject, QObject, Qt, QThread, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QCheckBox, QMessageBox
 
 from nexus_ark.agent.session import TurnResult
@@ -22,12 +22,10 @@ from ui.chat.history_loader import HistoryLoader
 from ui.util.i18n import tr
 from ui.util.open_persona import OpenPersona
 from ui.util.reasons import why_line
+from ui.util.tasks import while_open
 
 
 class ConversationController(QObject):
-    request_load = Signal(str, str, int)  # kind, slug, message id
-    request_search = Signal(str, str)
-    request_fetch = Signal(str, object)
     page_shown = Signal(str)  # kind, once the view shows it (tests wait on it)
     # What it asks of the window:
     continue_offered = Signal(object)  # the id of the last reply when the token limit cut it, else None
@@ -45,18 +43,8 @@ class ConversationController(QObject):
         self.shown = shown
         self.chat = chat
         self.search_bar = search_bar
-        self.thread_ = QThread(self)
-        self.thread_.setObjectName("history-loader")
-        self.loader = HistoryLoader(app)
-        self.loader.moveToThread(self.thread_)
-        self.request_load.connect(self.loader.load)
-        self.request_search.connect(self.loader.search)
-        self.request_fetch.connect(self.loader.fetch)
-        self.loader.page.connect(self._on_page)
-        self.loader.searched.connect(self._on_searched)
-        self.loader.shown.connect(self._on_shown)
-        self.loader.failed.connect(self._on_failed)
-        self.thread_.start()
+        # Answers that arrive once the window (and this, its child) is deleted are dropped.
+        self.loader = HistoryLoader(app, while_open(self, self._on_failed))
         self.chat.need_older.connect(lambda first: self._load("older", first))
         self.chat.need_newer.connect(lambda last: self._load("newer", last))
         self.chat.latest_button.clicked.connect(self.jump_to_latest)
@@ -74,7 +62,7 @@ class ConversationController(QObject):
     # -- pages ------------------------------------------------------------------------------------
     def _load(self, kind: str, message_id: int = 0) -> None:
         if self.shown.slug:
-            self.request_load.emit(kind, self.shown.slug, message_id)
+            self.loader.load(kind, self.shown.slug, message_id, while_open(self, self._on_page))
 
     def show_latest(self) -> None:
         self._load("latest")
@@ -145,7 +133,7 @@ class ConversationController(QObject):
             return
         ids = [i for i in (result.user_message_id, result.reply_id) if i]
         if ids:
-            self.request_fetch.emit(self.shown.slug, ids)
+            self.loader.fetch(self.shown.slug, ids, while_open(self, self._on_shown))
 
     def turn_failed(self, kind: str) -> None:
         """A page that arrived during the failed turn was held back: it is loaded now."""
@@ -170,7 +158,7 @@ class ConversationController(QObject):
             self.chat.set_search("")
             self.search_bar.show_count(0, 0, searched=False)
             return
-        self.request_search.emit(self.shown.slug, text)
+        self.loader.search(self.shown.slug, text, while_open(self, self._on_searched))
 
     def _on_searched(self, slug: str, text: str, ids: list[int]) -> None:
         if slug != self.shown.slug or text != self._search_text:
@@ -237,10 +225,6 @@ class ConversationController(QObject):
         box.open()
 
     def close(self) -> None:
-        """Close the read-only connection on its own thread, then stop that thread (twice is harmless: a
-        window may be closed again, and a blocking call into a stopped thread would never return)."""
-        if not self.thread_.isRunning():
-            return
-        QMetaObject.invokeMethod(self.loader, "close", Qt.ConnectionType.BlockingQueuedConnection)
-        self.thread_.quit()
-        self.thread_.wait()
+        """Without waiting: the loader's lane closes its connection once idle (twice is harmless: a window
+        may be closed again)."""
+        self.loader.close()

@@ -2,15 +2,16 @@
 local times.
 
 The model fetches lazily (canFetchMore/fetchMore), a page at a time, through the reader on the window's
-worker thread."""
+lane."""
 
 from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
@@ -20,7 +21,9 @@ from nexus_ark.memory.activity import ActivityEntry, ActivityLog, clip
 from nexus_ark.memory.store import MemoryStore
 from ui.util import theme
 from ui.util.i18n import N_, tr, tr_notice
+from ui.util.readers import ReadOnlyMemory
 
+T = TypeVar("T")
 PAGE = 200  # entries a fetch reads: a few screens, a millisecond of SQLite
 
 
@@ -108,27 +111,22 @@ class Found:
     name: str | None = None
 
 
-class TimelineReader:
-    """The worker thread's read-only connection, opened there at the first query and closed there by the
-    last task. A plain object, so the closing task needs no reference to the window."""
+class TimelineReader(ReadOnlyMemory):
+    """The window's read-only connection (ui/util/readers.py), which also reads the persona's name and
+    where its memory is when it opens."""
 
     def __init__(self, app: NexusApp, slug: str) -> None:
-        self.app, self.slug = app, slug
-        self.store: MemoryStore | None = None
+        super().__init__(app, slug)
         self.name: str | None = None  # the persona's name, read with the persona when the file is opened
         self.path = app.personas.root / slug  # named in errors; the database file once it is known
 
-    def activity(self) -> ActivityLog:
-        if self.store is None:
-            persona = self.app.personas.load(self.slug)
-            self.name, self.path = persona.settings.name, persona.memory_path
-            self.store = self.app.open_memory(self.slug, read_only=True)
-        return self.store.activity
+    def open(self, slug: str) -> MemoryStore:
+        persona = self.app.personas.load(slug)
+        self.name, self.path = persona.settings.name, persona.memory_path
+        return super().open(slug)
 
-    def close(self) -> None:
-        if self.store is not None:
-            self.store.close()
-            self.store = None
+    def activity(self, query: Callable[[ActivityLog], T]) -> T:
+        return self.read(lambda store: query(store.activity))
 
 
 class ActivityModel(QAbstractTableModel):

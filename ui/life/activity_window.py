@@ -1,12 +1,13 @@
 """The persona's activity timeline, shown to the person (the window's face of `nexus-ark activity`):
 what happened, newest first, filtered by kind, by time and by words, with each entry's details.
 
-Every read runs in order on one background thread with its own read-only connection; the window holds no
-connection at all. The table's model fetches lazily (canFetchMore/fetchMore): a page at a time, by key,
-as the person scrolls back, so a timeline of 100,000 entries is never loaded at once. New entries arrive
-on top without losing the place: after each finished turn, when the window is shown again, and every few
-seconds while it is open (dreams, imports and compression write to the timeline too). Closing never waits:
-a query in flight finishes on its own thread, its result is dropped, and the thread closes the connection.
+Every read runs in order on the window's lane (ui/util/tasks.py) with its own read-only connection
+(ui/util/readers.py); the window holds no connection at all. The table's model fetches lazily
+(canFetchMore/fetchMore): a page at a time, by key, as the person scrolls back, so a timeline of 100,000
+entries is never loaded at once. New entries arrive on top without losing the place: after each finished
+turn, when the window is shown again, and every few seconds while it is open (dreams, imports and
+compression write to the timeline too). Closing never waits: a query in flight finishes on its lane, its
+result is dropped, and the lane closes the connection.
 """
 
 from __future__ import annotations
@@ -210,7 +211,7 @@ class ActivityWindow(QDialog, FollowsLanguage):
 
         def task() -> Any:
             try:
-                return query(reader.activity())
+                return reader.activity(query)
             except sqlite.Error as exc:  # a damaged, locked or vanished file, in words a person can act on
                 raise database_error(exc, reader.path) from exc
 

@@ -5,11 +5,12 @@ history, open questions, the person's emotions over time, and the memory dreams 
 and things, goals, the dream diary. The person may resolve or delete questions, correct what the persona
 knows about someone, and add, edit, complete or abandon goals.
 
-Everything is read on one background thread: the drives through `NexusApp.drives(record=False)`, the rest
-through a read-only connection of the window's own; the person's changes go through a peer connection on
-the same thread, in order, and the window reads again after each. It reads again whenever the core says
-this persona's mind moved (a turn, drives recomputed, a dream, an edit elsewhere). Closing never waits: the
-worker closes its connections itself once idle.
+Everything is read on the window's lane (ui/util/tasks.py): the drives through
+`NexusApp.drives(record=False)`, the rest through a read-only connection of the window's own
+(ui/util/readers.py); the person's changes go through the persona's runtime from the same lane, in order,
+and the window reads again after each. It reads again whenever the core says this persona's mind moved (a
+turn, drives recomputed, a dream, an edit elsewhere). Closing never waits: the lane closes the connection
+itself once idle.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ui.life.dashboard_questions import QuestionsPanel
 from ui.util import theme
 from ui.util.core_events import CoreEvents
 from ui.util.i18n import N_, tr
+from ui.util.readers import ReadOnlyMemory
 from ui.util.tasks import SerialWorker, run_in_background
 
 # The dream's stages (nexus_ark/dreaming/stages.py) as the progress line names them.
@@ -57,18 +59,6 @@ DREAM_STAGES = {
 }
 
 
-class _Connections:
-    """The worker's read-only connection, used on its single thread only; a plain holder, so the closing
-    task needs no reference to the window. Changes go through the persona's runtime (NexusApp.change_memory),
-    the one writer of its memory."""
-
-    reader: MemoryStore | None = None
-
-    def close(self) -> None:
-        if self.reader is not None:
-            self.reader.close()
-
-
 class DashboardWindow(QDialog):
     refreshed = Signal()  # after each read of the database is shown (by every part, once all are built)
     model_changed = Signal(str)  # the persona (slug) was put on another model from here
@@ -82,7 +72,8 @@ class DashboardWindow(QDialog):
         self.app, self.slug = app, slug
         self.persona_name = name or slug
         self.snapshot: Snapshot | None = None
-        self._connections = _Connections()
+        # Changes go through the persona's runtime (NexusApp.change_memory), the one writer of its memory.
+        self._memory = ReadOnlyMemory(app, slug)
         self.worker = SerialWorker(f"dashboard-{slug}")
         self._closing = False
         self._loading = False
@@ -236,14 +227,12 @@ class DashboardWindow(QDialog):
             self._stale = True
             return
         self._loading = True
-        app, slug, connections = self.app, self.slug, self._connections
+        app, slug, memory = self.app, self.slug, self._memory
 
         def load() -> Snapshot:
             name = app.personas.load(slug).settings.name  # renamed in the editor meanwhile, maybe
             report = app.drives(slug, record=False)
-            if connections.reader is None:
-                connections.reader = app.open_memory(slug, read_only=True)
-            snapshot = read_snapshot(report, connections.reader)
+            snapshot = memory.read(lambda store: read_snapshot(report, store))
             snapshot.name = name
             return snapshot
 
@@ -412,5 +401,5 @@ class DashboardWindow(QDialog):
             self._closing = True
             self._dream_cancel.set()  # a dream under way stops after its stage and resumes next time
             self.core_events.close()
-            self.worker.close(self._connections.close)
+            self.worker.close(self._memory.close)
         super().done(result)

@@ -1,10 +1,17 @@
-"""Run blocking calls off the UI thread and get their results back on it.
+"""Run blocking calls off the UI thread and get their results back on it: the window's one way to work in
+the background.
+
+Two kinds of thread, both fed through the same dispatcher: run_in_background uses a shared pool (work with
+no order to keep), and a SerialWorker is a lane of its own, one thread that runs its tasks in order (work
+that shares a SQLite connection, a persona's conversation, imports one after the other).
 
 Qt objects must be created, used and destroyed on their own thread. So the worker threads here are plain
 Python threads that never own a Qt object: they run the call and emit one signal on a dispatcher that
-lives on the UI thread for the whole process and is never deleted. The callbacks (and the call itself,
-which may hold a window) are kept and released on the UI thread only, so no window or QObject is ever
-destroyed by a worker thread dropping the last reference.
+lives on the UI thread for the whole process and is never deleted (and, for work that reports as it goes,
+one signal per report). The callbacks (and the call itself, which may hold a window) are kept and released
+on the UI thread only, so no window or QObject is ever destroyed by a worker thread dropping the last
+reference. Closing a lane never blocks the UI: its last task (closing its connection) queues behind the
+work under way.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import gc
 import itertools
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
@@ -24,28 +31,41 @@ from ui.util.i18n import tr_error
 Call = Callable[[], Any]
 OnDone = Callable[[Any], None]
 OnError = Callable[[str], None]
+Report = Callable[[Any], None]  # what a reporting call is given: report(value) reaches on_progress
+ReportingCall = Callable[[Report], Any]
 
 
 class _Dispatcher(QObject):
-    """Lives on the UI thread; results arrive queued from worker threads."""
+    """Lives on the UI thread; results and reports arrive queued from worker threads (in the order each
+    thread sent them: a call's reports before its result)."""
 
     delivered = Signal(int, bool, object)  # token, succeeded, value or message
+    reported = Signal(int, object)  # token, what the call reported
 
     def __init__(self) -> None:
         super().__init__()
-        self._waiting: dict[int, tuple[Call | None, OnDone, OnError]] = {}
+        self._waiting: dict[int, tuple[Callable[..., Any] | None, OnDone, OnError, OnDone | None]] = {}
         self._tokens = itertools.count()
         self.delivered.connect(self._deliver)
+        self.reported.connect(self._report)
 
-    def expect(self, fn: Call, on_done: OnDone, on_error: OnError) -> int:
+    def expect(
+        self, fn: Callable[..., Any], on_done: OnDone, on_error: OnError, on_progress: OnDone | None = None
+    ) -> int:
         token = next(self._tokens)
-        self._waiting[token] = (fn, on_done, on_error)
+        self._waiting[token] = (fn, on_done, on_error, on_progress)
         return token
 
     @Slot(int, bool, object)
     def _deliver(self, token: int, ok: bool, value: Any) -> None:
-        _, on_done, on_error = self._waiting.pop(token)  # released here, on the UI thread
+        _, on_done, on_error, _ = self._waiting.pop(token)  # released here, on the UI thread
         (on_done if ok else on_error)(value)
+
+    @Slot(int, object)
+    def _report(self, token: int, value: Any) -> None:
+        on_progress = self._waiting[token][3]
+        if on_progress is not None:
+            on_progress(value)
 
 
 _dispatcher: _Dispatcher | None = None
@@ -64,9 +84,10 @@ def _work(token: int, dispatcher: _Dispatcher) -> Callable[[], None]:
     running it (the dispatcher keeps that, on the UI thread)."""
 
     def run() -> None:
-        fn = dispatcher._waiting[token][0]
+        fn, reporting = dispatcher._waiting[token][0], dispatcher._waiting[token][3] is not None
+        args = (lambda report: dispatcher.reported.emit(token, report),) if reporting else ()
         try:
-            value = fn()  # type: ignore[misc]
+            value = fn(*args)  # type: ignore[misc]
         except Exception as exc:  # shown to the person (in their language), never swallowed
             ok, value = False, tr_error(exc)
         else:
@@ -77,22 +98,32 @@ def _work(token: int, dispatcher: _Dispatcher) -> Callable[[], None]:
     return run
 
 
+def _submit(
+    executor: Executor,
+    fn: Callable[..., Any],
+    on_done: OnDone,
+    on_error: OnError,
+    on_progress: OnDone | None = None,
+) -> None:
+    dispatcher = _the_dispatcher()
+    executor.submit(_work(dispatcher.expect(fn, on_done, on_error, on_progress), dispatcher))
+
+
 def run_in_background(fn: Call, on_done: OnDone, on_error: OnError) -> None:
     """Call fn on a shared worker thread; on_done(result) or on_error(message) then runs on the UI thread."""
     global _shared
     if _shared is None:
         _shared = ThreadPoolExecutor(max_workers=4, thread_name_prefix="ui-task")
-    dispatcher = _the_dispatcher()
-    _shared.submit(_work(dispatcher.expect(fn, on_done, on_error), dispatcher))
+    _submit(_shared, fn, on_done, on_error)
 
 
-def while_open(widget: QObject, callback: OnDone) -> OnDone:
+def while_open(widget: QObject, callback: Callable[..., None]) -> Callable[..., None]:
     """A callback for a window the person may close (and Qt delete) before the worker's result arrives:
     the result is then dropped instead of reaching a deleted widget."""
 
-    def deliver(value: Any) -> None:
+    def deliver(*args: Any) -> None:
         if isValid(widget):
-            callback(value)
+            callback(*args)
 
     return deliver
 
@@ -130,19 +161,41 @@ def favour_the_ui_thread() -> float:
 
 
 class SerialWorker:
-    """One background thread that runs tasks in order (for work sharing one SQLite connection), with
-    results delivered on the UI thread. Closing never blocks the UI: a final task (e.g. closing the
-    connection) is queued behind the running work, which is expected to stop at its next cancel check."""
+    """A lane: one background thread, named `name`, that runs tasks in order (work sharing one SQLite
+    connection, see ui/util/readers.py, or one persona's conversation), with results delivered on the UI
+    thread. Closing never blocks the UI: a final task (e.g. closing the connection) is queued behind the
+    running work, which is expected to stop at its next cancel check. Work asked for once it is closed
+    is dropped (a window closing no longer wants it), and closing twice is harmless."""
 
     def __init__(self, name: str) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._pending = 0
+        self._closed = False
 
     @property
     def idle(self) -> bool:
         return self._pending == 0
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def run(self, fn: Call, on_done: OnDone, on_error: OnError) -> None:
+        self._run(fn, on_done, on_error, None)
+
+    def run_reporting(
+        self, fn: ReportingCall, on_progress: OnDone, on_done: OnDone, on_error: OnError
+    ) -> None:
+        """fn(report) on the lane; each report(value) it makes reaches on_progress(value) on the UI thread,
+        in order and before on_done. Report sparingly (a streamed reply coalesces its tokens first)."""
+        self._run(fn, on_done, on_error, on_progress)
+
+    def _run(
+        self, fn: Callable[..., Any], on_done: OnDone, on_error: OnError, on_progress: OnDone | None
+    ) -> None:
+        if self._closed:
+            return
+
         # Counted on the UI thread only: incremented here, decremented where the result is delivered.
         def done(value: Any) -> None:
             self._pending -= 1
@@ -152,15 +205,20 @@ class SerialWorker:
             self._pending -= 1
             on_error(message)
 
-        dispatcher = _the_dispatcher()
         self._pending += 1
-        self._executor.submit(_work(dispatcher.expect(fn, done, error), dispatcher))
+        _submit(self._executor, fn, done, error, on_progress)
 
     def close(self, final: Callable[[], None] | None = None) -> None:
+        """Queue final (it must hold no window or other Qt object: the lane's thread drops it) and let the
+        thread end once its queue is done."""
+        if self._closed:
+            return
+        self._closed = True
         if final is not None:
             self._executor.submit(final)
         self._executor.shutdown(wait=False)
 
     def wait(self) -> None:
-        """For tests and for process exit: block until every queued task has run."""
+        """For tests and for process exit: close, and block until every queued task has run."""
+        self._closed = True
         self._executor.shutdown(wait=True)
