@@ -22,6 +22,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.mind.emotion import MAX_CHARS, EmotionReading
 from nexus_ark.mind.labels import LABELS, VALUES, EmotionName
 from nexus_ark.paths import BUNDLED_MODEL_FILE
+from nexus_ark.prompts.mind import CONFIRM_FIELDS, CONFIRM_REQUEST, CONFIRM_SYSTEM, LABEL_MEANINGS
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.structured import generate_structured
 
@@ -33,27 +34,12 @@ BUNDLED_MODEL_ID = f"gguf:{BUNDLED_MODEL_FILE}"
 # Greedy and short: the answer is two fields, and the same message should read the same way twice.
 CONFIRM_PARAMS = GenerationParams(max_tokens=64, temperature=0.0, top_p=1.0, repeat_penalty=1.0)
 
-_MEANINGS = {
-    "joy": "elated, excited, delighted, amused",
-    "happy": "glad, grateful, content, proud, relieved",
-    "surprise": "surprised, amazed, confused, curious",
-    "neutral": "no clear feeling (facts, questions, small talk)",
-    "sadness": "sad, grieving, lonely, disappointed, regretful",
-    "anger": "angry, annoyed, disapproving",
-    "fear": "afraid, scared, in danger",
-    "anxious": "worried, nervous, uneasy about what may come",
-    "tired": "exhausted, sleepy, worn out",
-    "busy": "pressed for time, a lot to do",
-    "stressed": "under pressure, overwhelmed",
-    "disgust": "disgusted, grossed out, repelled",
-}
-
 
 class EmotionConfirmation(BaseModel):
     """The internal model's answer: one label and how sure it is."""
 
-    label: EmotionName = Field(description="the main emotion the user's message expresses")
-    confidence: float = Field(ge=0.0, le=1.0, description="how sure you are, 0 to 1")
+    label: EmotionName = Field(description=CONFIRM_FIELDS["label"])
+    confidence: float = Field(ge=0.0, le=1.0, description=CONFIRM_FIELDS["confidence"])
 
 
 def is_better_than_bundled(backend: ChatBackend | None) -> bool:
@@ -67,14 +53,10 @@ def is_better_than_bundled(backend: ChatBackend | None) -> bool:
 
 def _prompt(text: str, reading: EmotionReading) -> list[ChatMessage]:
     top = sorted(reading.scores.items(), key=lambda kv: kv[1], reverse=True)[:3]
-    labels = "\n".join(f"- {name}: {_MEANINGS[name]}" for name in LABELS)
-    system = (
-        "You read the emotion a chat user's message expresses (it may be English or Japanese).\n"
-        f"Pick exactly one label:\n{labels}\n"
-        "A fast classifier's guess is given; keep it if it fits, correct it if it does not."
-    )
+    labels = "\n".join(f"- {name}: {LABEL_MEANINGS[name]}" for name in LABELS)
+    system = CONFIRM_SYSTEM.format(labels=labels)
     guess = ", ".join(f"{name} {p:.2f}" for name, p in top)
-    user = f"Message:\n{text.strip()[:MAX_CHARS]}\n\nClassifier's guess: {guess}"
+    user = CONFIRM_REQUEST.format(text=text.strip()[:MAX_CHARS], guess=guess)
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
 
 
