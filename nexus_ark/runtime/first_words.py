@@ -5,7 +5,7 @@ Below the capability record's reflection size (`Capabilities.reflects` False) th
 message in its language built from why it writes and what memory holds for that reason: the person's last
 worry (devotion), an open question it still has (curiosity), its goal's words (goal), the plan it made
 (event) or the routine's task. Nothing here is invented: every detail is quoted from memory, and a reason
-without one gets the plain line.
+without one gets the plain line. The templates are in nexus_ark/prompts/life.py.
 """
 
 from __future__ import annotations
@@ -13,33 +13,13 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from nexus_ark.prompts.life import FIRST_WORDS
+
 Language = Literal["en", "ja"]
 
 # The longest quoted detail, in characters: a message written first is a line, not a letter.
 QUOTE_MAX = 90
 
-_TEMPLATES: dict[Language, dict[str, str]] = {
-    "en": {
-        "boredom": "It's been a while — how have you been?",
-        "devotion": "I keep thinking about what you said: “{worry}” How are you feeling now?",
-        "devotion_plain": "I was thinking about you. How are you feeling today?",
-        "curiosity": "Something is still on my mind: {question}",
-        "curiosity_plain": "I've been curious — what have you been up to lately?",
-        "goal_achievement": "I've been thinking about something I want to do: {goal}",
-        "event": "I'd planned this for now: {what}",
-        "routine": "It's time for this: {task}",
-    },
-    "ja": {
-        "boredom": "しばらくぶりだね。元気にしてた？",
-        "devotion": "「{worry}」って言っていたのが気になっていて。今はどんな気持ち？",
-        "devotion_plain": "あなたのことを考えていたよ。今日はどんな気分？",
-        "curiosity": "まだ気になっていることがあるの。{question}",
-        "curiosity_plain": "最近どうしているのか気になっていたよ。何をしていたの？",
-        "goal_achievement": "やりたいと思っていることを考えていたの。「{goal}」",
-        "event": "今しようと決めていたことがあるの。{what}",
-        "routine": "この時間のお約束です。{task}",
-    },
-}
 _FIRST_SENTENCE = re.compile(r"^(.+?[.!?。！？])(?:\s|$)", re.S)
 
 
@@ -77,7 +57,7 @@ def first_message(
     dominant `drive`; details quoted from memory (empty where memory has none: the plain line then).
     `what` is the planned event's or the routine's own words."""
     lang: Language = "ja" if language == "ja" else "en"
-    words = _TEMPLATES[lang]
+    words = FIRST_WORDS[lang]
     if trigger == "event" and what.strip():
         return words["event"].format(what=_ended(quote(what), lang))
     if trigger == "routine" and what.strip():

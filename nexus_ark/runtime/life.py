@@ -25,6 +25,7 @@ from nexus_ark.memory.portability import backup_if_due
 from nexus_ark.mind.drives import DEVOTION_WINDOW_H, DriveReport
 from nexus_ark.mind.narrative import internal_state
 from nexus_ark.notices import notice
+from nexus_ark.prompts.life import DRIVE_PROMPTS, PLANNED, WRITE_FIRST
 from nexus_ark.providers.base import model_priority
 from nexus_ark.runtime.autonomy import AutonomyDecision, decide, in_quiet_hours
 from nexus_ark.runtime.first_words import first_message
@@ -44,31 +45,8 @@ _TRIGGER_WORDS = {
     "event": notice("event"),
     "routine": notice("routine"),
 }
-
-_DRIVE_PROMPTS = {
-    "en": {
-        "boredom": "It has been quiet for a while and you feel like talking.",
-        "curiosity": "Something from your conversations still makes you curious.",
-        "goal_achievement": "One of your goals has not moved for a while.",
-        "devotion": "You have been thinking about the person and how they are.",
-    },
-    "ja": {
-        "boredom": "しばらく静かで、話したい気分になっている。",
-        "curiosity": "これまでの会話の中で、まだ気になっていることがある。",
-        "goal_achievement": "目標のひとつがしばらく進んでいない。",
-        "devotion": "相手のことや、元気にしているかを考えていた。",
-    },
-}
-_WRITE_FIRST = {
-    "en": (
-        "(Nobody has written: you decide to write to the person first. {why} Write one short, natural "
-        "message to them in your own voice. Do not mention drives, levels or that you were told to write.)"
-    ),
-    "ja": (
-        "（相手からのメッセージはない。あなたは自分から話しかけることにした。{why} "
-        "自分らしい短く自然なメッセージを一通書くこと。動機や数値、指示されたことには触れないこと。）"
-    ),
-}
+# The write-first instructions under the names bench/small_model_turns.py reads them by.
+_WRITE_FIRST, _DRIVE_PROMPTS = WRITE_FIRST, DRIVE_PROMPTS
 
 
 def tick(rt: PersonaRuntime):
@@ -173,7 +151,7 @@ def consider_writing(
     )
     if decision.send and report.dominant is not None:
         language = "ja" if rt.persona.settings.language == "ja" else "en"
-        instruction = _WRITE_FIRST[language].format(why=_DRIVE_PROMPTS[language][report.dominant])
+        instruction = WRITE_FIRST[language].format(why=DRIVE_PROMPTS[language][report.dominant])
         reason = _reason(rt, report, trigger=trigger, why=decision.reason, decision=decision)
         write_first(rt, instruction, report, reason, give_way)
     return decision
@@ -211,15 +189,11 @@ def process_events(rt: PersonaRuntime, give_way: threading.Event) -> int:
 def _carry_out(rt: PersonaRuntime, event: QueuedEvent, give_way: threading.Event) -> None:
     what = str(event.payload.get("what") or event.payload.get("text") or event.kind)
     language = "ja" if rt.persona.settings.language == "ja" else "en"
-    planned = (
-        f"あなたは以前、こうすると決めていた: {what}"
-        if language == "ja"
-        else f"Earlier you planned this for now: {what}."
-    )
+    planned = PLANNED[language].format(what=what)
     report = rt.recompute_drives("event")
     reason = _reason(rt, report, trigger="event", why=notice("planned: {what}", what=what))
     reason["event_id"] = event.id
-    result = write_first(rt, _WRITE_FIRST[language].format(why=planned), report, reason, give_way, what=what)
+    result = write_first(rt, WRITE_FIRST[language].format(why=planned), report, reason, give_way, what=what)
     if result is None:
         raise InterruptedError("gave way to the person before the message was written")
 
