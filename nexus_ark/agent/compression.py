@@ -31,6 +31,8 @@ from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import ConversationSummary, Summaries
 from nexus_ark.personas.store import Persona
+from nexus_ark.prompts import LANGUAGE_NAMES
+from nexus_ark.prompts.upkeep import SUMMARY_INSTRUCTION, SUMMARY_NONE_YET, SUMMARY_REQUEST, USER_LABEL
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, context_window
 from nexus_ark.sentences import trim_to_sentence
 
@@ -137,13 +139,8 @@ def plan(
 def _instruction(persona: Persona, budget: int) -> str:
     name = persona.settings.name
     words = max(30, int(budget * 0.6))
-    language = "Japanese" if persona.settings.language == "ja" else "English"
-    return (
-        f"You keep the running summary of a conversation between the user and {name}, so that {name} "
-        "remembers it after its words leave the context. Keep names, facts, dates, numbers, decisions, "
-        "promises, how the user felt, and topics left open; drop greetings and small talk. "
-        f"Write plain prose in {language}, at most {words} words. Write only the summary."
-    )
+    language = LANGUAGE_NAMES["ja" if persona.settings.language == "ja" else "en"]
+    return SUMMARY_INSTRUCTION.format(name=name, language=language, words=words)
 
 
 def _transcript(persona: Persona, messages: Sequence[StoredMessage], budget: int, count: Counter) -> str:
@@ -155,7 +152,7 @@ def _transcript(persona: Persona, messages: Sequence[StoredMessage], budget: int
         text = m.content.strip()
         if count(text) > budget:  # one huge message: its beginning stands for it
             text = cut_text(text[: budget * 4], budget, count) or text[: budget * 2]
-        lines.append(f"{'User' if m.role == 'user' else name}: {text}")
+        lines.append(f"{USER_LABEL if m.role == 'user' else name}: {text}")
     return "\n".join(lines)
 
 
@@ -177,10 +174,9 @@ def summarise(
         ChatMessage(role="system", content=_instruction(persona, budget)),
         ChatMessage(
             role="user",
-            content=(
-                f"Summary so far:\n{previous.strip() or '(none yet)'}\n\n"
-                f"The conversation that follows it:\n{_transcript(persona, messages, step_budget, count)}\n\n"
-                "Write the updated summary of all of it."
+            content=SUMMARY_REQUEST.format(
+                previous=previous.strip() or SUMMARY_NONE_YET,
+                transcript=_transcript(persona, messages, step_budget, count),
             ),
         ),
     ]

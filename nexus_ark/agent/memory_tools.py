@@ -9,6 +9,7 @@ from nexus_ark.memory.components import Goal
 from nexus_ark.memory.event_queue import EventQueue, parse_delay
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
+from nexus_ark.prompts.tools import TOOL_DESCRIPTIONS, TOOL_RESULTS
 from nexus_ark.providers.base import ToolSpec
 from nexus_ark.providers.embedders import Embedder
 from nexus_ark.providers.tools import ToolBox
@@ -25,7 +26,7 @@ def _obj(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 SPECS = {
     "search_memory": ToolSpec(
         name="search_memory",
-        description="Search everything you remember (conversations, episodes, people, insights, documents).",
+        description=TOOL_DESCRIPTIONS["search_memory"],
         parameters=_obj(
             {
                 "query": {"type": "string"},
@@ -37,27 +38,27 @@ SPECS = {
     ),
     "edit_core_memory": ToolSpec(
         name="edit_core_memory",
-        description="Replace your core memory: who you are to this person, key facts and promises.",
+        description=TOOL_DESCRIPTIONS["edit_core_memory"],
         parameters=_obj({"text": {"type": "string"}}, ["text"]),
     ),
     "edit_notepad": ToolSpec(
         name="edit_notepad",
-        description="Replace your notepad: short-term notes such as today's plans.",
+        description=TOOL_DESCRIPTIONS["edit_notepad"],
         parameters=_obj({"text": {"type": "string"}}, ["text"]),
     ),
     "read_entity": ToolSpec(
         name="read_entity",
-        description="Read what you know about a person, thing or concept.",
+        description=TOOL_DESCRIPTIONS["read_entity"],
         parameters=_obj({"name": {"type": "string"}}, ["name"]),
     ),
     "write_entity": ToolSpec(
         name="write_entity",
-        description="Write (replace) what you know about a person, thing or concept.",
+        description=TOOL_DESCRIPTIONS["write_entity"],
         parameters=_obj({"name": {"type": "string"}, "text": {"type": "string"}}, ["name", "text"]),
     ),
     "set_goal": ToolSpec(
         name="set_goal",
-        description="Set yourself a goal: short-term (days) or long-term (months); priority 1 is highest.",
+        description=TOOL_DESCRIPTIONS["set_goal"],
         parameters=_obj(
             {
                 "goal": {"type": "string"},
@@ -69,7 +70,7 @@ SPECS = {
     ),
     "update_goal": ToolSpec(
         name="update_goal",
-        description="Note progress on one of your goals, or complete or abandon it. Give its id.",
+        description=TOOL_DESCRIPTIONS["update_goal"],
         parameters=_obj(
             {
                 "goal_id": {"type": "string"},
@@ -81,10 +82,7 @@ SPECS = {
     ),
     "emit_event": ToolSpec(
         name="emit_event",
-        description=(
-            "Schedule something for yourself to do later, e.g. ask how the exam went in 2h. "
-            "delay: 30m, 2h, 1d. A key replaces your earlier plan with the same key."
-        ),
+        description=TOOL_DESCRIPTIONS["emit_event"],
         parameters=_obj(
             {
                 "what": {"type": "string"},
@@ -96,7 +94,7 @@ SPECS = {
     ),
     "archive_memory": ToolSpec(
         name="archive_memory",
-        description="Move an outdated memory aside (it is kept, but no longer recalled). Give its item id.",
+        description=TOOL_DESCRIPTIONS["archive_memory"],
         parameters=_obj({"target": {"type": "string"}, "reason": {"type": "string"}}, ["target", "reason"]),
     ),
 }
@@ -121,24 +119,27 @@ class MemoryTools:
             kinds=[args["kind"]] if args.get("kind") else None,
         )
         if not hits:
-            return "nothing found"
-        return "\n".join(f"[item {h.item_id}, {h.kind}, {h.timestamp[:10]}] {h.text}" for h in hits)
+            return TOOL_RESULTS["nothing_found"]
+        return "\n".join(
+            TOOL_RESULTS["hit"].format(id=h.item_id, kind=h.kind, date=h.timestamp[:10], text=h.text)
+            for h in hits
+        )
 
     def edit_core_memory(self, args: dict[str, Any]) -> str:
         self.memory.components.set_core_memory(str(args["text"]))
-        return "core memory updated"
+        return TOOL_RESULTS["core_memory_updated"]
 
     def edit_notepad(self, args: dict[str, Any]) -> str:
         self.memory.components.set_notepad(str(args["text"]))
-        return "notepad updated"
+        return TOOL_RESULTS["notepad_updated"]
 
     def read_entity(self, args: dict[str, Any]) -> str:
         entity = self.memory.components.entity(str(args["name"]))
-        return entity.text if entity else f"nothing written about {args['name']} yet"
+        return entity.text if entity else TOOL_RESULTS["entity_unknown"].format(name=args["name"])
 
     def write_entity(self, args: dict[str, Any]) -> str:
         entity = self.memory.components.write_entity(str(args["name"]), str(args["text"]))
-        return f"saved what you know about {entity.name}"
+        return TOOL_RESULTS["entity_saved"].format(name=entity.name)
 
     def set_goal(self, args: dict[str, Any]) -> str:
         goal = self.memory.components.put_goal(
@@ -148,14 +149,18 @@ class MemoryTools:
                 priority=max(1, min(5, int(args.get("priority") or 1))),
             )
         )
-        return f"goal {goal.id} set: {goal.goal}"
+        return TOOL_RESULTS["goal_set"].format(id=goal.id, goal=goal.goal)
 
     def update_goal(self, args: dict[str, Any]) -> str:
         goal_id = str(args.get("goal_id") or "").strip()
         c = self.memory.components
         if c.goal(goal_id) is None:
-            listed = ", ".join(f"{g.id} ({g.goal})" for g in c.goals()[:10]) or "none"
-            return f"there is no goal {goal_id!r}; your active goals: {listed}"
+            listed = ", ".join(
+                TOOL_RESULTS["goal_listed"].format(id=g.id, goal=g.goal) for g in c.goals()[:10]
+            )
+            return TOOL_RESULTS["no_such_goal"].format(
+                goal_id=goal_id, listed=listed or TOOL_RESULTS["no_goals"]
+            )
         note = str(args.get("note") or "").strip()
         status = args.get("status")
         if status in ("active", "completed", "abandoned"):
@@ -163,36 +168,38 @@ class MemoryTools:
         elif note:
             goal = c.add_progress(goal_id, note)
         else:
-            return "nothing to change: give a note or a status"
-        return f"goal {goal.id} is {goal.status}; {len(goal.progress_notes)} progress notes"
+            return TOOL_RESULTS["nothing_to_change"]
+        return TOOL_RESULTS["goal_changed"].format(
+            id=goal.id, status=goal.status, notes=len(goal.progress_notes)
+        )
 
     def emit_event(self, args: dict[str, Any]) -> str:
         what = str(args.get("what") or "").strip()
         if not what:
-            return "error: say what to do later"
+            return TOOL_RESULTS["say_what"]
         delay = parse_delay(str(args.get("delay") or ""))
         key = str(args.get("key") or "").strip() or None
         event = EventQueue(self.memory, self.memory.messages.clock).enqueue(
             "reminder", {"what": what}, key=key, delay=delay
         )
-        return f"scheduled (event {event.id}) for {event.due_at[:16]}: {what}"
+        return TOOL_RESULTS["scheduled"].format(id=event.id, due=event.due_at[:16], what=what)
 
     def archive_memory(self, args: dict[str, Any]) -> str:
         target = str(args["target"]).strip()
         reason = str(args.get("reason") or "").strip() or "no reason given"
         if target.lower() in PROTECTED_TARGETS:
-            return f"refused: {target} is part of who you are and cannot be archived"
+            return TOOL_RESULTS["protected"].format(target=target)
         try:
             item_id = int(target.removeprefix("item").strip(" :#"))
         except ValueError:
-            return f"refused: {target!r} is not an item id (search_memory shows them as [item N, ...])"
+            return TOOL_RESULTS["not_an_item"].format(target=target)
         item = self.memory.archive.get(item_id)
         if item is None:
-            return f"there is no item {item_id}"
+            return TOOL_RESULTS["no_such_item"].format(id=item_id)
         if item["kind"] in PROTECTED_KINDS:
-            return f"refused: item {item_id} is your {item['kind']} memory and cannot be archived"
+            return TOOL_RESULTS["protected_kind"].format(id=item_id, kind=item["kind"])
         if item["archived"]:
-            return f"item {item_id} was already archived"
+            return TOOL_RESULTS["already_archived"].format(id=item_id)
         with self.memory.db.atomic():  # the move and its timeline entry commit together
             self.memory.archive.archive(item_id, reason)
             self.memory.activity.memory_write(

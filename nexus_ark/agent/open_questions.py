@@ -20,6 +20,13 @@ from nexus_ark.memory.components import OpenQuestion
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import Persona
+from nexus_ark.prompts.upkeep import (
+    QUESTION_LINE,
+    QUESTIONS_REQUEST,
+    QUESTIONS_SYSTEM,
+    QUESTIONS_TRANSCRIPT_LINE,
+    USER_LABEL,
+)
 from nexus_ark.providers.base import ChatBackend, ChatMessage
 from nexus_ark.providers.structured import generate_structured
 
@@ -63,7 +70,8 @@ def _transcript(persona: Persona, messages: Sequence[StoredMessage], count: Coun
         if m.role not in ("user", "assistant") or not m.content.strip():
             continue
         text = cut_text(m.content[: MESSAGE_TOKENS * 4], MESSAGE_TOKENS, count) or m.content[:400]
-        line = f"[message {m.id}] {'User' if m.role == 'user' else persona.settings.name}: {text}"
+        speaker = USER_LABEL if m.role == "user" else persona.settings.name
+        line = QUESTIONS_TRANSCRIPT_LINE.format(id=m.id, speaker=speaker, text=text)
         cost = count(line)
         if used + cost > TRANSCRIPT_TOKENS:
             break
@@ -83,18 +91,10 @@ def judge(
     generate_structured raises (a model that cannot give a valid answer)."""
     count = internal.count_tokens
     transcript, shown = _transcript(persona, messages, count)
-    listed = "\n".join(f"- question {q.id}: {q.question}" for q in questions)
+    listed = "\n".join(QUESTION_LINE.format(id=q.id, question=q.question) for q in questions)
     request = [
-        ChatMessage(
-            role="system",
-            content=(
-                f"You help {persona.settings.name} keep track of questions it wanted answered. Read the "
-                "conversation and decide, for each question, whether the conversation answered it. Mark a "
-                "question answered only when a message gives the answer, and name that message's number as "
-                "evidence_message_id. Give one verdict per question."
-            ),
-        ),
-        ChatMessage(role="user", content=f"Open questions:\n{listed}\n\nThe conversation:\n{transcript}"),
+        ChatMessage(role="system", content=QUESTIONS_SYSTEM.format(name=persona.settings.name)),
+        ChatMessage(role="user", content=QUESTIONS_REQUEST.format(listed=listed, transcript=transcript)),
     ]
     answer = generate_structured(internal, request, QuestionVerdicts)
     by_id = {q.id: q for q in questions}

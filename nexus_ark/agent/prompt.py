@@ -36,13 +36,13 @@ from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.notices import notice
 from nexus_ark.personas.cards import soul_for_prompt
 from nexus_ark.personas.store import Persona
+from nexus_ark.prompts.chat import FALLBACK_SOUL, GOAL_ITEMS, SECTION_HEADINGS
 from nexus_ark.providers.base import ChatMessage, estimate_tokens
 
 log = logging.getLogger(__name__)
 
 Counter = Callable[[str], int]
 
-_FALLBACK_SOUL = "You are {name}, a friendly companion."
 # Messages whose text was cut short still belong to the conversation; failed ones with no text do not.
 _PROMPT_STATUSES = {"complete", "stopped", "interrupted", "error"}
 # Tokens a chat template adds around each message (role markers); the llama.cpp backend reserves the same.
@@ -79,19 +79,6 @@ _WHAT_TO_SHORTEN: dict[str, tuple[str, str]] = {
     "notepad": (notice("The notepad"), notice("the notepad")),
     "goals": (notice("The goals"), notice("the goals")),
     "strategy": (notice("The latest dream strategy"), notice("the latest dream strategy")),
-}
-
-_HEADINGS = {
-    "core_memory": "## Core memory",
-    "notepad": "## Notepad",
-    "goals": "## Your goals",
-    "strategy": "## What you decided to try",
-    "episodes": "## The days before this conversation",
-    "feelings": "(How you feel now:",
-    "recalled": "(Things you remember that may matter here:",
-    "entities": "(What you know about who and what is mentioned:",
-    "knowledge": "(From your documents:",
-    "summary": "## Earlier in this conversation (a summary)",
 }
 
 # A sentence ends at . ! ? (and their full-width forms) followed by space, or at a line break.
@@ -191,7 +178,7 @@ def _bullets(items: Sequence[str]) -> str:
 def _render(name: str, body: str) -> str:
     if not body.strip():
         return ""
-    heading = _HEADINGS.get(name)
+    heading = SECTION_HEADINGS.get(name)
     if heading is None:
         return body.strip()
     if heading.startswith("("):  # notes on the user's message are wrapped in parentheses
@@ -200,7 +187,10 @@ def _render(name: str, body: str) -> str:
 
 
 def _goal_items(memory: MemoryContext) -> list[str]:
-    return [f"(short-term) {g}" for g in memory.goals_short] + [f"(long-term) {g}" for g in memory.goals_long]
+    short, long = GOAL_ITEMS["short"], GOAL_ITEMS["long"]
+    return [short.format(goal=g) for g in memory.goals_short] + [
+        long.format(goal=g) for g in memory.goals_long
+    ]
 
 
 # -- the builder ------------------------------------------------------------------------------------
@@ -244,7 +234,7 @@ def build_prompt(
 
     # Stable sections: single texts cut at sentence boundaries, goals by rank.
     soul = soul_for_prompt(persona.soul.strip(), settings.name, settings.language)
-    soul = soul or _FALLBACK_SOUL.format(name=settings.name)
+    soul = soul or FALLBACK_SOUL.format(name=settings.name)
     texts = {
         "soul": soul,
         "core_memory": memory.core_memory.strip(),
@@ -282,7 +272,7 @@ def build_prompt(
                     "max_tokens there."
                 ),
             )
-        heading = _HEADINGS.get(name)
+        heading = SECTION_HEADINGS.get(name)
         head_cost = count(heading) + 1 if heading else 0
         if name == "goals":
             kept, _ = _fit_items(goals, grant - head_cost, count)
@@ -303,7 +293,7 @@ def build_prompt(
         "knowledge": memory.knowledge,
     }
     for name in CHANGING_SECTIONS:
-        heading = _HEADINGS[name]
+        heading = SECTION_HEADINGS[name]
         budget = shares[name] - count(heading) - 1
         if name == "feelings":
             full = memory.feelings.strip()
@@ -343,7 +333,7 @@ def build_prompt(
         cap = int(max(0, room) * SUMMARY_MAX_SHARE)
         if count(summary) > cap:
             summary_cut = True
-            body = cut_text(summary_text, cap - count(_HEADINGS["summary"]) - 1, count)
+            body = cut_text(summary_text, cap - count(SECTION_HEADINGS["summary"]) - 1, count)
             _log_cut("summary", count(summary), count(_render("summary", body)) if body else 0)
             summary = _render("summary", body)
     summary_tokens = count(summary) if summary else 0

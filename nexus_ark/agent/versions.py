@@ -14,10 +14,8 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona
+from nexus_ark.prompts.chat import CONTINUE_PROMPT
 from nexus_ark.providers.base import ChatBackend, context_window
-
-# Sent, not stored, to have the model go on where the token limit stopped it.
-CONTINUE_PROMPT = "Continue exactly where your last message stopped, without repeating it."
 
 
 class SessionVersions:
