@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,8 @@ def open_window(qtbot, data_dir: Path):
 
 
 class _UiThreadProbe(QObject):
-    """Runs a check on the UI thread for each signal (a bare lambda would run on the worker's thread)."""
+    """Runs a check for each streamed piece, and fails a piece that arrives on another thread than the UI's
+    (the worker's signals are emitted there: the window may touch its widgets in the slots)."""
 
     def __init__(self, check) -> None:
         super().__init__()
@@ -45,6 +47,7 @@ class _UiThreadProbe(QObject):
 
     @Slot(str)
     def on_delta(self, text: str) -> None:
+        assert threading.current_thread() is threading.main_thread()
         self.seen.append(self.check(text))
 
 
@@ -293,7 +296,7 @@ from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from ui.app.application import import_in_background
 assert "pyqtgraph" not in sys.modules
-import_in_background("ui.life.dashboard").join(60)
+import_in_background("ui.life.dashboard").wait()
 assert "pyqtgraph" in sys.modules
 from nexus_ark.app import NexusApp
 from ui.life.dashboard import DashboardWindow

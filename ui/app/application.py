@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
-import threading
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
@@ -16,7 +16,9 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.paths import assets_dir
 from ui.util import i18n, theme
 from ui.util.i18n import tr, tr_error
-from ui.util.tasks import favour_the_ui_thread, freeze_long_lived
+from ui.util.tasks import SerialWorker, favour_the_ui_thread, freeze_long_lived
+
+log = logging.getLogger(__name__)
 
 # The windows a person opens from the menus, imported after the main window shows (import_in_background).
 WINDOW_MODULES = (
@@ -31,21 +33,21 @@ WINDOW_MODULES = (
 QUIT_AFTER_ENV = "NEXUS_ARK_QUIT_AFTER_MS"
 
 
-def import_in_background(*modules: str) -> threading.Thread:
-    """Import windows' modules, in order, on a thread of their own. The dashboard's plotting library
-    (pyqtgraph) takes a quarter of a second to import, the persona editor's and the settings' modules about
-    10 ms each: imported lazily on the UI thread, the first open of each froze the window that long.
-    Importing defines classes only and creates no Qt object, so any thread may do it; a UI thread that wants a
-    module meanwhile waits for this import instead of starting its own."""
-
-    def run() -> None:
-        for module in modules:
-            importlib.import_module(module)
-
-    # Not a daemon: an import cut off by the interpreter's shutdown (the app quit at once) may crash it.
-    thread = threading.Thread(target=run, name="import-windows", daemon=False)
-    thread.start()
-    return thread
+def import_in_background(*modules: str) -> SerialWorker:
+    """Import windows' modules, in order, on a lane of their own (wait() on it to have them all). The
+    dashboard's plotting library (pyqtgraph) takes a quarter of a second to import, the persona editor's and
+    the settings' modules about 10 ms each: imported lazily on the UI thread, the first open of each froze the
+    window that long. Importing defines classes only and creates no Qt object, so any thread may do it; a UI
+    thread that wants a module meanwhile waits for this import instead of starting its own."""
+    lane = SerialWorker("import-windows")
+    for module in modules:
+        lane.run(
+            lambda module=module: importlib.import_module(module),
+            lambda _imported: None,
+            lambda message, module=module: log.warning("%s not imported ahead: %s", module, message),
+        )
+    lane.close()
+    return lane
 
 
 def run_window(data_dir: str | None) -> int:
@@ -88,5 +90,7 @@ def _run_window(data_dir: str | None) -> int:
     try:
         return qt_app.exec()
     finally:
-        importer.join()  # finished long before, unless the app quit at once: not to meet the shutdown
+        # Finished long before, unless the app quit at once: an import cut off by the interpreter's shutdown
+        # may crash it.
+        importer.wait()
         core.close()

@@ -1,14 +1,14 @@
-"""The worker thread that talks to the core: opening personas (model load, history) and streaming replies.
+"""The window's link to the core for the open conversation: opening personas (model load, history) and
+streaming replies.
 
-The UI thread only sends requests (queued signals) and receives results; it never waits on a model or disk.
-The work itself runs on the persona's runtime (its queue serves the person before any background work, and
-runs the after-turn work itself); this thread carries the streamed reply back, coalesced into one signal
-every few tens of milliseconds, never one per token.
+The work runs in order on a lane of its own (ui/util/tasks.py); the UI thread only asks and receives, and
+never waits on a model or disk. The work itself runs on the persona's runtime (its queue serves the person
+before any background work, and runs the after-turn work itself); the lane carries the streamed reply back,
+coalesced into one report every few tens of milliseconds, never one per token.
 """
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,16 +17,71 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from nexus_ark.agent.session import ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
+from nexus_ark.errors import PersonaError
+from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
-from ui.util.i18n import tr, tr_error
+from ui.util.i18n import tr
+from ui.util.tasks import Report, SerialWorker
 
-log = logging.getLogger(__name__)
+Turn = Callable[[PersonaRuntime, threading.Event], Iterator[ReplyDelta | TurnResult]]
+
+
+class _Conversation:
+    """What runs on the lane: plain Python, no Qt object. The runtime it opened is read on the lane only."""
+
+    def __init__(self, app: NexusApp, coalesce_s: float, cancel: threading.Event) -> None:
+        self.app = app
+        self.coalesce_s = coalesce_s
+        self.cancel = cancel
+        self.runtime: PersonaRuntime | None = None
+
+    def open(self, slug: str) -> tuple[str, list[StoredMessage], str, str]:
+        runtime = self.app.runtime(slug)
+        history, model_name = runtime.open()
+        self.runtime = runtime
+        self.app.remember_persona(slug)
+        return slug, history, model_name, runtime.persona.settings.name
+
+    def opened(self) -> PersonaRuntime:
+        if self.runtime is None:
+            raise PersonaError(tr("No persona is open."))
+        return self.runtime
+
+    def turn(self, start: Turn, report: Report) -> TurnResult | None:
+        """The reply's text goes to report() as it streams, a coalesced piece at a time."""
+        runtime = self.opened()
+        self.cancel.clear()
+        pending: list[str] = []
+        last_report = 0.0
+        result: TurnResult | None = None
+        for item in start(runtime, self.cancel):
+            if isinstance(item, ReplyDelta):
+                pending.append(item.text)
+                now = time.monotonic()
+                if now - last_report >= self.coalesce_s:
+                    report("".join(pending))
+                    pending.clear()
+                    last_report = now
+            else:
+                result = item
+        if pending:
+            report("".join(pending))
+        return result  # the runtime queues the after-turn work itself
+
+    def change(self, kind: str, message_id: int, forget: bool) -> tuple[str, int]:
+        runtime = self.opened()
+        if kind == "delete":
+            runtime.delete(message_id, forget=forget)
+        else:
+            runtime.call("version", lambda s: s.memory.messages.choose_version(message_id))
+        return kind, message_id
 
 
 class SessionWorker(QObject):
+    """Lives on the UI thread, and so do its signals: each request runs on the lane, in the order asked."""
+
     opened = Signal(str, object, str, str)  # slug, history (list[StoredMessage]), model name, persona name
     open_failed = Signal(str, str)  # slug, message
-    reply_started = Signal()
     delta = Signal(str)
     finished = Signal(object)  # TurnResult
     changed = Signal(str, int)  # "delete" | "version", message id: done, the view shows it
@@ -35,84 +90,64 @@ class SessionWorker(QObject):
 
     def __init__(self, app: NexusApp, coalesce_ms: int = 40) -> None:
         super().__init__()
-        self._app = app
-        self._coalesce_s = coalesce_ms / 1000
-        self._runtime: PersonaRuntime | None = None
         self.cancel = threading.Event()  # set from the UI thread: threading.Event is thread-safe
+        self._conversation = _Conversation(app, coalesce_ms / 1000, self.cancel)
+        self._lane = SerialWorker("session-worker")
+
+    @property
+    def closed(self) -> bool:
+        return self._lane.closed
 
     @Slot(str)
     def open_persona(self, slug: str) -> None:
-        try:
-            runtime = self._app.runtime(slug)
-            history, model_name = runtime.open()
-        except Exception as exc:  # never let a worker exception vanish silently
-            self.open_failed.emit(slug, tr_error(exc))
-            return
-        self._runtime = runtime
-        self._app.remember_persona(slug)
-        self.opened.emit(slug, history, model_name, runtime.persona.settings.name)
+        conversation = self._conversation
+        self._lane.run(
+            lambda: conversation.open(slug),
+            lambda opened: self.opened.emit(*opened),
+            lambda message: self.open_failed.emit(slug, message),
+        )
 
     @Slot(str)
     def send(self, text: str) -> None:
-        self._turn(lambda runtime: runtime.send(text, self.cancel))
+        self._turn(lambda runtime, cancel: runtime.send(text, cancel))
 
     @Slot(int)
     def continue_reply(self, reply_id: int) -> None:
         """Go on with a reply the token limit cut (the window shows the whole message again after)."""
-        self._turn(lambda runtime: runtime.continue_reply(reply_id, self.cancel))
+        self._turn(lambda runtime, cancel: runtime.continue_reply(reply_id, cancel))
 
     @Slot(int)
     def regenerate(self, reply_id: int) -> None:
-        self._turn(lambda runtime: runtime.regenerate(reply_id, self.cancel))
+        self._turn(lambda runtime, cancel: runtime.regenerate(reply_id, cancel))
 
     @Slot(int, str)
     def edit(self, message_id: int, text: str) -> None:
-        self._turn(lambda runtime: runtime.edit(message_id, text, self.cancel))
+        self._turn(lambda runtime, cancel: runtime.edit(message_id, text, cancel))
 
-    def _turn(self, start: Callable[[PersonaRuntime], Iterator[ReplyDelta | TurnResult]]) -> None:
-        runtime = self._runtime
-        if runtime is None:
-            self.failed.emit(tr("No persona is open."))
-            return
-        self._stream(lambda: start(runtime))
+    def _turn(self, start: Turn) -> None:
+        conversation = self._conversation
+        self._lane.run_reporting(
+            lambda report: conversation.turn(start, report),
+            self.delta.emit,
+            self.finished.emit,
+            self.failed.emit,
+        )
 
     @Slot(str, int, bool)
     def change(self, kind: str, message_id: int, forget: bool) -> None:
         """Delete a message (and, with forget, what memory derived from it), or choose a version."""
-        runtime = self._runtime
-        if runtime is None:
-            self.change_failed.emit(tr("No persona is open."))
-            return
-        try:
-            if kind == "delete":
-                runtime.delete(message_id, forget=forget)
-            else:
-                runtime.call("version", lambda s: s.memory.messages.choose_version(message_id))
-        except Exception as exc:
-            self.change_failed.emit(tr_error(exc))
-            return
-        self.changed.emit(kind, message_id)
+        conversation = self._conversation
 
-    def _stream(self, start) -> None:
-        self.cancel.clear()
-        pending: list[str] = []
-        last_emit = 0.0
-        result: TurnResult | None = None
-        try:
-            self.reply_started.emit()
-            for item in start():
-                if isinstance(item, ReplyDelta):
-                    pending.append(item.text)
-                    now = time.monotonic()
-                    if now - last_emit >= self._coalesce_s:
-                        self.delta.emit("".join(pending))
-                        pending.clear()
-                        last_emit = now
-                else:
-                    result = item
-        except Exception as exc:
-            self.failed.emit(tr_error(exc))
-            return
-        if pending:
-            self.delta.emit("".join(pending))
-        self.finished.emit(result)  # the runtime queues the after-turn work itself
+        def done(changed: tuple[str, int]) -> None:
+            self.changed.emit(*changed)
+
+        self._lane.run(lambda: conversation.change(kind, message_id, forget), done, self.change_failed.emit)
+
+    def close(self) -> None:
+        """A reply under way stops at its next token; the lane ends after its current step."""
+        self.cancel.set()
+        self._lane.close()
+
+    def wait(self) -> None:
+        """Block until the lane has ended (the window does, hidden, before the core closes)."""
+        self._lane.wait()

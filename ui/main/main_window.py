@@ -430,9 +430,10 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
             return
         if self.tray is not None:
             self.tray.hide()
-        self.worker.cancel.set()
-        self.thread_.quit()
+        self.worker.close()
         self.hide()
-        self.thread_.wait()
+        # The one wait on closing, with the window already gone: the caller closes the core next, and must
+        # not close it under the turn's last step (a stopped reply ends at its next token).
+        self.worker.wait()
         self.conversation.close()
         super().closeEvent(event)

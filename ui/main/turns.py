@@ -1,9 +1,8 @@
-"""The main window's turn: send, stream, stop, continue, regenerate and edit, through the session worker on
-a thread of its own. A part of MainWindow (a mixin), kept apart so each file holds one job."""
+"""The main window's turn: send, stream, stop, continue, regenerate and edit, through the session worker (its
+requests run in order on a lane of their own). A part of MainWindow (a mixin), kept apart so each file holds
+one job."""
 
 from __future__ import annotations
-
-from PySide6.QtCore import QThread
 
 from nexus_ark.agent.session import TurnResult
 from ui.chat.session_worker import SessionWorker
@@ -12,10 +11,7 @@ from ui.util.i18n import tr, tr_error, tr_notice
 
 class Turns:
     def _start_worker(self) -> None:
-        self.thread_ = QThread(self)
-        self.thread_.setObjectName("session-worker")
         self.worker = SessionWorker(self.app, self.app.settings.stream_coalesce_ms)
-        self.worker.moveToThread(self.thread_)
         self.request_open.connect(self.worker.open_persona)
         self.request_send.connect(self.worker.send)
         self.request_continue.connect(self.worker.continue_reply)
@@ -31,7 +27,6 @@ class Turns:
         self.worker.delta.connect(self._on_delta)
         self.worker.finished.connect(self._on_finished)
         self.worker.failed.connect(self._on_failed)
-        self.thread_.start()
 
     def show_continue(self, reply_id: int | None) -> None:
         """The last reply was cut by the token limit: Continue goes on with it."""
