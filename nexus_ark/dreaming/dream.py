@@ -30,171 +30,35 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
-
-from nexus_ark.agent.memory_tools import SPECS, MemoryTools
 from nexus_ark.clock import Clock, iso
+from nexus_ark.dreaming.ask import DreamAsking
 from nexus_ark.dreaming.grounding import Grounding, GroundingReport
+from nexus_ark.dreaming.jobs import (
+    DreamJobs,
+    DreamProgress,
+    DreamResult,
+    _already,
+    _dreamt,
+    _dreamt_through,
+    _merge,
+)
+from nexus_ark.dreaming.jobs import undreamt as undreamt  # runtime/schedule.py asks it here
 from nexus_ark.dreaming.levels import choose_level, record_level
 from nexus_ark.dreaming.material import Material, day_messages, gather, latest_day
-from nexus_ark.dreaming.stages import NEEDS_REFLECTION, Stage, StageSkipped, stage_word, stages_for
+from nexus_ark.dreaming.stages import NEEDS_REFLECTION, Stage, stage_word, stages_for
+from nexus_ark.dreaming.writes import StageSkipped
 from nexus_ark.errors import NexusArkError, ProviderError, StructuredOutputError
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.notices import Joined, Notice, joined, notice
+from nexus_ark.notices import Joined, Notice, notice
 from nexus_ark.personas.store import Persona
-from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams, ToolSpec, context_window
+from nexus_ark.providers.base import ChatBackend, context_window
 from nexus_ark.providers.embedders import Embedder, backlog_work
-from nexus_ark.providers.structured import generate_structured
-from nexus_ark.providers.tools import ToolBox, run_tool_loop
 
 log = logging.getLogger(__name__)
 
-# Dreaming is a longer task than a chat turn: more rounds of searching, reading and recording.
-DREAM_MAX_TURNS = 12
-# A fixed seed: the same day on the same model dreams the same way (reproducible reports, tests).
-DREAM_PARAMS = GenerationParams(max_tokens=384, temperature=0.3, top_p=0.95, repeat_penalty=1.1, seed=11)
 # The material's share of the internal model's context (the rest: soul, task, answer).
 MATERIAL_SHARE = 0.5
 MATERIAL_MAX_TOKENS = 2400
-SOUL_CHARS = 1500
-
-
-class DreamProgress(BaseModel):
-    level: int
-    date: str
-    stage: str
-    index: int  # 1-based
-    total: int
-
-
-class DreamResult(BaseModel):
-    """What `nexus-ark dream --json` prints; also stored with the finished job."""
-
-    level: int
-    date: str
-    insight: dict[str, Any] | None = None
-    episode: dict[str, Any] | None = None
-    entities_updated: list[str] = Field(default_factory=list)
-    open_questions: list[dict[str, Any]] = Field(default_factory=list)
-    goals: list[dict[str, Any]] = Field(default_factory=list)
-    insights: list[dict[str, Any]] = Field(default_factory=list)  # every insight, the weekly/monthly too
-    stages: dict[str, str] = Field(default_factory=dict)  # name -> "done" | "skipped: why"
-    skipped: str | None = None
-    seconds: float = 0.0
-    first_try_valid: int = 0  # structured answers valid without the repair round
-    answers: int = 0  # structured answers asked for
-    # Why the model was not asked to reflect (None: it was): "reflection needs a larger model".
-    reflection: str | None = None
-    model: str = ""
-    parameters: int | None = None  # the model's, where known
-    grounding: GroundingReport = Field(default_factory=GroundingReport)  # what the check refused
-    messages: list[int] = Field(default_factory=list)  # [first, last] message id this pass covered
-
-
-class DreamJobs:
-    """dream_jobs rows: one per pass over a day (a level, and the messages it covered)."""
-
-    def __init__(self, memory: MemoryStore, clock: Clock) -> None:
-        self.db = memory.db
-        self.clock = clock
-
-    def running(self, day: date) -> dict[str, Any] | None:
-        rows = list(
-            self.db.query(
-                "select * from dream_jobs where date = ? and state = 'running' order by id desc limit 1",
-                [day.isoformat()],
-            )
-        )
-        return rows[0] if rows else None
-
-    def finished(self, day: date) -> list[dict[str, Any]]:
-        """The day's finished passes, oldest first."""
-        return list(
-            self.db.query(
-                "select * from dream_jobs where date = ? and state != 'running' order by id",
-                [day.isoformat()],
-            )
-        )
-
-    def start(
-        self, level: int, day: date, after_id: int | None, through_id: int | None, stages: dict[str, Any]
-    ) -> int:
-        now = iso(self.clock.now())
-        with self.db.atomic():
-            cur = self.db.execute(
-                "insert into dream_jobs (level, date, state, stages, started_at, updated_at, after_id, "
-                "through_id) values (?,?,?,?,?,?,?,?)",
-                [
-                    level,
-                    day.isoformat(),
-                    "running",
-                    json.dumps(stages, ensure_ascii=False),
-                    now,
-                    now,
-                    after_id,
-                    through_id,
-                ],
-            )
-        return int(cur.lastrowid)
-
-    def mark_stage(self, job_id: int, name: str, record: dict[str, Any]) -> None:
-        self.db.execute(
-            "update dream_jobs set stages = json_set(stages, '$.' || ?, json(?)), updated_at = ? "
-            "where id = ?",
-            [name, json.dumps(record, ensure_ascii=False), iso(self.clock.now()), job_id],
-        )
-
-    def finish(self, job_id: int, state: str, result: DreamResult) -> None:
-        now = iso(self.clock.now())
-        self.db.execute(
-            "update dream_jobs set state = ?, result = ?, updated_at = ?, finished_at = ? where id = ?",
-            [state, result.model_dump_json(), now, now, job_id],
-        )
-
-
-def _dreamt(level: int, day: date, done: int, total: int, insight: dict[str, Any] | None) -> str:
-    """The timeline's line for a finished dream (a notice: the window shows it translated)."""
-    written = notice(
-        "level {level} dream of {date}: {done}/{total} stages written",
-        level=level,
-        date=day.isoformat(),
-        done=done,
-        total=total,
-    )
-    if not insight:
-        return written
-    return joined((written, notice("insight: {insight}", insight=insight["insight"])), "; ")
-
-
-def _dreamt_through(finished: list[dict[str, Any]]) -> int | None:
-    """The last message id the day's finished passes covered (None: none did). A pass from before
-    passes were recorded (no through_id) covered the whole day as it was: every message there now."""
-    if not finished:
-        return None
-    if any(j["through_id"] is None and j["after_id"] is None for j in finished):
-        return 2**62
-    return max(int(j["through_id"]) for j in finished if j["through_id"] is not None)
-
-
-def undreamt(memory: MemoryStore, day: date) -> bool:
-    """Whether `day` has messages no finished pass covered (the scheduler's question: said after the
-    last dream of it, or never dreamt)."""
-    finished = list(
-        memory.db.query(
-            "select after_id, through_id from dream_jobs where date = ? and state != 'running'",
-            [day.isoformat()],
-        )
-    )
-    return bool(day_messages(memory, day, after_id=_dreamt_through(finished)))
-
-
-def _already(finished: list[dict[str, Any]], day: date) -> DreamResult:
-    """The day's newest highest pass, as stored, saying it was dreamt already."""
-    job = max(finished, key=lambda j: (int(j["level"]), int(j["id"])))
-    stored = DreamResult.model_validate_json(job["result"]) if job["result"] else None
-    result = stored or DreamResult(level=job["level"], date=day.isoformat())
-    result.skipped = f"already dreamt (level {job['level']}) on {day.isoformat()}"
-    return result
 
 
 def _first_line(exc: Exception) -> str:
@@ -205,22 +69,7 @@ def _first_line(exc: Exception) -> str:
     return said if isinstance(said, Notice | Joined) and said == text else text
 
 
-def _merge(result: DreamResult, stage: str, output: dict[str, Any]) -> None:
-    if output.get("grounding"):
-        result.grounding.add(output["grounding"])
-        output = {k: v for k, v in output.items() if k != "grounding"}
-    if stage in ("insight", "week", "values") and output:
-        result.insights.append(output)
-        if stage == "insight":
-            result.insight = output
-    elif stage == "episode" and output:
-        result.episode = output
-    result.entities_updated += output.get("entities_updated", [])
-    result.open_questions += output.get("open_questions", [])
-    result.goals += output.get("goals", [])
-
-
-class Dreamer:
+class Dreamer(DreamAsking):
     def __init__(
         self,
         persona: Persona,
@@ -247,97 +96,6 @@ class Dreamer:
         self.progress = progress
         self.cancel = cancel or threading.Event()
         self.attempts: list[int] = []
-
-    # -- what the model is asked ----------------------------------------------------------------
-    def _uses_tools(self) -> bool:
-        caps = self.backend.capabilities()
-        setting = self.persona.settings.conversation.text_tools
-        return caps.tools or setting == "on" or (setting == "auto" and caps.text_tools)
-
-    def _messages(self, material: Material, task: str) -> list[ChatMessage]:
-        settings = self.persona.settings
-        language = "Japanese" if settings.language == "ja" else "English"
-        system = (
-            f"{self.persona.soul.strip()[:SOUL_CHARS]}\n\n"
-            f"You are {settings.name}. It is night and you are dreaming: reflecting alone on your memories. "
-            f"Write in {language}, in your own voice, only about what the material shows."
-        )
-        # The material sits in the system message, before the stage's schema (appended there by
-        # structured output) and its task: every stage shares that prefix, so a local model evaluates it once.
-        return [
-            ChatMessage(role="system", content=f"{system}\n\n{material.text}"),
-            ChatMessage(role="user", content=task),
-        ]
-
-    def _record_tool(self, stage: Stage, slot: list[BaseModel]) -> tuple[ToolSpec, Callable[[dict], str]]:
-        assert stage.schema is not None
-        schema = stage.schema
-
-        def record(args: dict[str, Any]) -> str:
-            try:
-                slot[:] = [schema.model_validate(args, context={"task": stage.task})]
-            except ValidationError as exc:
-                return f"error: not recorded: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}. Try again."
-            return "recorded"
-
-        spec = ToolSpec(
-            name=f"record_{stage.name}",
-            description=f"Record your answer for this task ({stage.name}). Call it once when you are done.",
-            parameters=schema.model_json_schema(),
-        )
-        return spec, record
-
-    def _toolbox(self, extra: tuple[ToolSpec, Callable[[dict], str]] | None) -> ToolBox:
-        tools = MemoryTools(self.memory, self.embedder)
-        box = ToolBox()
-        for name in ("search_memory", "read_entity", "archive_memory"):
-            box.add(SPECS[name], getattr(tools, name))
-        if extra is not None:
-            box.add(*extra)
-        return box
-
-    def _answer(self, stage: Stage, material: Material) -> Any:
-        messages = self._messages(material, stage.task)
-        if stage.schema is None:  # consolidation: only tools can do it
-            if not self._uses_tools():
-                raise StageSkipped(
-                    notice(
-                        "{model} does not use tools: nothing was moved aside", model=self.backend.describe()
-                    )
-                )
-            loop = run_tool_loop(
-                self.backend,
-                messages,
-                self._toolbox(None),
-                params=DREAM_PARAMS,
-                cancel=self.cancel,
-                max_turns=DREAM_MAX_TURNS,
-            )
-            return loop.text
-        if self._uses_tools():
-            slot: list[BaseModel] = []
-            run_tool_loop(
-                self.backend,
-                messages,
-                self._toolbox(self._record_tool(stage, slot)),
-                params=DREAM_PARAMS,
-                cancel=self.cancel,
-                max_turns=DREAM_MAX_TURNS,
-            )
-            if slot:
-                self.attempts.append(1)
-                return slot[0]
-            if self.cancel.is_set():
-                raise StageSkipped(notice("cancelled"))
-        return generate_structured(
-            self.backend,
-            messages,
-            stage.schema,
-            params=DREAM_PARAMS,
-            cancel=self.cancel,
-            attempts=self.attempts,
-            context={"task": stage.task},
-        )
 
     # -- the job ------------------------------------------------------------------------------------
     def run(self, *, level: int | None = None, day: date | None = None) -> DreamResult:

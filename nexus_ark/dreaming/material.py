@@ -10,6 +10,16 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.prompts.dreaming import (
+    ACTIVE_GOALS,
+    CONVERSATION_ON,
+    CONVERSATION_SINCE,
+    LEFT_OUT,
+    NO_CONVERSATION,
+    NO_GOALS,
+    PERIOD_DAYS,
+    PERIOD_INSIGHTS,
+)
 
 Counter = Callable[[str], int]
 MESSAGE_CHARS = 600  # one long message must not crowd out the rest of the day
@@ -112,12 +122,12 @@ def gather(
         used += cost
     kept.reverse()
     shown = [mid for mid, *_ in messages[len(messages) - len(kept) :]] if kept else []
-    head = f"Conversation on {day.isoformat()}:"
+    head = CONVERSATION_ON.format(day=day.isoformat())
     if after_id is not None:
-        head = f"Conversation on {day.isoformat()}, since you last dreamt of it:"
+        head = CONVERSATION_SINCE.format(day=day.isoformat())
     if len(kept) < len(lines):
-        head += f" ({len(lines) - len(kept)} earlier messages left out)"
-    body = "\n".join([head, *kept]) if messages else f"No conversation on {day.isoformat()}."
+        head += LEFT_OUT.format(count=len(lines) - len(kept))
+    body = "\n".join([head, *kept]) if messages else NO_CONVERSATION.format(day=day.isoformat())
     text = f"{context}\n\n{body}" if context else body
     return Material(
         day=day,
@@ -142,13 +152,15 @@ def _context(memory: MemoryStore, day: date, level: int) -> str:
     episodes = [e for e in c.episodes(since=since) if e.date <= day.isoformat()]
     if episodes:
         parts.append(
-            "Days of the last " + f"{span} days:\n" + "\n".join(f"- {e.date}: {e.summary}" for e in episodes)
+            PERIOD_DAYS.format(span=span) + "\n" + "\n".join(f"- {e.date}: {e.summary}" for e in episodes)
         )
     insights = [i for i in c.insights(limit=20) if i.created_at[:10] >= since]
     if insights:
-        parts.append("Insights:\n" + "\n".join(f"- {i.trigger_topic}: {i.insight}" for i in insights[:8]))
+        parts.append(
+            PERIOD_INSIGHTS + "\n" + "\n".join(f"- {i.trigger_topic}: {i.insight}" for i in insights[:8])
+        )
     for term in ("short", "long") if level >= 3 else ("short",):
         goals = c.goals(term, "active")
-        listed = "\n".join(f"- [{g.id}] p{g.priority} {g.goal}" for g in goals) or "- (none)"
-        parts.append(f"Active {term}-term goals:\n{listed}")
+        listed = "\n".join(f"- [{g.id}] p{g.priority} {g.goal}" for g in goals) or NO_GOALS
+        parts.append(ACTIVE_GOALS.format(term=term) + f"\n{listed}")
     return "\n\n".join(parts)
