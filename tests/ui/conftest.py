@@ -35,3 +35,15 @@ def _patient_waits(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(QtBot, "waitUntil", patient_wait_until)
     monkeypatch.setattr(QtBot, "waitSignal", patient_wait_signal)
+
+
+@pytest.fixture
+def english_core(data_dir):
+    """The core on a new data folder (the shipped personas are installed), with the window in English."""
+    from nexus_ark.app import NexusApp
+    from ui.util import i18n
+
+    app = NexusApp(data_dir).open()
+    i18n.set_language("en")
+    yield app
+    app.close()

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QModelIndex, Qt
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
@@ -19,6 +20,7 @@ from nexus_ark.runtime.scripted_mind import ScriptedMind
 from ui.life.tray import open_conversation_on_click
 from ui.main.main_window import MainWindow
 from ui.util import i18n
+from ui.util.persona_list import UNREAD_ROLE
 
 NOON = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 # The offscreen platform warns about what it cannot do for a shown window.
@@ -60,12 +62,16 @@ def live(core: NexusApp, slug: str) -> None:
     assert runtime.queue.wait_idle(60)
 
 
+def list_row(win: MainWindow, slug: str) -> QModelIndex:
+    """The persona's row in the list, as the list is now."""
+    model = win.persona_list.personas
+    row = model.row_of(slug)
+    assert row >= 0, slug
+    return model.index(row)
+
+
 def item_text(win: MainWindow, slug: str) -> str:
-    for row in range(win.persona_list.count()):
-        item = win.persona_list.item(row)
-        if item.data(256) == slug:  # Qt.ItemDataRole.UserRole
-            return item.text()
-    raise AssertionError(slug)
+    return list_row(win, slug).data()
 
 
 def test_a_message_written_first_appears_in_the_open_conversation_with_its_reason(qtbot, window):
@@ -81,11 +87,19 @@ def test_a_message_written_first_appears_in_the_open_conversation_with_its_reaso
 def test_unread_counts_show_beside_another_persona_and_clear_when_its_conversation_opens(qtbot, window):
     live(window.app, "hikari")
     qtbot.waitUntil(lambda: "● 1" in item_text(window, "hikari"), timeout=10_000)
+    row = list_row(window, "hikari")
+    assert row.data(UNREAD_ROLE) == 1 and row.data(Qt.ItemDataRole.FontRole).bold()
     assert window.life.total() == 1 and "(1)" in window.inbox_action.text()
-    window.select_persona("hikari")
+    qtbot.mouseClick(  # the person clicks Hikari in the list
+        window.persona_list.viewport(),
+        Qt.MouseButton.LeftButton,
+        pos=window.persona_list.visualRect(row).center(),
+    )
     qtbot.waitUntil(lambda: window.ready and window.current_slug == "hikari", timeout=30_000)
     qtbot.waitUntil(lambda: window.app.runtime("hikari").inbox.unread() == 0, timeout=10_000)
     assert "●" not in item_text(window, "hikari") and window.life.total() == 0
+    row = list_row(window, "hikari")
+    assert row.data(UNREAD_ROLE) == 0 and row.data(Qt.ItemDataRole.FontRole) is None
     # The history (read on its own thread) shows it with its reason.
     qtbot.waitUntil(lambda: "wrote first" in window.chat.toPlainText(), timeout=10_000)
 
@@ -122,7 +136,7 @@ def test_typing_in_the_box_holds_autonomy_back(qtbot, window):
 
 
 def test_a_clicked_notification_brings_its_persona_and_an_unknown_one_changes_nothing(qtbot, window):
-    qtbot.waitUntil(lambda: window.persona_list.count() == 2, timeout=10_000)  # the list, read on a worker
+    qtbot.waitUntil(lambda: window.persona_list.personas.rowCount() == 2, timeout=10_000)  # read on a worker
     window.show_conversation("hikari")  # what a click on hikari's desktop notification does
     qtbot.waitUntil(lambda: window.current_slug == "hikari" and window.ready, timeout=60_000)
     window.show_conversation("gone")  # a persona deleted since its notification was shown

@@ -51,6 +51,12 @@ class _UiThreadProbe(QObject):
         self.seen.append(self.check(text))
 
 
+def _rows(window: MainWindow) -> list[str]:
+    """The persona list as it reads."""
+    model = window.persona_list.personas
+    return [model.index(row).data() for row in range(model.rowCount())]
+
+
 def _send(qtbot, window: MainWindow, text: str) -> None:
     window.input.setPlainText(text)
     qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
@@ -159,11 +165,11 @@ def test_a_persona_that_lost_its_soul_is_marked_in_the_list(qtbot, open_window, 
     window = open_window()
     (data_dir / "personas" / "hikari" / "persona.md").unlink()
     window.refresh_personas()  # read on a worker: the list changes when it is read
-    list_ = window.persona_list
-    qtbot.waitUntil(lambda: any(list_.item(i).text().endswith("⚠") for i in range(list_.count())))
-    items = {list_.item(i).text(): list_.item(i) for i in range(list_.count())}
-    assert "ひかり ⚠" in items and "persona.md" in items["ひかり ⚠"].toolTip()
-    assert "Aria" in items  # the others are unmarked
+    model = window.persona_list.personas
+    qtbot.waitUntil(lambda: any(text.endswith("⚠") for text in _rows(window)))
+    rows = {model.index(row).data(): model.index(row) for row in range(model.rowCount())}
+    assert "ひかり ⚠" in rows and "persona.md" in rows["ひかり ⚠"].data(Qt.ItemDataRole.ToolTipRole)
+    assert "Aria" in rows  # the others are unmarked
 
 
 def test_an_embedder_that_is_down_leaves_chat_working_and_says_so(qtbot, data_dir: Path) -> None:
@@ -243,12 +249,12 @@ def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_op
     window.new_persona()  # its folder is written and the list read on workers
 
     def names() -> list[str]:
-        return [window.persona_list.item(i).text() for i in range(window.persona_list.count())]
+        return _rows(window)
 
     qtbot.waitUntil(
         lambda: window.current_slug == "mira" and window.ready and "Mira" in names(), timeout=60_000
     )
-    assert window.persona_list.currentItem().text() == "Mira"
+    assert window.persona_list.currentIndex().data() == "Mira"
     assert window.windowTitle() == "Nexus Ark — Mira"
     assert "Mira" in window.chat.toPlainText()  # "Say hello to Mira."
 
@@ -256,9 +262,9 @@ def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_op
     window._persona_deleted("mira", str(kept))
     qtbot.waitUntil(lambda: window.current_slug not in ("", "mira") and window.ready, timeout=60_000)
     qtbot.waitUntil(lambda: "Mira" not in names())
-    current = window.persona_list.currentItem()
-    assert current is not None and current.data(Qt.ItemDataRole.UserRole) == window.current_slug
-    assert window.windowTitle() == f"Nexus Ark — {current.text()}"
+    current = window.persona_list.currentIndex()
+    assert current.isValid() and current.data(Qt.ItemDataRole.UserRole) == window.current_slug
+    assert window.windowTitle() == f"Nexus Ark — {current.data()}"
 
 
 def test_a_language_switch_reads_no_file_on_the_ui_thread(qtbot, open_window, data_dir: Path) -> None:

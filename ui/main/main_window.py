@@ -8,12 +8,11 @@ open persona (ui/util/open_persona.py) and ask the window for the rest by signal
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QCloseEvent, QImage
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
     QLabel,
-    QListWidgetItem,
     QMainWindow,
     QMessageBox,
     QPushButton,
@@ -42,7 +41,7 @@ from ui.util import i18n
 from ui.util.desktop import tray_available
 from ui.util.i18n import tr, tr_error
 from ui.util.open_persona import OpenPersona
-from ui.util.persona_list import ERROR_ROLE, NAME_ROLE, SLUG_ROLE, PersonaList
+from ui.util.persona_list import PersonaList, draw_avatars
 from ui.util.tasks import run_in_background, while_open
 
 
@@ -111,7 +110,7 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
     def _build_widgets(self) -> None:
         self.persona_list = PersonaList()
         self.persona_list.setObjectName("personaList")
-        self.persona_list.itemClicked.connect(self._on_persona_clicked)
+        self.persona_list.chosen.connect(self._on_persona_chosen)
         self.new_persona_button = QPushButton()
         self.new_persona_button.clicked.connect(self.new_persona)
         self.model_button = QPushButton()
@@ -218,19 +217,23 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
         self._persona_reads += 1
         token = self._persona_reads
 
-        def read() -> tuple[list[PersonaInfo], str | NexusArkError]:
-            infos = self.app.list_personas()
-            if not open_default:
-                return infos, ""
-            try:
-                return infos, self.app.default_persona()
-            except NexusArkError as exc:
-                return infos, exc
+        app = self.app
 
-        def shown(result: tuple[list[PersonaInfo], str | NexusArkError]) -> None:
-            infos, default = result
+        def read() -> tuple[list[PersonaInfo], dict[str, QImage], str | NexusArkError]:
+            infos = app.list_personas()
+            avatars = draw_avatars(app, infos)
+            if not open_default:
+                return infos, avatars, ""
+            try:
+                return infos, avatars, app.default_persona()
+            except NexusArkError as exc:
+                return infos, avatars, exc
+
+        def shown(result: tuple[list[PersonaInfo], dict[str, QImage], str | NexusArkError]) -> None:
+            infos, avatars, default = result
             if token == self._persona_reads:
                 self._show_personas(infos)
+                self.persona_list.show_avatars(avatars)
             if isinstance(default, NexusArkError):
                 self.chat.show_placeholder(tr_error(default))
             elif default:
@@ -254,10 +257,9 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
     def select_persona(self, slug: str) -> None:
         if slug != self.current_slug:
             self.current_name = slug  # until the list or the opened persona gives its name
-        item = self.persona_list.find(slug)
-        if item is not None:
-            self.persona_list.setCurrentItem(item)
-            self.current_name = item.data(NAME_ROLE)
+        name = self.persona_list.select(slug)
+        if name is not None:
+            self.current_name = name
         self.current_slug = slug
         if self.life.unread.get(slug):  # opening the conversation shows what it wrote first
             self.life.mark_read(slug)
@@ -266,12 +268,12 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
         self.state_label.setText(tr("Loading {name}…", name=self.current_name or slug))
         self.request_open.emit(slug)
 
-    def _on_persona_clicked(self, item: QListWidgetItem) -> None:
-        slug = item.data(SLUG_ROLE)
+    def _on_persona_chosen(self, slug: str) -> None:
         if self.streaming or slug == self.current_slug:
             return
-        if item.data(ERROR_ROLE):  # as the list read it (no folder is read on the UI thread)
-            QMessageBox.warning(self, tr("Persona cannot be opened"), item.data(ERROR_ROLE))
+        problem = self.persona_list.problem(slug)  # as the list read it (no folder is read on the UI thread)
+        if problem:
+            QMessageBox.warning(self, tr("Persona cannot be opened"), problem)
             return
         self.select_persona(slug)
 
