@@ -50,7 +50,6 @@ class _Conversation:
     def turn(self, start: Turn, report: Report) -> TurnResult | None:
         """The reply's text goes to report() as it streams, a coalesced piece at a time."""
         runtime = self.opened()
-        self.cancel.clear()
         pending: list[str] = []
         last_report = 0.0
         result: TurnResult | None = None
@@ -125,6 +124,9 @@ class SessionWorker(QObject):
         self._turn(lambda runtime, cancel: runtime.edit(message_id, text, cancel))
 
     def _turn(self, start: Turn) -> None:
+        # Cleared when asked, not when the lane starts it: a Stop pressed meanwhile, or the window closing
+        # with the turn still queued, is not forgotten.
+        self.cancel.clear()
         conversation = self._conversation
         self._lane.run_reporting(
             lambda report: conversation.turn(start, report),
