@@ -30,7 +30,6 @@ from ui.chat.chat_search import SearchBar
 from ui.chat.chat_view import ChatView
 from ui.chat.conversation_controller import ConversationController
 from ui.chat.language_notice import LanguageNotice
-from ui.chat.message_input import MessageInput
 from ui.life.life_controller import LifeController
 from ui.life.tray import Tray, click_bridge
 from ui.main.menus import Menus
@@ -40,6 +39,7 @@ from ui.personas.persona_dialog import NewPersonaDialog
 from ui.util import i18n
 from ui.util.desktop import tray_available
 from ui.util.i18n import tr, tr_error
+from ui.util.message_input import MessageInput
 from ui.util.open_persona import OpenPersona
 from ui.util.persona_list import PersonaList, draw_avatars
 from ui.util.tasks import run_in_background, while_open

@@ -1,4 +1,4 @@
-"""The message box under the conversation."""
+"""The message box under a conversation (a persona's or a room's)."""
 
 from __future__ import annotations
 
