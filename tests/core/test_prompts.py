@@ -39,8 +39,6 @@ NOT_PROMPTS = {
     ("personas/cards/plan.py", "_YOU"): "what replaces {{user}} in persona.md",
     ("personas/cards/plan.py", "guess_language"): "a script range that tells Japanese text",
     ("personas/cards/plan.py", "_USER_HONORIFIC"): "honorifics dropped after {{user}} (a pattern)",
-    # Model-facing, to move into prompts/ with its module's next change (personas/cards is not this one's):
-    ("personas/cards/plan.py", "EXAMPLES_NOTE"): "TO MOVE: the note before a soul's example messages",
     ("runtime/scripted_mind.py", "_PLANS_JA"): "the scripted stand-in model's own plans (a model's words)",
     ("runtime/scripted_mind.py", "ScriptedMind"): "the scripted stand-in model's replies (a model's words)",
     ("simulation.py", "_LINES"): "what the simulated person says (sample data)",

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexus_ark.personas.cards.schema import Card, LoreEntry, lore_text, to_memory
+from nexus_ark.prompts.cards import EXAMPLES_NOTE
 
 # The soul's sections: (card field, English heading, Japanese heading). The description comes first,
 # under the name; creator notes are for people, never for the prompt (the V2 spec), so they stay out.
@@ -164,14 +165,6 @@ def render_soul(name: str, fields: dict[str, str], always: list[str], language: 
     return "\n\n".join(parts) + "\n"
 
 
-# The example messages as the model reads them. Under a Markdown heading, with SillyTavern's <START>
-# markers, a small model took them for a document to go on with and began replies with "## Example
-# messages" (issue 23, defect 20): in the prompt they are a note that says what they are instead.
-EXAMPLES_NOTE = {
-    "en": "(How {name} talks, shown by example. These lines are not part of this conversation: never "
-    "repeat them or this note.)",
-    "ja": "（{name}の話し方の例です。この会話の一部ではありません。この例やこの注記を繰り返さないこと。）",
-}
 _EXAMPLE_HEADINGS = {f"## {h}" for key, *names in SOUL_SECTIONS if key == "mes_example" for h in names}
 _START = re.compile(r"^\s*<start>\s*$", re.IGNORECASE)
 _HEADING = re.compile(r"#{1,6} ")
