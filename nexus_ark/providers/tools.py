@@ -16,6 +16,17 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nexus_ark.prompts.protocol import (
+    ARGUMENTS_NOT_AN_OBJECT,
+    BAD_TOOL_CALL,
+    NO_SUCH_TOOL,
+    TOOL_CALL_ERROR,
+    TOOL_CALL_SHAPE,
+    TOOL_FAILED,
+    TOOL_LINE,
+    TOOL_PROTOCOL,
+    TOOL_RESULT,
+)
 from nexus_ark.providers.base import (
     ChatBackend,
     ChatMessage,
@@ -45,23 +56,18 @@ class ToolBox:
     def run(self, call: ToolCall) -> str:
         entry = self._tools.get(call.name)
         if entry is None:
-            return f"error: there is no tool named {call.name!r}; available: {', '.join(self._tools)}"
+            return NO_SUCH_TOOL.format(name=call.name, available=", ".join(self._tools))
         try:
             return entry[1](call.arguments)
         except Exception as exc:  # the model reads the error and may try again
-            return f"error: {type(exc).__name__}: {exc}"
+            return TOOL_FAILED.format(error_type=type(exc).__name__, error=exc)
 
 
 def text_protocol_prompt(specs: Sequence[ToolSpec]) -> str:
-    lines = [
-        "You can use tools. To call one, write exactly:",
-        '<tool_call>{"name": "TOOL_NAME", "arguments": {...}}</tool_call>',
-        "then stop and wait for the <tool_result>. When you need no tool, answer normally.",
-        "Tools:",
-    ]
+    lines = [TOOL_PROTOCOL.format()]  # format() undoes its doubled braces
     for spec in specs:
         lines.append(
-            f"- {spec.name}: {spec.description} Arguments (JSON schema): {json.dumps(spec.parameters)}"
+            TOOL_LINE.format(name=spec.name, description=spec.description, schema=json.dumps(spec.parameters))
         )
     return "\n".join(lines)
 
@@ -74,13 +80,13 @@ def parse_text_tool_calls(text: str) -> tuple[list[ToolCall], list[str]]:
         try:
             data = json.loads(block)
             if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-                raise ValueError('expected {"name": ..., "arguments": {...}}')
+                raise ValueError(TOOL_CALL_SHAPE.format())
             arguments = data.get("arguments") or {}
             if not isinstance(arguments, dict):
-                raise ValueError("arguments must be a JSON object")
+                raise ValueError(ARGUMENTS_NOT_AN_OBJECT)
             calls.append(ToolCall(id=f"text_{i}", name=data["name"], arguments=arguments))
         except (json.JSONDecodeError, ValueError) as exc:
-            problems.append(f"tool call {block[:80]!r} is not valid: {exc}")
+            problems.append(BAD_TOOL_CALL.format(block=block[:80], problem=exc))
     return calls, problems
 
 
@@ -236,8 +242,8 @@ def stream_tool_loop(
             if native:
                 convo.append(ChatMessage(role="tool", content=output, tool_call_id=call.id, name=call.name))
             else:
-                feedback.append(f'<tool_result name="{call.name}">{output}</tool_result>')
-        feedback.extend(f"<tool_result>error: {p}</tool_result>" for p in problems)
+                feedback.append(TOOL_RESULT.format(name=call.name, output=output))
+        feedback.extend(TOOL_CALL_ERROR.format(problem=p) for p in problems)
         if feedback:
             convo.append(ChatMessage(role="user", content="\n".join(feedback)))
         result.hit_turn_limit = turn == max_turns

@@ -1,0 +1,26 @@
+"""How the app talks to any model, whatever the persona and its language: the text tool protocol for
+models without native tool calls (providers/tools.py) and what it answers them. The model reads these in
+English. They are str.format templates: braces the model must see are doubled."""
+
+from __future__ import annotations
+
+# The text tool protocol, after the system prompt; one TOOL_LINE for each tool follows it.
+TOOL_PROTOCOL = (
+    "You can use tools. To call one, write exactly:\n"
+    '<tool_call>{{"name": "TOOL_NAME", "arguments": {{...}}}}</tool_call>\n'
+    "then stop and wait for the <tool_result>. When you need no tool, answer normally.\n"
+    "Tools:"
+)
+TOOL_LINE = "- {name}: {description} Arguments (JSON schema): {schema}"
+
+# What the model reads back, in a user turn, after its calls: each tool's output, and each call that
+# could not be read.
+TOOL_RESULT = '<tool_result name="{name}">{output}</tool_result>'
+TOOL_CALL_ERROR = "<tool_result>error: {problem}</tool_result>"
+# A tool's output when it could not run: the model reads it and may try again.
+NO_SUCH_TOOL = "error: there is no tool named {name!r}; available: {available}"
+TOOL_FAILED = "error: {error_type}: {error}"
+# Why a <tool_call> block could not be read.
+BAD_TOOL_CALL = "tool call {block!r} is not valid: {problem}"
+TOOL_CALL_SHAPE = 'expected {{"name": ..., "arguments": {{...}}}}'
+ARGUMENTS_NOT_AN_OBJECT = "arguments must be a JSON object"
