@@ -1,6 +1,7 @@
 """How the app talks to any model, whatever the persona and its language: the text tool protocol for
-models without native tool calls (providers/tools.py) and what it answers them. The model reads these in
-English. They are str.format templates: braces the model must see are doubled."""
+models without native tool calls (providers/tools.py) and what it answers them, and the instruction and
+repair round of a structured answer (providers/structured.py). The model reads these in English. They
+are str.format templates: braces the model must see are doubled."""
 
 from __future__ import annotations
 
@@ -24,3 +25,10 @@ TOOL_FAILED = "error: {error_type}: {error}"
 BAD_TOOL_CALL = "tool call {block!r} is not valid: {problem}"
 TOOL_CALL_SHAPE = 'expected {{"name": ..., "arguments": {{...}}}}'
 ARGUMENTS_NOT_AN_OBJECT = "arguments must be a JSON object"
+
+# A structured answer (providers/structured.py): the schema after the system prompt (constrained decoding
+# keeps the form, this tells the model what the fields mean), and the repair round after an answer that
+# was not valid.
+JSON_INSTRUCTION = "Answer with one JSON object only, no prose, matching this JSON schema:\n{schema}"
+ANSWER_CUT_OFF = "the answer was cut off by the token limit; answer more briefly"
+JSON_REPAIR = "That JSON is not valid: {problem}. Reply with only the corrected object."

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from nexus_ark.errors import StructuredOutputError
 from nexus_ark.notices import notice
+from nexus_ark.prompts.protocol import ANSWER_CUT_OFF, JSON_INSTRUCTION, JSON_REPAIR
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.sentences import trim_to_sentence
 
@@ -71,9 +72,7 @@ def trim_cut_strings(value: Any, schema: dict[str, Any], root: dict[str, Any] | 
 
 
 def _instruction(schema: dict) -> str:
-    return "Answer with one JSON object only, no prose, matching this JSON schema:\n" + json.dumps(
-        schema, ensure_ascii=False
-    )
+    return JSON_INSTRUCTION.format(schema=json.dumps(schema, ensure_ascii=False))
 
 
 def _describe(exc: Exception) -> str:
@@ -117,7 +116,7 @@ def generate_structured(
         text = "".join(pieces)
         try:
             if finish == "length":  # whatever parses of it, it is not the whole answer
-                raise ValueError("the answer was cut off by the token limit; answer more briefly")
+                raise ValueError(ANSWER_CUT_OFF)
             # strict=False: grammar-constrained strings may hold raw newlines, which JSON forbids but
             # which carry no ambiguity.
             data = trim_cut_strings(json.loads(extract_json(text), strict=False), schema)
@@ -134,7 +133,7 @@ def generate_structured(
                 ChatMessage(role="assistant", content=text),
                 ChatMessage(
                     role="user",
-                    content=f"That JSON is not valid: {last_error}. Reply with only the corrected object.",
+                    content=JSON_REPAIR.format(problem=last_error),
                 ),
             ]
     if attempts is not None:
