@@ -14,6 +14,7 @@ from nexus_ark.memory.archive import NewItem
 from nexus_ark.memory.components.base import ComponentsBase, _json_list
 from nexus_ark.memory.components.records import Goal, GoalStatus, GoalTerm
 from nexus_ark.notices import notice
+from nexus_ark.prompts.archive import GOAL_ITEM
 
 # A goal's term and status in the timeline's sentences: in English as stored ("short-term"), in a window
 # translated.
@@ -54,7 +55,7 @@ class GoalMemory(ComponentsBase):
             raise NexusArkError(notice("A goal needs a text: an empty goal was not saved."))
         goal = goal.model_copy(update={"id": goal.id or f"{goal.term[:2]}_{uuid.uuid4().hex[:8]}"})
         now = self._now()
-        text = f"{goal.term}-term goal ({goal.status}): {goal.goal}"
+        text = GOAL_ITEM.format(term=goal.term, status=goal.status, goal=goal.goal)
         with self.db.atomic():
             row = self.db.execute("select item_id from goals where id = ?", [goal.id]).fetchone()
             term = _TERM_WORDS.get(goal.term, f"{goal.term}-term")

@@ -16,6 +16,7 @@ from nexus_ark.memory.archive import NewItem
 from nexus_ark.memory.components.base import ComponentsBase, _json_list
 from nexus_ark.memory.components.records import Entity, Episode, Insight
 from nexus_ark.notices import notice
+from nexus_ark.prompts.archive import ENTITY_ITEM, EPISODE_ITEM, EPISODE_KEY_EVENTS, INSIGHT_ITEM
 
 
 def _said(text: str) -> str:
@@ -72,9 +73,9 @@ class WrittenMemory(ComponentsBase):
 
     # -- episodes ---------------------------------------------------------------------------------
     def put_episode(self, episode: Episode) -> None:
-        text = f"{episode.date}: {episode.summary}"
+        text = EPISODE_ITEM.format(date=episode.date, summary=episode.summary)
         if episode.key_events:
-            text += " Key events: " + "; ".join(episode.key_events)
+            text += EPISODE_KEY_EVENTS.format(events="; ".join(episode.key_events))
         now = self._now()
         with self.db.atomic():
             row = self.db.execute("select item_id from episodes where date = ?", [episode.date]).fetchone()
@@ -138,7 +139,7 @@ class WrittenMemory(ComponentsBase):
                 "select item_id, source_ids from entities where name = ?", [name]
             ).fetchone()
             sources = sorted({*(_json_list(row[1]) if row else []), *(source_ids or [])})
-            item_text = f"{name}: {text}"
+            item_text = ENTITY_ITEM.format(name=name, text=text)
             if row and row[0]:
                 item_id = row[0]
                 self.archive.update_text(row[0], item_text)
@@ -173,7 +174,11 @@ class WrittenMemory(ComponentsBase):
             item_id = self.archive.add(
                 NewItem(
                     kind="insight",
-                    text=f"{insight.trigger_topic}: {insight.insight} Strategy: {insight.strategy}",
+                    text=INSIGHT_ITEM.format(
+                        trigger_topic=insight.trigger_topic,
+                        insight=insight.insight,
+                        strategy=insight.strategy,
+                    ),
                     source_ids=insight.source_ids,
                     created_at=now,
                     importance=0.7,
