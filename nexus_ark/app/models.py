@@ -15,6 +15,7 @@ from nexus_ark.config import AppSettings
 from nexus_ark.errors import ModelError, NexusArkError
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.personas.store import Persona
+from nexus_ark.prompts.protocol import MODEL_CHECK
 from nexus_ark.providers.base import ChatBackend, ChatMessage, GenerationParams
 from nexus_ark.providers.catalogue import (
     CatalogueEntry,
@@ -105,7 +106,7 @@ class ModelsMixin:
         backend = self.backend(config)
         params = GenerationParams(max_tokens=8, temperature=0.0)
         reply = "".join(
-            c.text for c in backend.stream_chat([ChatMessage(role="user", content="Say OK.")], params)
+            c.text for c in backend.stream_chat([ChatMessage(role="user", content=MODEL_CHECK)], params)
         ).strip()
         return ModelCheck(model=backend.describe(), reply=reply, seconds=time.perf_counter() - started)
 

@@ -1,7 +1,7 @@
 """How the app talks to any model, whatever the persona and its language: the text tool protocol for
 models without native tool calls (providers/tools.py) and what it answers them, and the instruction and
-repair round of a structured answer (providers/structured.py). The model reads these in English. They
-are str.format templates: braces the model must see are doubled."""
+repair round of a structured answer (providers/structured.py), and the connection check. The model reads
+these in English. They are str.format templates: braces the model must see are doubled."""
 
 from __future__ import annotations
 
@@ -32,3 +32,6 @@ ARGUMENTS_NOT_AN_OBJECT = "arguments must be a JSON object"
 JSON_INSTRUCTION = "Answer with one JSON object only, no prose, matching this JSON schema:\n{schema}"
 ANSWER_CUT_OFF = "the answer was cut off by the token limit; answer more briefly"
 JSON_REPAIR = "That JSON is not valid: {problem}. Reply with only the corrected object."
+
+# The settings' "Test connection" (app/models.py): a few words from the model, any words.
+MODEL_CHECK = "Say OK."
