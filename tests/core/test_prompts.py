@@ -139,6 +139,29 @@ def test_the_prompts_package_imports_nothing_of_ours() -> None:
             assert not ours, f"prompts/{path.name} imports {ours}"
 
 
+def _prompts_used(core: Path = CORE) -> set[str]:
+    """The prompt constants ("module.NAME") that a module of the core outside prompts/ imports by name
+    and then uses."""
+    used: set[str] = set()
+    for path in core.rglob("*.py"):
+        if core / "prompts" in path.parents:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("nexus_ark.prompts"):
+                used |= {f"{node.module}.{a.name}" for a in node.names if (a.asname or a.name) in names}
+    return used
+
+
+def test_every_prompt_is_used_by_a_module_outside_prompts() -> None:
+    # A prompt nobody imports is dead text, or its module still says it in words of its own.
+    prompts = {q for q, value in _constants() if isinstance(value, str | dict | tuple | list)}
+    unused = prompts - _prompts_used()
+    assert not unused, f"prompts no module of the core imports and uses: {sorted(unused)}"
+    assert {"nexus_ark.prompts.protocol.TOOL_PROTOCOL", "nexus_ark.prompts.cards.EXAMPLES_NOTE"} <= prompts
+
+
 def _docstrings(tree: ast.AST) -> set[int]:
     """ids of the string constants that are docstrings or other bare string statements (not values)."""
     return {
