@@ -22,7 +22,7 @@ from pathlib import Path
 
 from nexus_ark.clock import SystemClock
 from nexus_ark.dreaming.dream import Dreamer
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.paths import bundled_model_path, shipped_personas_dir
 from nexus_ark.personas.store import PersonaStore
@@ -38,7 +38,7 @@ def run(repeats: int) -> dict:
     persona = PersonaStore(folder / "personas").load("aria")  # the shipped Aria, soul and settings
     seed_db = folder / "seed.db"
     memory = MemoryStore(seed_db)
-    import_jsonl(CONVERSATION, memory.messages, memory.archive, {"Aria"})
+    import_jsonl(CONVERSATION, on_store(memory), {"Aria"})
     memory.close()
     backend = LlamaCppBackend(bundled_model_path(), n_ctx=persona.settings.model.context_size)
     backend.ensure_ready()

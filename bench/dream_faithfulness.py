@@ -39,7 +39,7 @@ from typing import Any
 from nexus_ark.clock import FixedClock
 from nexus_ark.dreaming.dream import Dreamer, DreamResult
 from nexus_ark.dreaming.grounding import sentences
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.paths import bundled_model_path, shipped_personas_dir
 from nexus_ark.personas.store import PersonaStore
@@ -123,7 +123,7 @@ def run(models: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
             days = sorted({x["timestamp"][:10] for x in lines})
             clock = FixedClock(datetime.fromisoformat(f"{days[-1]}T23:30:00").astimezone())
             store = MemoryStore(folder / f"{model}-{person}.db", clock)
-            import_jsonl(source, store.messages, store.archive, {"Aria"})
+            import_jsonl(source, on_store(store), {"Aria"})
             for day in days:
                 reflect = True if model == "bundled-asked" else None
                 dreamer = Dreamer(persona, store, backend, clock, embedder=embedder, reflect=reflect)

@@ -35,7 +35,7 @@ import numpy as np
 
 from nexus_ark.memory.archive import content_hash, pack_bits
 from nexus_ark.memory.conversation_index import Turn, index_turns
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.embedders import default_embedder
 
@@ -203,7 +203,7 @@ def import_throughput(tmp: Path, data: Path, embedder) -> None:
     store = MemoryStore(tmp / "import.db")
     turns = data / "conv-26" / "turns.jsonl"
     started = time.perf_counter()
-    import_jsonl(turns, store.messages, store.archive, set())
+    import_jsonl(turns, on_store(store), set())
     store.archive.embed_pending(embedder)
     app_s = time.perf_counter() - started
     n = store.archive.count()

@@ -17,7 +17,7 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.embedders import default_embedder
 
@@ -31,7 +31,7 @@ def evaluate(conv: Path, workdir: Path) -> tuple[dict, float]:
     store = MemoryStore(workdir / f"{conv.name}.db")
     embedder = default_embedder()
     started = time.perf_counter()
-    import_jsonl(conv / "turns.jsonl", store.messages, store.archive, set())
+    import_jsonl(conv / "turns.jsonl", on_store(store), set())
     store.archive.embed_pending(embedder)
     import_s = time.perf_counter() - started
     gold = {g["id"]: g for g in map(json.loads, (conv / "gold.jsonl").read_text().splitlines())}

@@ -22,7 +22,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.embedders import Embedder, default_embedder
 
@@ -36,7 +36,7 @@ def evaluate_set(folder: Path, workdir: Path, embedder: Embedder) -> dict[str, d
     """recall@k of each question (in queries.jsonl order) for each mode: {mode: {k: [0.0 or 1.0, ...]}}."""
     store = MemoryStore(workdir / f"{folder.name}.db")
     try:
-        report = import_jsonl(folder / "turns.jsonl", store.messages, store.archive, set())
+        report = import_jsonl(folder / "turns.jsonl", on_store(store), set())
         if report.errors:
             raise ValueError(f"{folder}: bad lines: {report.errors}")
         store.archive.embed_pending(embedder)

@@ -86,6 +86,10 @@ class DataLayout:
         return self.root / "backups"
 
     @property
+    def rooms_dir(self) -> Path:
+        return self.root / "rooms"
+
+    @property
     def lock_file(self) -> Path:
         return self.root / ".nexus-ark.lock"
 

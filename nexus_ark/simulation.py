@@ -101,7 +101,8 @@ def simulate(
     at_end: Callable[[PersonaRuntime], None] | None = None,
 ) -> SimulationReport:
     """Run the persona in `persona_folder` (copied: the original is not touched) for `days` days.
-    at_end: called with the runtime after the last day, before the copy is removed (tests look inside)."""
+    at_end: called with the runtime after the last day, before the copy is removed (tests look inside), on
+    the persona's queue thread."""
     began = wall.monotonic()
     rng = random.Random(seed)
     local_tz = datetime.now().astimezone().tzinfo
@@ -168,19 +169,8 @@ def simulate(
             if progress is not None:
                 progress(day + 1, report)
         if at_end is not None:
-            at_end(runtime)
-        memory = runtime.memory
-        for level, count in memory.db.execute(
-            "select level, count(*) from dream_jobs where state = 'done' group by level"
-        ).fetchall():
-            report.dreams[str(level)] = count
-        report.goals["created"] = memory.db.execute("select count(*) from goals").fetchone()[0]
-        report.goals["completed"] = memory.db.execute(
-            "select count(*) from goals where status = 'completed'"
-        ).fetchone()[0]
-        report.open_questions = memory.db.execute(
-            "select count(*) from open_questions where resolved_at is null"
-        ).fetchone()[0]
+            runtime.queue.call("look at the end", lambda: at_end(runtime))
+        runtime.queue.call("count", lambda: _count(runtime.memory, report))
         report.events_processed = len(processed)
     finally:
         app.close()
@@ -193,3 +183,18 @@ def _move_to(clock: FixedClock, when: datetime) -> None:
     delta = (when - clock.now()).total_seconds()
     if delta > 0:
         clock.advance(delta)
+
+
+def _count(memory: MemoryStore, report: SimulationReport) -> None:
+    """What the days left in memory; on the persona's queue (the owner connection is used there only)."""
+    for level, count in memory.db.execute(
+        "select level, count(*) from dream_jobs where state = 'done' group by level"
+    ).fetchall():
+        report.dreams[str(level)] = count
+    report.goals["created"] = memory.db.execute("select count(*) from goals").fetchone()[0]
+    report.goals["completed"] = memory.db.execute(
+        "select count(*) from goals where status = 'completed'"
+    ).fetchone()[0]
+    report.open_questions = memory.db.execute(
+        "select count(*) from open_questions where resolved_at is null"
+    ).fetchone()[0]

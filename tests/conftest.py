@@ -17,6 +17,9 @@ REPO = Path(__file__).resolve().parent.parent
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("nexus-home")
     monkeypatch.setenv("NEXUS_ARK_HOME", str(home))
+    # A persona's owner connection refuses statements from any thread but its queue's (and threads that
+    # borrowed it through NexusApp.memory): a write from the wrong thread fails the test that made it.
+    monkeypatch.setenv("NEXUS_ARK_STRICT_OWNER", "1")
     return home
 
 

@@ -37,6 +37,7 @@ from nexus_ark.notices import notice
 from nexus_ark.personas.cards import soul_for_prompt
 from nexus_ark.personas.store import Persona
 from nexus_ark.prompts.chat import FALLBACK_SOUL, GOAL_ITEMS, SECTION_HEADINGS
+from nexus_ark.prompts.rooms import NOTE_LINE
 from nexus_ark.providers.base import ChatMessage, estimate_tokens
 
 log = logging.getLogger(__name__)
@@ -211,6 +212,17 @@ def _log_cut(name: str, before: int, after: int) -> None:
     log.info("prompt section %s cut from %d to %d tokens to fit its budget", name, before, after)
 
 
+def speaker_line(message: StoredMessage, language: str = "en") -> str:
+    """How a message reaches the model: a line heard in a room from another persona with its name, a note
+    a member passed this persona (agent/room_turn.py), the person's and the persona's own as said."""
+    if message.role != "user":
+        return message.content
+    if sender := message.meta.get("note_from"):
+        return NOTE_LINE["ja" if language == "ja" else "en"].format(name=sender, text=message.content)
+    name = message.meta.get("name")
+    return f"{name}: {message.content}" if name else message.content
+
+
 def build_prompt(
     persona: Persona,
     history: Sequence[StoredMessage],
@@ -319,7 +331,9 @@ def build_prompt(
     used = sum(r.tokens for r in reports.values())
     limit = settings.conversation.history_messages
     turns = [
-        ChatMessage(role="assistant" if m.role == "assistant" else "user", content=m.content)
+        ChatMessage(
+            role="assistant" if m.role == "assistant" else "user", content=speaker_line(m, settings.language)
+        )
         for m in history
         if m.role in ("user", "assistant") and m.status in _PROMPT_STATUSES and m.content.strip()
     ][-limit:]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from nexus_ark.agent.recall import EMBEDDER_RETRY_S, RECALL_K, SessionRecall, keywords_only
 from nexus_ark.agent.reply import ReplyDelta, TurnResult
+from nexus_ark.agent.room_turn import SessionRoom
 from nexus_ark.agent.turn import MAX_TOOL_ROUNDS, USER_SPEAKER, SessionTurns
 from nexus_ark.agent.upkeep import (
     AFTER_TURN_EMBED_LIMIT,
@@ -46,7 +47,7 @@ __all__ = [
 ]
 
 
-class ChatSession(SessionTurns, SessionVersions, SessionRecall, SessionUpkeep):
+class ChatSession(SessionTurns, SessionRoom, SessionVersions, SessionRecall, SessionUpkeep):
     """One persona's conversation in one room: its state lives here, its jobs in the parts it is made of."""
 
     def __init__(
@@ -79,12 +80,15 @@ class ChatSession(SessionTurns, SessionVersions, SessionRecall, SessionUpkeep):
         self._recall_exclude: set[str] = set()  # sources the prompt carries already (a regeneration's)
         # How long the last prompt's recall and build took: the turn puts them in meta["timings"].
         self._prompt_timings: dict[str, float] = {}
-        self._busy = threading.Lock()
+        # The session is used on its persona's queue thread only (the runtime's; the owner connection
+        # refuses other threads in tests), so no lock: these flags only catch re-entry on that thread (a
+        # send while a reply's stream is still being read, compression from inside an end).
+        self._in_turn = False
         self._internal_source = internal
         self._internal: ChatBackend | None = internal if isinstance(internal, ChatBackend) else None
         # The room the conversation had in the last prompt built (what compression measures against).
         self._conversation_room: int | None = None
-        self._background = threading.Lock()  # compression and conversation ends, one at a time
+        self._in_upkeep = False  # compression and conversation ends, one at a time
         # Set by interrupt_background(): a compression the user's next message would wait for gives way.
         self._background_cancel = threading.Event()
         # The last message's emotion as the head read it, for the internal model's second opinion after

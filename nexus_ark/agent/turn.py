@@ -66,15 +66,16 @@ class SessionTurns:
     def _persons_turn(self) -> Iterator[None]:
         """One thing at a time for the person (send, regenerate, edit, continue); while it runs, background
         work that was told to give way may follow it again."""
-        if not self._busy.acquire(blocking=False):
+        if self._in_turn:
             raise NexusArkError(
                 notice("{name} is still answering the previous message.", name=self.persona.settings.name)
             )
+        self._in_turn = True
         self._background_cancel.clear()
         try:
             yield
         finally:
-            self._busy.release()
+            self._in_turn = False
 
     def _turn(
         self, text: str, cancel: threading.Event | None, *, version_of: int | None = None

@@ -72,8 +72,9 @@ class SessionUpkeep:
         steps (and inside one). Returns the last step's result (None when none ran). Never raises: a
         failure is logged and recorded in the timeline, and the conversation stays as it was (every
         message is still in memory.db; the steps already done are kept)."""
-        if not self._background.acquire(blocking=False):
+        if self._in_upkeep:
             return None  # one is running already
+        self._in_upkeep = True
         result: CompressionResult | None = None
         try:
             if self._background_cancel.is_set():  # the person is already waiting: after their turn
@@ -96,7 +97,7 @@ class SessionUpkeep:
             self.memory.activity.error(notice("compression failed: {error}", error=str(exc)))
             return result
         finally:
-            self._background.release()
+            self._in_upkeep = False
 
     def _compression_step(self, *, force: bool) -> CompressionResult | None:
         settings = self.persona.settings
@@ -140,8 +141,9 @@ class SessionUpkeep:
         model marks the open questions that what was said since the last end answered, each with its
         evidence message. None when there was nothing new, or it failed (logged; the next end reads the
         same messages again)."""
-        if not self._background.acquire(blocking=False):
+        if self._in_upkeep:
             return None
+        self._in_upkeep = True
         try:
             components = self.memory.components
             key = CONVERSATION_END_KEY.format(room=self.room)
@@ -162,7 +164,7 @@ class SessionUpkeep:
             components.set_reflection_meta(key, str(messages[-1].id))
             return report
         finally:
-            self._background.release()
+            self._in_upkeep = False
 
     def end_if_idle(self, now: datetime) -> ResolutionReport | None:
         """End the conversation when its newest message is `idle_minutes_end` old at `now` and it has not

@@ -14,6 +14,7 @@ from pathlib import Path
 from nexus_ark.app.admin import AdminMixin
 from nexus_ark.app.embedding import EmbeddingMixin
 from nexus_ark.app.models import BUNDLED_HINT_KEY, ModelCheck, ModelsMixin, Purpose
+from nexus_ark.app.rooms import RoomsMixin
 from nexus_ark.app.runtimes import RuntimesMixin
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.config import AppSettings, SettingsStore, load_app_settings
@@ -33,7 +34,7 @@ __all__ = ["BUNDLED_HINT_KEY", "ModelCheck", "NexusApp", "Purpose"]
 log = logging.getLogger(__name__)
 
 
-class NexusApp(ModelsMixin, RuntimesMixin, AdminMixin, EmbeddingMixin):
+class NexusApp(ModelsMixin, RuntimesMixin, RoomsMixin, AdminMixin, EmbeddingMixin):
     def __init__(
         self,
         data_dir: str | Path | None = None,
@@ -62,12 +63,7 @@ class NexusApp(ModelsMixin, RuntimesMixin, AdminMixin, EmbeddingMixin):
         self._emotions = EmotionDetector()
         self._embedder: Embedder | None = None
         self._embedder_spec: tuple[str, ...] = ()
-        self._embedding: set[str] = set()
-        # Asked for again while a persona's background embedding ran: it makes one more pass (items
-        # written after its last look for pending ones), with the embedder asked for last.
-        self._embed_again: dict[str, Embedder] = {}
         self._stopping = threading.Event()
-        self._threads: list[threading.Thread] = []
         self._opened = False
         # What the core reports (a turn done, drives recomputed, a dream's progress): the window bridges it
         # onto its own thread. Topics and payloads: docs/architecture.md "Core events".
@@ -116,10 +112,6 @@ class NexusApp(ModelsMixin, RuntimesMixin, AdminMixin, EmbeddingMixin):
                 runtime.close()
             except Exception as exc:  # closing must go on whatever one persona's memory does
                 log.warning("closing %s failed: %s", runtime.slug, exc)
-        for thread in self._threads:
-            thread.join(timeout=60)
-            if thread.is_alive():  # it holds its own connection and closes it itself
-                log.warning("%s is still running at exit", thread.name)
         with self._state_lock:
             self._runtimes = {}
         self.pool.close()

@@ -12,25 +12,33 @@ from nexus_ark.config import AppSettings
 from nexus_ark.errors import NexusArkError, PersonaError
 from nexus_ark.memory.chatgpt_import import ChatGPTImportReport, import_chatgpt
 from nexus_ark.memory.chatgpt_import import Progress as ChatGPTProgress
-from nexus_ark.memory.importer import record_import
+from nexus_ark.memory.importer import WriteGate, record_import
+from nexus_ark.memory.knowledge import KnowledgeDocument
+from nexus_ark.memory.knowledge import Progress as DocumentProgress
 from nexus_ark.memory.portability import SAFETY_PREFIX, BackupInfo, copy_database, list_backups
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.emotion import EmotionDetector
-from nexus_ark.mind.imported import read_unread_feelings
+from nexus_ark.mind.imported import read_feelings
 from nexus_ark.notices import notice
 from nexus_ark.personas.model import MEMORY_FILE, PersonaInfo
 from nexus_ark.personas.store import Persona
+from nexus_ark.providers.embedders import Embedder
 
 log = logging.getLogger(__name__)
 
 
-def _read_feelings(store: MemoryStore, detector: EmotionDetector) -> None:
+def _read_feelings(write: WriteGate, detector: EmotionDetector) -> None:
     """Emotion readings for imported history (the drives and the emotion plot read them); an import
     succeeds without them when the detector cannot load."""
     try:
-        read_unread_feelings(store, detector)
+        read_feelings(write, detector)
     except NexusArkError as exc:
         log.warning("the imported messages' feelings were not read: %s", exc)
+
+
+def _ingest_one_batch(store: MemoryStore, embedder: Embedder, progress: DocumentProgress | None) -> bool:
+    store.knowledge.ingest_pending(embedder, progress=progress, batches=1)
+    return store.knowledge.unfinished()
 
 
 class AdminMixin:
@@ -92,22 +100,39 @@ class AdminMixin:
         progress: ChatGPTProgress | None = None,
         stop: threading.Event | None = None,
     ) -> ChatGPTImportReport:
-        """A ChatGPT data export into the persona's earlier conversations, on a connection of its own (so
-        the persona's runtime goes on), then vectors for them in the background. Blocks: off the UI thread."""
-        store = self.open_memory(slug)
-        try:
-            report = import_chatgpt(path, store.messages, store.archive, slug, progress=progress, stop=stop)
-            record_import(store.activity, report, path, "chatgpt")
-            if report.imported:
-                _read_feelings(store, self._emotions)
-        finally:
-            store.close()
+        """A ChatGPT data export into the persona's earlier conversations, then vectors for them in the
+        background. The file is read and parsed on the caller's thread; each batch is written by the
+        persona's owner on its queue, between the person's turns. Blocks: off the UI thread."""
+        write = self.writer(slug, "import ChatGPT export")
+        report = import_chatgpt(path, write, slug, progress=progress, stop=stop)
+        write(lambda store: record_import(store.activity, report, path, "chatgpt"))
         if report.imported:
+            _read_feelings(write, self._emotions)
             try:
                 self._embed_in_background(slug, self.embedder())
             except NexusArkError as exc:  # keyword search finds them now; vectors at the next start
                 log.warning("imported conversations not embedded now: %s", exc)
         return report
+
+    def add_documents(
+        self,
+        slug: str,
+        paths: list[Path],
+        *,
+        progress: DocumentProgress | None = None,
+        cancel: threading.Event | None = None,
+    ) -> list[KnowledgeDocument]:
+        """Documents into the persona's knowledge base (none: finish what an earlier import left), written
+        by the persona's owner one batch of chunks per queue step, so a turn sent meanwhile waits one batch
+        at most. A cancel stops after the batch; adding again continues. Blocks: off the UI thread."""
+        write = self.writer(slug, "add documents")
+        for path in paths:
+            write(lambda store, path=path: store.knowledge.add(path))
+        embedder = self.embedder()
+        while not (cancel is not None and cancel.is_set()):
+            if not write(lambda store: _ingest_one_batch(store, embedder, progress)):
+                break
+        return write(lambda store: store.knowledge.documents())
 
     def duplicate_persona(self, slug: str, name: str) -> PersonaInfo:
         """A new persona with a copy of this one's folder and memory (taken with SQLite's backup API, so a
@@ -158,12 +183,6 @@ class AdminMixin:
                 )
             )
         with self._persona_lock(slug):
-            with self._state_lock:
-                if slug in self._embedding:
-                    raise NexusArkError(
-                        notice("{name}'s memory is being indexed right now.", name=persona.settings.name),
-                        hint=notice("Try again in a moment; nothing was changed."),
-                    )
             # Closing the runtime may rotate the daily backups (one may be the chosen one): copy it aside.
             chosen = self._unused(folder / f"restoring-{self._stamp()}.tmp")
             copy_database(backup, chosen)

@@ -4,11 +4,10 @@ vectors to what has none (mixed into NexusApp)."""
 from __future__ import annotations
 
 import logging
-import threading
 
 from nexus_ark.errors import NexusArkError
 from nexus_ark.mind.emotion import EmotionDetector
-from nexus_ark.providers.embedders import Embedder, backlog_work, make_embedder
+from nexus_ark.providers.embedders import Embedder, make_embedder
 
 log = logging.getLogger(__name__)
 
@@ -43,35 +42,7 @@ class EmbeddingMixin:
             return None, str(exc)
 
     def _embed_in_background(self, slug: str, embedder: Embedder) -> None:
-        """Give every memory of a persona a vector from the current embedder, on a thread of its own
-        with its own connection: after an import, a crash, or a change of embedder. Resumable, and a
-        no-op when nothing is pending. Asked again while it runs, it makes one more pass when done."""
-        with self._state_lock:
-            if self._stopping.is_set():
-                return
-            if slug in self._embedding:
-                self._embed_again[slug] = embedder
-                return
-            self._embedding.add(slug)
-
-        def run() -> None:
-            current: Embedder | None = embedder
-            while current is not None:
-                try:
-                    store = self.open_memory(slug)
-                    try:
-                        with backlog_work():
-                            store.archive.embed_pending(current, cancel=self._stopping)
-                    finally:
-                        store.close()
-                except Exception as exc:  # logged, and resumed at the next start: nothing is lost
-                    log.warning("background embedding for %s stopped: %s", slug, exc)
-                with self._state_lock:
-                    current = None if self._stopping.is_set() else self._embed_again.pop(slug, None)
-                    if current is None:
-                        self._embedding.discard(slug)
-                        self._embed_again.pop(slug, None)
-
-        thread = threading.Thread(target=run, name=f"embed-{slug}", daemon=True)
-        self._threads.append(thread)
-        thread.start()
+        """Give every memory of a persona a vector from `embedder`: background steps on the persona's queue,
+        written by its owner (after an import, or a change of embedder). Resumable, and a no-op when nothing
+        is pending; resumed at the next start when the app closes first."""
+        self.runtime(slug).embed_backlog(embedder)

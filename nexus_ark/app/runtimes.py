@@ -7,7 +7,7 @@ import logging
 import threading
 from collections.abc import Callable
 from datetime import date
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -16,13 +16,15 @@ from nexus_ark.agent.session import ChatSession
 from nexus_ark.config import problem_list
 from nexus_ark.dreaming.dream import DreamProgress, DreamResult
 from nexus_ark.errors import ConfigError, DatabaseError, NexusArkError, PersonaError
+from nexus_ark.memory.importer import WriteGate
 from nexus_ark.memory.inbox import Inbox, InboxEntry
-from nexus_ark.memory.store import MemoryStore, StoreRole
+from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.notices import notice
 from nexus_ark.runtime.life import tick
+from nexus_ark.runtime.owner_trace import borrow
 from nexus_ark.runtime.persona_runtime import PersonaRuntime, RuntimeHost
 
 log = logging.getLogger(__name__)
@@ -112,7 +114,6 @@ class RuntimesMixin:
             backups_dir=lambda slug: self.layout.backups_dir / slug,
             notify=self._notify,
             autonomy_paused=lambda: self.autonomy_paused,
-            embed_in_background=self._embed_in_background,
         )
 
     def _notify(self, title: str, body: str, slug: str) -> bool:
@@ -168,8 +169,10 @@ class RuntimesMixin:
         """A persona's memory as its owner (the runtime) opened it, once per process, on its queue's
         thread. The caller must not close it (close() does). Use it on that thread
         (`runtime.queue.call`), as the command line and the window do; tests plant data through it
-        while nothing else runs."""
-        return self.runtime(slug).memory
+        while nothing else runs (the calling thread borrows the connection: see owner_trace.borrow)."""
+        memory = self.runtime(slug).memory
+        borrow(memory)
+        return memory
 
     def change_memory(self, slug: str, name: str, change: Callable[[MemoryStore], T]) -> T:
         """Run `change(memory)` on the persona's queue with its owner connection, as the person's work
@@ -177,6 +180,10 @@ class RuntimesMixin:
         runtime (the command line's memory, goals and questions commands). Blocks: not on the UI thread."""
         runtime = self.runtime(slug)
         return runtime.queue.call(name, lambda: change(runtime.memory))
+
+    def writer(self, slug: str, name: str) -> WriteGate:
+        """change_memory as a function an importer can hand each batch to (memory/importer.py WriteGate)."""
+        return lambda change: self.change_memory(slug, name, change)
 
     def drives(self, slug: str, *, record: bool = True) -> DriveReport:
         """The persona's drives now, with their inputs, dominant drive and narrative. Recorded in
@@ -208,18 +215,16 @@ class RuntimesMixin:
         as core events."""
         return self.runtime(slug).dream(level=level, day=day, progress=progress, cancel=cancel)
 
-    def open_memory(self, slug: str, *, read_only: bool = False) -> MemoryStore:
-        """Another connection to a persona's memory, for work off the owner's thread (the caller closes
-        it): a peer that may write, or a read-only reader. Neither migrates nor recovers."""
+    def open_memory(self, slug: str, *, read_only: Literal[True] = True) -> MemoryStore:
+        """A read-only connection to a persona's memory, for reading off the owner's thread (the caller
+        closes it). It neither migrates nor recovers. Writes go through the owner: change_memory/writer."""
         persona = self.personas.load(slug)
-        role: StoreRole = "reader" if read_only else "peer"
-        if read_only:
-            try:  # searching needs no recovery: a read-only file can still be searched
-                return MemoryStore(persona.memory_path, self.clock, role=role)
-            except DatabaseError:
-                pass  # not created or not up to date yet: let the owner do that first
+        try:  # searching needs no recovery: a read-only file can still be searched
+            return MemoryStore(persona.memory_path, self.clock, role="reader")
+        except DatabaseError:
+            pass  # not created or not up to date yet: let the owner do that first
         self.memory(slug)
-        return MemoryStore(persona.memory_path, self.clock, role=role)
+        return MemoryStore(persona.memory_path, self.clock, role="reader")
 
     def preview_prompt(self, slug: str, text: str) -> BuiltPrompt:
         """The exact messages `text` would be sent with to the persona's chat model, and each section's

@@ -58,6 +58,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 return _activity(app, args)
             if args.command == "persona":
                 return _persona(app, args)
+            if args.command == "room":
+                from nexus_ark.cli.room import run_room_command
+
+                return run_room_command(app, args)
             if args.command == "chat":
                 from nexus_ark.cli.chat import run_chat
 

@@ -20,7 +20,11 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
     """The conversation runs on the persona's runtime, as in the window: each turn on its queue (first in
     line), the after-turn work (vectors, compression, drives, a backup) as background work the next turn
     pre-empts; this thread only prints what the queue hands back."""
-    slug = args.persona or app.default_persona()
+    if args.room or len(args.persona or []) > 1:
+        from nexus_ark.cli.room import run_room_chat
+
+        return run_room_chat(app, args)
+    slug = args.persona[0] if args.persona else app.default_persona()
     try:
         session = app.session(slug, model_override=args.model, api_base=args.api_base)
     except ProviderError as exc:

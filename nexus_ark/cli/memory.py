@@ -15,7 +15,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import SearchHit
 from nexus_ark.memory.chatgpt_import import ChatGPTImportReport, import_chatgpt
 from nexus_ark.memory.db import database_error, sqlite
-from nexus_ark.memory.importer import ImportReport, import_jsonl, record_import
+from nexus_ark.memory.importer import ImportReport, import_jsonl, on_store, record_import
 from nexus_ark.memory.portability import backup, export_memory, import_memory
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.imported import read_unread_feelings
@@ -79,12 +79,12 @@ def _import(app: NexusApp, store, args: argparse.Namespace, persona: Persona) ->
     started = time.perf_counter()
     report: ImportReport
     if args.format == "chatgpt":
-        report = import_chatgpt(args.file, store.messages, store.archive, persona.slug)
+        report = import_chatgpt(args.file, on_store(store), persona.slug)  # on the queue already
         for error in report.errors:  # each says what happened to its conversation
             print(error, file=sys.stderr)
     else:
         names = {persona.slug, persona.settings.name}
-        report = import_jsonl(args.file, store.messages, store.archive, names)
+        report = import_jsonl(args.file, on_store(store), names)
         for error in report.errors:
             print(f"skipped {error}", file=sys.stderr)
     record_import(store.activity, report, args.file, args.format)

@@ -25,7 +25,17 @@ def build_parser() -> argparse.ArgumentParser:
         "chat", help="talk with a persona in the terminal (streams; reads stdin lines when piped)"
     )
     chat.add_argument(
-        "--persona", help="the persona's name as `persona list` prints it first (default: last used)"
+        "--persona",
+        action="append",
+        help="the persona's name as `persona list` prints it first (default: last used); give it two to "
+        "six times to talk with several at once, in their room",
+    )
+    chat.add_argument("--room", metavar="NAME", help="talk in this room (`room list` names them)")
+    chat.add_argument(
+        "--strategy",
+        choices=["natural", "list", "manual"],
+        help="who answers in a room: natural (named first, then by talkativeness), list (each in turn) or "
+        "manual (only whom you name or pick with /next NAME)",
     )
     chat.add_argument(
         "--model",
@@ -34,6 +44,16 @@ def build_parser() -> argparse.ArgumentParser:
         "(e.g. litellm:openai/local); keys come from the OS keyring or the provider's usual variable",
     )
     chat.add_argument("--api-base", metavar="URL", help="server address for ollama: or litellm: models")
+
+    room = sub.add_parser("room", help="list, create or delete rooms (several personas talking with you)")
+    rsub = room.add_subparsers(dest="room_command", metavar="ACTION", required=True)
+    rsub.add_parser("list", help="one room a line: NAME<TAB>display name<TAB>members<TAB>reply order")
+    rcreate = rsub.add_parser("create", help="a room of two to six personas")
+    rcreate.add_argument("name", help="the room's display name")
+    rcreate.add_argument("--persona", action="append", required=True, help="a member (two to six)")
+    rcreate.add_argument("--strategy", choices=["natural", "list", "manual"], default="natural")
+    rdelete = rsub.add_parser("delete", help="delete a room; its members keep what they heard and said")
+    rdelete.add_argument("name", help="the room's name as `room list` prints it first")
 
     persona = sub.add_parser("persona", help="list, create, import or export personas")
     psub = persona.add_subparsers(dest="persona_command", metavar="ACTION", required=True)

@@ -63,10 +63,12 @@ def local_day(stamp: str) -> date | None:
 def day_messages(
     memory: MemoryStore, day: date, *, after_id: int | None = None, through_id: int | None = None
 ) -> list[Line]:
-    """(id, local time HH:MM, speaker, text) of the day's messages on the conversation's line."""
+    """(id, local time HH:MM, speaker, text) of the day's messages on the conversation's line, in every
+    room: in a room of several personas another member speaks under its name (what this persona heard)."""
     lo, hi = (day - timedelta(days=1)).isoformat(), (day + timedelta(days=2)).isoformat()
     rows = memory.db.execute(
-        "select id, created_at, speaker, content from messages where created_at >= ? and created_at < ? "
+        "select id, created_at, coalesce(json_extract(meta, '$.name'), json_extract(meta, '$.note_from'), "
+        "speaker), content from messages where created_at >= ? and created_at < ? "
         "and hidden = 0 and status in ('complete', 'stopped', 'interrupted') and content != '' "
         "order by created_at, id",
         [lo, hi],

@@ -48,9 +48,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from nexus_ark.clock import iso
 from nexus_ark.config import unreadable_json
 from nexus_ark.errors import NexusArkError
-from nexus_ark.memory.archive import Archive
-from nexus_ark.memory.importer import ImportedTurn, ImportReport, TurnWriter
-from nexus_ark.memory.messages import MessageStore
+from nexus_ark.memory.importer import ImportedTurn, ImportReport, TurnWriter, WriteGate
 from nexus_ark.notices import Notice, notice
 
 CHUNK = 1 << 20  # characters read at a time
@@ -157,8 +155,7 @@ class _Unreadable:
 
 def import_chatgpt(
     path: Path,
-    messages: MessageStore,
-    archive: Archive,
+    write: WriteGate,
     persona_slug: str,
     *,
     progress: Progress | None = None,
@@ -171,7 +168,7 @@ def import_chatgpt(
     `stop` set: ends after the conversation being read (report.stopped); nothing is written twice when
     the same export is imported again, so a stopped import is finished by importing it again."""
     report = ChatGPTImportReport()
-    writer = TurnWriter(messages, archive, report)
+    writer = TurnWriter(write, report)
     seen = 0
     try:
         stream, size = _open_export(path)

@@ -9,6 +9,7 @@ that the connection raises.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3 as _stdlib_sqlite3
 import sys
 from collections.abc import Iterator
@@ -49,7 +50,12 @@ def connect(path: Path | str, *, read_only: bool = False) -> MemoryDatabase:
             uri = f"file:{quote(Path(where).resolve().as_posix())}?mode=ro"
             conn = sqlite.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         else:
-            conn = sqlite.connect(where, check_same_thread=False, isolation_level=None)
+            # Strict mode (tests, runtime/owner_trace.py): no statement cache, so a statement prepared on
+            # the owner's thread and run again from another is checked again.
+            cache = 0 if os.environ.get("NEXUS_ARK_STRICT_OWNER", "") not in ("", "0") else 128
+            conn = sqlite.connect(
+                where, check_same_thread=False, isolation_level=None, cached_statements=cache
+            )
     except sqlite.Error as exc:
         raise database_error(exc, where) from exc
     try:

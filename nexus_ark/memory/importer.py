@@ -8,21 +8,34 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import datetime
 from itertools import groupby
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError, field_validator
 
 from nexus_ark.config import unreadable_json
 from nexus_ark.memory.activity import ActivityLog
-from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.conversation_index import Turn, index_turns
-from nexus_ark.memory.messages import DEFAULT_ROOM, MessageStore
+from nexus_ark.memory.messages import DEFAULT_ROOM
 from nexus_ark.notices import notice
 
+if TYPE_CHECKING:
+    from nexus_ark.memory.store import MemoryStore
+
 BATCH = 500
+
+# How an importer writes: it hands a function of the memory to whoever owns the memory, which runs it on its
+# own thread and returns the result (NexusApp.writer: the persona's queue). The file is read and parsed on
+# the caller's thread; only each batch's transaction waits in the persona's line.
+WriteGate = Callable[[Callable[["MemoryStore"], Any]], Any]
+
+
+def on_store(store: MemoryStore) -> WriteGate:
+    """Write straight to `store` (its owner is the caller: tests, benchmarks, a store nobody else uses)."""
+    return lambda change: change(store)
 
 
 class TurnLine(BaseModel):
@@ -91,15 +104,18 @@ class TurnWriter:
     Call add() for each turn in conversation order and flush() at the end. A turn found in only one of
     messages and items (a database from before batches) gets the other."""
 
-    def __init__(self, messages: MessageStore, archive: Archive, report: ImportReport) -> None:
-        self.messages = messages
-        self.archive = archive
+    def __init__(self, write: WriteGate, report: ImportReport) -> None:
+        self.write = write
         self.report = report
-        db = archive.db
-        self._in_messages = {
-            r[0] for r in db.execute("select source_id from messages where source_id is not null")
-        }
-        self._in_items = {r[0] for r in db.execute("select source_id from items where source_id is not null")}
+
+        def seen(store: MemoryStore) -> tuple[set[str], set[str]]:
+            db = store.db
+            return (
+                {r[0] for r in db.execute("select source_id from messages where source_id is not null")},
+                {r[0] for r in db.execute("select source_id from items where source_id is not null")},
+            )
+
+        self._in_messages, self._in_items = write(seen)
         self._batch: list[ImportedTurn] = []
 
     def done(self, source_id: str) -> bool:
@@ -116,16 +132,19 @@ class TurnWriter:
 
     def flush(self) -> None:
         """Write the batch to messages and items in one transaction: a kill leaves all of it or none."""
-        if not self._batch:
-            return
+        if self._batch:
+            self.write(self._write_batch)
+            self._batch.clear()
+
+    def _write_batch(self, store: MemoryStore) -> None:
         turns: list[Turn] = []
-        with self.archive.db.atomic():
+        with store.db.atomic():
             for turn in self._batch:
                 if self.done(turn.source_id):
                     self.report.skipped_duplicates += 1  # the same id twice in one batch
                     continue
                 if turn.source_id not in self._in_messages:
-                    self.messages.add(
+                    store.messages.add(
                         speaker=turn.speaker,
                         role=turn.role,
                         content=turn.text,
@@ -150,13 +169,10 @@ class TurnWriter:
             # index_turns links a run's first turn to the newest item of its own room, so each room's
             # run is indexed on its own (a batch may end one conversation and start the next).
             for _, run in groupby(turns, key=lambda t: t.room):
-                index_turns(self.archive, list(run))
-        self._batch.clear()
+                index_turns(store.archive, list(run))
 
 
-def import_jsonl(
-    path: Path, messages: MessageStore, archive: Archive, persona_names: set[str]
-) -> ImportReport:
+def import_jsonl(path: Path, write: WriteGate, persona_names: set[str]) -> ImportReport:
     """Each line {"id", "speaker", "text", "timestamp"} becomes a message (its id kept as source_id) and an
     archive item. Lines already imported (same source_id) are skipped, so an import can be re-run, also after
     it was killed: each batch of lines is written to messages and items in one transaction."""
@@ -166,7 +182,7 @@ def import_jsonl(
     except OSError as exc:
         report.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
         return report
-    writer = TurnWriter(messages, archive, report)
+    writer = TurnWriter(write, report)
     lowered = {n.lower() for n in persona_names}
     with fh:
         # Bytes, split at \n only: one bad byte costs its line, not the file, and a U+2028 inside a JSON

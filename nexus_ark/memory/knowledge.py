@@ -203,18 +203,34 @@ class KnowledgeBase:
         Path(doc.path).unlink(missing_ok=True)
 
     def ingest_pending(
-        self, embedder: Embedder, *, cancel: threading.Event | None = None, progress: Progress | None = None
+        self,
+        embedder: Embedder,
+        *,
+        cancel: threading.Event | None = None,
+        progress: Progress | None = None,
+        batches: int | None = None,
     ) -> list[KnowledgeDocument]:
-        """Chunk, index and embed every document not yet done. Safe to call again after any stop."""
+        """Chunk, index and embed every document not yet done. Safe to call again after any stop.
+        `batches`: stop after that many batches of chunks (one step of the owner's queue); unfinished()
+        says whether there is more."""
+        budget = [batches if batches is not None else -1]
         for doc in self.documents():
             if doc.status in ("done", "error"):
                 continue
-            if cancel is not None and cancel.is_set():
+            if (cancel is not None and cancel.is_set()) or budget[0] == 0:
                 break
-            self._ingest(doc, embedder, cancel, progress)
+            self._ingest(doc, embedder, cancel, progress, budget)
         return self.documents()
 
-    def _ingest(self, doc: KnowledgeDocument, embedder: Embedder, cancel, progress) -> None:
+    def unfinished(self) -> bool:
+        return bool(
+            self.db.execute("select 1 from kb_documents where status not in ('done', 'error')").fetchone()
+        )
+
+    def _ingest(
+        self, doc: KnowledgeDocument, embedder: Embedder, cancel, progress, budget: list[int]
+    ) -> None:
+        """budget[0]: batches left (-1: no limit), counted down here."""
         if doc.chunks_total == 0:
             try:
                 name = original_name(Path(doc.path))
@@ -246,7 +262,8 @@ class KnowledgeBase:
                     [len(chunks), doc.id],
                 )
             doc = self._get(doc.id)
-        while not (cancel is not None and cancel.is_set()):
+        while not (cancel is not None and cancel.is_set()) and budget[0] != 0:
+            budget[0] -= 1
             batch = self.db.execute(
                 "select id, ord, text from kb_chunks where doc_id = ? and item_id is null order by ord limit ?",
                 [doc.id, BATCH],

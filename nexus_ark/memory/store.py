@@ -1,9 +1,10 @@
 """Opening a persona's memory.db: connection, migrations, crash recovery.
 
 A persona's memory has one owner in a process (NexusApp opens it once): only the owner migrates the schema
-and marks replies cut off by a crash as "interrupted". Every other connection (a memory window, a
-background embedding pass, a search from the command line) attaches as a peer or a read-only reader and
-never runs recovery, so opening one while a reply streams cannot mark that reply interrupted.
+and marks replies cut off by a crash as "interrupted", and in the app it is the only one that writes. Every
+other connection (a memory window, the conversation's history, a search from the command line) attaches as a
+read-only reader (or, outside a running app, a peer that writes without migrating) and never runs recovery,
+so opening one while a reply streams cannot mark that reply interrupted.
 """
 
 from __future__ import annotations

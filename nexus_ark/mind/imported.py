@@ -8,8 +8,9 @@ from datetime import datetime, timedelta
 
 from nexus_ark.clock import iso
 from nexus_ark.memory.components import EmotionEntry
+from nexus_ark.memory.importer import WriteGate, on_store
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.mind.emotion import EmotionDetector
+from nexus_ark.mind.emotion import EmotionDetector, EmotionReading
 
 # What the drives (72 h) and the Inner life window's plot (a week, zoomable) look at, with room: the rest of
 # a years-long export is not worth minutes of reading at import.
@@ -24,7 +25,22 @@ def _parsed(stamp: str) -> datetime:
 
 def read_unread_feelings(memory: MemoryStore, detector: EmotionDetector) -> int:
     """Log an emotion reading for each of the person's messages that has none, from the newest back over
-    READ_DAYS (at most READ_MAX); returns how many were read."""
+    READ_DAYS (at most READ_MAX); returns how many were read. The caller owns `memory`."""
+    return read_feelings(on_store(memory), detector)
+
+
+def read_feelings(write: WriteGate, detector: EmotionDetector) -> int:
+    """The same through the memory's owner: the messages are picked and the readings logged in its line,
+    the reading itself (the slow part, seconds for a long import) on the caller's thread."""
+    rows = write(_unread)
+    if not rows:
+        return 0
+    readings = detector.classify_many([text for _, _, text in rows])
+    write(lambda memory: _log(memory, rows, readings))
+    return len(rows)
+
+
+def _unread(memory: MemoryStore) -> list[tuple[int, str, str]]:
     rows = memory.db.execute(
         "select m.id, m.created_at, m.content from messages m where m.role = 'user' and m.hidden = 0 "
         "and m.content != '' and not exists (select 1 from emotion_log e where e.message_id = m.id) "
@@ -32,10 +48,12 @@ def read_unread_feelings(memory: MemoryStore, detector: EmotionDetector) -> int:
         [READ_MAX],
     ).fetchall()
     if not rows:
-        return 0
+        return []
     newest = _parsed(rows[0][1])
-    rows = [r for r in rows if _parsed(r[1]) >= newest - timedelta(days=READ_DAYS)]
-    readings = detector.classify_many([text for _, _, text in rows])
+    return [r for r in rows if _parsed(r[1]) >= newest - timedelta(days=READ_DAYS)]
+
+
+def _log(memory: MemoryStore, rows: list[tuple[int, str, str]], readings: list[EmotionReading]) -> None:
     with memory.db.atomic():
         for (mid, stamp, text), feeling in zip(rows, readings, strict=True):
             memory.components.log_emotion(
@@ -47,4 +65,3 @@ def read_unread_feelings(memory: MemoryStore, detector: EmotionDetector) -> int:
                     message_id=mid,
                 )
             )
-    return len(rows)

@@ -26,7 +26,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.events import EventHub
 from nexus_ark.memory.event_queue import EventQueue
 from nexus_ark.memory.inbox import Inbox
-from nexus_ark.memory.messages import StoredMessage
+from nexus_ark.memory.messages import DEFAULT_ROOM, StoredMessage
 from nexus_ark.memory.portability import backup_if_due
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind import state as drive_state
@@ -36,7 +36,9 @@ from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, model_priority
 from nexus_ark.providers.embedders import Embedder
-from nexus_ark.runtime.owner_trace import trace_owner_statements
+from nexus_ark.runtime.backlog import queue_backlog
+from nexus_ark.runtime.owner_trace import guard_owner, trace_owner_statements
+from nexus_ark.runtime.room_member import RoomMember
 from nexus_ark.runtime.schedule import record_run
 from nexus_ark.runtime.work_queue import AGAIN, BACKGROUND, USER, WorkItem, WorkQueue
 
@@ -61,7 +63,6 @@ class RuntimeHost:
     backups_dir: Callable[[str], Path]
     notify: Callable[[str, str, str], bool]  # title, body, persona slug -> shown
     autonomy_paused: Callable[[], bool]
-    embed_in_background: Callable[[str, Embedder], None]
 
 
 class _Either(threading.Event):
@@ -82,7 +83,7 @@ class _End:
 _END = _End()
 
 
-class PersonaRuntime:
+class PersonaRuntime(RoomMember):
     def __init__(self, slug: str, host: RuntimeHost) -> None:
         self.slug = slug
         self.host = host
@@ -90,6 +91,7 @@ class PersonaRuntime:
         self.queue = WorkQueue(slug)
         self.queue.on_user_waiting.append(self._give_way)
         self._session: ChatSession | None = None
+        self.room_sessions: dict[str, ChatSession] = {}  # the persona's part in each room (RoomMember)
         self._typing_until = float("-inf")
         self._backed_up_on: date | None = None
         self._closed = False
@@ -106,6 +108,7 @@ class PersonaRuntime:
         slug, host = self.slug, self.host
         self.memory = MemoryStore(self.persona.memory_path, host.clock, role="owner")
         trace_owner_statements(self.memory)
+        guard_owner(self.memory)
         if self.memory.recovered:
             log.info("%s: %d replies cut off by a crash were marked interrupted", slug, self.memory.recovered)
         self.events = EventQueue(self.memory, host.clock)
@@ -126,13 +129,14 @@ class PersonaRuntime:
             self._session = self._open_session(self.host.chat_backend(self.persona))
         return self._session
 
-    def _open_session(self, backend: ChatBackend) -> ChatSession:
+    def _open_session(self, backend: ChatBackend, room: str = DEFAULT_ROOM) -> ChatSession:
         persona = self.persona
         embedder, problem = self.host.embedder()
         session = ChatSession(
             persona,
             self.memory,
             backend,
+            room=room,
             embedder=embedder,
             recall_problem=problem,
             after_turn=self._after_turn_hook,
@@ -140,8 +144,12 @@ class PersonaRuntime:
             internal=lambda: self.host.internal_backend(persona),
         )
         if embedder is not None:
-            self.host.embed_in_background(self.slug, embedder)
+            self.embed_backlog(embedder)
         return session
+
+    def embed_backlog(self, embedder: Embedder) -> WorkItem | None:
+        """Vectors for every memory without one, as background steps on this queue (runtime/backlog.py)."""
+        return queue_backlog(self.queue, lambda: self.memory, embedder)
 
     def use_backend(self, backend: ChatBackend) -> ChatSession:
         """Talk on another chat model from now on (a --model override). On the queue's thread."""
@@ -154,6 +162,7 @@ class PersonaRuntime:
         def run() -> None:
             self.persona = self.host.load_persona(self.slug)
             self._session = None
+            self.room_sessions.clear()
 
         self.queue.call("reload persona", run)
 
@@ -193,24 +202,29 @@ class PersonaRuntime:
         name: str,
         start: Callable[[ChatSession, threading.Event], Iterator[Any]],
         cancel: threading.Event | None,
+        session: Callable[[], ChatSession] | None = None,
     ) -> Iterator[Any]:
-        """Run a streaming turn on the queue; the caller's thread iterates what it yields."""
+        """Run a streaming turn on the queue; the caller's thread iterates what it yields. `session`: which
+        conversation (a room's, runtime/room_member.py); the conversation with the person by default."""
+        open_session = session or self.session
         cancel = cancel or threading.Event()
         out: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
         def work(_: threading.Event) -> None:
             produced = False
+            chat: ChatSession | None = None
             try:
                 with model_priority(USER):
-                    for item in start(self.session(), cancel):
+                    chat = open_session()
+                    for item in start(chat, cancel):
                         produced = True
                         out.put(item)
             except BaseException as exc:
                 out.put(exc)
             finally:
                 out.put(_END)
-            if produced:
-                self._after_turn_later()
+            if produced and chat is not None:
+                self._after_turn_later(chat)
 
         self.queue.submit(name, work)
         finished = False
@@ -241,16 +255,12 @@ class PersonaRuntime:
         return self.host.clock.monotonic() < self._typing_until
 
     # -- after a turn (background) ----------------------------------------------------------------
-    def _after_turn_later(self) -> None:
-        session = self._session
-        if session is None:
-            return
-
+    def _after_turn_later(self, session: ChatSession) -> None:
         def work(_: threading.Event) -> None:
             with model_priority(BACKGROUND):
                 session.after_turn()
 
-        self.queue.submit_background("after turn", work, key="after_turn")
+        self.queue.submit_background("after turn", work, key=f"after_turn:{session.room}")
 
     def _after_turn_hook(self) -> None:
         """The drives move with the interaction, the day's backup holds the day's first turn, and the
@@ -356,7 +366,7 @@ class PersonaRuntime:
                 self.recompute_drives("dream")
             self.host.events.publish("dream_finished", persona=self.slug, result=result)
             if embedder is not None:  # what the dream wrote becomes findable by meaning too
-                self.host.embed_in_background(self.slug, embedder)
+                self.embed_backlog(embedder)
             return result
 
         return self.queue.submit_background(f"dream ({trigger})", step, key="dream")

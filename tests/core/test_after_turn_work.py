@@ -254,7 +254,7 @@ def test_leaving_the_terminal_chat_interrupts_a_compression_and_it_is_done_at_th
     internal.release.set()
     app, runtime = _runtime(tmp_path, _chat_backend(), internal)
     try:
-        memory = runtime.memory
+        memory = app.memory("aria")
         assert (
             runtime.queue.call(
                 "summaries", lambda: Summaries(memory.db, memory.archive, memory.activity).all("main")

@@ -27,7 +27,7 @@ from nexus_ark.clock import FixedClock
 from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.chatgpt_import import import_chatgpt
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.cards import build_v3, import_meta, parse_card, plan_persona, read_card_bytes
 from nexus_ark.personas.model import PersonaSettings
@@ -271,8 +271,7 @@ def test_three_hundred_fuzzed_jsonl_files_import_or_are_refused_each_within_ten_
             done,
             import_jsonl,
             path,
-            store.messages,
-            store.archive,
+            on_store(store),
             {"aria"},
         )
     outcomes.check(JSONLS)
@@ -316,8 +315,7 @@ def test_one_hundred_fuzzed_chatgpt_exports_import_or_are_refused_each_within_te
             done,
             import_chatgpt,
             path,
-            store.messages,
-            store.archive,
+            on_store(store),
             "aria",
         )
     outcomes.check(CHATGPTS)
@@ -341,7 +339,7 @@ def test_a_jsonl_line_with_a_lone_surrogate_imports_with_a_replacement_character
         {"id": "s2", "speaker": "aria", "text": "The next line is kept.", "timestamp": "2026-01-01T10:00:05"},
     ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="ascii")
-    report = import_jsonl(path, store.messages, store.archive, {"aria"})
+    report = import_jsonl(path, on_store(store), {"aria"})
     assert (report.imported, report.errors) == (2, [])
     rows = store.db.execute("select speaker, content from messages order by id").fetchall()
     assert rows == [("Mika\ufffd", "before\ufffdafter"), ("aria", "The next line is kept.")]
@@ -359,7 +357,7 @@ def test_a_chatgpt_message_with_a_lone_surrogate_imports_with_a_replacement_char
     first["title"] = "title \udc00"
     path = tmp_path / "conversations.json"
     path.write_text(json.dumps(conversations), encoding="ascii")
-    report = import_chatgpt(path, store.messages, store.archive, "aria")
+    report = import_chatgpt(path, on_store(store), "aria")
     assert report.errors == [] and report.conversations == len(conversations)
     texts = [r[0] for r in store.db.execute("select content from messages")]
     assert "tea\ufffd time" in texts

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from nexus_ark.clock import FixedClock
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind import state
 from nexus_ark.mind.emotion import EmotionDetector
@@ -21,7 +21,7 @@ EVENING_AFTER = datetime(2026, 11, 22, 22, 0, tzinfo=UTC)
 def test_imported_worry_is_read_and_moves_devotion(tmp_path: Path):
     memory = MemoryStore(tmp_path / "m.db", FixedClock(EVENING_AFTER))
     try:
-        import_jsonl(DAYS, memory.messages, memory.archive, {"Aria", "aria"})
+        import_jsonl(DAYS, on_store(memory), {"Aria", "aria"})
         before = state.current(memory, EVENING_AFTER, dict(state.DEFAULT_THRESHOLDS), "en")
         assert before.drives["devotion"].level == 0.0, "nothing read: the worry does not count"
 

@@ -106,8 +106,8 @@ def test_one_personas_model_load_does_not_stall_another_personas_turn(data_dir: 
         replies: list[str] = []
 
         def hikari_turn() -> None:
-            session = app.session("hikari")
-            replies.extend(item.text for item in session.send("こんにちは") if hasattr(item, "status"))
+            turn = app.runtime("hikari").send("こんにちは")
+            replies.extend(item.text for item in turn if hasattr(item, "status"))
             app.embedder()
             done.set()
 
@@ -137,9 +137,9 @@ def test_the_newest_backup_holds_the_latest_days_conversation(data_dir: Path) ->
     for text in ("Day one: I planted tulips.", "Day two: the tulips came up!"):
         app = NexusApp(data_dir, backend_factory=_scripted, clock=clock).open()
         try:
-            session = app.session("aria")
-            list(session.send(text))
-            session.after_turn()
+            runtime = app.runtime("aria")
+            list(runtime.send(text))
+            assert runtime.queue.wait_idle(60)  # the after-turn work (a backup among it) is done
             # Already after the day's first turn, not only at close.
             assert text in _newest_backup_messages(data_dir)
         finally:
@@ -152,8 +152,9 @@ def test_the_newest_backup_holds_the_latest_days_conversation(data_dir: Path) ->
 def test_each_message_of_yours_gets_its_emotion_logged_with_the_message(data_dir: Path) -> None:
     app = NexusApp(data_dir, backend_factory=_scripted).open()
     try:
-        session = app.session("aria")
-        result = [item for item in session.send("My grandmother died last night. I can't stop crying.")][-1]
+        runtime = app.runtime("aria")
+        result = [item for item in runtime.send("My grandmother died last night. I can't stop crying.")][-1]
+        assert runtime.queue.wait_idle(60)
         memory = app.memory("aria")
         logged = memory.components.emotions()
         assert len(logged) == 1 and logged[0].message_id == result.user_message_id

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nexus_ark.memory.db import connect, sqlite
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.migrations import migrations
 from nexus_ark.memory.store import MemoryStore
 
@@ -60,9 +60,9 @@ def test_upgrade_merges_duplicate_imported_messages_and_reimport_completes(tmp_p
             '"timestamp": "2026-01-01T10:00:09"}\n',
             encoding="utf-8",
         )
-        report = import_jsonl(turns, store.messages, store.archive, {"aria"})
+        report = import_jsonl(turns, on_store(store), {"aria"})
         assert (report.imported, report.skipped_duplicates, report.errors) == (3, 0, [])
-        again = import_jsonl(turns, store.messages, store.archive, {"aria"})
+        again = import_jsonl(turns, on_store(store), {"aria"})
         assert (again.imported, again.skipped_duplicates) == (0, 3)
         messages = store.db.execute(
             "select source_id, count(*) from messages where source_id is not null group by source_id"

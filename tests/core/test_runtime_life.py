@@ -167,7 +167,7 @@ def test_quiet_hours_typing_pause_cooldown_cap_and_unanswered_messages_each_hold
         assert len(written_first(app)) == 2
         reasons = [
             e.summary
-            for e in runtime.memory.activity.query(kinds=["heartbeat"], limit=50)
+            for e in app.memory("aria").activity.query(kinds=["heartbeat"], limit=50)
             if "unanswered" in e.summary
         ]
         assert reasons
@@ -313,7 +313,7 @@ def test_the_persons_turn_is_served_while_a_dream_runs_and_the_dream_then_finish
     app = make_app(data_dir, clock, mind=mind)
     try:
         runtime = app.runtime("aria")
-        memory = runtime.memory
+        memory = app.memory("aria")
         for i, text in enumerate(("Yui loved the bowl.", "Kenji moved the deadline again.")):
             memory.messages.add(
                 speaker="user",
@@ -400,7 +400,7 @@ def test_a_dream_asked_for_while_a_cut_off_dream_resumes_joins_it(data_dir: Path
     clock = FixedClock(datetime(2026, 11, 21, 2, 0, tzinfo=UTC))
     app = make_app(data_dir, clock)
     try:
-        memory = app.runtime("aria").memory
+        memory = app.memory("aria")
         memory.messages.add(
             speaker="user",
             role="user",
@@ -420,7 +420,7 @@ def test_a_dream_asked_for_while_a_cut_off_dream_resumes_joins_it(data_dir: Path
     app = make_app(data_dir, clock)
     try:
         result = app.runtime("aria").dream(**asked)
-        jobs = app.runtime("aria").memory.db.execute("select level, date, state from dream_jobs order by id")
+        jobs = app.memory("aria").db.execute("select level, date, state from dream_jobs order by id")
         jobs = jobs.fetchall()
     finally:
         app.close()

@@ -23,7 +23,7 @@ TALK = [
 def main(data_dir: str) -> None:
     app = NexusApp(data_dir).open()
     runtime = app.runtime("aria")
-    memory = runtime.memory
+    memory = app.memory("aria")
     yesterday = app.clock.now() - timedelta(days=1)
     for i, text in enumerate(TALK):
         memory.messages.add(

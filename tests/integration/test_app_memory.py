@@ -3,7 +3,6 @@ a change of embedder."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ from nexus_ark.agent.session import TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.config import save_toml_model
 from nexus_ark.memory.conversation_index import Turn, index_turns
+from nexus_ark.memory.store import MemoryStore
 from nexus_ark.model_config import ModelConfig
 from nexus_ark.providers.embedders import LlamaCppEmbedder
 from nexus_ark.providers.scripted import ScriptedBackend
@@ -20,52 +20,52 @@ pytestmark = pytest.mark.integration
 
 
 def _wait_embedded(app: NexusApp, slug: str, embedder, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        store = app.open_memory(slug)
-        try:
-            if store.archive.pending_vectors(embedder) == 0:
-                return
-        finally:
-            store.close()
-        time.sleep(0.2)
-    raise AssertionError("background embedding did not finish")
+    """The backlog is background steps on the persona's queue: done when the queue is idle."""
+    assert app.runtime(slug).queue.wait_idle(timeout), "background embedding did not finish"
+    left = app.change_memory(slug, "check", lambda store: store.archive.pending_vectors(embedder))
+    assert left == 0, f"{left} memories still without a vector"
 
 
 def test_chat_turn_recalls_and_remembers(data_dir: Path) -> None:
     backend = ScriptedBackend(["Of course: Keiko's birthday is on March 3rd.", "Noted."])
     app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
     try:
-        store = app.open_memory("aria")
-        index_turns(
-            store.archive,
-            [
-                Turn(
-                    speaker="Mika",
-                    text="My sister Keiko's birthday is on March 3rd.",
-                    created_at="2025-12-01T10:00:00",
-                    source_id="old-1",
-                ),
-                Turn(
-                    speaker="Mika",
-                    text="I repaired my bicycle today.",
-                    created_at="2025-12-02T10:00:00",
-                    source_id="old-2",
-                ),
-            ],
-        )
-        store.components.set_core_memory("Mika is my friend.")
-        store.close()
-        session = app.session("aria")
+
+        def plant(store: MemoryStore) -> None:
+            index_turns(
+                store.archive,
+                [
+                    Turn(
+                        speaker="Mika",
+                        text="My sister Keiko's birthday is on March 3rd.",
+                        created_at="2025-12-01T10:00:00",
+                        source_id="old-1",
+                    ),
+                    Turn(
+                        speaker="Mika",
+                        text="I repaired my bicycle today.",
+                        created_at="2025-12-02T10:00:00",
+                        source_id="old-2",
+                    ),
+                ],
+            )
+            store.components.set_core_memory("Mika is my friend.")
+
+        app.change_memory("aria", "plant", plant)
+        runtime = app.runtime("aria")
+        runtime.open()
         _wait_embedded(app, "aria", app.embedder())
-        result = next(r for r in session.send("When is Keiko's birthday?") if isinstance(r, TurnResult))
+        result = next(r for r in runtime.send("When is Keiko's birthday?") if isinstance(r, TurnResult))
         assert result.status == "complete"
         prompt = backend.requests[-1]
         assert "Mika is my friend." in prompt[0].content, "core memory is in the system prompt"
         assert "Keiko's birthday is on March 3rd" in prompt[-1].content, "the old fact was recalled"
         assert prompt[-1].content.endswith("When is Keiko's birthday?")
-        assert session.embed_new_memories() == 2
-        kinds = [h.source_id for h in session.memory.archive.search("Keiko birthday", app.embedder(), k=5)]
+        _wait_embedded(app, "aria", app.embedder())  # the turn's two messages, after the reply
+        found = app.change_memory(
+            "aria", "search", lambda store: store.archive.search("Keiko birthday", app.embedder(), k=5)
+        )
+        kinds = [h.source_id for h in found]
         assert any(k and k.startswith("msg:") for k in kinds), "the new turn is now a memory too"
     finally:
         app.close()
@@ -74,15 +74,11 @@ def test_chat_turn_recalls_and_remembers(data_dir: Path) -> None:
 @pytest.mark.slow
 def test_changing_the_embedder_reembeds_in_the_background(data_dir: Path, bundled_model: Path) -> None:
     app = NexusApp(data_dir, backend_factory=lambda config: ScriptedBackend(["ok"])).open()
-    store = app.open_memory("aria")
-    index_turns(
-        store.archive,
-        [
-            Turn(speaker="Mika", text=f"Note {i}: the harbour boats.", created_at="2026-01-01T10:00:00")
-            for i in range(40)
-        ],
-    )
-    store.close()
+    notes = [
+        Turn(speaker="Mika", text=f"Note {i}: the harbour boats.", created_at="2026-01-01T10:00:00")
+        for i in range(40)
+    ]
+    app.change_memory("aria", "plant", lambda store: index_turns(store.archive, notes))
     app.session("aria")
     _wait_embedded(app, "aria", app.embedder())
     app.settings.embedder = ModelConfig(spec=f"gguf:{bundled_model}")

@@ -14,7 +14,7 @@ from bench.memory_recall_ja import evaluate_set
 from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.memory.archive import NewItem
 from nexus_ark.memory.conversation_index import Turn, index_turns
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.embedders import LlamaCppEmbedder, default_embedder
 
@@ -228,11 +228,11 @@ def test_malformed_jsonl_lines_are_named_and_the_rest_imports(memory: MemoryStor
         '{"id": "a4", "speaker": "Mika", "text": "bad time", "timestamp": "yesterday"}\n',
         encoding="utf-8",
     )
-    report = import_jsonl(path, memory.messages, memory.archive, {"Aria"})
+    report = import_jsonl(path, on_store(memory), {"Aria"})
     assert report.imported == 2
     assert [e.split(": ", 1)[0] for e in report.errors] == [f"{path}:2", f"{path}:3", f"{path}:5"]
     assert "timestamp" in report.errors[1] and "timestamp" in report.errors[2]
-    again = import_jsonl(path, memory.messages, memory.archive, {"Aria"})
+    again = import_jsonl(path, on_store(memory), {"Aria"})
     assert again.imported == 0 and again.skipped_duplicates == 2
     rows = memory.messages.recent()
     assert [(r.role, r.source_id) for r in rows] == [("user", "a1"), ("assistant", "a3")]

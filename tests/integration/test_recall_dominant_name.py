@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from nexus_ark.agent.session import RECALL_K
-from nexus_ark.memory.importer import import_jsonl
+from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.embedders import default_embedder
 
@@ -42,7 +42,7 @@ THREW_UP = "m28"  # "Miso threw up again… third time this week. I'm getting wo
 @pytest.fixture(scope="module")
 def memory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MemoryStore]:
     store = MemoryStore(tmp_path_factory.mktemp("miso") / "memory.db")
-    report = import_jsonl(DATA, store.messages, store.archive, {"Aria"})
+    report = import_jsonl(DATA, on_store(store), {"Aria"})
     assert report.imported == 104 and not report.errors
     store.archive.embed_pending(default_embedder())
     yield store

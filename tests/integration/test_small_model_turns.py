@@ -49,7 +49,7 @@ def test_replies_on_the_bundled_model_are_short_whole_and_do_not_call_the_person
 ):
     with NexusApp(data_dir) as app:
         runtime = app.runtime("aria")
-        session = runtime.session()
+        session = runtime.queue.call("open", runtime.session)  # opened on the persona's queue thread
         session.emotions = None  # the reply is what is checked here
         session.backend.ensure_ready()
         assert not session.backend.capabilities().reflects, "the bundled model is below the capability"
@@ -63,7 +63,7 @@ def test_replies_on_the_bundled_model_are_short_whole_and_do_not_call_the_person
                 else:
                     shown.append(item.text)
             assert result is not None and result.status == "complete", result
-            stored = runtime.memory.messages.get(result.reply_id).content
+            stored = app.memory("aria").messages.get(result.reply_id).content
             assert result.text == stored
             # What streamed is what is stored; only the words of a sentence the limit cut are taken back.
             if result.cut_by_limit:

@@ -153,7 +153,10 @@ def test_the_timeline_reads_in_the_persons_language_and_follows_a_switch(
     app in Japanese reads a heartbeat, a dream and a memory write in Japanese, in the table and the
     details, and after switching to English reads the English the database holds."""
     core.set_autonomy_paused(True)  # the heartbeat's reason, whatever the hour it runs
-    heartbeat(core.runtime("aria"), threading.Event())
+    runtime = core.runtime("aria")
+    runtime.queue.call(
+        "heartbeat", lambda: heartbeat(runtime, threading.Event())
+    )  # on its queue, as the scheduler runs it
     memory = core.memory("aria")
     day = START - timedelta(hours=21)  # noon the day before: the same date in any time zone near UTC
     memory.messages.add(speaker="Mika", role="user", content="Yui turns twenty.", created_at=iso(day))
@@ -268,7 +271,10 @@ def test_the_filter_finds_entries_by_the_words_the_person_reads(qtbot, core: Nex
     """In Japanese, the summaries are read in Japanese though kept in English: words typed in the filter
     find the entries whose sentence says them (and the person's own words still match as written)."""
     core.set_autonomy_paused(True)
-    heartbeat(core.runtime("aria"), threading.Event())
+    runtime = core.runtime("aria")
+    runtime.queue.call(
+        "heartbeat", lambda: heartbeat(runtime, threading.Event())
+    )  # on its queue, as the scheduler runs it
     memory = core.memory("aria")
     memory.components.set_notepad("Ask Mika about 陶芸.")
     memory.activity.append("message", "Mika: a plain line with nothing of ours in it")

@@ -379,3 +379,61 @@ def test_why_a_document_cannot_be_read_is_shown_in_the_persons_language_from_the
     finally:
         i18n.set_language("en")
     window.done(0)
+
+
+def test_every_change_made_in_the_window_is_written_by_the_personas_owner_on_its_queue_thread(
+    qtbot, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22: the window reads on a read-only connection and hands each change to the persona's runtime.
+    The owner connection's trace holds every edit (so no other connection wrote it), all on the queue."""
+    trace = tmp_path / "owner.trace"
+    monkeypatch.setenv("NEXUS_ARK_TRACE_OWNER", str(trace))
+    app = NexusApp(data_dir).open()
+    i18n.set_language("en")
+    try:
+        app.change_memory(
+            "aria",
+            "plant",
+            lambda store: index_turns(
+                store.archive,
+                [Turn(speaker="Mika", text="My cat Luna hates the vacuum cleaner.", created_at="2026-02-01")],
+            ),
+        )
+        doc = tmp_path / "recipes.md"
+        doc.write_text("# Recipes\nMika's miso soup uses white miso and tofu.", encoding="utf-8")
+        window = MemoryWindow(app, "aria")
+        qtbot.addWidget(window)
+        qtbot.waitUntil(lambda: not window.core_edit.isReadOnly(), timeout=30_000)
+        window.core_edit.setPlainText("I am Aria. Mika's cat is called Luna.")
+        window.save_core()
+        qtbot.waitUntil(lambda: window.status.text() == "Saved.", timeout=30_000)
+        window.entity_name.setText("Luna")
+        window.entity_text.setPlainText("Mika's cat.")
+        window.save_entity()
+        qtbot.waitUntil(lambda: window.entity_list.count() == 1, timeout=30_000)
+        window.add_documents([doc])
+        qtbot.waitUntil(window.progress.isHidden, timeout=60_000)
+        window.query.setText("vacuum")
+        window.search()
+        qtbot.waitUntil(lambda: "found" in window.status.text(), timeout=30_000)
+        window.results.selectRow(0)
+        window.forget_selected(ask=False)
+        qtbot.waitUntil(lambda: "Deleted 1" in window.status.text(), timeout=30_000)
+        window.done(0)
+        assert "I am Aria. Mika's cat is called Luna." in app.change_memory(
+            "aria", "check", lambda store: store.components.core_memory()
+        )
+    finally:
+        app.close()
+    lines = trace.read_text(encoding="utf-8").splitlines()
+    threads = {line.split("\t", 1)[0] for line in lines}
+    assert threads == {"persona-aria"}, [x for x in lines if not x.startswith("persona-aria")][:5]
+    written = "\n".join(line.lower() for line in lines)
+    edits = (  # (SQL quotes Mika''s)
+        "insert into core_memory (id, text, updated_at) values (1, 'i am aria. mika''s cat is called luna.'",
+        "insert into entities (name, text, source_ids, item_id, created_at, updated_at) values ('luna'",
+        "insert into kb_documents",
+        "delete from items where id in (1)",
+    )
+    for edit in edits:
+        assert edit in written, f"{edit!r} was not written by the owner"

@@ -115,15 +115,13 @@ class KnowledgeTab:
         self.say(lambda: tr("Reading documents…"))
 
         progress = self._progress  # kept alive by this task, whatever happens to the window
-
-        def ingest(store: MemoryStore) -> list[KnowledgeDocument]:
-            for path in paths:
-                store.knowledge.add(path)
-            return store.knowledge.ingest_pending(
-                self.app.embedder(), cancel=self.cancel_import, progress=progress.changed.emit
-            )
-
-        self._in_background(ingest, self._documents_added)
+        app, slug, cancel = self.app, self.slug, self.cancel_import
+        # Written by the persona's owner a batch per step of its queue: a turn waits one batch at most.
+        self._on_worker(
+            lambda: app.add_documents(slug, paths, progress=progress.changed.emit, cancel=cancel),
+            self._documents_added,
+            None,
+        )
 
     @Slot(str, int, int)
     def _on_document_progress(self, title: str, done: int, total: int) -> None:
@@ -160,4 +158,4 @@ class KnowledgeTab:
                 store.knowledge.remove(doc_id)
             return store.knowledge.documents()
 
-        self._in_background(remove, self.refresh_documents)
+        self._change("remove documents", remove, self.refresh_documents)

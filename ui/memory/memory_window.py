@@ -3,10 +3,10 @@ the notepad and what it knows about people, manage the knowledge base, export ev
 
 Everything that touches the persona's files or memory (loading the persona's name, core memory, notepad,
 documents and people, searches, edits, document imports and exports) runs in order on one background
-thread with its own connection; the window's own thread opens no connection and reads nothing, so the
-window opens at once and shows what it knows as it arrives. That connection does not recover interrupted
-replies (the app's owner connection does that once), so opening this window while a reply streams leaves
-the reply alone.
+thread; the window's own thread opens no connection and reads nothing, so the window opens at once and
+shows what it knows as it arrives. That thread reads on a read-only connection of its own and hands every
+change to the persona's owner (NexusApp.change_memory: its runtime's queue, the one writer), so an edit
+here never races a turn, a dream or an import for the file.
 """
 
 from __future__ import annotations
@@ -163,17 +163,26 @@ class MemoryWindow(KnowledgeTab, QDialog, FollowsLanguage):
         """The status line; text() is asked again after a language switch (the latest message only)."""
         self.follow(lambda: self.status.setText(text()), key="status")
 
-    # -- background work on this window's own connection -------------------------------------------
+    # -- background work: reads on this window's read-only connection, changes through the owner ------
     def _in_background(self, fn, on_done, on_error: Callable[[], None] | None = None) -> None:
-        """fn(store) on the worker, then on_done(result) on the UI thread; a failure is shown in the status
-        line (translated by the worker), then on_error() runs. Opening the connection is the first task's
-        work: a persona that cannot be opened fails each task with the reason."""
+        """fn(store) on the worker with the read-only connection, then on_done(result) on the UI thread; a
+        failure is shown in the status line (translated by the worker), then on_error() runs. Opening the
+        connection is the first read's work: a persona that cannot be opened fails each read with why."""
 
         def task():
             if self._worker.store is None:
                 self._worker.store = self.app.open_memory(self.slug)
             return fn(self._worker.store)
 
+        self._on_worker(task, on_done, on_error)
+
+    def _change(self, name: str, fn, on_done, on_error: Callable[[], None] | None = None) -> None:
+        """fn(store) run by the persona's owner on its queue (the worker waits for it, in order with this
+        window's reads), then on_done(result) on the UI thread."""
+        app, slug = self.app, self.slug
+        self._on_worker(lambda: app.change_memory(slug, name, fn), on_done, on_error)
+
+    def _on_worker(self, task, on_done, on_error: Callable[[], None] | None) -> None:
         def failed(message: str) -> None:
             self._show_error(message)
             if on_error is not None:
@@ -316,7 +325,7 @@ class MemoryWindow(KnowledgeTab, QDialog, FollowsLanguage):
                 )
             )
 
-        self._in_background(archive, archived)
+        self._change("archive memories", archive, archived)
 
     def forget_selected(self, ask: bool = True) -> None:
         rows = sorted({i.row() for i in self.results.selectedIndexes()})
@@ -334,7 +343,8 @@ class MemoryWindow(KnowledgeTab, QDialog, FollowsLanguage):
         for row in reversed(rows):
             self.results.removeRow(row)
         # Scrubbing the text from neighbouring memories scans the archive: not on the UI thread.
-        self._in_background(
+        self._change(
+            "forget memories",
             lambda store: store.forget(ids),
             lambda deleted: self.say(lambda: tr("Deleted {count}.", count=deleted)),
         )
@@ -383,7 +393,7 @@ class MemoryWindow(KnowledgeTab, QDialog, FollowsLanguage):
             store.components.set_notepad(notepad)
 
         self.say(lambda: tr("Saving…"))
-        self._in_background(save, lambda _: self.say(lambda: tr("Saved.")))
+        self._change("save core memory", save, lambda _: self.say(lambda: tr("Saved.")))
 
     # -- entities -------------------------------------------------------------------------------------
     def _entities_tab(self) -> QWidget:
@@ -451,7 +461,7 @@ class MemoryWindow(KnowledgeTab, QDialog, FollowsLanguage):
             self.say(lambda: tr("Saved."))
 
         self.say(lambda: tr("Saving…"))
-        self._in_background(lambda store: store.components.write_entity(name, text), saved)
+        self._change("save entity", lambda store: store.components.write_entity(name, text), saved)
 
     # -- export -------------------------------------------------------------------------------------
     def export(self) -> None:

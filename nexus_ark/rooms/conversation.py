@@ -1,0 +1,198 @@
+"""A room's conversation (issue 24): the person's message goes into the room's journal and to every
+member, the members chosen by turn-taking answer one after another on their own runtimes (each on its own
+model and memory), and each answer reaches the others as a line they heard. Nothing of a member's prompt,
+tools, drives or notes is passed on: only what it said.
+
+Driven from one thread (the terminal's, or the window's room lane); the members' work runs on their queues.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from nexus_ark.agent.reply import ReplyDelta, TurnResult
+from nexus_ark.agent.room_turn import HeardLine
+from nexus_ark.clock import iso
+from nexus_ark.errors import NexusArkError
+from nexus_ark.notices import notice
+from nexus_ark.personas.store import Persona
+from nexus_ark.rooms.journal import RoomJournal
+from nexus_ark.rooms.room import RoomSettings
+from nexus_ark.rooms.turn_taking import Member, mentioned, pick_next, plan_replies
+from nexus_ark.runtime.persona_runtime import PersonaRuntime
+
+ABOUT_CHARS = 400  # of a member's soul, for turn-taking's relevance
+CATCH_UP_LINES = 200  # what a member may have missed at a crash is at the journal's end
+
+
+@dataclass(frozen=True)
+class Said:
+    """A line entered the room: the person's message, or a member's finished answer."""
+
+    line: HeardLine
+
+
+@dataclass(frozen=True)
+class Speaking:
+    slug: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Streamed:
+    slug: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Answered:
+    slug: str
+    result: TurnResult
+
+
+RoomEvent = Said | Speaking | Streamed | Answered
+
+
+def room_key(slug: str) -> str:
+    """The room's name in each member's memory (messages.room)."""
+    return f"room:{slug}"
+
+
+class RoomConversation:
+    def __init__(
+        self,
+        slug: str,
+        settings: RoomSettings,
+        folder: Path,
+        runtime: Callable[[str], PersonaRuntime],
+        persona: Callable[[str], Persona],
+        now: Callable[[], datetime],
+        rng: random.Random | None = None,
+    ) -> None:
+        self.slug = slug
+        self.key = room_key(slug)
+        self.settings = settings
+        self._runtime = runtime
+        self._now = now
+        self.rng = rng or random.Random()
+        self.members = [_member(persona(m.persona), m.talkativeness, m.muted) for m in settings.members]
+        self.names = {m.slug: m.name for m in self.members}
+        self.journal = RoomJournal(folder)
+        self.spoken_since_person = 0
+
+    # -- what the room shows ------------------------------------------------------------------------
+    def lines(self, limit: int = 200) -> list[HeardLine]:
+        return self.journal.lines(limit)
+
+    def catch_up(self) -> int:
+        """Every member hears the journal's lines it missed (a crash between the journal and a member);
+        returns how many lines were delivered in all."""
+        lines = self.journal.lines(CATCH_UP_LINES)
+        return sum(self._runtime(m.slug).hear(self.key, lines) for m in self.members) if lines else 0
+
+    # -- the person's turn -----------------------------------------------------------------------
+    def say(self, text: str, cancel: threading.Event | None = None) -> Iterator[RoomEvent]:
+        """The person's message, then the answers turn-taking chose (at most the room's cap)."""
+        text = text.strip()
+        if not text:
+            raise NexusArkError(notice("The message is empty."))
+        line = self._enter(None, text)
+        yield Said(line)
+        self.spoken_since_person = 0
+        for slug in plan_replies(
+            text, None, self.members, self.settings.strategy, self.rng, cap=self.settings.cap
+        ):
+            if cancel is not None and cancel.is_set():
+                return
+            yield from self._answer(slug, cancel)
+
+    def next(self, who: str, cancel: threading.Event | None = None) -> Iterator[RoomEvent]:
+        """The person chose who speaks now (manual order, /next NAME): a member's slug or name."""
+        slug = self.member_slug(who)
+        yield from self._answer(slug, cancel)
+
+    def go_on(self, cancel: threading.Event | None = None) -> Iterator[RoomEvent]:
+        """Auto mode's one step: after the last line, who goes on (nothing when the cap is reached or
+        the order is manual; the caller pauses between steps and stops when the person types)."""
+        last = self.journal.lines(1)
+        if not last:
+            return
+        line = last[0]
+        if line.author is None:
+            chosen = plan_replies(line.text, None, self.members, self.settings.strategy, self.rng, cap=1)
+            slug = chosen[0] if chosen else None
+        else:
+            slug = pick_next(
+                line.text,
+                line.author,
+                self.members,
+                self.settings.strategy,
+                self.rng,
+                spoken_since_person=self.spoken_since_person,
+                cap=self.settings.cap,
+            )
+        if slug is not None:
+            yield from self._answer(slug, cancel)
+
+    def member_slug(self, who: str) -> str:
+        for member in self.members:
+            if who in (member.slug, member.name):
+                return member.slug
+        named = mentioned(who, self.members)
+        if named:
+            return named[0]
+        raise NexusArkError(
+            notice("{who} is not in this room: {members}.", who=who, members=", ".join(self.names.values()))
+        )
+
+    def close(self) -> None:
+        self.journal.close()
+
+    # -- inside -------------------------------------------------------------------------------------
+    def _enter(self, author: str | None, text: str, reply_id: int | None = None) -> HeardLine:
+        """Into the journal (committed), then to every member but the author (who said it already)."""
+        name = self.names[author] if author is not None else ""
+        line = self.journal.add(author, name, text, iso(self._now()), reply_id)
+        for member in self.members:
+            if member.slug != author:
+                self._runtime(member.slug).hear(self.key, [line])
+        return line
+
+    def _answer(self, slug: str, cancel: threading.Event | None) -> Iterator[RoomEvent]:
+        name = self.names[slug]
+        others = [m.name for m in self.members if m.slug != slug]
+        yield Speaking(slug, name)
+        result: TurnResult | None = None
+        for item in self._runtime(slug).respond(self.key, others, cancel):
+            if isinstance(item, ReplyDelta):
+                yield Streamed(slug, item.text)
+            elif isinstance(item, TurnResult):
+                result = item
+        if result is None:
+            return
+        yield Answered(slug, result)
+        for note in result.meta.get("notes", []):  # private: to the one member named, in its words
+            recipient = self.member_slug(note["to"])
+            self._runtime(recipient).receive_note(self.key, uuid.uuid4().hex, name, note["text"])
+        if result.text.strip() and result.status in ("complete", "stopped"):
+            self.spoken_since_person += 1
+            yield Said(self._enter(slug, result.text, result.reply_id))
+
+
+def _member(persona: Persona, talkativeness: float, muted: bool) -> Member:
+    settings = persona.settings
+    nicknames = [persona.slug] if persona.slug.casefold() != settings.name.casefold() else []
+    return Member(
+        slug=persona.slug,
+        name=settings.name,
+        nicknames=nicknames,
+        talkativeness=talkativeness,
+        muted=muted,
+        about=persona.soul.strip()[:ABOUT_CHARS],
+    )

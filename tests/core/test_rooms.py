@@ -1,0 +1,242 @@
+"""Rooms (issue 24): the person with Aria and ひかり at once, on a scripted model. Each member keeps its own
+memory: every room message once, with who said it; nothing of another member's prompt or tools."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+from nexus_ark.providers.base import ChatMessage
+from nexus_ark.providers.scripted import ScriptedBackend
+from nexus_ark.rooms.conversation import Answered, Said, Speaking, Streamed, room_key
+
+ARIA_SAYS = "I think the lighthouse trip sounds lovely."
+HIKARI_SAYS = "灯台、いいですね。"
+
+
+def _by_persona(messages: Sequence[ChatMessage]) -> str:
+    """Each persona answers in its own words (the system prompt carries its soul)."""
+    return HIKARI_SAYS if "ひかり" in messages[0].content else ARIA_SAYS
+
+
+@pytest.fixture
+def app(data_dir: Path):
+    backend = ScriptedBackend(_by_persona)
+    core = NexusApp(data_dir, backend_factory=lambda config: backend).open()
+    core.backend_for_test = backend  # type: ignore[attr-defined]
+    yield core
+    core.close()
+
+
+def _run(events) -> list:
+    return list(events)
+
+
+def test_the_person_s_message_is_answered_first_by_the_persona_it_names_then_the_room_goes_on(app) -> None:
+    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
+    room = app.open_room(slug, random.Random(1))
+    try:
+        events = _run(room.say("ひかりさん、週末に灯台へ行きませんか?"))
+    finally:
+        room.close()
+    speakers = [e.slug for e in events if isinstance(e, Speaking)]
+    assert speakers == ["hikari", "aria"], "named first, then the list order"
+    said = [(e.line.author, e.line.text) for e in events if isinstance(e, Said)]
+    assert said == [
+        (None, "ひかりさん、週末に灯台へ行きませんか?"),
+        ("hikari", HIKARI_SAYS),
+        ("aria", ARIA_SAYS),
+    ]
+    assert (
+        "".join(e.text for e in events if isinstance(e, Streamed) and e.slug == "aria").strip() == ARIA_SAYS
+    )
+    assert all(e.result.status == "complete" for e in events if isinstance(e, Answered))
+
+
+def test_every_member_holds_each_room_message_once_with_its_speaker_and_nothing_of_the_others_prompt(
+    app,
+) -> None:
+    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
+    room = app.open_room(slug, random.Random(1))
+    try:
+        _run(room.say("Shall we visit the lighthouse on Sunday?"))
+        _run(room.say("Aria, what should we bring?"))
+        room.catch_up()  # delivering again changes nothing: each line once
+    finally:
+        room.close()
+    key = room_key(slug)
+
+    def rows(persona: str) -> list[tuple[str, str, str, str | None]]:
+        return app.change_memory(
+            persona,
+            "read",
+            lambda store: [
+                (m.speaker, m.role, m.content, m.meta.get("name")) for m in store.messages.recent(key, 100)
+            ],
+        )
+
+    aria, hikari = rows("aria"), rows("hikari")
+    person = ("user", "user")
+    assert [r[:2] for r in aria if r[2].startswith("Shall")] == [person]
+    assert [r[:2] for r in hikari if r[2].startswith("Shall")] == [person]
+    # What Aria said is Aria's own reply in her memory, and a line heard from "Aria" in ひかり's.
+    assert ("aria", "assistant", ARIA_SAYS, None) in aria
+    assert ("aria", "user", ARIA_SAYS, "Aria") in hikari
+    assert ("hikari", "user", HIKARI_SAYS, "ひかり") in aria
+    assert ("hikari", "assistant", HIKARI_SAYS, None) in hikari
+    assert len(aria) == len(hikari) == 6  # 2 of the person's + 2 answers each, once
+    # The prompt ひかり answered from: Aria's words as a heard line, never Aria's soul or prompt.
+    backend = app.backend_for_test
+    hikari_prompts = [r for r in backend.requests if "ひかり" in r[0].content]
+    text = "\n".join(m.content for r in hikari_prompts for m in r)
+    assert f"Aria: {ARIA_SAYS}" in text
+    aria_soul = (app.layout.personas_dir / "aria" / "persona.md").read_text(encoding="utf-8").strip()
+    assert aria_soul.splitlines()[-1] not in text
+
+
+def test_manual_order_answers_only_whom_the_person_picks(app) -> None:
+    slug = app.create_room("Pick", ["aria", "hikari"], strategy="manual")
+    room = app.open_room(slug, random.Random(3))
+    try:
+        first = _run(room.say("Good evening, everyone."))
+        assert [e for e in first if isinstance(e, Speaking)] == []
+        picked = _run(room.next("ひかり"))
+        with pytest.raises(NexusArkError, match="not in this room"):
+            _run(room.next("Kai"))
+    finally:
+        room.close()
+    assert [e.slug for e in picked if isinstance(e, Speaking)] == ["hikari"]
+
+
+def test_an_answer_that_opens_with_a_members_name_is_stored_and_shown_without_it(data_dir: Path) -> None:
+    """A small model writes the room's transcript ("Aria: …") instead of its own line."""
+    backend = ScriptedBackend(["Aria: The sea is calm today."])
+    app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
+    try:
+        slug = app.create_room("Sea", ["aria", "hikari"], strategy="manual")
+        room = app.open_room(slug, random.Random(0))
+        try:
+            _run(room.say("How is the sea?"))
+            events = _run(room.next("hikari"))
+        finally:
+            room.close()
+    finally:
+        app.close()
+    shown = "".join(e.text for e in events if isinstance(e, Streamed)).strip()
+    (said,) = [e.line.text for e in events if isinstance(e, Said)]
+    assert shown == said == "The sea is calm today."
+
+
+def test_a_note_passed_with_the_tool_reaches_only_the_member_named_in_the_senders_words(
+    data_dir: Path,
+) -> None:
+    """Aria passes ひかり a note (the text tool protocol of a model big enough for it); ひかり reads it on her
+    next turn; the person's room, the journal and Aria's other listener never see it."""
+    note = "Ask Mika about the exam, gently."
+    call = json.dumps({"name": "pass_note", "arguments": {"to": "ひかり", "text": note}}, ensure_ascii=False)
+
+    def script(messages: Sequence[ChatMessage]) -> str:
+        if "ひかり" in messages[0].content:
+            return HIKARI_SAYS
+        if not any("The note for" in m.content for m in messages[1:]):  # before the tool's answer
+            return f"<tool_call>{call}</tool_call>"
+        return ARIA_SAYS
+
+    backend = ScriptedBackend(script, text_tools=True)
+    app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
+    try:
+        slug = app.create_room("Exam", ["aria", "hikari"], strategy="manual")
+        room = app.open_room(slug, random.Random(0))
+        try:
+            _run(room.say("I have an exam tomorrow."))
+            aria = _run(room.next("aria"))
+            _run(room.next("hikari"))
+            journal = [line.text for line in room.lines()]
+        finally:
+            room.close()
+        key = room_key(slug)
+        read = lambda persona: app.change_memory(  # noqa: E731
+            persona, "read", lambda store: [(m.speaker, m.content) for m in store.messages.recent(key, 50)]
+        )
+        aria_rows, hikari_rows = read("aria"), read("hikari")
+        tool_uses = {  # the tool call is in the timeline of the member that made it, and only there
+            persona: app.change_memory(
+                persona,
+                "tools",
+                lambda store: store.db.execute(
+                    "select count(*) from activity "
+                    "where summary like '%pass_note%' or data like '%pass_note%'"
+                ).fetchone()[0],
+            )
+            for persona in ("aria", "hikari")
+        }
+    finally:
+        app.close()
+    (answer,) = [e.result for e in aria if isinstance(e, Answered)]
+    assert answer.meta["notes"] == [{"to": "ひかり", "text": note}] and answer.text == ARIA_SAYS
+    assert ("note", note) in hikari_rows
+    assert tool_uses["aria"] >= 1 and tool_uses["hikari"] == 0
+    assert all(note not in text for _, text in aria_rows) and note not in journal
+    hikari_prompt = next(r for r in reversed(backend.requests) if "ひかり" in r[0].content)
+    assert f"(Ariaから、あなただけへのメモ: {note})" in hikari_prompt[-1].content
+
+
+def test_a_dream_reads_the_room_with_who_said_what(app) -> None:
+    """What a member heard in a room reaches its dreams under the speaker's name."""
+    from nexus_ark.dreaming.material import day_messages
+
+    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
+    room = app.open_room(slug, random.Random(1))
+    try:
+        _run(room.say("Shall we visit the lighthouse on Sunday?"))
+    finally:
+        room.close()
+    today = app.clock.now().astimezone().date()
+    lines = app.change_memory("aria", "dream material", lambda store: day_messages(store, today))
+    assert [(speaker, text) for _, _, speaker, text in lines] == [
+        ("user", "Shall we visit the lighthouse on Sunday?"),
+        ("aria", ARIA_SAYS),
+        ("ひかり", HIKARI_SAYS),
+    ]
+
+
+def test_rooms_are_created_listed_and_deleted_from_the_command_line_and_a_broken_one_is_named(
+    data_dir: Path,
+) -> None:
+    from tests.conftest import run_cli
+
+    made = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "room",
+        "create",
+        "Study pair",
+        "--persona",
+        "aria",
+        "--persona",
+        "hikari",
+        "--strategy",
+        "list",
+    )
+    assert made.returncode == 0 and made.stdout.strip() == "study-pair", made.stderr
+    alone = run_cli("--data-dir", str(data_dir), "room", "create", "Alone", "--persona", "aria")
+    assert alone.returncode == 2 and "members" in alone.stderr
+    (data_dir / "rooms" / "broken").mkdir()
+    (data_dir / "rooms" / "broken" / "room.toml").write_text(
+        'name = "B"\nstrategy = "loud"\n', encoding="utf-8"
+    )
+    listed = run_cli("--data-dir", str(data_dir), "room", "list")
+    assert listed.returncode == 0
+    rows = listed.stdout.splitlines()
+    assert rows[1] == "study-pair\tStudy pair\taria,hikari\tlist"
+    assert rows[0].startswith("broken\t(cannot be read:") and "room.toml" in rows[0] and "strategy" in rows[0]
+    gone = run_cli("--data-dir", str(data_dir), "room", "delete", "study-pair")
+    assert gone.returncode == 0 and not (data_dir / "rooms" / "study-pair").exists()
+    missing = run_cli("--data-dir", str(data_dir), "room", "delete", "study-pair")
+    assert missing.returncode == 2 and "There is no room study-pair" in missing.stderr
