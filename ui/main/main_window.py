@@ -34,6 +34,7 @@ from ui.life.life_controller import LifeController
 from ui.life.tray import Tray, click_bridge
 from ui.main.menus import Menus
 from ui.main.openers import Openers
+from ui.main.room_hooks import RoomHooks
 from ui.main.turns import Turns
 from ui.personas.persona_dialog import NewPersonaDialog
 from ui.util import i18n
@@ -52,7 +53,7 @@ def _shown(field: str) -> property:
     )
 
 
-class MainWindow(Menus, Turns, Openers, QMainWindow):
+class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
     request_open = Signal(str)
     request_send = Signal(str)
     request_continue = Signal(int)
@@ -132,6 +133,7 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
         left_layout.addWidget(self.memory_button)
         left_layout.addWidget(self.model_button)
         left_layout.addWidget(self.new_persona_button)
+        self._build_rooms(left_layout)
 
         self.chat = ChatView()
         self.search_bar = SearchBar()
@@ -175,7 +177,7 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
 
         splitter = QSplitter()
         splitter.addWidget(left)
-        splitter.addWidget(right)
+        splitter.addWidget(self._room_pages(right))
         splitter.setStretchFactor(1, 1)
         splitter.setSizes([220, 760])
         self.setCentralWidget(splitter)
@@ -201,6 +203,7 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
         self.continue_button.setText(tr("Continue"))
         self.edit_banner.setText(tr("Editing a message: Enter sends the new wording, Esc cancels."))
         self.chat.retranslate()
+        self._retranslate_rooms()
         self.search_bar.retranslate()
         self.language_notice.retranslate()
         self.stop_button.setText(tr("Stop"))
@@ -216,6 +219,7 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
         persona the window starts on (the last one used), or say why there is none."""
         self._persona_reads += 1
         token = self._persona_reads
+        self.refresh_rooms()  # the members' names and faces
 
         app = self.app
 
@@ -434,6 +438,7 @@ class MainWindow(Menus, Turns, Openers, QMainWindow):
             self.tray.hide()
         self.worker.close()
         self.hide()
+        self.close_room(wait=True)
         # The one wait on closing, with the window already gone: the caller closes the core next, and must
         # not close it under the turn's last step (a stopped reply ends at its next token).
         self.worker.wait()

@@ -22,6 +22,9 @@ class Menus:
         self.quit_action.setShortcut("Ctrl+Q")
         self.quit_action.triggered.connect(self.quit_app)
         self.file_menu.addAction(self.new_persona_action)
+        self.new_room_action = QAction(self)  # a room: the person with several personas at once
+        self.new_room_action.triggered.connect(self.new_room)
+        self.file_menu.addAction(self.new_room_action)
         self.import_card_action = QAction(self)  # a SillyTavern character card becomes a persona
         self.import_card_action.triggered.connect(
             lambda: card_actions.import_card(self, self.app, on_imported=self._on_card_imported)
@@ -107,6 +110,7 @@ class Menus:
         self.latest_action.setText(tr("Jump to the latest message"))
         self.file_menu.setTitle(tr("&File"))
         self.new_persona_action.setText(tr("New persona…"))
+        self.new_room_action.setText(tr("New room…"))
         self.quit_action.setText(tr("Quit"))
         self.view_menu.setTitle(tr("&View"))
         self.language_menu.setTitle(tr("Language"))

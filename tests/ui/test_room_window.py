@@ -1,0 +1,279 @@
+"""Rooms in the window (issue 24): a room of Aria and ひかり made from the New room dialog, opened in place of
+the persona's conversation; both answer in list order, each streamed into its own bubble; the next speaker
+chosen by hand; auto mode stopped by typing; the room renamed and deleted. Scripted model answering per
+persona (its own words), and the issue's bar on the bundled model: ten turns of three (slow)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
+
+from nexus_ark.app import NexusApp
+from nexus_ark.providers.base import ChatMessage
+from nexus_ark.providers.scripted import ScriptedBackend
+from nexus_ark.rooms.conversation import Speaking, Streamed, room_key
+from tests.integration.test_room_cli import LINES  # the terminal's ten turns, here in the window
+from ui.main.main_window import MainWindow
+from ui.rooms.room_dialog import RoomDialog
+from ui.rooms.room_panel import RoomPanel
+from ui.util import i18n
+
+pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints")
+
+ARIA_SAYS = (
+    "I think a walk to the lighthouse on Sunday sounds lovely, and I will bring a flask of tea for us."
+)
+HIKARI_SAYS = "灯台 いいですね 私は おにぎりを 持って いきます 晴れると いいな"
+
+
+def _by_persona(messages: Sequence[ChatMessage]) -> str:
+    """Each persona answers in its own words (the system prompt carries its soul)."""
+    return HIKARI_SAYS if "ひかり" in messages[0].content else ARIA_SAYS
+
+
+@pytest.fixture
+def opened(qtbot, data_dir: Path):
+    """The window on a scripted model that streams a word every 15 ms (several coalesced pieces a reply)."""
+    backend = ScriptedBackend(_by_persona, delay_s=0.015)
+    core = NexusApp(data_dir, backend_factory=lambda config: backend).open()
+    i18n.set_language("en")
+    window = MainWindow(core)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.ready, timeout=60_000)
+    yield core, window
+    window.close()
+    core.close()
+
+
+def _answer_modal(action: Callable) -> None:
+    """Act on the modal dialog about to open (exec() runs its own loop), then let it close."""
+
+    def act() -> None:
+        dialog = QApplication.activeModalWidget()
+        if dialog is None:
+            QTimer.singleShot(10, act)
+            return
+        action(dialog)
+
+    QTimer.singleShot(0, act)
+
+
+def _create(qtbot, window: MainWindow, members: list[str], strategy: str, name: str = "") -> RoomPanel:
+    def fill(dialog: RoomDialog) -> None:
+        assert isinstance(dialog, RoomDialog)
+        for slug in members:
+            dialog.set_member(slug, True)
+        dialog.strategy_box.setCurrentIndex(dialog.strategy_box.findData(strategy))
+        dialog.name_field.setText(name)
+        dialog.accept()
+
+    _answer_modal(fill)
+    qtbot.mouseClick(window.new_room_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.room_panel is not None and window.room_panel.settings is not None)
+    return window.room_panel
+
+
+def _send(qtbot, panel: RoomPanel, text: str) -> None:
+    panel.input.setPlainText(text)
+    qtbot.mouseClick(panel.send_button, Qt.MouseButton.LeftButton)
+
+
+def _idle(qtbot, panel: RoomPanel, timeout: int = 30_000) -> None:
+    qtbot.waitUntil(lambda: panel.worker.idle and panel.view.answering is None, timeout=timeout)
+
+
+def _room_after(qtbot, window: MainWindow, text: str) -> RoomPanel:
+    """A room of Aria and ひかり in list order, once both have answered the person's text."""
+    panel = _create(qtbot, window, ["aria", "hikari"], "list")
+    _send(qtbot, panel, text)
+    _idle(qtbot, panel)
+    return panel
+
+
+class _Heard:
+    """What the room's lane reported to the panel, in order."""
+
+    def __init__(self, panel: RoomPanel) -> None:
+        self.events: list = []
+        panel.worker.event.connect(self.events.append)
+
+    def speakers(self) -> list[str]:
+        return [e.slug for e in self.events if isinstance(e, Speaking)]
+
+    def pieces(self, slug: str) -> list[str]:
+        return [e.text for e in self.events if isinstance(e, Streamed) and e.slug == slug]
+
+
+def test_a_room_made_in_the_dialog_answers_in_list_order_each_reply_streamed(qtbot, opened) -> None:
+    core, window = opened
+    panel = _create(qtbot, window, ["aria", "hikari"], "list")
+    assert window.pages.currentWidget() is panel, "the room is shown in place of the conversation"
+    assert [window.room_list.item(n).text() for n in range(window.room_list.count())] == ["Aria & ひかり"]
+    assert panel.next_box.count() == 2 and "Aria & ひかり" in window.windowTitle()
+    heard = _Heard(panel)
+
+    _send(qtbot, panel, "Shall we go to the lighthouse this weekend?")
+    qtbot.waitUntil(lambda: panel.view.answering == "aria")
+    assert panel.status.text() == "Aria is writing…"
+    _idle(qtbot, panel)
+
+    assert heard.speakers() == ["aria", "hikari"]
+    for slug, said in (("aria", ARIA_SAYS), ("hikari", HIKARI_SAYS)):
+        pieces = heard.pieces(slug)
+        assert len(pieces) >= 2, f"{slug}'s reply must arrive in several coalesced pieces"
+        assert len(pieces) < len(said.split()), "words are coalesced, not one report each"
+        assert "".join(pieces).strip() == said
+    assert panel.view.texts() == [
+        ("", "Shall we go to the lighthouse this weekend?"),
+        ("Aria", ARIA_SAYS),
+        ("ひかり", HIKARI_SAYS),
+    ]
+    assert panel.status.text() == "Ready"
+    # The room's journal holds the same lines, and each member heard the others once.
+    room = core.open_room(panel.slug)
+    try:
+        assert [(line.name, line.text) for line in room.lines()] == panel.view.texts()
+    finally:
+        room.close()
+    heard_by_hikari = core.change_memory(
+        "hikari", "read", lambda store: [m.content for m in store.messages.recent(room_key(panel.slug), 10)]
+    )
+    assert heard_by_hikari.count(ARIA_SAYS) == 1
+
+
+def test_manual_order_waits_for_the_person_to_pick_the_next_speaker(qtbot, opened) -> None:
+    _core, window = opened
+    panel = _create(qtbot, window, ["aria", "hikari"], "manual", name="Tea time")
+    assert not panel.auto_button.isEnabled(), "auto mode has nobody to ask in manual order"
+    heard = _Heard(panel)
+    _send(qtbot, panel, "Good evening, everyone.")
+    qtbot.waitUntil(lambda: len(panel.view.texts()) == 1 and panel.worker.idle)
+    assert heard.speakers() == [], "nobody was named: nobody answers until picked"
+
+    panel.next_box.setCurrentIndex(panel.next_box.findData("hikari"))
+    qtbot.mouseClick(panel.next_button, Qt.MouseButton.LeftButton)
+    _idle(qtbot, panel)
+    assert heard.speakers() == ["hikari"]
+    assert panel.view.texts()[-1] == ("ひかり", HIKARI_SAYS)
+
+
+def test_sending_while_a_member_answers_stops_that_answer_and_sends(qtbot, opened) -> None:
+    _core, window = opened
+    panel = _create(qtbot, window, ["aria", "hikari"], "list")
+    _send(qtbot, panel, "Tell me about the sea.")
+    qtbot.waitUntil(lambda: panel.view.answering == "aria" and panel.view.shown[-1].text != "")
+    _send(qtbot, panel, "Actually, ひかりさん first please.")
+    _idle(qtbot, panel)
+    shown = panel.view.shown
+    assert [(line.name, line.status) for line in shown[:3]] == [
+        ("", "complete"),
+        ("Aria", "stopped"),
+        ("", "complete"),
+    ]
+    assert ARIA_SAYS.startswith(shown[1].text.strip()) and shown[1].text.strip() != ARIA_SAYS
+    assert [line.name for line in shown[3:]] == ["ひかり", "Aria"], "the one named answers first"
+
+
+def test_auto_mode_lets_them_talk_on_and_typing_stops_it(qtbot, opened) -> None:
+    _core, window = opened
+    panel = _create(qtbot, window, ["aria", "hikari"], "list")
+    panel.worker.change(lambda settings: settings.model_copy(update={"pause_s": 0.1, "cap": 6}))
+    qtbot.waitUntil(lambda: panel.settings.pause_s == 0.1)
+    heard = _Heard(panel)
+    _send(qtbot, panel, "Hello, you two.")
+    _idle(qtbot, panel)
+    assert heard.speakers() == ["aria", "hikari"]
+
+    qtbot.mouseClick(panel.auto_button, Qt.MouseButton.LeftButton)
+    assert panel.auto.on
+    qtbot.waitUntil(
+        lambda: len(heard.speakers()) == 4, timeout=20_000
+    )  # aria, then hikari again, on their own
+    assert heard.speakers()[2:] == ["aria", "hikari"]
+    panel.input.setFocus()
+    qtbot.keyClicks(panel.input, "w")  # the person takes the floor
+    assert not panel.auto.on and not panel.auto_button.isChecked()
+    assert panel.status.text() == "Auto mode stopped: you have the floor."
+    spoken = len(heard.speakers())
+    _idle(qtbot, panel)
+    assert panel.view.shown[-1].status == "complete", "the answer being written may finish"
+    qtbot.wait(600)  # six pauses: no new step starts
+    assert len(heard.speakers()) == spoken and panel.worker.idle
+
+
+def test_rename_and_delete_from_the_rooms_menu_members_keep_their_memories(
+    qtbot, opened, monkeypatch
+) -> None:
+    core, window = opened
+    panel = _room_after(qtbot, window, "A short hello.")
+    slug = panel.slug
+
+    monkeypatch.setattr(QInputDialog, "getText", lambda *args, **kwargs: ("Lighthouse club", True))
+    panel.rename_action.trigger()
+    qtbot.waitUntil(
+        lambda: window.room_list.count() == 1 and window.room_list.item(0).text() == "Lighthouse club"
+    )
+    assert core.rooms.load(slug).name == "Lighthouse club" and "Lighthouse club" in window.windowTitle()
+
+    monkeypatch.setattr(QMessageBox, "question", lambda *args, **kwargs: QMessageBox.StandardButton.Yes)
+    panel.delete_action.trigger()
+    qtbot.waitUntil(lambda: window.room_panel is None and window.room_list.count() == 0)
+    assert not core.rooms.folder(slug).exists()
+    assert window.pages.currentIndex() == 0, "the persona's conversation is back"
+    kept = core.change_memory(
+        "aria", "read", lambda store: [m.content for m in store.messages.recent(room_key(slug), 10)]
+    )
+    assert "A short hello." in kept and HIKARI_SAYS in kept
+
+
+def test_clicking_a_persona_brings_its_conversation_back_and_the_room_reopens_with_its_lines(
+    qtbot, opened
+) -> None:
+    _core, window = opened
+    panel = _room_after(qtbot, window, "Hi!")
+    slug, lines = panel.slug, panel.view.texts()
+    window.persona_list.chosen.emit("aria")  # a click on the persona open underneath
+    assert window.room_panel is None and window.pages.currentIndex() == 0
+    window.room_list.chosen.emit(slug)
+    qtbot.waitUntil(lambda: window.room_panel is not None and window.room_panel.settings is not None)
+    assert window.room_panel.view.texts() == lines
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_ten_turns_of_three_on_the_bundled_model_through_the_window(qtbot, data_dir: Path) -> None:
+    """The issue's bar: the person, Aria and ひかり for ten turns on the bundled model, replies streamed."""
+    core = NexusApp(data_dir).open()
+    i18n.set_language("en")
+    window = MainWindow(core)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        qtbot.waitUntil(lambda: window.ready, timeout=120_000)
+        panel = _create(qtbot, window, ["aria", "hikari"], "list")
+        heard = _Heard(panel)
+        for line in LINES:
+            _send(qtbot, panel, line)
+            _idle(qtbot, panel, timeout=300_000)
+        shown = panel.view.texts()
+        assert [text for who, text in shown if who == ""] == LINES
+        replies = [(who, text) for who, text in shown if who]
+        assert len(replies) >= 10 and {who for who, _ in replies} == {"Aria", "ひかり"}
+        assert all(text.strip() for _, text in replies)
+        assert len(heard.speakers()) == 20  # both answer every line, in list order
+        streamed = sum(len(heard.pieces(slug)) for slug in ("aria", "hikari"))
+        assert streamed > len(replies), "replies arrive streamed, in pieces"
+        room = core.open_room(panel.slug)
+        try:
+            journal = [(line.name, line.text) for line in room.lines(limit=1000)]
+        finally:
+            room.close()
+        assert journal == shown
+    finally:
+        window.close()
+        core.close()

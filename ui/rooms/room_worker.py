@@ -1,0 +1,237 @@
+"""A room's lane: the room's conversation (nexus_ark.rooms.conversation.RoomConversation) is driven from one
+thread, a SerialWorker lane of its own per open room, never the UI thread; the members' answers themselves
+run on their runtimes' queues. The room's events come back as the lane's reports, in order, a member's
+streamed words coalesced into one report every few tens of milliseconds, never one per token.
+
+Every step gets a cancel event of its own: Stop, or the person sending while a member answers, sets the
+events of the steps not finished (the answer under way ends at its next token) and the new message goes in
+behind them. An auto-mode step can also be skipped before it starts (the person began typing)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QImage
+
+from nexus_ark.agent.room_turn import HeardLine
+from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+from nexus_ark.notices import notice
+from nexus_ark.rooms.conversation import RoomConversation, RoomEvent, Speaking, Streamed
+from nexus_ark.rooms.room import RoomSettings
+from ui.util.avatars import avatar_image, placeholder_image
+from ui.util.i18n import tr
+from ui.util.tasks import Report, SerialWorker, while_open
+
+AVATAR_DRAWN_PX = 56  # twice the view's size: sharp on a high-density screen
+HISTORY_LINES = 200  # the room's latest lines shown when it opens
+
+Start = Callable[[RoomConversation, threading.Event], Iterator[RoomEvent]]
+
+
+@dataclass(frozen=True)
+class ShownMember:
+    slug: str
+    name: str
+    avatar: QImage  # drawn on the lane; made a pixmap on the UI thread
+
+
+@dataclass(frozen=True)
+class OpenedRoom:
+    slug: str
+    settings: RoomSettings
+    members: list[ShownMember]
+    lines: list[HeardLine]
+    you: QImage  # the person's stand-in, with the first letter of "You" in the language of the moment
+    spoken_since_person: int
+
+
+@dataclass(frozen=True)
+class StepEnd:
+    kind: str  # "say" | "next" | "go_on"
+    # The members' lines since the person last spoke (auto mode's cap); None: the step failed, unknown.
+    spoken_since_person: int | None
+    spoke: bool  # a member took the floor in this step
+
+
+class _Coalesced:
+    """A member's streamed words held until coalesce_s has passed since the last report."""
+
+    def __init__(self, report: Report, coalesce_s: float) -> None:
+        self.report, self.coalesce_s = report, coalesce_s
+        self.slug, self.held, self.sent_at = "", [], 0.0
+
+    def add(self, piece: Streamed) -> None:
+        if piece.slug != self.slug:
+            self.flush()
+            self.slug = piece.slug
+        self.held.append(piece.text)
+        if time.monotonic() - self.sent_at >= self.coalesce_s:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.held:
+            self.report(Streamed(self.slug, "".join(self.held)))
+            self.held.clear()
+            self.sent_at = time.monotonic()
+
+
+class _Room:
+    """What runs on the lane: plain Python and QImages, no Qt object that lives on a thread."""
+
+    def __init__(self, app: NexusApp, slug: str, coalesce_s: float) -> None:
+        self.app, self.slug, self.coalesce_s = app, slug, coalesce_s
+        self.room: RoomConversation | None = None
+
+    def open(self, you: str) -> OpenedRoom:
+        self.close()
+        room = self.room = self.app.open_room(self.slug)
+        members = [
+            ShownMember(
+                m.slug, m.name, avatar_image(m.name, self.app.personas.avatar_file(m.slug), AVATAR_DRAWN_PX)
+            )
+            for m in room.members
+        ]
+        return OpenedRoom(
+            self.slug,
+            room.settings,
+            members,
+            room.lines(HISTORY_LINES),
+            placeholder_image(you, AVATAR_DRAWN_PX),
+            room.spoken_since_person,
+        )
+
+    def opened(self) -> RoomConversation:
+        if self.room is None:
+            raise NexusArkError(notice("There is no room {room}.", room=self.slug))
+        return self.room
+
+    def step(
+        self, kind: str, start: Start, cancel: threading.Event, skip: threading.Event | None, report: Report
+    ) -> StepEnd:
+        room = self.opened()
+        if skip is not None and skip.is_set():  # auto mode went off before this step began
+            return StepEnd(kind, room.spoken_since_person, False)
+        spoke = False
+        pieces = _Coalesced(report, self.coalesce_s)
+        for event in start(room, cancel):
+            if isinstance(event, Streamed):
+                pieces.add(event)
+                continue
+            pieces.flush()
+            spoke = spoke or isinstance(event, Speaking)
+            report(event)
+        pieces.flush()
+        return StepEnd(kind, room.spoken_since_person, spoke)
+
+    def change(self, edit: Callable[[RoomSettings], RoomSettings], you: str) -> OpenedRoom:
+        """The room's settings changed and saved, then the room opened again on them (a new member hears
+        what was said before it came, as the core's catch-up delivers it)."""
+        self.app.rooms.save(self.slug, edit(self.app.rooms.load(self.slug)))
+        return self.open(you)
+
+    def delete(self) -> str:
+        """The room and its journal go; each member keeps what it heard and said there."""
+        self.close()
+        self.app.rooms.delete(self.slug)
+        return self.slug
+
+    def close(self) -> None:
+        if self.room is not None:
+            self.room.close()
+            self.room = None
+
+
+class RoomWorker(QObject):
+    """Lives on the UI thread, and so do its signals; each request runs on the room's lane, in order."""
+
+    opened = Signal(object)  # OpenedRoom (at the first open, and after each change of the room's settings)
+    event = Signal(object)  # Said | Speaking | Streamed (coalesced) | Answered, as the room says them
+    step_done = Signal(object)  # StepEnd
+    failed = Signal(str)  # a step, an open or a change could not be done: why, in the person's language
+    deleted = Signal(str)  # the room's slug
+
+    def __init__(
+        self, app: NexusApp, slug: str, coalesce_ms: int = 40, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.slug = slug
+        self._room = _Room(app, slug, coalesce_ms / 1000)
+        self._lane = SerialWorker(f"room-{slug}")
+        self._unfinished: list[threading.Event] = []  # the cancel events of the steps asked for, not done
+
+    @property
+    def idle(self) -> bool:
+        return self._lane.idle
+
+    def open(self) -> None:
+        room, you = self._room, tr("You")
+        self._lane.run(
+            lambda: room.open(you), while_open(self, self.opened.emit), while_open(self, self.failed.emit)
+        )
+
+    def say(self, text: str) -> None:
+        self._step("say", lambda room, cancel: room.say(text, cancel))
+
+    def next(self, slug: str) -> None:
+        self._step("next", lambda room, cancel: room.next(slug, cancel))
+
+    def go_on(self) -> threading.Event:
+        """Auto mode's step; set the returned event to drop it if it has not started yet."""
+        skip = threading.Event()
+        self._step("go_on", lambda room, cancel: room.go_on(cancel), skip)
+        return skip
+
+    def _step(self, kind: str, start: Start, skip: threading.Event | None = None) -> None:
+        cancel = threading.Event()
+        self._unfinished.append(cancel)
+        room = self._room
+
+        def done(end: StepEnd) -> None:
+            self._unfinished.remove(cancel)
+            self.step_done.emit(end)
+
+        def failed(message: str) -> None:
+            self._unfinished.remove(cancel)
+            self.failed.emit(message)
+            self.step_done.emit(StepEnd(kind, None, False))
+
+        self._lane.run_reporting(
+            lambda report: room.step(kind, start, cancel, skip, report),
+            while_open(self, self.event.emit),
+            while_open(self, done),
+            while_open(self, failed),
+        )
+
+    def change(self, edit: Callable[[RoomSettings], RoomSettings]) -> None:
+        room, you = self._room, tr("You")
+        self._lane.run(
+            lambda: room.change(edit, you),
+            while_open(self, self.opened.emit),
+            while_open(self, self.failed.emit),
+        )
+
+    def delete(self) -> None:
+        self.cancel()
+        self._lane.run(
+            self._room.delete, while_open(self, self.deleted.emit), while_open(self, self.failed.emit)
+        )
+
+    def cancel(self) -> None:
+        """Every step asked for and not finished stops: an answer under way at its next token."""
+        for event in self._unfinished:
+            event.set()
+
+    def close(self) -> None:
+        """Stop what runs; the room's journal closes on the lane once its last step ended. Never waits."""
+        self.cancel()
+        self._lane.close(self._room.close)
+
+    def wait(self) -> None:
+        """Block until the lane has ended (the window does, hidden, before the core closes)."""
+        self.close()
+        self._lane.wait()
