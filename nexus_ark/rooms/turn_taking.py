@@ -41,7 +41,7 @@ class Member(BaseModel):
 
 # Kana, kanji (with 々 and the long-vowel mark, inside the kana block) and hangul: scripts with no spaces
 # between words, where a name is found as a substring.
-_CJK = "\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK = r"\u3005\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _IS_CJK = re.compile(f"[{_CJK}]")
 # A letter or digit of a spaced script: what may not touch a Latin name ("Aria" is no mention in "Ariana").
 _SPACED_WORD_CHAR = f"[^\\W_{_CJK}]"
@@ -99,8 +99,8 @@ def mentioned(text: str, members: Sequence[Member]) -> list[str]:
 
 # Relevance of a message to a persona: how much of the message the persona's `about` also speaks of, two
 # shared words counting as fully relevant (1.0), one as half. Each word of the message counts at most 1:
-# - a word of a spaced script (three letters or more, not a function word, a plural "s" dropped so "stars"
-#   meets "star") counts 1 when the about has it;
+# - a word of a spaced script (three letters or more, not a function word or filler, a plural "s"
+#   dropped so "stars" meets "star") counts 1 when the about has it;
 # - Japanese has no spaces: each run of kanji and katakana (天文学, コーヒー) counts the share of its
 #   character bigrams the about's runs also have (天文学: 天文 and 文学), or, when more, half the share of
 #   its kanji found in the about (星 in 星の話 meets 星空: 0.5), since a single kanji is often a word.
@@ -119,8 +119,8 @@ _FUNCTION_WORDS = """
 _STOPWORDS = frozenset(_FUNCTION_WORDS.split())
 _COMMON_KANJI = frozenset("私僕俺君人何今日時事物方思言行来見出入上下中大小前後本当")
 _WORD = re.compile(r"[^\W\d_]{3,}")
-_KANJI_KATAKANA_RUN = re.compile("[\u3005\u30a1-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_KANJI = re.compile("[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_KANJI_KATAKANA_RUN = re.compile(r"[\u3005\u30a1-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_KANJI = re.compile(r"[\u3005\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def _words(folded: str) -> set[str]:
