@@ -27,6 +27,8 @@ GRAMMAR_ONLY = {"s"}
 # Japanese strings outside prompts/, by (module, top-level name), and why each is not a model-facing
 # sentence of ours. Moving one into prompts/ (or deleting it) means deleting its line here.
 NOT_PROMPTS = {
+    ("rooms/turn_taking.py", "_JA_HONORIFIC"): "honorifics that may follow a member's name (a pattern)",
+    ("rooms/turn_taking.py", "_COMMON_KANJI"): "kanji too common to say what a message is about (relevance)",
     ("memory/archive/vectors.py", "CENTER_PROBES"): "sample sentences whose embeddings find a model's center",
     ("mind/emotion_greeting.py", "_JA"): "greetings to strip before reading an emotion (a pattern)",
     ("mind/emotion_greeting.py", "_JA_NAME"): "what may follow a greeting (a pattern)",
