@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
 
+from nexus_ark.agent.room_turn import HeardLine
 from nexus_ark.app import NexusApp
 from nexus_ark.providers.base import ChatMessage
 from nexus_ark.providers.scripted import ScriptedBackend
@@ -20,6 +22,7 @@ from tests.integration.test_room_cli import LINES  # the terminal's ten turns, h
 from ui.main.main_window import MainWindow
 from ui.rooms.room_dialog import RoomDialog
 from ui.rooms.room_panel import RoomPanel
+from ui.rooms.room_view import RoomView
 from ui.util import i18n
 
 pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints")
@@ -242,6 +245,58 @@ def test_clicking_a_persona_brings_its_conversation_back_and_the_room_reopens_wi
     window.room_list.chosen.emit(slug)
     qtbot.waitUntil(lambda: window.room_panel is not None and window.room_panel.settings is not None)
     assert window.room_panel.view.texts() == lines
+
+
+def _view(qtbot) -> RoomView:
+    view = RoomView()
+    qtbot.addWidget(view)
+    view.resize(700, 500)
+    view.show()
+    face = QImage(8, 8, QImage.Format.Format_ARGB32)
+    view.set_members([("aria", face), ("hikari", face)], face)
+    return view
+
+
+def _blocks(view: RoomView) -> list[tuple[str, bool]]:
+    """Each paragraph of the document with whether it is a list's item."""
+    found, block = [], view.document().begin()
+    while block.isValid():
+        found.append((block.text(), block.textList() is not None))
+        block = block.next()
+    return found
+
+
+def test_a_long_history_is_drawn_a_few_lines_a_turn_newest_first_and_in_order(qtbot) -> None:
+    view = _view(qtbot)
+    lines = [
+        HeardLine(key=str(n), author=(None, "aria", "hikari")[n % 3], name=("", "Aria", "ひかり")[n % 3],
+                  text=f"line {n}: the sea was calm that morning", created_at="")
+        for n in range(200)
+    ]  # fmt: skip
+    view.show_lines(lines)
+    drawn = len(view.document().rootFrame().childFrames())
+    assert view.drawing and 0 < drawn < 200, "not all at once: the window would stall"
+    assert "line 199: the sea" in view.toPlainText(), "the newest first"
+    qtbot.waitUntil(lambda: not view.drawing)
+    text = view.toPlainText()
+    positions = [text.index(f"line {n}: ") for n in range(200)]
+    assert positions == sorted(positions) and view.at_end()
+
+
+def test_an_answer_streamed_through_a_list_keeps_its_first_paragraph_plain(qtbot) -> None:
+    view = _view(qtbot)
+    said = "Rice balls, tea in a flask, and a blanket:\n\n- umeboshi for me\n- salmon for you two"
+    view.begin_answer("hikari", "ひかり")
+    for at in range(0, len(said), 3):
+        view.append_answer(said[at : at + 3])
+    expected = [
+        ("Rice balls, tea in a flask, and a blanket:", False),
+        ("umeboshi for me", True),
+        ("salmon for you two", True),
+    ]
+    assert [b for b in _blocks(view) if b[0] in dict(expected)] == expected
+    view.end_answer(said, "complete")
+    assert [b for b in _blocks(view) if b[0] in dict(expected)] == expected
 
 
 @pytest.mark.slow

@@ -5,9 +5,10 @@ and the answer being written streamed into its own bubble: each coalesced piece 
 from __future__ import annotations
 
 import html
+import time
 from dataclasses import dataclass
 
-from PySide6.QtCore import QDate, QDateTime, QEvent, Qt, QUrl
+from PySide6.QtCore import QDate, QDateTime, QEvent, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QColor,
     QImage,
@@ -29,6 +30,9 @@ from ui.util.i18n import N_, tr
 
 AVATAR_PX = 28
 MAX_LINES = 300  # bubbles kept in the view; older ones leave from the top (the journal keeps them all)
+# Drawing the history takes this much of a main-loop turn, then lets it run: 200 lines drawn at once held
+# the loop 300-600 ms (bench/room_stall.py, docs/benchmarks.md).
+HISTORY_BUDGET_S = 0.002
 # A hue per place in the room (up to six members), far apart around the wheel.
 MEMBER_HUES = (28, 150, 285, 345, 55, 185)  # none near the person's blue (about 220)
 _NOTES = {"stopped": N_("stopped"), "error": N_("the model failed")}
@@ -59,9 +63,7 @@ def _put(cursor: QTextCursor, text: str) -> None:
     item (an earlier piece of the answer ended in a list): made plain first, or the answer's first paragraph
     would show a bullet."""
     cursor.removeSelectedText()
-    if (items := cursor.currentList()) is not None:
-        items.remove(cursor.block())
-    cursor.setBlockFormat(QTextBlockFormat())
+    cursor.setBlockFormat(QTextBlockFormat())  # out of any list
     cursor.insertFragment(QTextDocumentFragment(to_document(text)))
 
 
@@ -87,6 +89,9 @@ class RoomView(QTextBrowser):
         self._avatars: dict[str, QPixmap] = {}
         self._answer: ShownLine | None = None
         self._placeholder = False
+        self._undrawn: list[ShownLine] = []  # history still to draw, oldest first (drawn from the newest up)
+        self._history_timer = QTimer(self, interval=0)
+        self._history_timer.timeout.connect(self._draw_history)
 
     # -- who is in the room -------------------------------------------------------------------------
     def set_members(self, members: list[tuple[str, QImage]], you: QImage) -> None:
@@ -114,7 +119,8 @@ class RoomView(QTextBrowser):
 
     def show_placeholder(self, text: str) -> None:
         self._answer = None
-        self.shown = []
+        self.shown, self._undrawn = [], []
+        self._history_timer.stop()
         color = _MUTED["dark" if self.dark else "light"]
         self.setHtml(f"<p align='center' style='color:{color}'><br><br>{html.escape(text)}</p>")
         self._install_avatars()
@@ -136,7 +142,10 @@ class RoomView(QTextBrowser):
         self._draw(cursor, line)
         self.shown.append(line)
         if len(self.shown) > MAX_LINES:
-            self._remove(self.shown.pop(0))
+            oldest = self.shown.pop(0)
+            if oldest in self._undrawn:
+                self._undrawn.remove(oldest)
+            self._remove(oldest)
         if follow:
             self.scroll_to_end()
 
@@ -153,10 +162,12 @@ class RoomView(QTextBrowser):
     def append_answer(self, text: str) -> None:
         """More of the answer: only its bubble's words are set again."""
         answer = self._answer
-        if answer is None or answer.frame is None:
+        if answer is None:
+            return
+        answer.text += text
+        if answer.frame is None:  # not drawn again yet (the theme switched): drawn whole when it is
             return
         follow = self.at_end()
-        answer.text += text
         _put(self._body(answer.frame), answer.text)
         if follow:
             self.scroll_to_end()
@@ -164,10 +175,12 @@ class RoomView(QTextBrowser):
     def end_answer(self, text: str, status: str) -> None:
         """The answer as it was kept (its final words, "complete", "stopped" or "error")."""
         answer, self._answer = self._answer, None
-        if answer is None or answer.frame is None:
+        if answer is None:
+            return
+        answer.text, answer.status = text, status
+        if answer.frame is None:
             return
         follow = self.at_end()
-        answer.text, answer.status = text, status
         cursor = self._body(answer.frame)
         cursor.beginEditBlock()
         self._fill(cursor, answer)
@@ -237,16 +250,43 @@ class RoomView(QTextBrowser):
         line.frame = None
 
     def _redraw(self) -> None:
-        """Every bubble again (a palette or a language changed, or a new history)."""
+        """Every bubble again (a palette or a language changed, or a new history), from the newest up, a
+        few a main-loop turn: the latest words show at once and the window never stalls."""
         self.clear()
         self._placeholder = False
         self._install_avatars()
+        for line in self.shown:
+            line.frame = None
+        self._undrawn = list(self.shown)
+        self._draw_history()
+
+    @property
+    def drawing(self) -> bool:
+        """History is still being drawn."""
+        return bool(self._undrawn)
+
+    def _draw_history(self) -> None:
+        """Undrawn lines above the drawn ones for HISTORY_BUDGET_S, in one edit block (laid out once); the
+        person reading the end stays there, one reading above keeps their words in place."""
+        bar = self.verticalScrollBar()
+        following, value, height = self.at_end(), bar.value(), bar.maximum()
+        until = time.perf_counter() + HISTORY_BUDGET_S
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()
-        for line in self.shown:
-            cursor.movePosition(QTextCursor.MoveOperation.End)
-            self._draw(cursor, line)
+        drawn = 0
+        while self._undrawn and (drawn == 0 or time.perf_counter() < until):
+            cursor.setPosition(0)
+            self._draw(cursor, self._undrawn.pop())
+            drawn += 1
         cursor.endEditBlock()
+        if following:
+            self.scroll_to_end()
+        else:
+            bar.setValue(value + bar.maximum() - height)
+        if self._undrawn:
+            self._history_timer.start()
+        else:
+            self._history_timer.stop()
 
     def retranslate(self) -> None:
         if self.shown:
