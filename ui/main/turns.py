@@ -99,7 +99,9 @@ class Turns:
             self.conversation.show_latest()
 
     def escape(self) -> None:
-        if self.streaming:
+        if self.room_panel is not None:  # a room is shown: Esc stops its answer and its auto mode
+            self.room_panel.stop()
+        elif self.streaming:
             self.stop_reply()
         elif self._editing is not None:
             self.cancel_edit()

@@ -73,6 +73,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self.worker.step_done.connect(self._on_step_done)
         self.worker.failed.connect(self._on_failed)
         self.worker.deleted.connect(self.deleted)
+        self._show_busy()
         self._texts()
         self._say(lambda: tr("Opening the room…"), passing=True)
         self.view.show_placeholder(tr("Opening the room…"))
@@ -119,7 +120,6 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         layout.addWidget(self.view, 1)
         layout.addWidget(self.status)
         layout.addLayout(input_row)
-        self._show_busy()
 
     def _texts(self) -> None:
         self.follow(lambda: self.next_button.setText(tr("Ask to speak")))
@@ -277,6 +277,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
             self._schedule_auto()
         else:
             self._stop_auto()
+        self._show_busy()
 
     def _schedule_auto(self) -> None:
         if self.settings is None:
@@ -301,6 +302,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         if self._skip is not None:
             self._skip.set()
         self._show_auto(False)
+        self._show_busy()
 
     def _auto_off(self, message: Callable[[], str]) -> None:
         self._stop_auto()
@@ -314,10 +316,9 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
     # -- status ------------------------------------------------------------------------------------
     def _show_busy(self) -> None:
         opened = self.settings is not None
-        busy = not self.worker.idle if hasattr(self, "worker") else True
         self.send_button.setEnabled(opened)
         self.next_button.setEnabled(opened)
-        self.stop_button.setEnabled(opened and (busy or self.auto.on))
+        self.stop_button.setEnabled(opened and (not self.worker.idle or self.auto.on))
 
     def _say(self, text: Callable[[], str], *, passing: bool = False) -> None:
         """The status line, said again in the new language after a switch. passing: true only while the room
