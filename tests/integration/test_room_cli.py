@@ -64,6 +64,7 @@ def _check_members(data_dir: Path, room: str) -> tuple[int, int]:
         app.close()
 
 
+@pytest.mark.timeout(2400)  # twenty answers on the bundled model: minutes on two busy cores
 def test_ten_turns_with_two_personas_in_the_terminal_each_answering_in_turn(data_dir: Path) -> None:
     done = run_cli(
         "--data-dir",
@@ -76,7 +77,7 @@ def test_ten_turns_with_two_personas_in_the_terminal_each_answering_in_turn(data
         "--strategy",
         "list",
         stdin="\n".join(LINES) + "\n",
-        timeout=1500,
+        timeout=2300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     answers = [line for line in done.stdout.splitlines() if line.startswith(("Aria: ", "ひかり: "))]
