@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,20 @@ def app(data_dir: Path):
 
 def _run(events) -> list:
     return list(events)
+
+
+@contextmanager
+def _room_on(data_dir: Path, backend: ScriptedBackend, strategy: str) -> Iterator[tuple[NexusApp, object]]:
+    """Aria and ひかり in a room, all answers from `backend`."""
+    app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
+    try:
+        room = app.open_room(app.create_room("Room", ["aria", "hikari"], strategy=strategy), random.Random(0))
+        try:
+            yield app, room
+        finally:
+            room.close()
+    finally:
+        app.close()
 
 
 def test_the_person_s_message_is_answered_first_by_the_persona_it_names_then_the_room_goes_on(app) -> None:
@@ -116,18 +131,9 @@ def test_manual_order_answers_only_whom_the_person_picks(app) -> None:
 
 def test_an_answer_that_opens_with_a_members_name_is_stored_and_shown_without_it(data_dir: Path) -> None:
     """A small model writes the room's transcript ("Aria: …") instead of its own line."""
-    backend = ScriptedBackend(["Aria: The sea is calm today."])
-    app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
-    try:
-        slug = app.create_room("Sea", ["aria", "hikari"], strategy="manual")
-        room = app.open_room(slug, random.Random(0))
-        try:
-            _run(room.say("How is the sea?"))
-            events = _run(room.next("hikari"))
-        finally:
-            room.close()
-    finally:
-        app.close()
+    with _room_on(data_dir, ScriptedBackend(["Aria: The sea is calm today."]), "manual") as (_, room):
+        _run(room.say("How is the sea?"))
+        events = _run(room.next("hikari"))
     shown = "".join(e.text for e in events if isinstance(e, Streamed)).strip()
     (said,) = [e.line.text for e in events if isinstance(e, Said)]
     assert shown == said == "The sea is calm today."
@@ -149,21 +155,16 @@ def test_a_note_passed_with_the_tool_reaches_only_the_member_named_in_the_sender
         return ARIA_SAYS
 
     backend = ScriptedBackend(script, text_tools=True)
-    app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
-    try:
-        slug = app.create_room("Exam", ["aria", "hikari"], strategy="manual")
-        room = app.open_room(slug, random.Random(0))
-        try:
-            _run(room.say("I have an exam tomorrow."))
-            aria = _run(room.next("aria"))
-            _run(room.next("hikari"))
-            journal = [line.text for line in room.lines()]
-        finally:
-            room.close()
-        key = room_key(slug)
-        read = lambda persona: app.change_memory(  # noqa: E731
-            persona, "read", lambda store: [(m.speaker, m.content) for m in store.messages.recent(key, 50)]
-        )
+    with _room_on(data_dir, backend, "manual") as (app, room):
+        _run(room.say("I have an exam tomorrow."))
+        aria = _run(room.next("aria"))
+        _run(room.next("hikari"))
+        journal = [line.text for line in room.lines()]
+
+        def read(persona: str) -> list[tuple[str, str]]:
+            rows = lambda store: [(m.speaker, m.content) for m in store.messages.recent(room.key, 50)]  # noqa: E731
+            return app.change_memory(persona, "read", rows)
+
         aria_rows, hikari_rows = read("aria"), read("hikari")
         tool_uses = {  # the tool call is in the timeline of the member that made it, and only there
             persona: app.change_memory(
@@ -176,8 +177,6 @@ def test_a_note_passed_with_the_tool_reaches_only_the_member_named_in_the_sender
             )
             for persona in ("aria", "hikari")
         }
-    finally:
-        app.close()
     (answer,) = [e.result for e in aria if isinstance(e, Answered)]
     assert answer.meta["notes"] == [{"to": "ひかり", "text": note}] and answer.text == ARIA_SAYS
     assert ("note", note) in hikari_rows
@@ -210,20 +209,9 @@ def test_rooms_are_created_listed_and_deleted_from_the_command_line_and_a_broken
     data_dir: Path,
 ) -> None:
     from tests.conftest import run_cli
+    from tests.integration.test_room_cli import ARIA_AND_HIKARI_IN_TURN
 
-    made = run_cli(
-        "--data-dir",
-        str(data_dir),
-        "room",
-        "create",
-        "Study pair",
-        "--persona",
-        "aria",
-        "--persona",
-        "hikari",
-        "--strategy",
-        "list",
-    )
+    made = run_cli("--data-dir", str(data_dir), "room", "create", "Study pair", *ARIA_AND_HIKARI_IN_TURN)
     assert made.returncode == 0 and made.stdout.strip() == "study-pair", made.stderr
     alone = run_cli("--data-dir", str(data_dir), "room", "create", "Alone", "--persona", "aria")
     assert alone.returncode == 2 and "members" in alone.stderr

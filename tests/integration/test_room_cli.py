@@ -17,6 +17,7 @@ from tests.conftest import REPO, cli_command, run_cli, subprocess_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
+ARIA_AND_HIKARI_IN_TURN = ("--persona", "aria", "--persona", "hikari", "--strategy", "list")
 LINES = [
     "Hello, both of you! I just got home from work.",
     "ひかりさん、今日はどうでしたか?",
@@ -70,12 +71,7 @@ def test_ten_turns_with_two_personas_in_the_terminal_each_answering_in_turn(data
         "--data-dir",
         str(data_dir),
         "chat",
-        "--persona",
-        "aria",
-        "--persona",
-        "hikari",
-        "--strategy",
-        "list",
+        *ARIA_AND_HIKARI_IN_TURN,
         stdin="\n".join(LINES) + "\n",
         timeout=2300,
     )
@@ -92,19 +88,7 @@ def test_ten_turns_with_two_personas_in_the_terminal_each_answering_in_turn(data
 
 def test_killing_the_terminal_mid_room_loses_no_message_and_every_member_catches_up(data_dir: Path) -> None:
     child = subprocess.Popen(
-        [
-            *cli_command(
-                "--data-dir",
-                str(data_dir),
-                "chat",
-                "--persona",
-                "aria",
-                "--persona",
-                "hikari",
-                "--strategy",
-                "list",
-            )
-        ],
+        [*cli_command("--data-dir", str(data_dir), "chat", *ARIA_AND_HIKARI_IN_TURN)],
         cwd=REPO,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

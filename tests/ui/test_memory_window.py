@@ -39,6 +39,22 @@ def core(data_dir: Path):
     app.close()
 
 
+def _edit_core_and_luna(
+    qtbot, window: MemoryWindow, core: str, luna: str, notepad: str | None = None
+) -> None:
+    """Once loaded (editable): save core memory (and the notepad), then an entity Luna, as a person would."""
+    qtbot.waitUntil(lambda: not window.core_edit.isReadOnly(), timeout=30_000)
+    window.core_edit.setPlainText(core)
+    if notepad is not None:
+        window.notepad_edit.setPlainText(notepad)
+    window.save_core()
+    qtbot.waitUntil(lambda: window.status.text() == "Saved.", timeout=30_000)
+    window.entity_name.setText("Luna")
+    window.entity_text.setPlainText(luna)
+    window.save_entity()
+    qtbot.waitUntil(lambda: window.entity_list.count() == 1, timeout=30_000)
+
+
 def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -> None:
     window = MemoryWindow(core, "aria")
     qtbot.addWidget(window)
@@ -71,15 +87,13 @@ def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -
     finally:
         check.close()
 
-    qtbot.waitUntil(lambda: not window.core_edit.isReadOnly(), timeout=30_000)  # loaded: editable
-    window.core_edit.setPlainText("I am Aria. Mika lives in Osaka.")
-    window.notepad_edit.setPlainText("Ask about the move.")
-    window.save_core()
-    qtbot.waitUntil(lambda: window.status.text() == "Saved.", timeout=30_000)
-    window.entity_name.setText("Luna")
-    window.entity_text.setPlainText("Mika's cat. Afraid of the vacuum cleaner.")
-    window.save_entity()
-    qtbot.waitUntil(lambda: window.entity_list.count() == 1, timeout=30_000)
+    _edit_core_and_luna(
+        qtbot,
+        window,
+        "I am Aria. Mika lives in Osaka.",
+        "Mika's cat. Afraid of the vacuum cleaner.",
+        notepad="Ask about the move.",
+    )
     assert [window.entity_list.item(i).text() for i in range(window.entity_list.count())] == ["Luna"]
 
     window.export_to(tmp_path / "export")
@@ -403,14 +417,7 @@ def test_every_change_made_in_the_window_is_written_by_the_personas_owner_on_its
         doc.write_text("# Recipes\nMika's miso soup uses white miso and tofu.", encoding="utf-8")
         window = MemoryWindow(app, "aria")
         qtbot.addWidget(window)
-        qtbot.waitUntil(lambda: not window.core_edit.isReadOnly(), timeout=30_000)
-        window.core_edit.setPlainText("I am Aria. Mika's cat is called Luna.")
-        window.save_core()
-        qtbot.waitUntil(lambda: window.status.text() == "Saved.", timeout=30_000)
-        window.entity_name.setText("Luna")
-        window.entity_text.setPlainText("Mika's cat.")
-        window.save_entity()
-        qtbot.waitUntil(lambda: window.entity_list.count() == 1, timeout=30_000)
+        _edit_core_and_luna(qtbot, window, "I am Aria. Mika's cat is called Luna.", "Mika's cat.")
         window.add_documents([doc])
         qtbot.waitUntil(window.progress.isHidden, timeout=60_000)
         window.query.setText("vacuum")
