@@ -25,11 +25,9 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QListWidget,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -40,10 +38,10 @@ from PySide6.QtWidgets import (
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import SearchHit
-from nexus_ark.memory.components import Entity
 from nexus_ark.memory.knowledge import KnowledgeDocument
 from nexus_ark.memory.portability import export_memory
 from nexus_ark.memory.store import MemoryStore
+from ui.memory.entities_tab import EntitiesTab
 from ui.memory.knowledge_tab import KnowledgeTab
 from ui.memory.table_labels import DATA_ROLE, relabel
 from ui.util import theme
@@ -76,7 +74,7 @@ class _WorkerStore:
             self.store.close()
 
 
-class MemoryWindow(KnowledgeTab, QDialog, FollowsLanguage):
+class MemoryWindow(EntitiesTab, KnowledgeTab, QDialog, FollowsLanguage):
     """Every text is set through follow(): a language switch shows them all again in the new language."""
 
     def __init__(self, app: NexusApp, slug: str, parent=None, name: str | None = None) -> None:
@@ -394,74 +392,6 @@ class MemoryWindow(KnowledgeTab, QDialog, FollowsLanguage):
 
         self.say(lambda: tr("Saving…"))
         self._change("save core memory", save, lambda _: self.say(lambda: tr("Saved.")))
-
-    # -- entities -------------------------------------------------------------------------------------
-    def _entities_tab(self) -> QWidget:
-        self.entity_list = QListWidget()
-        self.entity_list.setObjectName("entityList")
-        self.entity_list.setUniformItemSizes(True)  # one name a row: laid out at once, however many
-        self.entity_list.currentTextChanged.connect(self._show_entity)
-        self.entity_name = QLineEdit()
-        self.follow(lambda: self.entity_name.setPlaceholderText(tr("Name")))
-        self.entity_text = QPlainTextEdit()
-        save = QPushButton()
-        self.follow(lambda: save.setText(tr("Save")))
-        save.clicked.connect(self.save_entity)
-        right = QWidget()
-        right_layout = QVBoxLayout(right)
-        right_layout.addWidget(self.entity_name)
-        right_layout.addWidget(self.entity_text, 1)
-        right_layout.addWidget(save, 0, Qt.AlignmentFlag.AlignRight)
-        splitter = QSplitter()
-        splitter.addWidget(self.entity_list)
-        splitter.addWidget(right)
-        splitter.setSizes([220, 640])
-        return splitter
-
-    def _load_entities(self) -> None:
-        """The names are read on the worker: a card's lorebook brings thousands of them."""
-        self._in_background(lambda store: store.components.entity_names(), self._show_entity_names)
-
-    def _show_entity_names(self, names: list[str]) -> None:
-        self.entity_list.clear()
-        self.entity_list.addItems(names)
-
-    def _show_entity(self, name: str) -> None:
-        """The selected entity, read on the worker; its fields are read-only until it arrives (so nothing
-        typed is overwritten), and an answer for a selection that is no longer current is dropped."""
-        self._entity_request += 1
-        request = self._entity_request
-        if not name:
-            self._fill_entity(None)
-            return
-        self.entity_name.setReadOnly(True)
-        self.entity_text.setReadOnly(True)
-
-        def arrived(entity: Entity | None) -> None:
-            if request == self._entity_request:
-                self._fill_entity(entity)
-
-        def failed() -> None:
-            if request == self._entity_request:
-                self._fill_entity(None)
-
-        self._in_background(lambda store: store.components.entity(name), arrived, failed)
-
-    def _fill_entity(self, entity: Entity | None) -> None:
-        self.entity_name.setText(entity.name if entity else "")
-        self.entity_text.setPlainText(entity.text if entity else "")
-        self.entity_name.setReadOnly(False)
-        self.entity_text.setReadOnly(False)
-
-    def save_entity(self) -> None:
-        name, text = self.entity_name.text(), self.entity_text.toPlainText().strip()
-
-        def saved(_: object) -> None:
-            self._load_entities()
-            self.say(lambda: tr("Saved."))
-
-        self.say(lambda: tr("Saving…"))
-        self._change("save entity", lambda store: store.components.write_entity(name, text), saved)
 
     # -- export -------------------------------------------------------------------------------------
     def export(self) -> None:
