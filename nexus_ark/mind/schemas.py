@@ -5,6 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from nexus_ark.mind.labels import VALUES, EmotionName
+from nexus_ark.prompts.mind import CONFIRM_FIELDS, DREAM_INSIGHT_FIELDS
+
+_ASKS = DREAM_INSIGHT_FIELDS
 
 # The emotions detected in the user's messages and the value each plots as: one list for the trained
 # detector (mind/emotion.py) and the internal model's constrained answer.
@@ -13,7 +16,7 @@ EMOTION_VALUES: dict[str, float] = VALUES
 
 
 class EmotionReading(BaseModel):
-    emotion: EmotionLabel = Field(description="the main emotion the user's message expresses")
+    emotion: EmotionLabel = Field(description=CONFIRM_FIELDS["label"])
 
 
 class DreamInsight(BaseModel):
@@ -21,9 +24,7 @@ class DreamInsight(BaseModel):
 
     # Length limits are part of the schema: with constrained decoding they make a small model close each
     # string in time instead of rambling until the token budget cuts the JSON off.
-    trigger_topic: str = Field(min_length=1, max_length=80, description="what the reflection was about")
-    insight: str = Field(min_length=1, max_length=300, description="what the persona understood")
-    strategy: str = Field(
-        min_length=1, max_length=200, description="how to act on it in the next conversations"
-    )
-    log_entry: str = Field(min_length=1, max_length=300, description="a short dream-like diary entry")
+    trigger_topic: str = Field(min_length=1, max_length=80, description=_ASKS["trigger_topic"])
+    insight: str = Field(min_length=1, max_length=300, description=_ASKS["insight"])
+    strategy: str = Field(min_length=1, max_length=200, description=_ASKS["strategy"])
+    log_entry: str = Field(min_length=1, max_length=300, description=_ASKS["log_entry"])

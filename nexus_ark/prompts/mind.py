@@ -118,3 +118,12 @@ CONFIRM_FIELDS = {
     "label": "the main emotion the user's message expresses",
     "confidence": "how sure you are, 0 to 1",
 }
+
+# What each field of a dream diary entry asks for (mind/schemas.py DreamInsight): the model reads these in
+# the JSON schema it answers to.
+DREAM_INSIGHT_FIELDS = {
+    "trigger_topic": "what the reflection was about",
+    "insight": "what the persona understood",
+    "strategy": "how to act on it in the next conversations",
+    "log_entry": "a short dream-like diary entry",
+}
