@@ -14,7 +14,7 @@ import pytest
 
 from nexus_ark.agent.prompt import build_prompt
 from nexus_ark.agent.prompt_inputs import gather_inputs
-from nexus_ark.memory import chatgpt_import, importer
+from nexus_ark.memory import chatgpt_stream, importer
 from nexus_ark.memory.chatgpt_import import ExportUnreadable, import_chatgpt
 from nexus_ark.memory.importer import on_store
 from nexus_ark.memory.messages import DEFAULT_ROOM
@@ -219,7 +219,7 @@ def test_small_read_chunks_split_characters_and_values_and_change_nothing(
 ) -> None:
     # 7 characters at a time: every conversation, string and multi-byte Japanese character is cut by a
     # read somewhere, as the reads of a large export cut its text.
-    monkeypatch.setattr(chatgpt_import, "CHUNK", 7)
+    monkeypatch.setattr(chatgpt_stream, "CHUNK", 7)
     report = import_chatgpt(EXPORT, on_store(store), "aria")
     assert (report.imported, report.errors) == (9, [])
     assert _room(store, "chatgpt:conv-kyoto-0002") == KYOTO
