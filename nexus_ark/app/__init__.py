@@ -68,6 +68,7 @@ class NexusApp(ModelsMixin, RuntimesMixin, RoomsMixin, AdminMixin, EmbeddingMixi
         # What the core reports (a turn done, drives recomputed, a dream's progress): the window bridges it
         # onto its own thread. Topics and payloads: docs/architecture.md "Core events".
         self.events = EventHub()
+        self.events.subscribe("autonomous_message", self._written_first_in_room)  # rooms hear it too
         # Desktop notifications for messages a persona writes first: the window and `nexus-ark run` set
         # the real one (nexus_ark.notify.default_notifier); the window sets what a click opens.
         self.notifier: Notifier = notifier or NullNotifier()

@@ -2,22 +2,66 @@
 
 from __future__ import annotations
 
+import logging
 import random
 
 from pydantic import ValidationError
 
+from nexus_ark.clock import iso
 from nexus_ark.config import problem_list
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
 from nexus_ark.rooms.conversation import RoomConversation
+from nexus_ark.rooms.journal import RoomJournal
 from nexus_ark.rooms.room import RoomMemberSettings, RoomSettings, RoomStore
 from nexus_ark.rooms.turn_taking import Strategy
+
+log = logging.getLogger(__name__)
 
 
 class RoomsMixin:
     @property
     def rooms(self) -> RoomStore:
         return RoomStore(self.layout.rooms_dir)
+
+    def room_title(self, key: str) -> str | None:
+        """The title of the room a member knows as `key` ("room:<slug>"); None when it is not there."""
+        try:
+            return self.rooms.load(key.removeprefix("room:")).name
+        except NexusArkError:
+            return None
+
+    def _written_first_in_room(self, topic: str, payload: dict) -> None:
+        """A member wrote first in a room (runtime/life.py): into the room's journal and to the other
+        members, who hear it on their own queues. Called on the writer's queue thread: nothing here waits on
+        another member's queue (two members writing at once must not wait on each other)."""
+        room = payload.get("room") or ""
+        if not room.startswith("room:"):
+            return
+        slug = room.removeprefix("room:")
+        try:
+            settings = self.rooms.load(slug)
+            journal = RoomJournal(self.rooms.folder(slug))
+            try:
+                author = payload["persona"]
+                line = journal.add(
+                    author,
+                    self.personas.load(author).settings.name,
+                    payload["text"],
+                    iso(self.clock.now()),
+                    payload["message_id"],
+                )
+            finally:
+                journal.close()
+        except NexusArkError as exc:  # the room went meanwhile: the message stays in its writer's memory
+            log.warning("a message written first in %s did not reach the room: %s", room, exc)
+            return
+        for member in settings.slugs:
+            if member != author:
+                runtime = self.runtime(member)
+                runtime.queue.submit(
+                    f"hear in {room}", lambda _stop, runtime=runtime: runtime.room_session(room).hear([line])
+                )
 
     def create_room(self, name: str, members: list[str], strategy: Strategy = "natural") -> str:
         """A new room of these personas (each must open); returns its slug."""

@@ -114,6 +114,7 @@ class RuntimesMixin:
             backups_dir=lambda slug: self.layout.backups_dir / slug,
             notify=self._notify,
             autonomy_paused=lambda: self.autonomy_paused,
+            room_title=self.room_title,
         )
 
     def _notify(self, title: str, body: str, slug: str) -> bool:

@@ -272,7 +272,14 @@ def write_first(
     way: what was written of it is removed (it would interrupt them) and None is returned. A model too
     small to write it well sends the template for its reason instead (runtime.first_words); `what` is the
     plan's or the routine's own words."""
-    session = rt.session()
+    session, room_title = _where_to_write(rt)
+    if session is None:
+        rt.memory.activity.append(
+            "autonomy",
+            notice("a message was not sent: {why}", why=notice("another member spoke in the room just now")),
+            data={"reason": reason},
+        )
+        return None
     language = "ja" if rt.persona.settings.language == "ja" else "en"
     with model_priority(BACKGROUND):
         text = None if _writes_well(session.backend) else _templated(rt, report, reason, what)
@@ -305,7 +312,33 @@ def write_first(
         text=result.text,
         reason=reason,
         unread=rt.inbox.unread(),
+        room=session.room,  # a room's ("room:<slug>"): NexusApp hands it to the room's other members
+        room_title=room_title,
     )
     first_line = next((line for line in result.text.splitlines() if line.strip()), result.text)
-    rt.host.notify(rt.persona.settings.name, first_line[:200], rt.slug)
+    title = rt.persona.settings.name if room_title is None else f"{rt.persona.settings.name} · {room_title}"
+    rt.host.notify(title, first_line[:200], rt.slug)
     return result
+
+
+ROOM_QUIET_S = 60  # one message written first in a room a minute (a tick) at most, whoever writes it
+
+
+def _where_to_write(rt: PersonaRuntime) -> tuple[Any, str | None]:
+    """Where the persona writes first: the room in which the person last spoke with it, while that room
+    exists, else its own conversation with the person. (None, title) when another member of that room
+    spoke there within the last minute (one message written first per room and tick)."""
+    row = rt.memory.db.execute(
+        "select room from messages where role = 'user' and speaker = 'user' and hidden = 0 "
+        "order by id desc limit 1"
+    ).fetchone()
+    room = row[0] if row else None
+    title = rt.host.room_title(room) if room and room.startswith("room:") else None
+    if title is None:
+        return rt.session(), None
+    since = iso(rt.host.clock.now() - timedelta(seconds=ROOM_QUIET_S))
+    recent = rt.memory.db.execute(
+        "select 1 from messages where room = ? and speaker != 'user' and created_at >= ? limit 1",
+        [room, since],
+    ).fetchone()
+    return (None, title) if recent else (rt.room_session(room), title)

@@ -63,6 +63,8 @@ class RuntimeHost:
     backups_dir: Callable[[str], Path]
     notify: Callable[[str, str, str], bool]  # title, body, persona slug -> shown
     autonomy_paused: Callable[[], bool]
+    # A room's title by its key in memory ("room:<slug>"), None when there is no such room (any more).
+    room_title: Callable[[str], str | None] = lambda key: None
 
 
 class _Either(threading.Event):

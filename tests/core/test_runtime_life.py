@@ -429,3 +429,53 @@ def test_a_dream_asked_for_while_a_cut_off_dream_resumes_joins_it(data_dir: Path
         assert result.level == 2 and len(jobs) == 2 and jobs[1][0] == 2, jobs
     else:
         assert (result.level, result.date) == (1, "2026-11-20") and len(jobs) == 1, jobs
+
+
+def test_a_persona_writes_first_in_the_room_where_the_person_last_spoke_with_it_and_the_room_hears_it(
+    data_dir: Path,
+):
+    """Issue 24: the person's last words to Aria were in the room with ひかり; Aria's message written first
+    goes there (its journal, ひかり's memory), its inbox row and notification name the room, and a second
+    member may not write first in the same room within the minute."""
+    from nexus_ark.rooms.conversation import room_key
+    from nexus_ark.runtime.life import _where_to_write
+
+    clock, notes = FixedClock(NOON - timedelta(days=3)), Notes()
+    app = make_app(data_dir, clock, notes=notes)
+    try:
+        slug = app.create_room("Tea time", ["aria", "hikari"], strategy="manual")
+        room = app.open_room(slug)
+        try:
+            list(room.say("I am off on a trip, see you both soon."))
+        finally:
+            room.close()
+        clock.advance(3 * 24 * 3600)
+        step(app)
+        settle(app)
+        (message,) = written_first(app)
+        assert notes.sent[0][0] == "Aria · Tea time"
+        inbox_room = app.memory("aria").db.execute("select room from inbox").fetchone()[0]
+        assert inbox_room == room_key(slug)
+        room = app.open_room(slug)
+        try:
+            lines = [(line.author, line.text) for line in room.lines()]
+        finally:
+            room.close()
+        assert lines[-1] == ("aria", message["text"])
+        heard = (
+            app.memory("hikari")
+            .db.execute(
+                "select speaker, content from messages where room = ? and role = 'user' order by id",
+                [room_key(slug)],
+            )
+            .fetchall()
+        )
+        assert heard[-1] == ("aria", message["text"])
+        # ひかり may not write first there within the minute (one message written first per room and tick).
+        hikari = app.runtime("hikari")
+        assert hikari.queue.call("where", lambda: _where_to_write(hikari)) == (None, "Tea time")
+        clock.advance(61)
+        session, title = hikari.queue.call("where", lambda: _where_to_write(hikari))
+        assert title == "Tea time" and session.room == room_key(slug)
+    finally:
+        app.close()
