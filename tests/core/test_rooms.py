@@ -228,3 +228,26 @@ def test_rooms_are_created_listed_and_deleted_from_the_command_line_and_a_broken
     assert gone.returncode == 0 and not (data_dir / "rooms" / "study-pair").exists()
     missing = run_cli("--data-dir", str(data_dir), "room", "delete", "study-pair")
     assert missing.returncode == 2 and "There is no room study-pair" in missing.stderr
+
+
+def test_each_member_answers_on_its_own_model(data_dir: Path) -> None:
+    """Aria on an Ollama model, ひかり on the bundled one: each member's answer comes from its own."""
+    ollama, bundled = ScriptedBackend(["From the Ollama model."]), ScriptedBackend(["内蔵モデルからです。"])
+    app = NexusApp(
+        data_dir, backend_factory=lambda config: ollama if config.spec.startswith("ollama:") else bundled
+    ).open()
+    try:
+        app.save_persona_models("aria", {"spec": "ollama:qwen2.5:1.5b"}, None)
+        room = app.open_room(app.create_room("Two models", ["aria", "hikari"], strategy="list"))
+        try:
+            said = {e.line.author: e.line.text for e in room.say("Hello, you two.") if isinstance(e, Said)}
+        finally:
+            room.close()
+    finally:
+        app.close()
+    assert said == {
+        None: "Hello, you two.",
+        "aria": "From the Ollama model.",
+        "hikari": "内蔵モデルからです。",
+    }
+    assert len(ollama.requests) == 1 and len(bundled.requests) >= 1
