@@ -7,6 +7,7 @@ import json
 import signal
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 from nexus_ark.app import NexusApp
@@ -32,7 +33,15 @@ def add_life_parsers(sub: Any) -> None:
         "simulate",
         help="run a copy of a persona through simulated days and report what it did on its own",
     )
-    sim.add_argument("--persona", required=True)
+    sim.add_argument(
+        "--persona",
+        action="append",
+        required=True,
+        help="give it two to six times to simulate a room of them",
+    )
+    sim.add_argument(
+        "--strategy", choices=("natural", "list", "manual"), default="natural", help="a room's order"
+    )
     sim.add_argument("--days", type=int, default=30)
     sim.add_argument(
         "--model",
@@ -50,6 +59,33 @@ def add_life_parsers(sub: Any) -> None:
     )
 
 
+def _persona_folder(data_dir: str | None, name: str) -> Path:
+    for root in (DataLayout(resolve_data_dir(data_dir)).personas_dir, shipped_personas_dir()):
+        try:
+            return PersonaStore(root).load(name).folder
+        except PersonaError:
+            continue
+    raise PersonaError(f"There is no persona {name!r}.", hint="`nexus-ark persona list` shows them.")
+
+
+def _simulate_room(folders: list[Path], args: argparse.Namespace) -> int:
+    from nexus_ark.room_simulation import simulate_room
+
+    report = simulate_room(folders, args.days, model=args.model, seed=args.seed, strategy=args.strategy)
+    if args.json:
+        print(report.model_dump_json())
+        return 0
+    names = ", ".join(report.members)
+    print(f"{args.days} days of a room of {names} on the {report.model} model ({report.seconds} s)")
+    print(f"the person's messages: {report.person_messages}; lines in the room: {report.journal_lines}")
+    for member in report.members:
+        print(
+            f"  {member}: answered {report.answers[member]}, wrote first {report.written_first[member]}, "
+            f"memory.db {report.db_bytes.get(member, 0):,} bytes"
+        )
+    return 0
+
+
 def simulate_command(args: argparse.Namespace) -> int:
     """Needs no lock on the data folder: the persona is copied into a temporary one."""
     from nexus_ark.simulation import simulate
@@ -57,18 +93,10 @@ def simulate_command(args: argparse.Namespace) -> int:
     if args.days < 1 or args.days > 366:
         print("error: --days must be between 1 and 366", file=sys.stderr)
         return 2
-    folder = None
-    for root in (DataLayout(resolve_data_dir(args.data_dir)).personas_dir, shipped_personas_dir()):
-        store = PersonaStore(root)
-        try:
-            folder = store.load(args.persona).folder
-            break
-        except PersonaError:
-            continue
-    if folder is None:
-        raise PersonaError(
-            f"There is no persona {args.persona!r}.", hint="`nexus-ark persona list` shows them."
-        )
+    folders = [_persona_folder(args.data_dir, name) for name in args.persona]
+    if len(folders) > 1:
+        return _simulate_room(folders, args)
+    folder = folders[0]
 
     def progress(day: int, report: Any) -> None:
         if not args.json:

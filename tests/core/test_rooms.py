@@ -251,3 +251,15 @@ def test_each_member_answers_on_its_own_model(data_dir: Path) -> None:
         "hikari": "内蔵モデルからです。",
     }
     assert len(ollama.requests) == 1 and len(bundled.requests) >= 1
+
+
+def test_a_room_of_two_lives_through_simulated_days_and_every_line_is_accounted_for(tmp_path: Path) -> None:
+    from nexus_ark.paths import shipped_personas_dir
+    from nexus_ark.room_simulation import simulate_room
+
+    shipped = shipped_personas_dir()
+    report = simulate_room([shipped / "aria", shipped / "hikari"], 3, seed=3, work_dir=tmp_path)
+    assert report.person_messages >= 3 and all(report.answers[m] >= 1 for m in ("aria", "hikari"))
+    said = report.person_messages + sum(report.answers.values()) + sum(report.written_first.values())
+    assert report.journal_lines == said, "every line in the room is the person's, an answer or written first"
+    assert all(size > 0 for size in report.db_bytes.values()) and list(tmp_path.iterdir()) == []
