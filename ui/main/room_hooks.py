@@ -1,7 +1,8 @@
 """The main window's rooms (issue 24): the Rooms section under the personas, New room…, and a room's panel
 shown in the central area in place of the persona's conversation (the persona stays open underneath; a
 click on any persona brings its conversation back). A part of MainWindow (a mixin), kept apart so each file
-holds one job. One room is shown at a time, on a lane of its own (ui/rooms/room_worker.py)."""
+holds one job. One room is shown at a time; rooms run on the window's rooms lane, one after another
+(ui/rooms/room_worker.py), started with the first room opened."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ from ui.rooms.room_dialog import RoomDialog
 from ui.rooms.room_list import RoomList, RoomRow, read_rooms
 from ui.rooms.room_panel import RoomPanel, wired
 from ui.util.i18n import tr
-from ui.util.tasks import run_in_background, while_open
+from ui.util.tasks import SerialWorker, run_in_background, while_open
 
 
 class RoomHooks:
     room_panel: RoomPanel | None = None
+    room_lane: SerialWorker | None = None
 
     def _build_rooms(self, left_layout: QVBoxLayout) -> None:
         self._room_reads = 0
@@ -90,9 +92,14 @@ class RoomHooks:
         if self.room_panel is not None and self.room_panel.slug == slug:
             return
         self.close_room()
+        if self.room_lane is None:
+            self.room_lane = SerialWorker("rooms")
         names = self.persona_list.names()
         panel = RoomPanel(
-            self.app, slug, lambda: {s: n for s, n in names.items() if self.persona_list.can_open(s)}
+            self.app,
+            slug,
+            self.room_lane,
+            lambda: {s: n for s, n in names.items() if self.persona_list.can_open(s)},
         )
         panel.changed.connect(self._room_changed)
         panel.deleted.connect(self._room_deleted)
@@ -125,9 +132,12 @@ class RoomHooks:
         self._show_title()
 
     def close_room(self, wait: bool = False) -> None:
+        """The room shown closes on its lane (its answer under way stops at its next token); with wait (the
+        window's exit), block until the lane has ended, before the core closes."""
         panel, self.room_panel = self.room_panel, None
-        if panel is None:
-            return
-        panel.close_room(wait=wait)
-        self.pages.removeWidget(panel)
-        panel.deleteLater()
+        if panel is not None:
+            panel.close_room()
+            self.pages.removeWidget(panel)
+            panel.deleteLater()
+        if wait and self.room_lane is not None:
+            self.room_lane.wait()

@@ -34,6 +34,7 @@ from ui.rooms.room_view import RoomView, member_colours
 from ui.rooms.room_worker import OpenedRoom, RoomWorker, StepEnd
 from ui.util.i18n import FollowsLanguage, tr, tr_error
 from ui.util.message_input import MessageInput
+from ui.util.tasks import SerialWorker
 
 W = TypeVar("W", bound=QWidget)
 
@@ -50,9 +51,15 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
     deleted = Signal(str)  # slug
 
     def __init__(
-        self, app: NexusApp, slug: str, personas: Callable[[], dict[str, str]], parent: QWidget | None = None
+        self,
+        app: NexusApp,
+        slug: str,
+        lane: SerialWorker,
+        personas: Callable[[], dict[str, str]],
+        parent: QWidget | None = None,
     ) -> None:
-        """personas: slug -> name of the personas that can be opened (as the window's list read them)."""
+        """lane: where the room runs (the window's, one room at a time); personas: slug -> name of the
+        personas that can be opened (as the window's list read them)."""
         super().__init__(parent)
         self.slug = slug
         self.personas = personas
@@ -67,7 +74,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self._opened_before = False
         self._passing = False  # the status says something true only while the room is busy
         self._build()
-        self.worker = RoomWorker(app, slug, app.settings.stream_coalesce_ms, self)
+        self.worker = RoomWorker(app, slug, lane, app.settings.stream_coalesce_ms, self)
         self.worker.opened.connect(self._on_opened)
         self.worker.event.connect(self._on_event)
         self.worker.step_done.connect(self._on_step_done)
@@ -327,10 +334,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self.follow(lambda: self.status.setText(text()), key="status")
 
     # -- closing -----------------------------------------------------------------------------------
-    def close_room(self, wait: bool = False) -> None:
-        """Stop what runs and close the room on its lane; with wait, block until it has (at the exit)."""
+    def close_room(self) -> None:
+        """Stop what runs and close the room on its lane, after its last step. Never waits."""
         self._stop_auto()
-        if wait:
-            self.worker.wait()
-        else:
-            self.worker.close()
+        self.worker.close()

@@ -1,7 +1,8 @@
 """A room's lane: the room's conversation (nexus_ark.rooms.conversation.RoomConversation) is driven from one
-thread, a SerialWorker lane of its own per open room, never the UI thread; the members' answers themselves
-run on their runtimes' queues. The room's events come back as the lane's reports, in order, a member's
-streamed words coalesced into one report every few tens of milliseconds, never one per token.
+thread, a SerialWorker lane (the window's, for the room it shows), never the UI thread; the members'
+answers themselves run on their runtimes' queues. The room's events come back as the lane's reports, in
+order, a member's streamed words coalesced into one report every few tens of milliseconds, never one per
+token.
 
 Every step gets a cancel event of its own: Stop, or the person sending while a member answers, sets the
 events of the steps not finished (the answer under way ends at its next token) and the new message goes in
@@ -13,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QImage
@@ -147,7 +149,11 @@ class _Room:
 
 
 class RoomWorker(QObject):
-    """Lives on the UI thread, and so do its signals; each request runs on the room's lane, in order."""
+    """Lives on the UI thread, and so do its signals; each request runs on the rooms' lane, in order.
+
+    The lane is the window's, shared by the rooms it shows one after another (one open at a time): a room
+    left closes on it before the next one opens there, and no thread is started on the UI thread at a
+    click (a new thread waited for on a busy two-core machine held the loop 16-27 ms)."""
 
     opened = Signal(object)  # OpenedRoom (at the first open, and after each change of the room's settings)
     event = Signal(object)  # Said | Speaking | Streamed (coalesced) | Answered, as the room says them
@@ -156,23 +162,43 @@ class RoomWorker(QObject):
     deleted = Signal(str)  # the room's slug
 
     def __init__(
-        self, app: NexusApp, slug: str, coalesce_ms: int = 40, parent: QObject | None = None
+        self,
+        app: NexusApp,
+        slug: str,
+        lane: SerialWorker,
+        coalesce_ms: int = 40,
+        parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.slug = slug
         self._room = _Room(app, slug, coalesce_ms / 1000)
-        self._lane = SerialWorker(f"room-{slug}")
+        self._lane = lane
+        self._pending = 0  # this room's requests not answered yet (counted on the UI thread)
         self._unfinished: list[threading.Event] = []  # the cancel events of the steps asked for, not done
 
     @property
     def idle(self) -> bool:
-        return self._lane.idle
+        return self._pending == 0
+
+    def _ask(self, fn: Callable[..., Any], on_done: Callable, on_error: Callable, on_progress=None) -> None:
+        """fn on the lane; the answers reach this worker while it exists (the panel may be gone)."""
+
+        def answered(callback: Callable) -> Callable:
+            def deliver(value: Any) -> None:
+                self._pending -= 1
+                callback(value)
+
+            return while_open(self, deliver)
+
+        self._pending += 1
+        if on_progress is None:
+            self._lane.run(fn, answered(on_done), answered(on_error))
+        else:
+            self._lane.run_reporting(fn, while_open(self, on_progress), answered(on_done), answered(on_error))
 
     def open(self) -> None:
         room, you = self._room, tr("You")
-        self._lane.run(
-            lambda: room.open(you), while_open(self, self.opened.emit), while_open(self, self.failed.emit)
-        )
+        self._ask(lambda: room.open(you), self.opened.emit, self.failed.emit)
 
     def say(self, text: str) -> None:
         self._step("say", lambda room, cancel: room.say(text, cancel))
@@ -200,26 +226,15 @@ class RoomWorker(QObject):
             self.failed.emit(message)
             self.step_done.emit(StepEnd(kind, None, False))
 
-        self._lane.run_reporting(
-            lambda report: room.step(kind, start, cancel, skip, report),
-            while_open(self, self.event.emit),
-            while_open(self, done),
-            while_open(self, failed),
-        )
+        self._ask(lambda report: room.step(kind, start, cancel, skip, report), done, failed, self.event.emit)
 
     def change(self, edit: Callable[[RoomSettings], RoomSettings]) -> None:
         room, you = self._room, tr("You")
-        self._lane.run(
-            lambda: room.change(edit, you),
-            while_open(self, self.opened.emit),
-            while_open(self, self.failed.emit),
-        )
+        self._ask(lambda: room.change(edit, you), self.opened.emit, self.failed.emit)
 
     def delete(self) -> None:
         self.cancel()
-        self._lane.run(
-            self._room.delete, while_open(self, self.deleted.emit), while_open(self, self.failed.emit)
-        )
+        self._ask(self._room.delete, self.deleted.emit, self.failed.emit)
 
     def cancel(self) -> None:
         """Every step asked for and not finished stops: an answer under way at its next token."""
@@ -229,9 +244,4 @@ class RoomWorker(QObject):
     def close(self) -> None:
         """Stop what runs; the room's journal closes on the lane once its last step ended. Never waits."""
         self.cancel()
-        self._lane.close(self._room.close)
-
-    def wait(self) -> None:
-        """Block until the lane has ended (the window does, hidden, before the core closes)."""
-        self.close()
-        self._lane.wait()
+        self._lane.run(self._room.close, lambda _none: None, lambda _message: None)
