@@ -81,7 +81,12 @@ class RuntimesMixin:
             store = self.open_memory(runtime.slug, read_only=True)
             try:
                 found = Inbox(store, self.clock).entries(unread_only=unread_only)
-                entries += [(runtime.slug, e) for e in found]
+                entries += [
+                    (runtime.slug, e.model_copy(update={"room_title": self.room_title(e.room)}))
+                    if e.room.startswith("room:")
+                    else (runtime.slug, e)
+                    for e in found
+                ]
             finally:
                 store.close()
         return sorted(entries, key=lambda pair: pair[1].created_at, reverse=True)

@@ -454,8 +454,8 @@ def test_a_persona_writes_first_in_the_room_where_the_person_last_spoke_with_it_
         settle(app)
         (message,) = written_first(app)
         assert notes.sent[0][0] == "Aria · Tea time"
-        inbox_room = app.memory("aria").db.execute("select room from inbox").fetchone()[0]
-        assert inbox_room == room_key(slug)
+        ((persona, entry),) = app.inbox()
+        assert (persona, entry.room, entry.room_title) == ("aria", room_key(slug), "Tea time")
         room = app.open_room(slug)
         try:
             lines = [(line.author, line.text) for line in room.lines()]

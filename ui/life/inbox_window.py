@@ -83,9 +83,10 @@ class InboxWindow(QDialog):
         for slug, entry in entries:
             when = datetime.fromisoformat(entry.created_at).astimezone().strftime("%Y-%m-%d %H:%M")
             first = next((line for line in entry.text.splitlines() if line.strip()), entry.text)
-            item = QTreeWidgetItem(
-                [self.names.get(slug, slug), when, first, why_line(entry.meta.get("autonomous") or {})]
-            )
+            who = self.names.get(slug, slug)
+            if entry.room_title:  # written first in a room: the room is named beside the persona
+                who = f"{who} · {entry.room_title}"
+            item = QTreeWidgetItem([who, when, first, why_line(entry.meta.get("autonomous") or {})])
             item.setData(0, SLUG_ROLE, slug)
             item.setToolTip(2, entry.text)
             if entry.read_at is None:
