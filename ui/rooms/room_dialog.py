@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from nexus_ark.rooms.room import MAX_MEMBERS, MIN_MEMBERS
 from nexus_ark.rooms.turn_taking import STRATEGIES, Strategy
+from ui.util import theme
 from ui.util.i18n import N_, tr
 
 STRATEGY_LABELS = {
@@ -116,7 +117,7 @@ class RoomDialog(QDialog):
                 high=MAX_MEMBERS,
             )
         )
-        self.hint.setStyleSheet("" if fits else "color:#c0392b")
+        theme.set_tone(self.hint, "muted" if fits else "error")
         named = bool(self.name_field.text().strip() or self.name_field.placeholderText().strip())
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(fits and named)
 

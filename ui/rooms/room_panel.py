@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -32,6 +32,7 @@ from ui.rooms.room_dialog import STRATEGY_LABELS
 from ui.rooms.room_menu import RoomMenu
 from ui.rooms.room_view import RoomView, member_colours
 from ui.rooms.room_worker import OpenedRoom, RoomWorker, StepEnd
+from ui.util import theme
 from ui.util.i18n import FollowsLanguage, tr, tr_error
 from ui.util.message_input import MessageInput
 from ui.util.tasks import SerialWorker
@@ -181,9 +182,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
             for colour, name in zip(self._colours(dark), self.member_names.values(), strict=True)
         )
         order = tr(STRATEGY_LABELS[self.settings.strategy]).split(":")[0]
-        self.members_label.setText(
-            f"{names}&nbsp;&nbsp;<span style='color:#888'>({html.escape(order)})</span>"
-        )
+        self.members_label.setText(f"{names}&nbsp;&nbsp;{theme.tinted(f'({html.escape(order)})', 'muted')}")
         manual = self.settings.strategy == "manual"
         self.auto_button.setEnabled(not manual)
         self.auto_button.setToolTip(
@@ -194,6 +193,11 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
 
     def _colours(self, dark: bool) -> list[str]:
         return [member_colours(place, dark)[1] for place in range(len(self.member_names))]
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # light <-> dark: the names' colours
+            self._show_header()
 
     # -- the person's part -----------------------------------------------------------------------------
     def send(self) -> None:

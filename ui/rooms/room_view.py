@@ -31,13 +31,13 @@ from ui.util.i18n import N_, tr
 AVATAR_PX = 28
 MAX_LINES = 300  # bubbles kept in the view; older ones leave from the top (the journal keeps them all)
 # Drawing the history takes this much of a main-loop turn, then lets it run: 200 lines drawn at once held
-# the loop 300-600 ms (bench/room_stall.py, docs/benchmarks.md).
+# the loop 75 ms in bench/room_stall.py (60-word lines), 240-520 ms with longer lines and cold fonts.
 HISTORY_BUDGET_S = 0.002
 # A hue per place in the room (up to six members), far apart around the wheel.
 MEMBER_HUES = (28, 150, 285, 345, 55, 185)  # none near the person's blue (about 220)
 _NOTES = {"stopped": N_("stopped"), "error": N_("the model failed")}
 _PERSON = {"light": ("#e8f0fe", "#1a56c4"), "dark": ("#25344a", "#8ab4f8")}
-_MUTED = {"light": "#888888", "dark": "#9a9a9a"}
+_MUTED = {"light": "#666666", "dark": "#a8a8a8"}  # 4.5:1 on every bubble
 _NOTE = {"light": "#aa3333", "dark": "#f28b82"}
 
 
@@ -46,7 +46,7 @@ def member_colours(place: int, dark: bool) -> tuple[str, str]:
     hue = MEMBER_HUES[place % len(MEMBER_HUES)]
     if dark:
         return QColor.fromHsl(hue, 50, 52).name(), QColor.fromHsl(hue, 170, 175).name()
-    return QColor.fromHsl(hue, 130, 240).name(), QColor.fromHsl(hue, 200, 70).name()
+    return QColor.fromHsl(hue, 130, 240).name(), QColor.fromHsl(hue, 200, 60).name()
 
 
 def _when(created_at: str | None) -> str:
