@@ -84,7 +84,13 @@ class RoomConversation:
         self.members = [_member(persona(m.persona), m.talkativeness, m.muted) for m in settings.members]
         self.names = {m.slug: m.name for m in self.members}
         self.journal = RoomJournal(folder)
+        # Members' lines since the person last spoke, as the journal ends (the cap holds across a reopen).
+        tail = self.journal.lines(settings.cap + 1)
         self.spoken_since_person = 0
+        for line in reversed(tail):
+            if line.author is None:
+                break
+            self.spoken_since_person += 1
 
     # -- what the room shows ------------------------------------------------------------------------
     def lines(self, limit: int = 200) -> list[HeardLine]:

@@ -7,9 +7,9 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from nexus_ark.config import load_toml_model, save_toml_model
+from nexus_ark.config import describe_validation_error, load_toml_model, save_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
 from nexus_ark.personas.store import slugify
@@ -98,7 +98,14 @@ class RoomStore:
         return slug
 
     def save(self, slug: str, settings: RoomSettings) -> None:
-        save_toml_model(self.folder(slug) / ROOM_FILE, RoomSettings.model_validate(settings.model_dump()))
+        """Validated whole first: settings a room cannot have are refused, naming the file, and nothing is
+        written."""
+        path = self.folder(slug) / ROOM_FILE
+        try:
+            checked = RoomSettings.model_validate(settings.model_dump())
+        except ValidationError as exc:
+            raise NexusArkError(describe_validation_error(path, exc)) from None
+        save_toml_model(path, checked)
 
     def delete(self, slug: str) -> None:
         """The room and its journal go; every member keeps what it heard and said there."""

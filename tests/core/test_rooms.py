@@ -263,3 +263,23 @@ def test_a_room_of_two_lives_through_simulated_days_and_every_line_is_accounted_
     said = report.person_messages + sum(report.answers.values()) + sum(report.written_first.values())
     assert report.journal_lines == said, "every line in the room is the person's, an answer or written first"
     assert all(size > 0 for size in report.db_bytes.values()) and list(tmp_path.iterdir()) == []
+
+
+def test_a_reopened_room_keeps_counting_toward_the_cap_and_bad_settings_are_refused_by_name(app) -> None:
+    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
+    room = app.open_room(slug, random.Random(1))
+    try:
+        _run(room.say("Shall we visit the lighthouse on Sunday?"))  # both answer: 2 of the cap of 3
+    finally:
+        room.close()
+    again = app.open_room(slug, random.Random(1))
+    try:
+        assert again.spoken_since_person == 2
+        assert [e for e in _run(again.go_on()) if isinstance(e, Speaking)]  # the third may still go on
+        assert _run(again.go_on()) == []  # the cap: the person speaks next
+    finally:
+        again.close()
+    settings = app.rooms.load(slug)
+    with pytest.raises(NexusArkError, match=r"room\.toml") as refused:
+        app.rooms.save(slug, settings.model_copy(update={"members": settings.members[:1]}))
+    assert "members" in str(refused.value) and app.rooms.load(slug).slugs == ["aria", "hikari"]
