@@ -52,6 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
     rcreate.add_argument("name", help="the room's display name")
     rcreate.add_argument("--persona", action="append", required=True, help="a member (two to six)")
     rcreate.add_argument("--strategy", choices=["natural", "list", "manual"], default="natural")
+    rset = rsub.add_parser(
+        "set", help="change a room: mute or unmute a member, talkativeness, order, cap, pause"
+    )
+    rset.add_argument("name", help="the room's name as `room list` prints it first")
+    rset.add_argument("--mute", action="append", default=[], metavar="PERSONA", help="never picked to answer")
+    rset.add_argument("--unmute", action="append", default=[], metavar="PERSONA")
+    rset.add_argument(
+        "--talkativeness", action="append", default=[], metavar="PERSONA=0..1", help="how often it speaks up"
+    )
+    rset.add_argument("--strategy", choices=["natural", "list", "manual"])
+    rset.add_argument("--cap", type=int, help="persona replies after each of your messages, at most")
+    rset.add_argument("--pause", type=float, metavar="SECONDS", help="between replies in auto mode")
     rdelete = rsub.add_parser("delete", help="delete a room; its members keep what they heard and said")
     rdelete.add_argument("name", help="the room's name as `room list` prints it first")
 

@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from nexus_ark.app import NexusApp
+from nexus_ark.errors import NexusArkError
+from nexus_ark.notices import notice
 from nexus_ark.rooms.conversation import Answered, RoomConversation, RoomEvent, Speaking, Streamed
 from nexus_ark.rooms.room import RoomSettings
 
@@ -32,7 +34,47 @@ def run_room_command(app: NexusApp, args: argparse.Namespace) -> int:
         slugs = [app.personas.load(p).slug for p in args.persona]
         print(app.create_room(args.name, slugs, args.strategy))
         return 0
+    if args.room_command == "set":
+        return _set(app, args)
     app.rooms.delete(args.name)
+    return 0
+
+
+def _set(app: NexusApp, args: argparse.Namespace) -> int:
+    """Change a room's settings; each persona named must be a member. Prints the room as `list` does."""
+    settings = app.rooms.load(args.name)
+    members = {m.persona: m for m in settings.members}
+
+    def member(name: str) -> str:  # a member's folder name or display name
+        named = {app.personas.load(slug).settings.name: slug for slug in members}
+        slug = name if name in members else named.get(name, "")
+        if slug not in members:
+            raise NexusArkError(
+                notice("{who} is not in this room: {members}.", who=name, members=", ".join(members))
+            )
+        return slug
+
+    for name, muted in [*((n, True) for n in args.mute), *((n, False) for n in args.unmute)]:
+        slug = member(name)
+        members[slug] = members[slug].model_copy(update={"muted": muted})
+    for pair in args.talkativeness:
+        name, _, value = pair.partition("=")
+        try:
+            level = float(value)
+        except ValueError:
+            raise NexusArkError(
+                notice("--talkativeness {value}: write PERSONA=LEVEL with a level from 0 to 1.", value=pair)
+            ) from None
+        slug = member(name)
+        members[slug] = members[slug].model_copy(update={"talkativeness": level})
+    changes: dict[str, object] = {"members": [members[m.persona] for m in settings.members]}
+    for field, value in (("strategy", args.strategy), ("cap", args.cap), ("pause_s", args.pause)):
+        if value is not None:
+            changes[field] = value
+    app.rooms.save(args.name, settings.model_copy(update=changes))
+    saved = app.rooms.load(args.name)
+    muted = ",".join(m.persona for m in saved.members if m.muted) or "-"
+    print(f"{args.name}\t{saved.name}\t{','.join(saved.slugs)}\t{saved.strategy}\tmuted: {muted}")
     return 0
 
 

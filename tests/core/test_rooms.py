@@ -224,6 +224,23 @@ def test_rooms_are_created_listed_and_deleted_from_the_command_line_and_a_broken
     rows = listed.stdout.splitlines()
     assert rows[1] == "study-pair\tStudy pair\taria,hikari\tlist"
     assert rows[0].startswith("broken\t(cannot be read:") and "room.toml" in rows[0] and "strategy" in rows[0]
+    muted = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "room",
+        "set",
+        "study-pair",
+        "--mute",
+        "ひかり",
+        "--talkativeness",
+        "aria=0.9",
+    )
+    assert muted.returncode == 0 and muted.stdout.endswith("\tlist\tmuted: hikari\n"), muted.stderr
+    too_talkative = run_cli(
+        "--data-dir", str(data_dir), "room", "set", "study-pair", "--talkativeness", "aria=5"
+    )
+    assert too_talkative.returncode == 2 and "room.toml" in too_talkative.stderr
+    assert "talkativeness" in too_talkative.stderr
     gone = run_cli("--data-dir", str(data_dir), "room", "delete", "study-pair")
     assert gone.returncode == 0 and not (data_dir / "rooms" / "study-pair").exists()
     missing = run_cli("--data-dir", str(data_dir), "room", "delete", "study-pair")
