@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import tempfile
 import time as wall
 from datetime import datetime, time, timedelta
 from pathlib import Path
@@ -19,12 +18,19 @@ from pydantic import BaseModel, Field
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
-from nexus_ark.providers.registry import default_factory
 from nexus_ark.rooms.conversation import Answered, room_key
 from nexus_ark.rooms.turn_taking import Strategy
 from nexus_ark.runtime.life import tick
-from nexus_ark.runtime.scripted_mind import ScriptedMind
-from nexus_ark.simulation import _LINES, TICK_MINUTES, SimModel, _db_bytes, _move_to
+from nexus_ark.simulation import (
+    _LINES,
+    TICK_MINUTES,
+    SimModel,
+    _db_bytes,
+    _move_to,
+    backends,
+    copy_personas,
+    talk_minutes,
+)
 
 
 class RoomSimulationReport(BaseModel):
@@ -55,20 +61,9 @@ def simulate_room(
     local_tz = datetime.now().astimezone().tzinfo
     first = start or datetime.combine(datetime.now().date() + timedelta(days=1), time(0, 0), local_tz)
     clock = FixedClock(first)
-    temp = Path(tempfile.mkdtemp(prefix="nexus-room-sim-", dir=work_dir))
+    temp = copy_personas(persona_folders, "nexus-room-sim-", work_dir)
     slugs = [folder.name for folder in persona_folders]
-    for folder in persona_folders:
-        target = temp / "personas" / folder.name
-        target.mkdir(parents=True)
-        for name in ("persona.md", "persona.toml"):
-            if (folder / name).exists():
-                shutil.copy2(folder / name, target / name)
-    if model == "scripted":
-        mind = ScriptedMind()
-        factory = lambda config: mind  # noqa: E731 - one stand-in serves every member and purpose
-    else:
-        factory = default_factory
-    app = NexusApp(temp, clock=clock, backend_factory=factory, shipped_personas=temp / "none").open()
+    app = NexusApp(temp, clock=clock, backend_factory=backends(model), shipped_personas=temp / "none").open()
     report = RoomSimulationReport(
         days=days,
         model=model,
@@ -97,9 +92,7 @@ def simulate_room(
         try:
             for day in range(days):
                 day_start = first + timedelta(days=day)
-                talks = day == 0 or rng.random() < talk_share
-                slots = range(8 * 60, 22 * 60, TICK_MINUTES)
-                talk_at = set(rng.sample(list(slots), k=rng.randint(1, 3))) if talks else set()
+                talk_at = talk_minutes(rng, day, talk_share)
                 for minute in range(0, 24 * 60, TICK_MINUTES):
                     _move_to(clock, day_start + timedelta(minutes=minute))
                     if minute in talk_at:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.providers.registry import default_factory
+from nexus_ark.providers.registry import BackendFactory, default_factory
 from nexus_ark.runtime.autonomy import in_quiet_hours
 from nexus_ark.runtime.life import tick
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
@@ -108,19 +108,9 @@ def simulate(
     local_tz = datetime.now().astimezone().tzinfo
     first = start or datetime.combine(datetime.now().date() + timedelta(days=1), time(0, 0), local_tz)
     clock = FixedClock(first)
-    temp = Path(tempfile.mkdtemp(prefix="nexus-sim-", dir=work_dir))
+    temp = copy_personas([persona_folder], "nexus-sim-", work_dir)
     slug = persona_folder.name
-    target = temp / "personas" / slug
-    target.mkdir(parents=True)
-    for name in ("persona.md", "persona.toml"):
-        if (persona_folder / name).exists():
-            shutil.copy2(persona_folder / name, target / name)
-    if model == "scripted":
-        mind = ScriptedMind()
-        factory = lambda config: mind  # noqa: E731 - one stand-in serves every purpose
-    else:
-        factory = default_factory
-    app = NexusApp(temp, clock=clock, backend_factory=factory, shipped_personas=temp / "none")
+    app = NexusApp(temp, clock=clock, backend_factory=backends(model), shipped_personas=temp / "none")
     app.open()
     report = SimulationReport(days=days, model=model)
     try:
@@ -151,9 +141,7 @@ def simulate(
         lines = _LINES[language]
         for day in range(days):
             day_start = first + timedelta(days=day)
-            talks = day == 0 or rng.random() < talk_share
-            slots = range(8 * 60, 22 * 60, TICK_MINUTES)
-            talk_at = set(rng.sample(list(slots), k=rng.randint(1, 3))) if talks else set()
+            talk_at = talk_minutes(rng, day, talk_share)
             for minute in range(0, 24 * 60, TICK_MINUTES):
                 _move_to(clock, day_start + timedelta(minutes=minute))
                 if minute in talk_at:
@@ -177,6 +165,32 @@ def simulate(
         shutil.rmtree(temp, ignore_errors=True)
     report.seconds = round(wall.monotonic() - began, 1)
     return report
+
+
+def copy_personas(folders: list[Path], prefix: str, work_dir: Path | None) -> Path:
+    """A temporary data folder holding copies of the personas' soul and settings (never their memory)."""
+    temp = Path(tempfile.mkdtemp(prefix=prefix, dir=work_dir))
+    for folder in folders:
+        target = temp / "personas" / folder.name
+        target.mkdir(parents=True)
+        for name in ("persona.md", "persona.toml"):
+            if (folder / name).exists():
+                shutil.copy2(folder / name, target / name)
+    return temp
+
+
+def backends(model: SimModel) -> BackendFactory:
+    if model == "scripted":
+        mind = ScriptedMind()
+        return lambda config: mind  # one stand-in serves every persona and purpose
+    return default_factory
+
+
+def talk_minutes(rng: random.Random, day: int, talk_share: float) -> set[int]:
+    """The minutes of the day the scripted person talks (the first day always, later days by chance)."""
+    talks = day == 0 or rng.random() < talk_share
+    slots = range(8 * 60, 22 * 60, TICK_MINUTES)
+    return set(rng.sample(list(slots), k=rng.randint(1, 3))) if talks else set()
 
 
 def _move_to(clock: FixedClock, when: datetime) -> None:
