@@ -23,13 +23,11 @@ from nexus_ark.rooms.turn_taking import Strategy
 from nexus_ark.runtime.life import tick
 from nexus_ark.simulation import (
     _LINES,
-    TICK_MINUTES,
     SimModel,
     _db_bytes,
-    _move_to,
     backends,
     copy_personas,
-    talk_minutes,
+    quarter_hours,
 )
 
 
@@ -90,22 +88,18 @@ def simulate_room(
                     runtime.queue.wait_idle()
 
         try:
-            for day in range(days):
-                day_start = first + timedelta(days=day)
-                talk_at = talk_minutes(rng, day, talk_share)
-                for minute in range(0, 24 * 60, TICK_MINUTES):
-                    _move_to(clock, day_start + timedelta(minutes=minute))
-                    if minute in talk_at:
-                        for _ in range(rng.randint(1, 3)):
-                            for event in room.say(rng.choice(_LINES[language])):
-                                if isinstance(event, Answered):
-                                    report.answers[event.slug] += 1
-                            report.person_messages += 1
-                            settle()
-                            clock.advance(60)
-                    for runtime in runtimes:
-                        tick(runtime)
-                    settle()
+            for _day, talking, _ in quarter_hours(clock, first, days, rng, talk_share):
+                if talking:
+                    for _ in range(rng.randint(1, 3)):
+                        for event in room.say(rng.choice(_LINES[language])):
+                            if isinstance(event, Answered):
+                                report.answers[event.slug] += 1
+                        report.person_messages += 1
+                        settle()
+                        clock.advance(60)
+                for runtime in runtimes:
+                    tick(runtime)
+                settle()
             report.journal_lines = len(room.lines(limit=1_000_000))
         finally:
             room.close()

@@ -13,7 +13,7 @@ import random
 import shutil
 import tempfile
 import time as wall
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime, time, timedelta
 from pathlib import Path
 from typing import Literal
@@ -139,23 +139,20 @@ def simulate(
         processed: list[int] = []
         app.events.subscribe("event_processed", lambda topic, payload: processed.append(payload["event"].id))
         lines = _LINES[language]
-        for day in range(days):
-            day_start = first + timedelta(days=day)
-            talk_at = talk_minutes(rng, day, talk_share)
-            for minute in range(0, 24 * 60, TICK_MINUTES):
-                _move_to(clock, day_start + timedelta(minutes=minute))
-                if minute in talk_at:
-                    for _ in range(rng.randint(2, 4)):
-                        for _item in runtime.send(rng.choice(lines)):
-                            pass
-                        report.user_messages += 1
-                        runtime.queue.wait_idle()
-                        clock.advance(60)
-                tick(runtime)
-                runtime.queue.wait_idle()
-            report.db_bytes.append(runtime.queue.call("size", lambda: _db_bytes(runtime.memory)))
-            if progress is not None:
-                progress(day + 1, report)
+        for day, talking, day_over in quarter_hours(clock, first, days, rng, talk_share):
+            if talking:
+                for _ in range(rng.randint(2, 4)):
+                    for _item in runtime.send(rng.choice(lines)):
+                        pass
+                    report.user_messages += 1
+                    runtime.queue.wait_idle()
+                    clock.advance(60)
+            tick(runtime)
+            runtime.queue.wait_idle()
+            if day_over:
+                report.db_bytes.append(runtime.queue.call("size", lambda: _db_bytes(runtime.memory)))
+                if progress is not None:
+                    progress(day + 1, report)
         if at_end is not None:
             runtime.queue.call("look at the end", lambda: at_end(runtime))
         runtime.queue.call("count", lambda: _count(runtime.memory, report))
@@ -186,11 +183,20 @@ def backends(model: SimModel) -> BackendFactory:
     return default_factory
 
 
-def talk_minutes(rng: random.Random, day: int, talk_share: float) -> set[int]:
-    """The minutes of the day the scripted person talks (the first day always, later days by chance)."""
-    talks = day == 0 or rng.random() < talk_share
-    slots = range(8 * 60, 22 * 60, TICK_MINUTES)
-    return set(rng.sample(list(slots), k=rng.randint(1, 3))) if talks else set()
+def quarter_hours(
+    clock: FixedClock, first: datetime, days: int, rng: random.Random, talk_share: float
+) -> Iterator[tuple[int, bool, bool]]:
+    """Each quarter hour of the simulated days, the clock moved there first: (day, whether the scripted
+    person talks now, whether it is the day's last). The person talks the first day, later days by chance,
+    at one to three moments between 8:00 and 22:00."""
+    for day in range(days):
+        day_start = first + timedelta(days=day)
+        talks = day == 0 or rng.random() < talk_share
+        slots = range(8 * 60, 22 * 60, TICK_MINUTES)
+        talk_at = set(rng.sample(list(slots), k=rng.randint(1, 3))) if talks else set()
+        for minute in range(0, 24 * 60, TICK_MINUTES):
+            _move_to(clock, day_start + timedelta(minutes=minute))
+            yield day, minute in talk_at, minute + TICK_MINUTES >= 24 * 60
 
 
 def _move_to(clock: FixedClock, when: datetime) -> None:
