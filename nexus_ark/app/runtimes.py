@@ -175,10 +175,14 @@ class RuntimesMixin:
         """A persona's memory as its owner (the runtime) opened it, once per process, on its queue's
         thread. The caller must not close it (close() does). Use it on that thread
         (`runtime.queue.call`), as the command line and the window do; tests plant data through it
-        while nothing else runs (the calling thread borrows the connection: see owner_trace.borrow)."""
-        memory = self.runtime(slug).memory
-        borrow(memory)
-        return memory
+        while nothing else runs: it waits for the queue to be idle, then the calling thread borrows the
+        connection (owner_trace.borrow). Two threads on the owner connection in strict mode can deadlock in
+        SQLite's authorizer (it takes the interpreter lock inside the connection's mutex)."""
+        runtime = self.runtime(slug)
+        if not runtime.queue.on_its_thread():
+            runtime.queue.wait_idle(600)
+        borrow(runtime.memory)
+        return runtime.memory
 
     def change_memory(self, slug: str, name: str, change: Callable[[MemoryStore], T]) -> T:
         """Run `change(memory)` on the persona's queue with its owner connection, as the person's work

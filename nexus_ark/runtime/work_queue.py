@@ -126,6 +126,9 @@ class WorkQueue:
             return fn()  # already on the queue: no deadlock waiting on ourselves
         return self.submit(name, lambda _cancel: fn()).wait(timeout)
 
+    def on_its_thread(self) -> bool:
+        return threading.current_thread() is self._thread
+
     # -- state ------------------------------------------------------------------------------------
     @property
     def running(self) -> str | None:

@@ -420,8 +420,13 @@ def test_a_dream_asked_for_while_a_cut_off_dream_resumes_joins_it(data_dir: Path
     app = make_app(data_dir, clock)
     try:
         result = app.runtime("aria").dream(**asked)
-        jobs = app.memory("aria").db.execute("select level, date, state from dream_jobs order by id")
-        jobs = jobs.fetchall()
+        jobs = app.change_memory(
+            "aria",
+            "jobs",
+            lambda store: store.db.execute(
+                "select level, date, state from dream_jobs order by id"
+            ).fetchall(),
+        )
     finally:
         app.close()
     assert jobs[0] == (1, "2026-11-20", "done"), jobs
