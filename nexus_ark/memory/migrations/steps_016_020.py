@@ -1,0 +1,42 @@
+"""Schema steps m016-: the soul's history and the persona's proposals to change it (issue 25). Append-only:
+never edit a step that has shipped."""
+
+from __future__ import annotations
+
+import sqlite_utils
+
+from nexus_ark.memory.migrations.runner import migrations
+
+
+@migrations()
+def m016_soul_history(db: sqlite_utils.Database) -> None:
+    """soul_versions: every version of persona.md, whole (`text`), with who made it (`author`: first (the
+    file as it was when history began), editor, proposal, outside (changed in another program, noticed at
+    open), restore, import), why, and the proposal it came from. `applied` is 0 while the app's own write of
+    the file is still to be done: a version is recorded before persona.md is replaced, so a crash between
+    the two is finished at the next open instead of being taken for an outside edit.
+
+    soul_proposals: a change the persona would like to make to one section (`section`: its heading; "" is the
+    text before the first heading), with the section's text when it was proposed, the new text, the reason
+    and the sources behind it (a JSON list: "msg:ID", "item:ID"). state open → accepted | declined |
+    withdrawn (the section changed under it). At most one open proposal per section. `fingerprint` is the
+    section and the normalised proposed text: a declined one is not proposed again."""
+    db.execute(
+        """create table soul_versions (
+            id integer primary key, created_at text not null,
+            author text not null
+                check (author in ('first', 'editor', 'proposal', 'outside', 'restore', 'import')),
+            reason text not null default '', proposal_id integer, sha256 text not null, text text not null,
+            applied integer not null default 1 check (applied in (0, 1)))"""
+    )
+    db.execute(
+        """create table soul_proposals (
+            id integer primary key, created_at text not null, section text not null,
+            current_text text not null, proposed_text text not null, reason text not null,
+            sources text not null default '[]' check (json_valid(sources)),
+            origin text not null check (origin in ('dream', 'tool')),
+            state text not null default 'open' check (state in ('open', 'accepted', 'declined', 'withdrawn')),
+            fingerprint text not null, decided_at text, accepted_text text, version_id integer)"""
+    )
+    db.execute("create unique index soul_proposals_open on soul_proposals(section) where state = 'open'")
+    db.execute("create index soul_proposals_fingerprint on soul_proposals(fingerprint, state)")
