@@ -20,6 +20,8 @@ from nexus_ark.agent.reply_shape import (
     earlier_sentences,
     shape_reply,
 )
+from nexus_ark.agent.soul_tool import SPEC as SOUL_SPEC
+from nexus_ark.agent.soul_tool import SoulTool
 from nexus_ark.clock import iso
 from nexus_ark.errors import DatabaseError, NexusArkError
 from nexus_ark.memory.components import EmotionEntry
@@ -317,7 +319,12 @@ class SessionTurns:
         """The persona's memory tools, unless the persona turned them off."""
         if not self.persona.settings.conversation.tools:
             return None
-        return MemoryTools(self.memory, self.embedder).toolbox()
+        box = MemoryTools(self.memory, self.embedder).toolbox()
+        # A model that can reflect may ask to change its soul (the person reviews it); a small one would
+        # invent the request.
+        if self.persona.settings.soul.proposals and self.backend.capabilities().reflects:
+            box.add(SOUL_SPEC, SoulTool(self.persona, self.memory, self.memory.messages.clock, self.room))
+        return box
 
     def _text_tools(self) -> bool:
         """Whether a model without native tool calls gets the text protocol (its markup is hidden from the

@@ -16,6 +16,7 @@ from nexus_ark.app.embedding import EmbeddingMixin
 from nexus_ark.app.models import BUNDLED_HINT_KEY, ModelCheck, ModelsMixin, Purpose
 from nexus_ark.app.rooms import RoomsMixin
 from nexus_ark.app.runtimes import RuntimesMixin
+from nexus_ark.app.soul import SoulMixin
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.config import AppSettings, SettingsStore, load_app_settings
 from nexus_ark.events import EventHub
@@ -34,7 +35,7 @@ __all__ = ["BUNDLED_HINT_KEY", "ModelCheck", "NexusApp", "Purpose"]
 log = logging.getLogger(__name__)
 
 
-class NexusApp(ModelsMixin, RuntimesMixin, RoomsMixin, AdminMixin, EmbeddingMixin):
+class NexusApp(ModelsMixin, RuntimesMixin, RoomsMixin, SoulMixin, AdminMixin, EmbeddingMixin):
     def __init__(
         self,
         data_dir: str | Path | None = None,

@@ -81,8 +81,8 @@ class AdminMixin:
         the soul included), then persona.md. The persona's next turn uses them."""
         if settings:
             self.personas.save_settings(slug, settings)
-        if soul is not None:
-            self.personas.save_soul(slug, soul)
+        if soul is not None:  # a version in the soul's history, written by the persona's owner
+            self.save_soul(slug, soul)
         with self._state_lock:
             runtime = self._runtimes.get(slug)
         if runtime is not None:  # a turn running on the old settings finishes as it was

@@ -72,6 +72,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 from nexus_ark.cli.memory import run_memory_command
 
                 return run_memory_command(app, args)
+            if args.command == "soul":
+                from nexus_ark.cli.soul import run_soul_command
+
+                return run_soul_command(app, args)
             if args.command in ("drives", "goals", "questions", "dream"):
                 from nexus_ark.cli.mind import run_mind_command
 

@@ -181,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     from nexus_ark.cli.mind import add_mind_parsers
 
     add_mind_parsers(sub)
+    from nexus_ark.cli.soul import add_soul_parsers
+
+    add_soul_parsers(sub)
     from nexus_ark.cli.life import add_life_parsers
 
     add_life_parsers(sub)

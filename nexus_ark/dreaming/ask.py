@@ -60,13 +60,15 @@ class DreamAsking:
             ChatMessage(role="user", content=task),
         ]
 
-    def _record_tool(self, stage: Stage, slot: list[BaseModel]) -> tuple[ToolSpec, Callable[[dict], str]]:
+    def _record_tool(
+        self, stage: Stage, slot: list[BaseModel], task: str
+    ) -> tuple[ToolSpec, Callable[[dict], str]]:
         assert stage.schema is not None
         schema = stage.schema
 
         def record(args: dict[str, Any]) -> str:
             try:
-                slot[:] = [schema.model_validate(args, context={"task": stage.task})]
+                slot[:] = [schema.model_validate(args, context={"task": task})]
             except ValidationError as exc:
                 return NOT_RECORDED.format(loc=exc.errors()[0]["loc"], msg=exc.errors()[0]["msg"])
             return RECORDED
@@ -88,7 +90,8 @@ class DreamAsking:
         return box
 
     def _answer(self, stage: Stage, material: Material) -> Any:
-        messages = self._messages(material, stage.task)
+        task = stage.task_for(self.memory, material) if stage.task_for is not None else stage.task
+        messages = self._messages(material, task)
         if stage.schema is None:  # consolidation: only tools can do it
             if not self._uses_tools():
                 raise StageSkipped(
@@ -110,7 +113,7 @@ class DreamAsking:
             run_tool_loop(
                 self.backend,
                 messages,
-                self._toolbox(self._record_tool(stage, slot)),
+                self._toolbox(self._record_tool(stage, slot, task)),
                 params=DREAM_PARAMS,
                 cancel=self.cancel,
                 max_turns=DREAM_MAX_TURNS,
@@ -127,5 +130,5 @@ class DreamAsking:
             params=DREAM_PARAMS,
             cancel=self.cancel,
             attempts=self.attempts,
-            context={"task": stage.task},
+            context={"task": task},
         )

@@ -45,6 +45,7 @@ from nexus_ark.dreaming.jobs import (
 from nexus_ark.dreaming.jobs import undreamt as undreamt  # runtime/schedule.py asks it here
 from nexus_ark.dreaming.levels import choose_level, record_level
 from nexus_ark.dreaming.material import Material, day_messages, gather, latest_day
+from nexus_ark.dreaming.soul_stage import SoulContext
 from nexus_ark.dreaming.stages import NEEDS_REFLECTION, Stage, stage_word, stages_for
 from nexus_ark.dreaming.writes import StageSkipped
 from nexus_ark.errors import NexusArkError, ProviderError, StructuredOutputError
@@ -187,6 +188,14 @@ class Dreamer(DreamAsking):
             through_id=through_id,
         )
         material.persona = self.persona.settings.name
+        soul = self.persona.settings.soul
+        material.soul = SoulContext(
+            self.persona.folder,
+            self.clock,
+            since=str(job["started_at"]) if job is not None else iso(self.clock.now()),
+            fixed=tuple(soul.fixed),
+            enabled=soul.proposals,
+        )
         material.grounding = Grounding(
             material.texts,
             self.embedder,

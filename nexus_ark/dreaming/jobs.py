@@ -47,6 +47,7 @@ class DreamResult(BaseModel):
     parameters: int | None = None  # the model's, where known
     grounding: GroundingReport = Field(default_factory=GroundingReport)  # what the check refused
     messages: list[int] = Field(default_factory=list)  # [first, last] message id this pass covered
+    soul_proposal: dict[str, Any] | None = None  # {"soul_proposal": id, "section"}: waits for the person
 
 
 class DreamJobs:
@@ -165,6 +166,8 @@ def _merge(result: DreamResult, stage: str, output: dict[str, Any]) -> None:
             result.insight = output
     elif stage == "episode" and output:
         result.episode = output
+    elif stage == "soul" and output:
+        result.soul_proposal = output
     result.entities_updated += output.get("entities_updated", [])
     result.open_questions += output.get("open_questions", [])
     result.goals += output.get("goals", [])

@@ -41,6 +41,8 @@ class Material:
     persona: str = ""  # the persona's name (never an entity of its own; needs no source)
     # What checks each written sentence against its sources (dreaming/grounding.py); set by the dream.
     grounding: Any = None
+    # The soul stage's context (dreaming/soul_stage.py SoulContext); set by the dream.
+    soul: Any = None
 
     @property
     def texts(self) -> dict[str, str]:

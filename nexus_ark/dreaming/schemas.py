@@ -39,8 +39,9 @@ def _from_task(value: str, task: str) -> bool:
 
 
 _EDGES = re.compile(r"^[\W_]+|[\W_]+$")
-# Fields that hold ids or numbers, not words.
-_NOT_WORDS = frozenset({"source_ids", "goal_id", "complete", "abandon"})
+# Fields that hold ids or numbers, not words (a section is a heading listed in the task, checked when
+# written).
+_NOT_WORDS = frozenset({"source_ids", "goal_id", "complete", "abandon", "section"})
 MIN_LETTERS = 2  # a name in kanji can be two letters (結衣)
 
 
@@ -133,3 +134,10 @@ class GoalChanges(DreamAnswer):
     progress: list[GoalNote] = Field(default_factory=list, max_length=3)
     complete: list[str] = Field(default_factory=list, max_length=3)
     abandon: list[str] = Field(default_factory=list, max_length=3)
+
+
+class SoulEditDraft(DreamAnswer):
+    section: str = Field(default="", max_length=60)
+    text: str = Field(default="", max_length=1200)
+    reason: str = Field(default="", max_length=400)
+    source_ids: SourceIds = _SOURCES

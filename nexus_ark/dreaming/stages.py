@@ -19,7 +19,9 @@ from nexus_ark.dreaming.schemas import (
     GoalChanges,
     InsightDraft,
     QuestionDrafts,
+    SoulEditDraft,
 )
+from nexus_ark.dreaming.soul_stage import apply_soul_edit, soul_task
 from nexus_ark.dreaming.writes import (
     Apply,
     _entities,
@@ -47,6 +49,8 @@ class Stage:
     # Below the reflection capability: what the stage writes without the model (None: nothing, skipped
     # with NEEDS_REFLECTION).
     faithful: Callable[[MemoryStore, Material], dict[str, Any]] | None = None
+    # A task that depends on the persona now (the soul stage lists the soul's sections): None, `task`.
+    task_for: Callable[[MemoryStore, Material], str] | None = None
 
 
 STAGES: tuple[Stage, ...] = (
@@ -109,6 +113,14 @@ STAGES: tuple[Stage, ...] = (
         _goal_changes("long"),
     ),
     Stage(
+        "soul",
+        3,
+        SoulEditDraft,
+        STAGE_TASKS["soul"],
+        apply_soul_edit,
+        task_for=soul_task,
+    ),
+    Stage(
         "consolidate",
         1,
         None,
@@ -129,6 +141,7 @@ _STAGE_WORDS = {
     "short_goals": notice("short_goals"),
     "values": notice("values"),
     "long_goals": notice("long_goals"),
+    "soul": notice("soul"),
     "consolidate": notice("consolidate"),
 }
 

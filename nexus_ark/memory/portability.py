@@ -41,6 +41,8 @@ TABLES = (
     "dream_jobs",
     "kb_documents",
     "kb_chunks",
+    "soul_versions",
+    "soul_proposals",
 )
 FORMAT = "nexus-ark-memory"
 VERSION = 1
@@ -90,6 +92,10 @@ def import_memory(store: MemoryStore, folder: Path) -> int:
         )
     written = 0
     with store.db.atomic():
+        # The soul's history comes with the memory; what the new persona recorded of its own soul so far
+        # gives way (its persona.md now becomes a version again at the next open, if it differs).
+        store.db.execute("delete from soul_proposals")
+        store.db.execute("delete from soul_versions")
         for table in TABLES:
             rows = data["tables"].get(table, [])
             for row in rows:

@@ -173,6 +173,21 @@ class AutonomySettings(BaseModel):
         return value
 
 
+class SoulSettings(BaseModel):
+    """How the persona may grow: its proposals to change its own soul, which the person reviews."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    proposals: bool = Field(
+        default=True, description="it may propose changes to its soul (persona.md) for you to review"
+    )
+    fixed: list[str] = Field(
+        default_factory=list,
+        max_length=50,
+        description='headings of soul sections only you change (never proposed), e.g. ["How you speak"]',
+    )
+
+
 class PersonaSettings(BaseModel):
     # Unknown top-level tables are kept for later versions' settings; known tables are strict.
     model_config = ConfigDict(extra="allow")
@@ -188,6 +203,7 @@ class PersonaSettings(BaseModel):
     conversation: ConversationSettings = Field(default_factory=ConversationSettings)
     drives: DriveSettings = Field(default_factory=DriveSettings)
     autonomy: AutonomySettings = Field(default_factory=AutonomySettings)
+    soul: SoulSettings = Field(default_factory=SoulSettings)
 
     @field_validator("name")
     @classmethod

@@ -59,12 +59,24 @@ STAGE_TASKS = {
         "related_values). progress: notes by goal_id. complete / abandon: goal ids. Use only the ids "
         "listed."
     ),
+    "soul": (
+        "Your soul (persona.md) describes who you are. Having re-examined your values, is there one "
+        "section of it you would now describe differently? section: its heading, exactly as listed below "
+        "(or a new heading); text: the whole new text of that section, in the soul's own style; reason: "
+        "why, in a sentence or two, from what the month showed; source_ids: the [msg:N] ids behind it. "
+        "Leave section empty when nothing should change. Never propose a section marked fixed."
+    ),
     "consolidate": (
         "Tidy your memory: search it for memories about this day's topics that are outdated, duplicated or "
         "contradicted, and move those aside with archive_memory (giving the item id and a reason). Never "
         "archive your core memory. When you are done, say what you did in one sentence."
     ),
 }
+
+# The soul stage's task goes on with the soul's sections (dreaming/soul_stage.py).
+SOUL_SECTIONS = "Sections of your soul now:"
+SOUL_FIXED = " (fixed: the person keeps it as it is)"
+SOUL_WAITING = " (a proposal already waits for the person)"
 
 # -- the record tool a stage's answer is handed to (its parameters are the stage's schema) ---------------
 RECORD_TOOL = "Record your answer for this task ({stage}). Call it once when you are done."

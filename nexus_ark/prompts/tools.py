@@ -16,6 +16,11 @@ TOOL_DESCRIPTIONS = {
         "delay: 30m, 2h, 1d. A key replaces your earlier plan with the same key."
     ),
     "archive_memory": "Move an outdated memory aside (it is kept, but no longer recalled). Give its item id.",
+    "propose_soul_edit": (
+        "Propose a change to one section of your soul (persona.md), when you have come to see yourself "
+        "differently. section: its heading (or a new one); text: the section's whole new text; reason: "
+        "why. The person reviews it; nothing changes until they accept."
+    ),
 }
 
 TOOL_RESULTS = {
@@ -38,4 +43,6 @@ TOOL_RESULTS = {
     "no_such_item": "there is no item {id}",
     "protected_kind": "refused: item {id} is your {kind} memory and cannot be archived",
     "already_archived": "item {id} was already archived",
+    "soul_proposed": "proposal {id} for {section} is waiting for the person to review it",
+    "soul_refused": "not proposed: {why}",
 }

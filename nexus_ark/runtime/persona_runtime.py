@@ -40,6 +40,7 @@ from nexus_ark.runtime.backlog import queue_backlog
 from nexus_ark.runtime.owner_trace import guard_owner, trace_owner_statements
 from nexus_ark.runtime.room_member import RoomMember
 from nexus_ark.runtime.schedule import record_run
+from nexus_ark.runtime.soul_owner import SoulOwner
 from nexus_ark.runtime.work_queue import AGAIN, BACKGROUND, USER, WorkItem, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,7 @@ class _End:
 _END = _End()
 
 
-class PersonaRuntime(RoomMember):
+class PersonaRuntime(RoomMember, SoulOwner):
     def __init__(self, slug: str, host: RuntimeHost) -> None:
         self.slug = slug
         self.host = host
@@ -122,6 +123,7 @@ class PersonaRuntime(RoomMember):
             backup_if_due(self.memory, host.backups_dir(slug), clock=host.clock)
         except NexusArkError as exc:
             log.warning("backup skipped: %s", exc)
+        self._reconcile_soul()
         self._resume_interrupted_dream()
 
     # -- the conversation (the person's work: first in line) ---------------------------------------
@@ -269,6 +271,7 @@ class PersonaRuntime(RoomMember):
         window hears the turn is done."""
         try:
             self.recompute_drives("interaction")
+            self.announce_soul_proposals()  # the propose_soul_edit tool
         finally:
             self.host.events.publish("turn_done", persona=self.slug)
             self._backup_after_first_turn_of_day()
@@ -367,6 +370,7 @@ class PersonaRuntime(RoomMember):
             if not result.skipped or result.stages:
                 self.recompute_drives("dream")
             self.host.events.publish("dream_finished", persona=self.slug, result=result)
+            self.announce_soul_proposals()
             if embedder is not None:  # what the dream wrote becomes findable by meaning too
                 self.embed_backlog(embedder)
             return result

@@ -35,6 +35,7 @@ KINDS = (
     "heartbeat",
     "autonomy",
     "event",
+    "soul",
 )
 SUMMARY_CHARS = 160
 DATA_TEXT_CHARS = 300
