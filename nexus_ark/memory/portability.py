@@ -163,6 +163,24 @@ def _write_markdown(store: MemoryStore, folder: Path, persona: str) -> None:
     for m in store.messages.recent(limit=10_000_000):
         lines.append(f"**{m.speaker}** ({m.created_at[:16]}): {m.content}\n")
     (folder / "conversations.md").write_text("\n".join(lines), encoding="utf-8")
+    _write_soul_versions(store, folder)
+
+
+def _write_soul_versions(store: MemoryStore, folder: Path) -> None:
+    """Every version of persona.md, byte for byte, as soul/NNNN-author.md, with an index of who and why."""
+    rows = store.db.execute(
+        "select id, created_at, author, reason, text from soul_versions order by id"
+    ).fetchall()
+    if not rows:
+        return
+    soul = folder / "soul"
+    soul.mkdir(exist_ok=True)
+    index = ["# Soul history\n"]
+    for vid, created, author, reason, text in rows:
+        name = f"{vid:04d}-{author}.md"
+        (soul / name).write_bytes(text.encode("utf-8"))
+        index.append(f"- [{name}]({name}) {created[:16]} {author}" + (f": {reason}" if reason else ""))
+    (soul / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
 
 
 PARTIAL_PREFIX = "partial-memory-"  # a copy being written (hidden: a dot in front)

@@ -278,6 +278,9 @@ def test_the_memory_export_carries_the_soul_history(tmp_path: Path):
     data = json.loads((out / "memory.json").read_text(encoding="utf-8"))
     texts = [row["text"] for row in data["tables"]["soul_versions"]]
     assert texts[-1] == "# Aria\n\nA second soul.\n" and len(texts) == 2
+    # Readable beside it: each version as it was, and who made it.
+    assert (out / "soul" / "0002-editor.md").read_bytes() == b"# Aria\n\nA second soul.\n"
+    assert "0001-first.md" in (out / "soul" / "index.md").read_text(encoding="utf-8")
 
 
 def test_replacing_a_section_leaves_every_other_byte_and_ignores_headings_in_code():
