@@ -312,3 +312,45 @@ def test_chatgpts_answers_are_recalled_as_chatgpts_words_not_the_personas(
     assert "aria: " not in prompt.lower()
     speakers = {r[0] for r in store.db.execute("select speaker from messages where role = 'assistant'")}
     assert speakers == {"ChatGPT"}
+
+
+def test_an_import_made_before_the_fix_is_moved_out_of_the_personas_mouth_when_memory_opens(
+    tmp_path: Path,
+) -> None:
+    """Memories imported when ChatGPT's answers were stored as the persona's ("aria: …") read, after the
+    m017 step, exactly as a fresh import reads: the persona no longer remembers saying them."""
+    path = tmp_path / "memory.db"
+    memory = MemoryStore(path)
+    import_chatgpt(EXPORT, on_store(memory), "aria")
+    columns = "speaker, text, context, embed_text, embed_hash"
+    fresh = memory.db.execute(f"select {columns} from items order by id").fetchall()
+    fresh_messages = memory.db.execute("select speaker, role, content from messages order by id").fetchall()
+    with memory.db.atomic():  # as the import wrote it before the fix, and m017 not applied yet
+        memory.db.execute("update messages set speaker = 'aria' where speaker = 'ChatGPT'")
+        for item_id, text, context, embed_text in memory.db.execute(
+            "select id, text, context, embed_text from items"
+        ).fetchall():
+            memory.db.execute(
+                "update items set speaker = case speaker when 'ChatGPT' then 'aria' else speaker end, "
+                "text = ?, context = ?, embed_text = ? where id = ?",
+                [
+                    text.replace("ChatGPT: ", "aria: "),
+                    context.replace("ChatGPT: ", "aria: ") if context else context,
+                    embed_text.replace("ChatGPT: ", "aria: ") if embed_text else embed_text,
+                    item_id,
+                ],
+            )
+        memory.db.execute("delete from _sqlite_migrations where name = 'm017_chatgpt_answers_are_chatgpts'")
+    assert "aria: " + CAT_REPLY in [r[0] for r in memory.db.execute("select text from items")]
+    memory.close()
+    reopened = MemoryStore(path)  # the owner migrates
+    try:
+        assert reopened.db.execute(f"select {columns} from items order by id").fetchall() == fresh
+        assert (
+            reopened.db.execute("select speaker, role, content from messages order by id").fetchall()
+            == fresh_messages
+        )
+        hits = reopened.archive.search("Luna birthday Maine Coon", None, k=3)
+        assert any(h.text == "ChatGPT: " + CAT_REPLY for h in hits)
+    finally:
+        reopened.close()

@@ -1,5 +1,6 @@
-"""Schema steps m016-: the soul's history and the persona's proposals to change it (issue 25). Append-only:
-never edit a step that has shipped."""
+"""Schema steps m016-: the soul's history and the persona's proposals to change it (issue 25); ChatGPT's
+answers moved out of the persona's mouth in imports made before that fix (issue 23). Append-only: never edit
+a step that has shipped."""
 
 from __future__ import annotations
 
@@ -40,3 +41,48 @@ def m016_soul_history(db: sqlite_utils.Database) -> None:
     )
     db.execute("create unique index soul_proposals_open on soul_proposals(section) where state = 'open'")
     db.execute("create index soul_proposals_fingerprint on soul_proposals(fingerprint, state)")
+
+
+@migrations()
+def m017_chatgpt_answers_are_chatgpts(db: sqlite_utils.Database) -> None:
+    """ChatGPT exports imported before issue 23's fix stored ChatGPT's answers under the persona's own name
+    ("aria: Happy birthday to Luna!"), so recall showed the persona things it never said as its own. Their
+    messages (source_id chatgpt:…, role assistant) become ChatGPT's, and so do their archive items in the
+    chatgpt:… rooms: the speaker, the "name: " that opens the text, the neighbours' lines in the context
+    and in the embedded text (and its hash; the item's vector stays, its meaning is the same)."""
+    import hashlib
+
+    wrong = db.execute(
+        "select distinct speaker from messages where source_id like 'chatgpt:%' and role = 'assistant' "
+        "and speaker != 'ChatGPT'"
+    ).fetchall()
+    for (old,) in wrong:
+        db.execute(
+            "update messages set speaker = 'ChatGPT' where source_id like 'chatgpt:%' and role = 'assistant' "
+            "and speaker = ?",
+            [old],
+        )
+        was, now = f"{old}: ", "ChatGPT: "
+        rows = db.execute(
+            "select id, text, context, embed_text, speaker from items where kind = 'message' "
+            "and room like 'chatgpt:%' and (speaker = ? or context like ? or embed_text like ?)",
+            [old, f"%{was}%", f"%{was}%"],
+        ).fetchall()
+        for item_id, text, context, embed_text, speaker in rows:
+            own = speaker == old
+            new_text = now + text[len(was) :] if own and text.startswith(was) else text
+            new_context = (context or "").replace(was, now) if context else context
+            new_embed = embed_text.replace(was, now) if embed_text else embed_text
+            hashed = new_embed if new_embed is not None else new_text
+            db.execute(
+                "update items set speaker = ?, text = ?, context = ?, embed_text = ?, embed_hash = ? "
+                "where id = ?",
+                [
+                    "ChatGPT" if own else speaker,
+                    new_text,
+                    new_context,
+                    new_embed,
+                    hashlib.sha256(hashed.encode("utf-8")).hexdigest(),
+                    item_id,
+                ],
+            )
