@@ -2,15 +2,27 @@
 
 With NEXUS_ARK_TRACE_OWNER=FILE set, every statement the owner connection runs is written to FILE with the
 name of the thread that ran it. Tests set it for a command run in a process of its own and check that every
-line names the persona's queue thread. Off (and free) unless the variable is set."""
+line names the persona's queue thread. Off (and free) unless the variable is set. Like SQLite's authorizer,
+the trace callback takes the interpreter lock inside the connection's mutex: two threads running statements
+on a traced connection at once can deadlock, so trace only where one thread is expected."""
 
 from __future__ import annotations
 
 import os
 import threading
 
-from nexus_ark.memory.db import sqlite
+from nexus_ark.memory.db import GuardedConnection, OwnerThreadError
 from nexus_ark.memory.store import MemoryStore
+
+__all__ = [
+    "STRICT_ENV",
+    "TRACE_ENV",
+    "OwnerThreadError",
+    "borrow",
+    "guard_owner",
+    "strict",
+    "trace_owner_statements",
+]
 
 TRACE_ENV = "NEXUS_ARK_TRACE_OWNER"
 
@@ -30,8 +42,9 @@ def trace_owner_statements(memory: MemoryStore) -> None:
 
 
 # With NEXUS_ARK_STRICT_OWNER=1 (the test suite sets it), a statement on a persona's owner connection from
-# any thread but its queue's (or one that borrowed it, below) is refused by SQLite itself: a write from the
-# wrong thread fails loudly where it happens instead of racing the queue for the one transaction.
+# any thread but its queue's (or one that borrowed it, below) is refused before it reaches SQLite
+# (memory/db.GuardedConnection raises OwnerThreadError, naming the thread and the persona): a write from
+# the wrong thread fails loudly where it happens instead of racing the queue for the one transaction.
 STRICT_ENV = "NEXUS_ARK_STRICT_OWNER"
 
 
@@ -40,21 +53,21 @@ def strict() -> bool:
 
 
 def guard_owner(memory: MemoryStore) -> None:
-    """Refuse statements from other threads (strict mode only; free otherwise). Call on the owner's thread.
-    The connection keeps no prepared statements in strict mode (db.connect), so each is checked anew."""
+    """Refuse statements from other threads (strict mode only; free otherwise). Call on the owner's thread."""
     if not strict():
         return
-    allowed = {threading.get_ident()}
-    memory.owner_threads = allowed
-
-    def authorize(action: int, arg1: object, arg2: object, database: object, source: object) -> int:
-        return sqlite.SQLITE_OK if threading.get_ident() in allowed else sqlite.SQLITE_DENY
-
-    memory.db.conn.set_authorizer(authorize)
+    conn = memory.db.conn
+    if not isinstance(conn, GuardedConnection):
+        raise TypeError(f"{memory.path} was not opened by memory.db.connect: its thread cannot be guarded")
+    conn.owner_name = f"persona {memory.path.parent.name}'s owner connection ({memory.path})"
+    conn.owner_thread_name = threading.current_thread().name
+    conn.owner_threads = frozenset({threading.get_ident()})
 
 
 def borrow(memory: MemoryStore) -> None:
-    """This thread may use the owner connection too: a test planting data while nothing else runs."""
-    threads = getattr(memory, "owner_threads", None)
+    """This thread may use the owner connection too, from now on: a test planting data while nothing else
+    runs (NexusApp.memory). Free where the connection is not guarded."""
+    conn = memory.db.conn
+    threads = getattr(conn, "owner_threads", None)
     if threads is not None:
-        threads.add(threading.get_ident())
+        conn.owner_threads = threads | {threading.get_ident()}  # a new set: a checking thread sees old or new
