@@ -176,8 +176,8 @@ class RuntimesMixin:
         thread. The caller must not close it (close() does). Use it on that thread
         (`runtime.queue.call`), as the command line and the window do; tests plant data through it
         while nothing else runs: it waits for the queue to be idle, then the calling thread borrows the
-        connection (owner_trace.borrow). Two threads on the owner connection in strict mode can deadlock in
-        SQLite's authorizer (it takes the interpreter lock inside the connection's mutex)."""
+        connection (owner_trace.borrow). Waiting for the queue keeps two threads from interleaving their
+        transactions on the one connection."""
         runtime = self.runtime(slug)
         if not runtime.queue.on_its_thread():
             runtime.queue.wait_idle(600)
