@@ -49,6 +49,9 @@ class Menus:
         self.edit_persona_action = QAction(self)
         self.edit_persona_action.triggered.connect(self.edit_persona)
         self.file_menu.addAction(self.edit_persona_action)
+        self.soul_history_action = QAction(self)  # every version of its soul: compare, restore
+        self.soul_history_action.triggered.connect(lambda: self.show_soul_history())
+        self.file_menu.addAction(self.soul_history_action)
         self.file_menu.addSeparator()
         self.settings_action = QAction(self)
         self.settings_action.setShortcut("Ctrl+,")
@@ -102,6 +105,7 @@ class Menus:
     def _retranslate_menus(self) -> None:
         self.model_action.setText(tr("Model settings…"))
         self.edit_persona_action.setText(tr("Edit persona…"))
+        self.soul_history_action.setText(tr("Soul history…"))
         self.settings_action.setText(tr("Settings…"))
         self.prompt_action.setText(tr("Show the prompt…"))
         self.activity_action.setText(tr("Activity timeline…"))

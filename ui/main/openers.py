@@ -130,7 +130,24 @@ class Openers:
         editor.saved.connect(self._persona_saved)
         editor.personas_changed.connect(lambda _slug: self.refresh_personas())
         editor.persona_deleted.connect(self._persona_deleted)
+        editor.history_requested.connect(self.show_soul_history)
         editor.show()
+
+    def show_soul_history(self, slug: str = "", name: str = "") -> None:
+        """Every version of a persona's soul (the one shown, unless the editor of another asks)."""
+        slug = slug or self.current_slug
+        if not slug:
+            return
+        from ui.soul.history_window import SoulHistoryWindow
+
+        open_window = self._raise_open(SoulHistoryWindow, slug)
+        if open_window is not None:
+            open_window.load()
+            return
+        name = name or (self.current_name if slug == self.current_slug else "")
+        window = SoulHistoryWindow(self.app, slug, self, name=name)
+        window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        window.show()
 
     def _persona_saved(self, slug: str) -> None:
         """Its name, soul, settings or memory changed: the list shows it, and its conversation reopens."""

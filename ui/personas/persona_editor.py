@@ -1,6 +1,6 @@
 """The persona editor: the soul (persona.md) in a plain-text editor beside its Markdown preview, the settings
-(persona.toml) in a form generated from their pydantic model (ui/util/settings_form.py), the avatar,
-duplicate and delete.
+(persona.toml) in a form generated from their pydantic model (ui/util/settings_form.py; the Growth page:
+ui/personas/soul_growth.py), the avatar, duplicate and delete.
 
 Reading the persona, saving, copying and deleting run on workers (ui.util.tasks); the core validates and
 writes (NexusApp.save_persona and friends). A bad value is refused before anything is written, with the
@@ -36,12 +36,13 @@ from nexus_ark.app import NexusApp
 from nexus_ark.errors import PersonaError
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona
+from ui.personas.soul_growth import PersonaForm
 from ui.util import theme
 from ui.util.avatars import avatar_image
 from ui.util.chat_markdown import joined_without_spaces
 from ui.util.form_fields import field_path_label, label
 from ui.util.i18n import tr, tr_notice
-from ui.util.settings_form import GENERAL, SettingsForm
+from ui.util.settings_form import GENERAL
 from ui.util.tasks import run_in_background, while_open
 
 AVATAR_PX = 256  # stored size; shown smaller
@@ -83,6 +84,7 @@ class PersonaEditor(QDialog):
     saved = Signal(str)  # slug: its persona.md / persona.toml changed
     personas_changed = Signal(str)  # a persona was added (its slug): the list should show it
     persona_deleted = Signal(str, str)  # slug, the folder its backup copy was kept in
+    history_requested = Signal(str, str)  # slug, name: open the soul's history (the main window does)
 
     def __init__(
         self,
@@ -145,7 +147,7 @@ class PersonaEditor(QDialog):
         self._preview_timer.setSingleShot(True)
         self._preview_timer.setInterval(250)
         self._preview_timer.timeout.connect(self.update_preview)
-        self.soul_edit.textChanged.connect(self._preview_timer.start)
+        self.soul_edit.textChanged.connect(self._preview_timer.start)  # the preview and the Growth page
         self.soul_hint = QLabel()
         self.soul_hint.setWordWrap(True)
         soul_split = QSplitter()
@@ -156,7 +158,10 @@ class PersonaEditor(QDialog):
         soul_layout.addWidget(self.soul_hint)
         soul_layout.addWidget(soul_split, 1)
 
-        self.form = SettingsForm()
+        self.form = PersonaForm()
+        self.form.growth.history_button.clicked.connect(
+            lambda: self.history_requested.emit(self.slug, self.title.text())
+        )
         self.tabs = QTabWidget()
         self.tabs.addTab(soul_page, "")
         for page in self.form.pages.values():
@@ -222,6 +227,7 @@ class PersonaEditor(QDialog):
         if persona.slug != self.slug:
             return
         self.persona = persona
+        self.form.growth.set_soul(persona.soul)  # its sections, before the fixed ones are ticked
         self.form.set_settings(persona.settings)
         self._soul_loaded = persona.soul
         self.soul_edit.setPlainText(persona.soul)
@@ -247,7 +253,9 @@ class PersonaEditor(QDialog):
         self.avatar.setPixmap(QPixmap.fromImage(shown))
 
     def update_preview(self) -> None:
-        self.preview.setMarkdown(joined_without_spaces(self.soul_edit.toPlainText()))
+        text = self.soul_edit.toPlainText()
+        self.preview.setMarkdown(joined_without_spaces(text))
+        self.form.growth.set_soul(text)  # the sections that may be fixed, as the soul has them now
 
     def _set_enabled(self, enabled: bool) -> None:
         for widget in (

@@ -66,6 +66,9 @@ LABELS: dict[str, str] = {
     "routines": N_("Routines"),
     "cron": N_("When (cron)"),
     "task": N_("Task"),
+    "soul": N_("Growth"),  # persona.toml's [soul]: how the soul may grow (the soul itself is persona.md)
+    "proposals": N_("May propose changes to its soul"),
+    "fixed": N_("Fixed sections"),
 }
 
 
