@@ -116,7 +116,7 @@ def test_editor_saves_are_versions_to_read_compare_and_restore(qtbot, core: Nexu
     assert window.comparison_view.isVisible()
     assert f"−\n{OLD_LINE}" in shown and f"+\n{NEW_LINE}" in shown, shown
     assert "What you are learning" not in shown, "only the two versions compared"
-    assert window.caption.text() == "From Version 1 to Version 2: 1 lines added, 1 removed."
+    assert window.caption.text().startswith("From Version 1 to Version 2. Lines added: 1; removed: 1.\n")
     window.compare_with(None)
     assert window.text_view.toPlainText() == original
 
@@ -163,9 +163,13 @@ def test_a_comparison_reads_in_the_dark_theme_and_the_light_one(qapp) -> None:
                 ratio = theme.contrast(QColor(colours.text), QColor(tint))
                 assert ratio >= 4.5, f"{name}: text {colours.text} on {tint}: {ratio:.2f}"
             assert theme.contrast(QColor(colours.muted), QColor(colours.folded)) >= 4.5, name
-            shown = history_text.compare("a\nb\nc\n", "a\nB\nc\n", palette)
+            shown = history_text.compare(
+                "## How you speak\n- Short replies.\n",
+                "## How you speak\n- Short replies, and haiku.\n",
+                palette,
+            )
             assert (shown.added, shown.removed) == (1, 1)
-            assert colours.added in shown.html and colours.removed_strong in shown.html
+            assert colours.added in shown.html and colours.added_strong in shown.html
     finally:
         theme.apply_theme("system")
 

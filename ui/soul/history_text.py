@@ -60,6 +60,17 @@ def why(version: SoulVersion) -> str:
     return tr(reason) if reason else ""
 
 
+def why_short(version: SoulVersion) -> str:
+    """The reason as the list shows it beside who: a proposal's in the persona's own words only, and
+    nothing where it would say what "who" says already."""
+    reason = version.reason.strip()
+    match = _PATTERNS[2][1].match(reason)
+    if version.author == "proposal" and match is not None:
+        return match.group("reason")
+    said = why(version)
+    return "" if said.casefold() == who(version).casefold() else said
+
+
 def when(version: SoulVersion) -> str:
     """The local date and time it was made."""
     try:
@@ -148,22 +159,43 @@ def compare(old: str, new: str, palette: QPalette) -> Comparison:
     return Comparison(_table(rows, colours), added, removed)
 
 
+# A token: a run of Latin letters or digits, one character of a script written without spaces (Japanese,
+# Chinese, Korean), a run of spaces, or any other single character.
+_TOKEN = re.compile(r"[^\W\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]+|\s+|.", re.DOTALL)
+WORDS_BELOW = 0.25  # two lines that share less than this are marked whole, not word by word
+
+
 def _words(a: str, b: str, colours: Colours) -> tuple[str, str]:
-    """Two versions of one line with what differs between them tinted more (by character, so a changed
-    word in Japanese, which has no spaces, is found too)."""
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    left: list[str] = []
-    right: list[str] = []
+    """Two versions of one line with the words that differ tinted more (a word in English, a character in
+    Japanese, which has no spaces; changes a space apart are tinted as one)."""
+    left, right = _TOKEN.findall(a), _TOKEN.findall(b)
+    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    if matcher.ratio() < WORDS_BELOW:
+        return html.escape(a), html.escape(b)
+    marked_left: list[tuple[str, bool]] = []
+    marked_right: list[tuple[str, bool]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            left.append(html.escape(a[i1:i2]))
-            right.append(html.escape(b[j1:j2]))
-            continue
-        if i2 > i1:
-            left.append(f"<span style='background:{colours.removed_strong}'>{html.escape(a[i1:i2])}</span>")
-        if j2 > j1:
-            right.append(f"<span style='background:{colours.added_strong}'>{html.escape(b[j1:j2])}</span>")
-    return "".join(left), "".join(right)
+        marked_left += [(token, tag != "equal") for token in left[i1:i2]]
+        marked_right += [(token, tag != "equal") for token in right[j1:j2]]
+    return _spans(marked_left, colours.removed_strong), _spans(marked_right, colours.added_strong)
+
+
+def _spans(tokens: list[tuple[str, bool]], background: str) -> str:
+    """Rich text of a line's tokens, the changed ones on `background` (a space between two is too)."""
+    changed = [flag for _, flag in tokens]
+    for index in range(1, len(tokens) - 1):
+        if not changed[index] and tokens[index][0].isspace() and changed[index - 1] and changed[index + 1]:
+            changed[index] = True
+    out: list[str] = []
+    run: list[str] = []
+    for index, (token, _) in enumerate(tokens):
+        run.append(token)
+        last = index == len(tokens) - 1
+        if last or changed[index + 1] != changed[index]:
+            text = html.escape("".join(run))
+            out.append(f"<span style='background:{background}'>{text}</span>" if changed[index] else text)
+            run = []
+    return "".join(out)
 
 
 def _row(sign: str, text: str, background: str | None, colours: Colours) -> str:

@@ -77,6 +77,7 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         self.caption = QLabel()
         self.caption.setObjectName("soulVersionCaption")
         self.caption.setWordWrap(True)
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)  # a reason in the persona's words, as written
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.compare_label = QLabel()
         self.compare_choice = QComboBox()
@@ -103,12 +104,12 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         right_layout.addLayout(compare_row)
         right_layout.addWidget(self.caption)
         right_layout.addWidget(self.pages, 1)
-        split = QSplitter()
+        split = QSplitter(Qt.Orientation.Vertical)  # the list full width: its reasons are read whole
         split.addWidget(self.list)
         split.addWidget(right)
-        split.setStretchFactor(0, 5)
-        split.setStretchFactor(1, 6)
-        split.setSizes([480, 560])
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 5)
+        split.setSizes([170, 430])
 
         self.status = QLabel()
         self.status.setObjectName("soulHistoryStatus")
@@ -204,7 +205,12 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
             if version.id == latest:
                 number = tr("{version} (now)", version=number)
             item = QTreeWidgetItem(
-                [number, history_text.when(version), history_text.who(version), history_text.why(version)]
+                [
+                    number,
+                    history_text.when(version),
+                    history_text.who(version),
+                    history_text.why_short(version),
+                ]
             )
             item.setData(0, ID_ROLE, version.id)
             item.setToolTip(3, history_text.why(version))
@@ -264,14 +270,7 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         other = self.version(self.compared_id())
         if other is None or other.id == chosen.id:
             self.comparison = None
-            self.caption.setText(
-                tr(
-                    "{version}, {when}: {who}",
-                    version=history_text.title(chosen),
-                    when=history_text.when(chosen),
-                    who=history_text.who(chosen),
-                )
-            )
+            self.caption.setText(self._about(chosen))
             self.text_view.setPlainText(chosen.text)
             self.pages.setCurrentIndex(TEXT_PAGE)
             return
@@ -279,15 +278,29 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         self.comparison = history_text.compare(old.text, new.text, self.comparison_view.palette())
         self.caption.setText(
             tr(
-                "From {old} to {new}: {added} lines added, {removed} removed.",
+                "From {old} to {new}. Lines added: {added}; removed: {removed}.",
                 old=history_text.title(old),
                 new=history_text.title(new),
                 added=self.comparison.added,
                 removed=self.comparison.removed,
             )
+            + "\n"
+            + self._about(new)
         )
         self.comparison_view.setHtml(self.comparison.html)
         self.pages.setCurrentIndex(COMPARISON_PAGE)
+
+    @staticmethod
+    def _about(version: SoulVersion) -> str:
+        """One version in a line: its name, when, who, and why in full."""
+        about = tr(
+            "{version}, {when}: {who}",
+            version=history_text.title(version),
+            when=history_text.when(version),
+            who=history_text.who(version),
+        )
+        why = history_text.why_short(version)
+        return about + "\n" + tr("Why: {why}", why=why) if why else about
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
