@@ -42,6 +42,7 @@ KIND_LABELS = {
     "heartbeat": N_("Heartbeat"),
     "autonomy": N_("Autonomy"),
     "event": N_("Scheduled event"),
+    "soul": N_("Soul"),
 }
 
 
