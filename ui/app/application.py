@@ -6,19 +6,29 @@ import importlib
 import logging
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
+from nexus_ark.notices import Notice
 from nexus_ark.paths import assets_dir
 from ui.util import i18n, theme
-from ui.util.i18n import tr, tr_error
+from ui.util.i18n import tr, tr_error, tr_notice
 from ui.util.tasks import SerialWorker, favour_the_ui_thread, freeze_long_lived
 
+if TYPE_CHECKING:
+    from nexus_ark.notify import Notifier, OnClick
+
 log = logging.getLogger(__name__)
+
+# The runtime's notification of a persona's proposal to change its soul (nexus_ark/runtime/soul_owner.py):
+# a click on it opens the inbox, where the proposal waits to be reviewed.
+SOUL_PROPOSAL_NOTICE = "{name} would like to change “{section}” in its soul. Review it in the inbox."
 
 # The windows a person opens from the menus, imported after the main window shows (import_in_background).
 WINDOW_MODULES = (
@@ -31,6 +41,43 @@ WINDOW_MODULES = (
 
 # NEXUS_ARK_QUIT_AFTER_MS lets the packaging smoke test start the built app and have it quit by itself.
 QUIT_AFTER_ENV = "NEXUS_ARK_QUIT_AFTER_MS"
+
+
+class TranslatedNotifier:
+    """The core's notifier with its sentences in the person's language: the core hands it Notices (English
+    text that keeps its template), translated here by template as the window translates them; a click on a
+    soul proposal's notification also calls `open_inbox` (from the notifier's thread: it must only emit a
+    signal, as InboxOnClick's does)."""
+
+    def __init__(self, inner: Notifier, open_inbox: Callable[[], None] | None = None) -> None:
+        self.inner = inner
+        self.open_inbox = open_inbox
+
+    def available(self) -> tuple[bool, str]:
+        return self.inner.available()
+
+    def notify(self, title: str, body: str, *, on_click: OnClick | None = None) -> bool:
+        if self.open_inbox is not None and isinstance(body, Notice) and body.template == SOUL_PROPOSAL_NOTICE:
+            on_click = _then(on_click, self.open_inbox)
+        return self.inner.notify(tr_notice(title), tr_notice(body), on_click=on_click)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def _then(first: OnClick | None, then: Callable[[], None]) -> Callable[[], None]:
+    def both() -> None:
+        if first is not None:
+            first()  # the persona's conversation, and the window brought back
+        then()
+
+    return both
+
+
+class InboxOnClick(QObject):
+    """Lives on the UI thread; a notification clicked on the notifier's thread arrives here queued."""
+
+    clicked = Signal()
 
 
 def import_in_background(*modules: str) -> SerialWorker:
@@ -78,8 +125,12 @@ def _run_window(data_dir: str | None) -> int:
     from nexus_ark.notify import default_notifier
     from ui.main.main_window import MainWindow
 
-    core.notifier = default_notifier(assets_dir() / "icons" / "app.png")
+    inbox_on_click = InboxOnClick(qt_app)
+    core.notifier = TranslatedNotifier(
+        default_notifier(assets_dir() / "icons" / "app.png"), inbox_on_click.clicked.emit
+    )
     window = MainWindow(core)
+    inbox_on_click.clicked.connect(window.life.show_inbox)
     window.show()
     importer = import_in_background(*WINDOW_MODULES)
     window.life.start()  # every persona wakes; the scheduler runs while the app does
