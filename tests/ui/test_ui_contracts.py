@@ -47,7 +47,7 @@ def test_a_controller_importing_the_main_window_again_breaks_the_layers(tree: Pa
     _add_import(tree, "ui.life.life_controller", "from ui.main.main_window import MainWindow")
     broken, out = _lint(tree)
     assert broken >= 1
-    assert "ui: arrows point down: app -> main -> the windows -> models -> util\n" in out
+    assert "ui: arrows point down: app -> main -> the windows -> soul -> models -> util\n" in out
     assert "ui.life.life_controller -> ui.main.main_window" in out
 
 
