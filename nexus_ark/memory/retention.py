@@ -10,7 +10,8 @@ persona's runtime (runtime/life.py, the "retention" job) calls apply():
   kind (how many, and for some a tally: who spoke, which drive led); the rest of the timeline (dreams, what it
   wrote first, events, tool calls, memory writes, imports, errors) is kept whole;
 - drive_history rows older than the window become one drive_daily row per day: each drive's mean, min and
-  max, the day's most frequent dominant drive and its last narrative;
+  max, the day's most frequent dominant drive and its last narrative (a row kept that read a drive's inputs
+  from one of them stores them first: memory/drive_history.py);
 - finished dreams older than the window keep what the CLI and the window read (their result, each stage's
   state) and drop each stage's own output (only a dream cut off part-way resumes from it, and the result
   holds what was written);
@@ -41,6 +42,7 @@ from typing import Any
 import sqlite_utils
 
 from nexus_ark.clock import iso
+from nexus_ark.memory import drive_history
 from nexus_ark.memory.activity import NOTICE_KEY, clip, reason_by_reference
 from nexus_ark.memory.archive import prune_vector_log
 from nexus_ark.memory.db import sqlite
@@ -57,7 +59,7 @@ ROLLED_UP_KINDS = ("heartbeat", "drives", "message", "emotion")
 # message leaves no feeling behind in a daily line.
 TALLY_KEYS = {"drives": "dominant", "message": "speaker"}
 TALLY_ITEMS = 10
-DRIVE_COLUMNS = ("boredom", "curiosity", "goal_achievement", "devotion")  # drive_history's level columns
+DRIVE_COLUMNS = drive_history.DRIVES  # drive_history's level columns
 BATCH = 5_000  # rows per transaction: a person's turn never waits behind one long write
 VACUUM_MIN_FREE = 64  # pages: below this, free pages are left for the next writes to reuse
 # Space unused inside pages (dbstat) at which a whole VACUUM rewrites the file, at least FRAGMENTED_MIN
@@ -170,7 +172,9 @@ def _roll_up_drives(db: sqlite_utils.Database, before: str, tz: Any) -> int:
             days.setdefault(_local_day(row[1], tz), []).append(row)
         for day, day_rows in days.items():
             _merge_drive_day(db, day, day_rows)
-        _delete(db, "drive_history", [r[0] for r in rows])
+        gone = [r[0] for r in rows]
+        drive_history.keep_readable(db, gone)  # rows kept may read inputs from these
+        _delete(db, "drive_history", gone)
     return len(rows)
 
 

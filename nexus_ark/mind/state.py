@@ -4,6 +4,9 @@
 writing (the chat prompt, a dry run); `recompute` also records the result: the drives table (the latest
 levels), a drive_history row with every input (the dashboard plots it, autonomous messages cite it) and, when
 a drive crosses its threshold or the dominant drive changes, a "drives" entry in the activity timeline.
+
+A drive_history row stores a drive's inputs only when they differ from the row before's
+(memory/drive_history.py); `history` reads every point whole.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from nexus_ark.clock import iso
+from nexus_ark.memory import drive_history as stored_inputs
 from nexus_ark.memory.components import Drive
 from nexus_ark.mind.drives import (
     DEVOTION_WINDOW_H,
@@ -122,10 +126,11 @@ def recompute(
     db = memory.db
     with db.atomic():
         before = {d.name: d for d in memory.components.drives()}
-        previous = db.execute(
-            "select dominant, boredom, curiosity, goal_achievement, devotion from drive_history "
+        last = db.execute(
+            "select dominant, boredom, curiosity, goal_achievement, devotion, id, inputs from drive_history "
             "order by id desc limit 1"
         ).fetchone()
+        previous = last[:5] if last is not None else None
         for name in DRIVES:
             level = report.drives[name]
             memory.components.set_drive(
@@ -148,6 +153,12 @@ def recompute(
             )
         )
         if not still:
+            inputs = {n: report.drives[n].inputs for n in DRIVES}
+            if last is not None:  # through JSON first, as the inputs it is compared with went
+                inputs = stored_inputs.compact(
+                    json.loads(stored_inputs.dumps(inputs)),
+                    stored_inputs.whole(db, last[5], json.loads(last[6])),
+                )
             db.execute(
                 "insert into drive_history (time, trigger, boredom, curiosity, goal_achievement, devotion, "
                 "dominant, narrative, inputs) values (?,?,?,?,?,?,?,?,?)",
@@ -157,7 +168,7 @@ def recompute(
                     *(report.drives[n].level for n in DRIVES),
                     report.dominant,
                     report.narrative,
-                    json.dumps({n: report.drives[n].inputs for n in DRIVES}, ensure_ascii=False),
+                    stored_inputs.dumps(inputs),
                 ],
             )
         crossed = [
@@ -213,21 +224,25 @@ def history(memory: MemoryStore, since: str | None = None, limit: int = 5000) ->
     """Recomputations oldest first (the newest `limit`). Days older than the retention window come as one
     point each (memory/retention.py): trigger "daily", each drive's mean, with min and max in `inputs`."""
     rows = memory.db.execute(
-        "select time, trigger, boredom, curiosity, goal_achievement, devotion, dominant, narrative, inputs "
-        "from drive_history where time >= coalesce(?, '') order by id desc limit ?",
+        "select time, trigger, boredom, curiosity, goal_achievement, devotion, dominant, narrative, inputs, "
+        "id from drive_history where time >= coalesce(?, '') order by id desc limit ?",
         [since, limit],
     ).fetchall()
-    points = [
-        DrivePoint(
-            time=t,
-            trigger=trig,
-            levels=dict(zip(DRIVES, (b, c, g, d), strict=True)),
-            dominant=dom,
-            narrative=nar,
-            inputs=json.loads(inp),
+    points = []
+    # Each point's inputs whole, from the first point read on (along every row after it: one of an older
+    # time written later, which the time filter leaves out, may hold inputs the next point reads).
+    whole = stored_inputs.whole_from(memory.db, rows[-1][9]) if rows else {}
+    for t, trig, b, c, g, d, dom, nar, _inputs, row_id in reversed(rows):
+        points.append(
+            DrivePoint(
+                time=t,
+                trigger=trig,
+                levels=dict(zip(DRIVES, (b, c, g, d), strict=True)),
+                dominant=dom,
+                narrative=nar,
+                inputs=whole[row_id][1],
+            )
         )
-        for t, trig, b, c, g, d, dom, nar, inp in reversed(rows)
-    ]
     room = limit - len(points)
     if room <= 0:
         return points

@@ -14,8 +14,10 @@ import pytest
 
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory import retention
+from nexus_ark.memory.components import EmotionEntry, Goal, OpenQuestion
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.mind.state import history
+from nexus_ark.mind.drives import DRIVES
+from nexus_ark.mind.state import history, recompute
 from nexus_ark.notices import Notice
 from nexus_ark.paths import shipped_personas_dir
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
@@ -320,3 +322,83 @@ def test_ninety_days_with_the_conversation_grow_by_the_conversation_and_little_e
     assert result["conversation_bytes_per_message"] <= 3_200, result
     beside = result["last_bytes"] - result["bytes_by_content"]["conversation and recall"]
     assert beside <= 2_000_000, f"{beside} bytes are not the conversation: {result}"
+
+
+# -- drive_history keeps a drive's inputs once while they stay the same --------------------------------
+def _recomputed_days(tmp_path: Path, days: int) -> tuple[MemoryStore, FixedClock, dict[str, dict]]:
+    """`days` days of recomputations every three hours: the question and the goal stay, the person speaks
+    once a day (devotion's inputs change then), boredom's minutes change at every point. Returns what each
+    recomputation computed, by time, as the drives' inputs read after a round trip through JSON."""
+    clock = FixedClock(START)
+    memory = MemoryStore(tmp_path / "memory.db", clock)
+    memory.components.add_question(OpenQuestion(question="Which exam was it?", priority=0.9))
+    memory.components.put_goal(Goal(term="short", goal="Cheer Mika up", priority=1))
+    computed: dict[str, dict] = {}
+    for step in range(days * 8):
+        if step % 8 == 3:
+            said = memory.messages.add(speaker="user", role="user", content=f"I passed exam {step}")
+            memory.components.log_emotion(
+                EmotionEntry(
+                    timestamp=iso(clock.now()), emotion="joy", value=0.6, snippet="passed", message_id=said
+                )
+            )
+        report = recompute(memory, clock.now(), trigger="interaction")
+        computed[iso(clock.now())] = json.loads(json.dumps({n: d.inputs for n, d in report.drives.items()}))
+        clock.advance(3 * 3600)
+    return memory, clock, computed
+
+
+def test_a_drive_history_point_stores_the_inputs_that_changed_and_reads_whole(tmp_path: Path) -> None:
+    memory, clock, computed = _recomputed_days(tmp_path, 20)
+    points = [p for p in history(memory) if p.trigger != "daily"]
+    assert {p.time: p.inputs for p in points} == computed
+    assert list(points[-1].inputs) == list(DRIVES)
+    stored = [json.loads(r[0]) for r in memory.db.execute("select inputs from drive_history order by id")]
+    assert list(stored[0]) == list(DRIVES), "the first point is whole"
+    assert all("curiosity" not in s for s in stored[1:]), "the same question: stored once"
+    assert sum("devotion" in s for s in stored) <= 2 * 20 + 1, "when the person spoke, and a day later"
+    whole = memory.db.execute("select sum(length(inputs)) from drive_history").fetchone()[0]
+    assert whole < 0.5 * sum(len(json.dumps(c, ensure_ascii=False)) for c in computed.values())
+
+    # A window of points read with `since` starts whole too.
+    later = [p for p in history(memory, since=points[100].time) if p.trigger != "daily"]
+    assert [p.inputs for p in later] == [computed[p.time] for p in later] and len(later) == len(points) - 100
+
+    # Retention rolls up the older days: the points it keeps read as they did.
+    report = retention.apply(memory.db, clock.now().astimezone())
+    assert report.drive_rolled > 0
+    kept = [p for p in history(memory) if p.trigger != "daily"]
+    assert kept and {p.time: p.inputs for p in kept} == {t: computed[t] for t in (p.time for p in kept)}
+    first = json.loads(
+        memory.db.execute("select inputs from drive_history order by id limit 1").fetchone()[0]
+    )
+    assert list(first) == list(DRIVES), "the oldest point kept stores its inputs whole"
+    memory.close()
+
+
+def test_rows_kept_between_rows_rolled_up_still_read_their_inputs(tmp_path: Path) -> None:
+    """A point written late for an older day (rolled up) can sit between points that are kept: those after
+    it that read a drive's inputs from it store them before it goes."""
+    memory, _ = _a_month(tmp_path)
+    memory.db.execute("delete from drive_history")
+    rows = [
+        ("2026-11-29T00:00:00+00:00", {"boredom": {"m": 1}, "curiosity": {"q": "a"}}),  # rolled up
+        ("2026-11-29T01:00:00+00:00", {"boredom": {"m": 2}}),  # kept (a late point's time is older)
+        (iso(START - timedelta(days=2)), {"boredom": {"m": 3}, "curiosity": {"q": "b"}}),  # late: rolled up
+        ("2026-11-29T02:00:00+00:00", {"boredom": {"m": 4}}),  # kept: reads curiosity "b" from the late one
+        ("2026-11-29T03:00:00+00:00", {"boredom": {"m": 5}}),
+    ]
+    for when, inputs in rows:
+        memory.db.execute(
+            "insert into drive_history (time, trigger, boredom, curiosity, goal_achievement, devotion, "
+            "inputs) values (?, 'schedule', 0.1, 0.1, 0.1, 0.1, ?)",
+            [when, json.dumps(inputs)],
+        )
+    now = datetime(2026, 12, 12, 12, tzinfo=UTC)  # the window starts on 2026-11-29 (local days aside)
+    cut = iso(retention.cutoff(now.astimezone()).astimezone(UTC))
+    before = {p.time: p.inputs for p in history(memory) if p.trigger != "daily" and p.time >= cut}
+    assert before["2026-11-29T02:00:00+00:00"]["curiosity"] == {"q": "b"}
+    retention.apply(memory.db, now.astimezone())
+    after = {p.time: p.inputs for p in history(memory) if p.trigger != "daily"}
+    assert after == before and len(after) >= 2
+    memory.close()
