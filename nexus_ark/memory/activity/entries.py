@@ -45,8 +45,19 @@ NOTICE_KEY = "summary_notice"  # in the stored `data`: the summary's template an
 # A message written first keeps its reason (drive levels, their inputs, the narrative: ~1.1 KB) in its own
 # meta["autonomous"]; its "autonomy" entry stores the parts it shares with it once, there, and says so under
 # this key (issue 23, defect 13). Readers get the entry's data whole again (ActivityLog._with_reasons).
+# Entries that refer to it without the last five (stored before they were) keep their own copy of those.
 REASON_KEY = "reason_in_message"
-REASON_BY_REFERENCE = ("narrative", "levels", "inputs", "time")
+REASON_BY_REFERENCE = (
+    "narrative",
+    "levels",
+    "inputs",
+    "time",
+    "trigger",
+    "drive",
+    "level",
+    "why",
+    "event_id",
+)
 _KIND = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
