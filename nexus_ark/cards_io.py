@@ -21,12 +21,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from nexus_ark.clock import iso
+from nexus_ark.config import replace_file
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import Notice, notice
@@ -250,18 +250,9 @@ def _json_bytes(value: Any) -> bytes:
 
 def _write(path: Path, blob: bytes) -> None:
     """Whole or not at all: a full disk or a crash never leaves half a file."""
-    tmp: Path | None = None
     try:
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-        tmp = Path(name)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        replace_file(path, blob)
     except OSError as exc:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
         raise CardError(
             notice("Cannot write {path}: {problem}.", path=str(path), problem=exc.strerror or str(exc))
         ) from exc

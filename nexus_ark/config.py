@@ -295,19 +295,29 @@ def write_text_atomically(path: Path, text: str) -> None:
     _write_atomically(path, text)
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def replace_file(path: Path, data: bytes) -> None:
+    """Write `path` whole or not at all, byte for byte (no newline translation): a temporary file beside it,
+    fsync, rename. A full disk or a crash leaves the previous file; an OSError is raised as it came, with
+    the temporary file removed (callers say what failed in their own words)."""
     tmp: Path | None = None
     try:
         fd, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
         tmp = Path(name)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except OSError as exc:
+    except OSError:
         if tmp is not None:
             tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    try:
+        replace_file(path, text.encode("utf-8"))
+    except OSError as exc:
         raise ConfigError(
             notice("Cannot save {path}: {problem}.", path=str(path), problem=exc.strerror),
             hint=notice("The previous file is unchanged."),

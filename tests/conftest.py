@@ -69,3 +69,21 @@ def run_cli(*args: str, stdin: str = "", timeout: float = 600) -> subprocess.Com
         env=subprocess_env(),
         encoding="utf-8",
     )
+
+
+class Notes:
+    """Records desktop notifications (the notifier's contract: title, body, on_click); a body is kept as
+    the text sent (a core Notice reads as its English sentence)."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+
+    def available(self) -> tuple[bool, str]:
+        return True, "recording"
+
+    def notify(self, title: str, body: str, *, on_click=None) -> bool:
+        self.sent.append((title, str(body)))
+        return True
+
+    def close(self) -> None:
+        pass

@@ -9,12 +9,11 @@ as it was or as it became, never a mix, and the next open finishes a write the c
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from nexus_ark.clock import Clock, SystemClock
+from nexus_ark.config import replace_file
 from nexus_ark.errors import PersonaError
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
@@ -47,18 +46,9 @@ def read_soul(path: Path) -> str | None:
 
 def write_soul(path: Path, text: str) -> None:
     """Replace persona.md whole or not at all, byte for byte (no newline translation on Windows)."""
-    tmp: Path | None = None
     try:
-        fd, name = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-        tmp = Path(name)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(text.encode("utf-8"))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        replace_file(path, text.encode("utf-8"))
     except OSError as exc:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
         raise PersonaError(
             notice("Cannot save {path}: {problem}.", path=str(path), problem=exc.strerror),
             hint=notice("The previous file is unchanged."),

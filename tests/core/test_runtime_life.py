@@ -21,6 +21,7 @@ from nexus_ark.runtime.life import tick
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 from nexus_ark.runtime.work_queue import AGAIN, WorkQueue
 from nexus_ark.simulation import simulate
+from tests.conftest import Notes
 
 # A Sunday, 10:00 UTC (the tests run with TZ=UTC: local time is UTC).
 NOON = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
@@ -30,23 +31,6 @@ NOON = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
-
-
-class Notes:
-    """Records desktop notifications (the notifier's contract: title, body, on_click)."""
-
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, str]] = []
-
-    def available(self) -> tuple[bool, str]:
-        return True, "recording"
-
-    def notify(self, title: str, body: str, *, on_click=None) -> bool:
-        self.sent.append((title, body))
-        return True
-
-    def close(self) -> None:
-        pass
 
 
 def make_app(data: Path, clock: FixedClock, mind: ScriptedMind | None = None, notes: Notes | None = None):

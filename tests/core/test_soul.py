@@ -21,6 +21,7 @@ from nexus_ark.providers.base import ChatMessage
 from nexus_ark.providers.scripted import ScriptedBackend
 from nexus_ark.soul import sections
 from nexus_ark.soul.keeper import SoulRefused
+from tests.conftest import Notes
 
 DAY = date(2026, 11, 20)
 NIGHT = datetime(2026, 11, 21, 3, 0, tzinfo=UTC)
@@ -37,21 +38,6 @@ TALK = [
 def _utc(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
-
-
-class Notes:
-    def __init__(self) -> None:
-        self.sent: list[tuple[str, str]] = []
-
-    def available(self) -> tuple[bool, str]:
-        return True, "recording"
-
-    def notify(self, title: str, body: str, *, on_click=None) -> bool:
-        self.sent.append((title, str(body)))
-        return True
-
-    def close(self) -> None:
-        pass
 
 
 def proposing(section: str = "How you speak", text: str = NEW_VOICE):

@@ -30,7 +30,7 @@ def main(data_dir: str, point: str) -> None:
     if point == "before_file":
         keeper.write_soul = die  # type: ignore[assignment]
     elif point == "mid_write":
-        keeper.os.fsync = die  # type: ignore[attr-defined]  # the temporary file is written, not renamed
+        os.fsync = die  # type: ignore[assignment]  # the temporary file is written, not renamed
     elif point == "after_file":
         SoulRecords.mark_applied = die  # type: ignore[assignment,method-assign]
     app.accept_soul_proposal("aria", proposal.id)
