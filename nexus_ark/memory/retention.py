@@ -19,6 +19,9 @@ persona's runtime (runtime/life.py, the "retention" job) calls apply():
   (written before memory/activity.REASON_KEY) refer to it instead;
 - the vector log (memory/archive.py: how in-memory mirrors of the vector index follow other connections)
   keeps its newest VECTOR_LOG_KEEP rows; mirrors behind that reload once;
+- a vector kept for a text no archive item is made of any more (the item forgotten or deleted, its text
+  or embedded text changed: archive.vectors caches vectors by the text's hash and never removed one) goes,
+  so the words of what the person forgot leave the vectors too;
 - free pages go back to the file system (incremental vacuum; a database made before this is converted by
   one VACUUM, the first time it runs); when deletes have left FRAGMENTED_SHARE of the file unused inside
   pages (rows are appended at the end of the table, so the holes older rows left are never filled), a
@@ -80,6 +83,7 @@ class RetentionReport:
     dreams_slimmed: int = 0  # finished dreams whose stage outputs were dropped
     reasons_referred: int = 0  # entries of messages written first that now refer to the message's reason
     vector_log_pruned: int = 0
+    vectors_pruned: int = 0  # cached vectors of texts no item is made of any more
     stopped: bool = False  # gave way to the person: the rest is done next time
 
 
@@ -123,6 +127,11 @@ def apply(
     if not _stop(give_way, report):
         with db.atomic():
             report.vector_log_pruned = prune_vector_log(db, VECTOR_LOG_KEEP)
+    while not _stop(give_way, report):
+        pruned = _prune_vectors(db)
+        report.vectors_pruned += pruned
+        if pruned < BATCH:
+            break
     if not report.stopped:
         _reclaim(db, report)
     if report.activity_rolled or report.drive_rolled or report.bytes_freed:
@@ -314,6 +323,16 @@ def _refer_reasons(db: sqlite_utils.Database, after: int) -> tuple[int, int | No
                 db.execute("update activity set data = ? where id = ?", [slim, entry_id])
                 referred += 1
     return referred, (rows[-1][0] if len(rows) == BATCH else None)
+
+
+def _prune_vectors(db: sqlite_utils.Database) -> int:
+    """Cached vectors (embeddings, by the hash of the text embedded) that no archive item's text is."""
+    with db.atomic():
+        return db.execute(
+            "delete from embeddings where id in (select id from embeddings where hash not in "
+            "(select embed_hash from items where embed_hash is not null) limit ?)",
+            [BATCH],
+        ).rowcount
 
 
 # -- space --------------------------------------------------------------------------------------------

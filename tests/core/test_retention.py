@@ -7,19 +7,23 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory import retention
+from nexus_ark.memory.archive import NewItem
 from nexus_ark.memory.components import EmotionEntry, Goal, OpenQuestion
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.drives import DRIVES
 from nexus_ark.mind.state import history, recompute
 from nexus_ark.notices import Notice
 from nexus_ark.paths import shipped_personas_dir
+from nexus_ark.providers.embedders import Embedder
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
 from nexus_ark.simulation import simulate
 
@@ -401,4 +405,41 @@ def test_rows_kept_between_rows_rolled_up_still_read_their_inputs(tmp_path: Path
     retention.apply(memory.db, now.astimezone())
     after = {p.time: p.inputs for p in history(memory) if p.trigger != "daily"}
     assert after == before and len(after) >= 2
+    memory.close()
+
+
+# -- vectors of texts no longer in the archive ---------------------------------------------------------
+class _Letters(Embedder):
+    """A small deterministic embedder: how often each letter a..p occurs (texts with the same letters are
+    near), for the bookkeeping only; tests/integration runs the real e5 model."""
+
+    model_id = "test:letters"
+    dim = 16
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.array([[t.lower().count(chr(97 + i)) + 0.1 for i in range(self.dim)] for t in texts], "f4")
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_vectors_of_texts_forgotten_or_changed_go_and_the_others_stay(tmp_path: Path) -> None:
+    memory = MemoryStore(tmp_path / "memory.db")
+    embedder = _Letters()
+    said = ["My PIN is 4721, keep it secret.", "Luna the cat likes tuna.", "We hiked up the mountain."]
+    items = [memory.archive.add(NewItem(kind="message", text=t)) for t in said]
+    memory.archive.embed_pending(embedder)
+    assert memory.db.execute("select count(*) from embeddings").fetchone()[0] == 3
+    hashes = dict(memory.db.execute("select id, embed_hash from items").fetchall())
+
+    memory.forget([items[0]])
+    memory.archive.update_text(items[2], "We hiked up the mountain at dawn.")
+    memory.archive.embed_pending(embedder)
+    report = retention.apply(memory.db, datetime.now().astimezone())
+    assert report.vectors_pruned == 2
+    kept = {r[0] for r in memory.db.execute("select hash from embeddings")}
+    assert hashes[items[0]] not in kept, "the forgotten words' vector is gone too"
+    assert hashes[items[2]] not in kept and hashes[items[1]] in kept
+    assert kept == {r[0] for r in memory.db.execute("select embed_hash from items")}
+    hits = memory.archive.search("the cat likes tuna", embedder, mode="vector", k=1)
+    assert [h.item_id for h in hits] == [items[1]]
+    assert retention.apply(memory.db, datetime.now().astimezone()).vectors_pruned == 0
     memory.close()
