@@ -16,8 +16,10 @@ import pytest
 
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.memory import retention
-from nexus_ark.memory.archive import NewItem
+from nexus_ark.memory.archive import Archive, NewItem
 from nexus_ark.memory.components import EmotionEntry, Goal, OpenQuestion
+from nexus_ark.memory.db import connect
+from nexus_ark.memory.migrations import migrations
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.drives import DRIVES
 from nexus_ark.mind.state import history, recompute
@@ -443,3 +445,52 @@ def test_vectors_of_texts_forgotten_or_changed_go_and_the_others_stay(tmp_path: 
     assert [h.item_id for h in hits] == [items[1]]
     assert retention.apply(memory.db, datetime.now().astimezone()).vectors_pruned == 0
     memory.close()
+
+
+# -- m018: indexes over the rows they are read for ---------------------------------------------------------
+def test_an_older_database_keeps_its_rows_and_finds_what_it_blanks_and_recovers_with_smaller_indexes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memory.db"
+    db = connect(path)
+    migrations.apply(db, stop_before="m018_indexes_of_the_rows_looked_up")  # the schema as it shipped before
+    archive = Archive(db)
+    secret = archive.add(NewItem(kind="entity", text="PIN: 4721"))
+    stamp = "2026-11-01T00:00:00+00:00"
+    db.conn.executemany(
+        "insert into activity (time, kind, summary, data) values (?, 'heartbeat', 'nothing to do', ?)",
+        [(stamp, json.dumps({"reason": "quiet"}))] * 3000,
+    )
+    db.execute(
+        "insert into activity (time, kind, summary, data) values (?, 'memory_write', 'entity: PIN: 4721', ?)",
+        [stamp, json.dumps({"component": "entity", "item_id": secret})],
+    )
+    db.conn.executemany(
+        "insert into messages (room, speaker, role, content, status, created_at) values "
+        "('main', 'user', 'user', 'hello', 'complete', ?)",
+        [(stamp,)] * 3000,
+    )
+    db.execute(
+        "insert into messages (room, speaker, role, content, status, created_at) values "
+        "('main', 'Aria', 'assistant', 'Once upon a', 'streaming', ?)",
+        [stamp],
+    )
+    rows = {t: db.execute(f"select * from {t} order by id").fetchall() for t in ("activity", "messages")}
+    size = dict(db.execute("select name, sum(pgsize) from dbstat group by name").fetchall())
+    db.conn.close()
+
+    memory = MemoryStore(path)  # migrates to this version; recovers the reply cut off
+    try:
+        assert memory.db.execute("select * from activity order by id").fetchall() == rows["activity"]
+        cut = memory.db.execute("select status, content from messages where status != 'complete'").fetchall()
+        assert cut == [("interrupted", "Once upon a")]
+        assert memory.db.execute("select count(*) from messages").fetchone()[0] == len(rows["messages"])
+        now = dict(memory.db.execute("select name, sum(pgsize) from dbstat group by name").fetchall())
+        assert now["activity_item"] < size["activity_item"] / 4
+        assert now["messages_streaming"] < size["idx_messages_status"] / 4
+        memory.forget([secret])
+        (entry,) = memory.activity.query(kinds=["memory_write"])
+        assert entry.summary == "(forgotten)" and entry.data == {"redacted": True}
+        assert memory.db.execute("pragma integrity_check").fetchone()[0] == "ok"
+    finally:
+        memory.close()

@@ -1,6 +1,6 @@
 """Schema steps m016-: the soul's history and the persona's proposals to change it (issue 25); ChatGPT's
-answers moved out of the persona's mouth in imports made before that fix (issue 23). Append-only: never edit
-a step that has shipped."""
+answers moved out of the persona's mouth in imports made before that fix (issue 23); two indexes that held a
+key for every row but are looked up for a few (issue 23). Append-only: never edit a step that has shipped."""
 
 from __future__ import annotations
 
@@ -86,3 +86,20 @@ def m017_chatgpt_answers_are_chatgpts(db: sqlite_utils.Database) -> None:
                     item_id,
                 ],
             )
+
+
+@migrations()
+def m018_indexes_of_the_rows_looked_up(db: sqlite_utils.Database) -> None:
+    """Two indexes held a key for every row and are read for a few (issue 23, defect 13: bounded growth).
+    activity_item: every timeline entry, though only memory writes name an item (14 % of the entries in 90
+    simulated days); it serves the trigger that blanks an entry when its item is forgotten (`= old.id`,
+    which implies a key that is not null). idx_messages_status: every message, read only for replies still
+    'streaming' when a persona opens (messages.recover_interrupted). Each is made again over the rows it is
+    read for; no row changes."""
+    db.execute("drop index if exists activity_item")
+    db.execute(
+        "create index activity_item on activity(json_extract(data, '$.item_id')) "
+        "where json_extract(data, '$.item_id') is not null"
+    )
+    db.execute("drop index if exists idx_messages_status")
+    db.execute("create index messages_streaming on messages(status) where status = 'streaming'")
