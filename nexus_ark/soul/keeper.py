@@ -87,7 +87,8 @@ class SoulKeeper:
     def _record(self, text: str, author: Author, reason: str = "") -> SoulVersion:
         with self.memory.db.atomic():
             version = self.records.add_version(text, author, reason)
-            self._note(version)
+            if author != "first":  # the file as history found it: nothing happened (the history shows it)
+                self._note(version)
         return version
 
     def _note(self, version: SoulVersion) -> None:
