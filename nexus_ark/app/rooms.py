@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import random
+import weakref
+from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from nexus_ark.clock import iso
 from nexus_ark.config import problem_list
@@ -13,7 +15,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
 from nexus_ark.rooms.conversation import RoomConversation
 from nexus_ark.rooms.journal import RoomJournal
-from nexus_ark.rooms.room import RoomMemberSettings, RoomSettings, RoomStore
+from nexus_ark.rooms.room import ROOM_FILE, RoomMemberSettings, RoomSettings, RoomStore, checked_settings
 from nexus_ark.rooms.turn_taking import Strategy
 
 log = logging.getLogger(__name__)
@@ -84,7 +86,7 @@ class RoomsMixin:
         for slug, settings in self.rooms.list():
             if isinstance(settings, RoomSettings) and sorted(settings.slugs) == wanted:
                 if strategy is not None and settings.strategy != strategy:
-                    self.rooms.save(slug, settings.model_copy(update={"strategy": strategy}))
+                    self.update_room(slug, {"strategy": strategy})
                 return slug
         names = [self.personas.load(s).settings.name for s in members]
         return self.create_room(" & ".join(names), members, strategy or "natural")
@@ -103,4 +105,39 @@ class RoomsMixin:
             rng,
         )
         conversation.catch_up()
+        with self._state_lock:
+            self._open_conversations().add(conversation)
         return conversation
+
+    def _open_conversations(self) -> weakref.WeakSet[RoomConversation]:
+        """The rooms' conversations opened here and not dropped (under _state_lock)."""
+        return self.__dict__.setdefault("_room_conversations", weakref.WeakSet())
+
+    def update_room(self, slug: str, changes: dict[str, Any]) -> RoomSettings:
+        """Change a room's settings (changes: RoomSettings' fields, members as RoomMemberSettings or dicts):
+        validated whole, saved to its room.toml, and handed to each conversation of the room open here,
+        which takes them between turns (RoomConversation.update_settings): the room goes on without
+        reopening. Settings a room cannot have are refused naming room.toml, and nothing changes; so is a
+        new member that is not a persona here. Returns the settings saved."""
+        settings = self.rooms.load(slug)
+        data = settings.model_dump()
+        data.update({field: _plain(value) for field, value in changes.items()})
+        checked = checked_settings(data, self.rooms.folder(slug) / ROOM_FILE)
+        for member in checked.slugs:
+            if member not in settings.slugs:
+                self.personas.load(member)  # a clear error for a persona that is not there
+        with self._state_lock:
+            open_here = [c for c in self._open_conversations() if c.slug == slug and not c.closed]
+        for conversation in open_here:  # refuses a newcomer whose memory cannot open, before the save
+            conversation.update_settings(checked)
+        self.rooms.save(slug, checked)
+        return checked
+
+
+def _plain(value: Any) -> Any:
+    """A change as plain data (a model's fields validated again with the room's)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value

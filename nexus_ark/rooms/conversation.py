@@ -4,6 +4,8 @@ model and memory), and each answer reaches the others as a line they heard. Noth
 tools, drives or notes is passed on: only what it said.
 
 Driven from one thread (the terminal's, or the window's room lane); the members' work runs on their queues.
+Its settings change while it is open (update_settings, through NexusApp.update_room): between turns, so an
+answer under way finishes on the settings it began with, and no reopening.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import random
 import threading
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -23,7 +26,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.rooms.journal import RoomJournal
-from nexus_ark.rooms.room import RoomSettings
+from nexus_ark.rooms.room import ROOM_FILE, RoomSettings, checked_settings
 from nexus_ark.rooms.turn_taking import Member, mentioned, pick_next, plan_replies
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
 
@@ -77,12 +80,19 @@ class RoomConversation:
     ) -> None:
         self.slug = slug
         self.key = room_key(slug)
+        self.folder = folder
         self.settings = settings
         self._runtime = runtime
+        self._persona = persona
         self._now = now
         self.rng = rng or random.Random()
         self.members = [_member(persona(m.persona), m.talkativeness, m.muted) for m in settings.members]
         self.names = {m.slug: m.name for m in self.members}
+        self.closed = False
+        # New settings wait here while a part of a turn runs (update_settings); _busy counts those parts.
+        self._lock = threading.Lock()
+        self._pending: tuple[RoomSettings, list[Member]] | None = None
+        self._busy = 0
         self.journal = RoomJournal(folder)
         # Members' lines since the person last spoke, as the journal ends (the cap holds across a reopen).
         tail = self.journal.lines(settings.cap + 1)
@@ -102,49 +112,116 @@ class RoomConversation:
         lines = self.journal.lines(CATCH_UP_LINES)
         return sum(self._runtime(m.slug).hear(self.key, lines) for m in self.members) if lines else 0
 
+    # -- the room's settings, changed while it is open -----------------------------------------------
+    def update_settings(self, settings: RoomSettings) -> bool:
+        """New settings without closing the room (members muted, their talkativeness, the reply order, the
+        cap, the pause, the name, members added or removed). Validated whole first: settings a room cannot
+        have, or a new member that cannot be opened, raise NexusArkError (naming room.toml) and nothing
+        changes. Taken at once when no part of a turn runs, else as soon as the part under way ends: the
+        answer being written finishes; an answer planned before the change is not asked of a member muted
+        or removed since, nor past the new cap. A member added hears what was said before it came.
+        Saving them is the caller's (NexusApp.update_room). Returns whether they were taken at once."""
+        checked = checked_settings(settings, self.folder / ROOM_FILE)
+        known = {m.slug: m for m in self.members}
+        members = [
+            known[m.persona].model_copy(update={"talkativeness": m.talkativeness, "muted": m.muted})
+            if m.persona in known
+            else self._newcomer(m.persona, m.talkativeness, m.muted)
+            for m in checked.members
+        ]
+        with self._lock:
+            self._pending = (checked, members)
+            if self._busy:
+                return False
+            self._take_settings()
+        return True
+
+    def _newcomer(self, slug: str, talkativeness: float, muted: bool) -> Member:
+        member = _member(self._persona(slug), talkativeness, muted)
+        self._runtime(slug)  # its memory opens now: a member that cannot open is refused before any change
+        return member
+
+    def _take_settings(self) -> None:
+        """The settings waiting, if any (under _lock, between parts of turns)."""
+        if self._pending is None:
+            return
+        (self.settings, members), self._pending = self._pending, None
+        newcomers = [m.slug for m in members if m.slug not in self.names]
+        self.members, self.names = members, {m.slug: m.name for m in members}
+        if newcomers:
+            lines = self.journal.lines(CATCH_UP_LINES)
+            for slug in newcomers:
+                self._runtime(slug).hear(self.key, lines)
+
+    @contextmanager
+    def _part(self) -> Iterator[None]:
+        """A part of a turn (the person's line entered and the answers planned; one answer): it begins on
+        the settings waiting, and settings that come meanwhile wait for its end."""
+        with self._lock:
+            self._take_settings()
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._busy -= 1
+                if not self._busy:
+                    self._take_settings()
+
+    def _still_asked(self, slug: str) -> bool:
+        """An answer planned before a change of settings: still a member, not muted, under the cap."""
+        member = next((m for m in self.members if m.slug == slug), None)
+        return member is not None and not member.muted and self.spoken_since_person < self.settings.cap
+
     # -- the person's turn -----------------------------------------------------------------------
     def say(self, text: str, cancel: threading.Event | None = None) -> Iterator[RoomEvent]:
         """The person's message, then the answers turn-taking chose (at most the room's cap)."""
         text = text.strip()
         if not text:
             raise NexusArkError(notice("The message is empty."))
-        line = self._enter(None, text)
+        with self._part():
+            line = self._enter(None, text)
+            self.spoken_since_person = 0
+            planned = plan_replies(
+                text, None, self.members, self.settings.strategy, self.rng, cap=self.settings.cap
+            )
         yield Said(line)
-        self.spoken_since_person = 0
-        for slug in plan_replies(
-            text, None, self.members, self.settings.strategy, self.rng, cap=self.settings.cap
-        ):
+        for slug in planned:
             if cancel is not None and cancel.is_set():
                 return
-            yield from self._answer(slug, cancel)
+            with self._part():
+                if self._still_asked(slug):
+                    yield from self._answer(slug, cancel)
 
     def next(self, who: str, cancel: threading.Event | None = None) -> Iterator[RoomEvent]:
         """The person chose who speaks now (manual order, /next NAME): a member's slug or name."""
-        slug = self.member_slug(who)
-        yield from self._answer(slug, cancel)
+        with self._part():
+            slug = self.member_slug(who)
+            yield from self._answer(slug, cancel)
 
     def go_on(self, cancel: threading.Event | None = None) -> Iterator[RoomEvent]:
         """Auto mode's one step: after the last line, who goes on (nothing when the cap is reached or
         the order is manual; the caller pauses between steps and stops when the person types)."""
-        last = self.journal.lines(1)
-        if not last:
-            return
-        line = last[0]
-        if line.author is None:
-            chosen = plan_replies(line.text, None, self.members, self.settings.strategy, self.rng, cap=1)
-            slug = chosen[0] if chosen else None
-        else:
-            slug = pick_next(
-                line.text,
-                line.author,
-                self.members,
-                self.settings.strategy,
-                self.rng,
-                spoken_since_person=self.spoken_since_person,
-                cap=self.settings.cap,
-            )
-        if slug is not None:
-            yield from self._answer(slug, cancel)
+        with self._part():
+            last = self.journal.lines(1)
+            if not last:
+                return
+            line = last[0]
+            if line.author is None:
+                chosen = plan_replies(line.text, None, self.members, self.settings.strategy, self.rng, cap=1)
+                slug = chosen[0] if chosen else None
+            else:
+                slug = pick_next(
+                    line.text,
+                    line.author,
+                    self.members,
+                    self.settings.strategy,
+                    self.rng,
+                    spoken_since_person=self.spoken_since_person,
+                    cap=self.settings.cap,
+                )
+            if slug is not None:
+                yield from self._answer(slug, cancel)
 
     def member_slug(self, who: str) -> str:
         for member in self.members:
@@ -158,6 +235,7 @@ class RoomConversation:
         )
 
     def close(self) -> None:
+        self.closed = True
         self.journal.close()
 
     # -- inside -------------------------------------------------------------------------------------

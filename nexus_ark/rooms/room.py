@@ -101,16 +101,22 @@ class RoomStore:
         """Validated whole first: settings a room cannot have are refused, naming the file, and nothing is
         written."""
         path = self.folder(slug) / ROOM_FILE
-        try:
-            checked = RoomSettings.model_validate(settings.model_dump())
-        except ValidationError as exc:
-            raise NexusArkError(describe_validation_error(path, exc)) from None
-        save_toml_model(path, checked)
+        save_toml_model(path, checked_settings(settings, path))
 
     def delete(self, slug: str) -> None:
         """The room and its journal go; every member keeps what it heard and said there."""
         self.load(slug)  # a clear error for a room that is not there
         shutil.rmtree(self.folder(slug))
+
+
+def checked_settings(settings: RoomSettings | dict, path: Path) -> RoomSettings:
+    """Settings a room can have, validated whole (a model_copy(update=...) is not validated; a dict may hold
+    anything): else NexusArkError naming the room's file (path) and each problem."""
+    try:
+        data = settings.model_dump() if isinstance(settings, BaseModel) else settings
+        return RoomSettings.model_validate(data)
+    except ValidationError as exc:
+        raise NexusArkError(describe_validation_error(path, exc)) from None
 
 
 def check_strategy(value: str) -> Strategy:

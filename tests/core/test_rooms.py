@@ -300,3 +300,138 @@ def test_a_reopened_room_keeps_counting_toward_the_cap_and_bad_settings_are_refu
     with pytest.raises(NexusArkError, match=r"room\.toml") as refused:
         app.rooms.save(slug, settings.model_copy(update={"members": settings.members[:1]}))
     assert "members" in str(refused.value) and app.rooms.load(slug).slugs == ["aria", "hikari"]
+
+
+# --- Settings changed while the room is open (NexusApp.update_room, RoomConversation.update_settings) -------
+
+
+def _speakers(events) -> list[str]:
+    return [e.slug for e in events if isinstance(e, Speaking)]
+
+
+def test_an_open_room_takes_new_settings_on_its_next_turn_and_a_muted_member_is_never_picked(app) -> None:
+    slug = app.create_room("Trip", ["aria", "hikari"], strategy="natural")
+    room = app.open_room(slug, random.Random(5))
+    try:
+        app.update_room(slug, {"members": [{"persona": "aria", "talkativeness": 0.0}, {"persona": "hikari"}]})
+        app.update_room(slug, {"members": [{"persona": "aria"}, {"persona": "hikari", "muted": True}]})
+        # Named, talked about, left alone: ひかり never answers, in any order, nor goes on in auto mode.
+        heard = []
+        for text in ("ひかりさん、灯台はどう?", "Hello?", "What about the sea, Hikari?", "Anyone?"):
+            heard += _speakers(_run(room.say(text)))
+            heard += _speakers(_run(room.go_on()))
+        app.update_room(slug, {"strategy": "list"})
+        heard += _speakers(_run(room.say("ひかりさん、いますか?")))
+        heard += _speakers(_run(room.go_on()))
+        assert heard and set(heard) == {"aria"}
+        saved = (app.rooms.folder(slug) / "room.toml").read_text(encoding="utf-8")
+        assert "muted = true" in saved and 'strategy = "list"' in saved
+        assert room.closed is False and room.settings == app.rooms.load(slug), "the same room, not reopened"
+
+        # Talkativeness on the next turn: the one at 1.0 always answers, the one at 0.0 never does.
+        for loud, quiet in (("hikari", "aria"), ("aria", "hikari")):
+            app.update_room(
+                slug,
+                {
+                    "strategy": "natural",
+                    "members": [
+                        {"persona": loud, "talkativeness": 1.0},
+                        {"persona": quiet, "talkativeness": 0.0},
+                    ],
+                },
+            )
+            for text in ("How was your day?", "Any plans for the weekend?", "Tea or coffee?"):
+                assert _speakers(_run(room.say(text))) == [loud]
+
+        # The cap and the order on the next turn: in turn, one reply, then the person's floor; manual: none.
+        app.update_room(slug, {"strategy": "list", "cap": 1})
+        assert _speakers(_run(room.say("Shall we go on Sunday?"))) == ["aria"]  # first in the room now
+        assert _run(room.go_on()) == []
+        app.update_room(slug, {"strategy": "manual", "cap": 3})
+        assert _speakers(_run(room.say("Good night, both."))) == []
+    finally:
+        room.close()
+    again = app.open_room(slug)
+    try:
+        assert again.settings.strategy == "manual" and again.settings.cap == 3
+        assert [m.talkativeness for m in again.members] == [1.0, 0.0]
+    finally:
+        again.close()
+
+
+def test_settings_changed_while_a_member_answers_wait_for_that_answer_then_hold(app) -> None:
+    """Muted while Aria writes (list order planned Aria, then ひかり): Aria's answer finishes, ひかり is not
+    asked after it."""
+    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
+    room = app.open_room(slug, random.Random(1))
+    events = []
+    try:
+        for event in room.say("Shall we visit the lighthouse?"):
+            events.append(event)
+            if isinstance(event, Speaking) and event.slug == "aria":
+                settings = app.rooms.load(slug)
+                hikari = settings.members[1].model_copy(update={"muted": True})
+                muted = settings.model_copy(update={"members": [settings.members[0], hikari]})
+                assert room.update_settings(muted) is False, "an answer is under way: taken after it"
+                assert room.settings.members[1].muted is False
+        assert room.settings.members[1].muted is True
+    finally:
+        room.close()
+    assert _speakers(events) == ["aria"]
+    assert [(e.line.author, e.line.text) for e in events if isinstance(e, Said)][-1] == ("aria", ARIA_SAYS)
+
+
+def test_a_bad_setting_for_an_open_room_is_refused_naming_room_toml_and_nothing_changes(app) -> None:
+    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
+    room = app.open_room(slug, random.Random(1))
+    path = app.rooms.folder(slug) / "room.toml"
+    before, file_before = room.settings, path.read_bytes()
+    try:
+        for changes, field in (
+            ({"cap": 0}, "cap"),
+            ({"pause_s": float("nan")}, "pause_s"),
+            ({"strategy": "loud"}, "strategy"),
+            ({"members": [{"persona": "aria", "talkativeness": 5}, {"persona": "hikari"}]}, "talkativeness"),
+            ({"members": [{"persona": "aria"}]}, "members"),
+            ({"volume": 3}, "volume"),
+        ):
+            with pytest.raises(NexusArkError, match=r"room\.toml") as refused:
+                app.update_room(slug, changes)
+            assert field in str(refused.value)
+        with pytest.raises(NexusArkError, match="kai"):
+            app.update_room(slug, {"members": [{"persona": "aria"}, {"persona": "kai"}]})
+        with pytest.raises(NexusArkError, match=r"room\.toml"):  # a copy is not validated: the room does
+            room.update_settings(before.model_copy(update={"cap": 99}))
+        assert room.settings is before and path.read_bytes() == file_before
+        assert _speakers(_run(room.say("Still two of us answering?"))) == ["aria", "hikari"]
+    finally:
+        room.close()
+
+
+def test_a_member_added_to_an_open_room_hears_what_was_said_and_answers(data_dir: Path) -> None:
+    kai_says = "Kai here, I brought the map."
+
+    def by_name(messages: Sequence[ChatMessage]) -> str:
+        soul = messages[0].content
+        return HIKARI_SAYS if "ひかり" in soul else kai_says if "Kai" in soul else ARIA_SAYS
+
+    backend = ScriptedBackend(by_name)
+    app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
+    try:
+        app.personas.create("Kai")
+        slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
+        room = app.open_room(slug, random.Random(1))
+        try:
+            _run(room.say("The ferry leaves at nine."))
+            app.update_room(slug, {"members": [{"persona": "aria"}, {"persona": "kai"}]})  # ひかり leaves
+            assert [m.name for m in room.members] == ["Aria", "Kai"]
+            said = [(e.line.author, e.line.text) for e in room.say("Who has the map?") if isinstance(e, Said)]
+        finally:
+            room.close()
+        heard_by_kai = app.change_memory(
+            "kai", "read", lambda store: [m.content for m in store.messages.recent(room_key(slug), 20)]
+        )
+    finally:
+        app.close()
+    assert said[1:] == [("aria", ARIA_SAYS), ("kai", kai_says)]
+    assert "The ferry leaves at nine." in heard_by_kai and HIKARI_SAYS in heard_by_kai
