@@ -5,13 +5,14 @@ persona (its own words), and the issue's bar on the bundled model: ten turns of 
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QApplication, QInputDialog, QMessageBox
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QInputDialog, QMessageBox
 
 from nexus_ark.agent.room_turn import HeardLine
 from nexus_ark.app import NexusApp
@@ -19,9 +20,11 @@ from nexus_ark.providers.base import ChatMessage
 from nexus_ark.providers.scripted import ScriptedBackend
 from nexus_ark.rooms.conversation import Speaking, Streamed, room_key
 from tests.integration.test_room_cli import LINES  # the terminal's ten turns, here in the window
+from tests.ui.ui_thread import files_opened_on_the_ui_thread
 from ui.main.main_window import MainWindow
 from ui.rooms.room_dialog import RoomDialog
 from ui.rooms.room_panel import RoomPanel
+from ui.rooms.room_settings import RoomSettingsDialog
 from ui.rooms.room_view import RoomView
 from ui.util import i18n
 
@@ -185,7 +188,7 @@ def test_sending_while_a_member_answers_stops_that_answer_and_sends(qtbot, opene
 def test_auto_mode_lets_them_talk_on_and_typing_stops_it(qtbot, opened) -> None:
     _core, window = opened
     panel = _create(qtbot, window, ["aria", "hikari"], "list")
-    panel.worker.change(lambda settings: settings.model_copy(update={"pause_s": 0.1, "cap": 6}))
+    panel.worker.update({"pause_s": 0.1, "cap": 6})
     qtbot.waitUntil(lambda: panel.settings.pause_s == 0.1)
     heard = _Heard(panel)
     _send(qtbot, panel, "Hello, you two.")
@@ -214,7 +217,7 @@ def test_rename_and_delete_from_the_rooms_menu_members_keep_their_memories(
 ) -> None:
     core, window = opened
     panel = _room_after(qtbot, window, "A short hello.")
-    slug = panel.slug
+    slug, conversation = panel.slug, panel.worker._room.room
 
     monkeypatch.setattr(QInputDialog, "getText", lambda *args, **kwargs: ("Lighthouse club", True))
     panel.rename_action.trigger()
@@ -222,6 +225,8 @@ def test_rename_and_delete_from_the_rooms_menu_members_keep_their_memories(
         lambda: window.room_list.count() == 1 and window.room_list.item(0).text() == "Lighthouse club"
     )
     assert core.rooms.load(slug).name == "Lighthouse club" and "Lighthouse club" in window.windowTitle()
+    assert panel.title.text() == "Lighthouse club" and panel.view.texts()[0] == ("", "A short hello.")
+    assert panel.worker._room.room is conversation, "renamed while open, not closed and opened again"
 
     monkeypatch.setattr(QMessageBox, "question", lambda *args, **kwargs: QMessageBox.StandardButton.Yes)
     panel.delete_action.trigger()
@@ -232,6 +237,55 @@ def test_rename_and_delete_from_the_rooms_menu_members_keep_their_memories(
         "aria", "read", lambda store: [m.content for m in store.messages.recent(room_key(slug), 10)]
     )
     assert "A short hello." in kept and HIKARI_SAYS in kept
+
+
+def test_room_settings_mute_talkativeness_and_cap_are_saved_and_the_open_room_follows_them(
+    qtbot, opened, data_dir: Path
+) -> None:
+    """Room > Room settings…: ひかり muted, Aria more talkative, one reply a message. room.toml holds them,
+    the next turn leaves ひかり out even when she is named, and the room was never closed: its lines stay,
+    and the UI thread opened no file of the data folder (the save runs on the room's lane)."""
+    core, window = opened
+    panel = _room_after(qtbot, window, "Hello, you two.")
+    conversation, before = panel.worker._room.room, panel.view.texts()
+    heard = _Heard(panel)
+
+    def fill(dialog: RoomSettingsDialog) -> None:
+        assert isinstance(dialog, RoomSettingsDialog) and dialog is panel.settings_dialog
+        assert dialog.windowTitle() == "Room settings: Aria & ひかり"
+        assert dialog.strategy_box.currentText() == "In turn: everyone, in the list's order"
+        qtbot.mouseClick(dialog.row("hikari").muted, Qt.MouseButton.LeftButton)
+        assert not dialog.row("hikari").slider.isEnabled()
+        for _ in range(3):
+            qtbot.keyClick(dialog.row("aria").slider, Qt.Key.Key_PageUp)  # 50% -> 80%
+        assert dialog.row("aria").value.text() == "80%"
+        qtbot.keyClick(dialog.cap_box, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+        qtbot.keyClicks(dialog.cap_box, "1")
+        qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton)
+
+    with files_opened_on_the_ui_thread(data_dir) as on_ui_thread:
+        _answer_modal(fill)
+        panel.settings_action.trigger()
+        qtbot.waitUntil(lambda: panel.settings.cap == 1 and panel.worker.idle)
+        assert panel.status.text() == "The room's settings are saved."
+        assert "ひかり (muted)" in panel.members_label.text()
+        _send(qtbot, panel, "ひかりさん、灯台はどう? And you, Aria?")
+        _idle(qtbot, panel)
+    assert on_ui_thread == [], f"opened on the UI thread: {on_ui_thread}"
+
+    saved = tomllib.loads((core.rooms.folder(panel.slug) / "room.toml").read_text(encoding="utf-8"))
+    assert saved["cap"] == 1 and saved["strategy"] == "list" and saved["pause_s"] == 2.0
+    assert [(m["persona"], m["talkativeness"], m["muted"]) for m in saved["members"]] == [
+        ("aria", 0.8, False),
+        ("hikari", 0.5, True),
+    ]
+    assert heard.speakers() == ["aria"], "named, but muted: only Aria answers"
+    assert panel.view.texts() == [
+        *before,
+        ("", "ひかりさん、灯台はどう? And you, Aria?"),
+        ("Aria", ARIA_SAYS),
+    ]
+    assert panel.worker._room.room is conversation, "the room went on: never closed and opened again"
 
 
 def test_clicking_a_persona_brings_its_conversation_back_and_the_room_reopens_with_its_lines(

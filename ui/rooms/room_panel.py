@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -30,8 +31,9 @@ from nexus_ark.rooms.room import RoomSettings
 from nexus_ark.rooms.turn_taking import AutoMode
 from ui.rooms.room_dialog import STRATEGY_LABELS
 from ui.rooms.room_menu import RoomMenu
+from ui.rooms.room_settings import RoomSettingsDialog
 from ui.rooms.room_view import RoomView, member_colours
-from ui.rooms.room_worker import OpenedRoom, RoomWorker, StepEnd
+from ui.rooms.room_worker import OpenedRoom, RoomWorker, ShownMember, StepEnd, UpdatedRoom
 from ui.util import theme
 from ui.util.i18n import FollowsLanguage, tr, tr_error
 from ui.util.message_input import MessageInput
@@ -48,7 +50,7 @@ def wired(widget: W, name: str, slot: Callable, signal: str = "clicked") -> W:
 
 
 class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
-    changed = Signal(str, str)  # slug, name: the room's name, members or order changed
+    changed = Signal(str, str)  # slug, name: the room's settings changed (its name, members, order...)
     deleted = Signal(str)  # slug
 
     def __init__(
@@ -66,17 +68,19 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self.personas = personas
         self.settings: RoomSettings | None = None
         self.member_names: dict[str, str] = {}
+        self.settings_dialog: RoomSettingsDialog | None = None  # while Room settings… is open
+        self._you = QImage()
         self.auto = AutoMode()
         self._spoken = 0  # the members' lines since the person last spoke
         self._auto_timer = QTimer(self, singleShot=True)
         self._auto_timer.timeout.connect(self._auto_step)
         self._skip: threading.Event | None = None  # drops the auto step queued, if it has not begun
         self._waiting_to_show: list[str] = []  # the person's lines shown before the room said them
-        self._opened_before = False
         self._passing = False  # the status says something true only while the room is busy
         self._build()
         self.worker = RoomWorker(app, slug, lane, app.settings.stream_coalesce_ms, self)
         self.worker.opened.connect(self._on_opened)
+        self.worker.updated.connect(self._on_updated)
         self.worker.event.connect(self._on_event)
         self.worker.step_done.connect(self._on_step_done)
         self.worker.failed.connect(self._on_failed)
@@ -154,32 +158,63 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self.member_names = {m.slug: m.name for m in opened.members}
         self.auto.pause_s = opened.settings.pause_s
         self._spoken = opened.spoken_since_person
+        self._you = opened.you
         self.view.set_members([(m.slug, m.avatar) for m in opened.members], opened.you)
         if opened.lines:
             self.view.show_lines(opened.lines)
         else:
             names = ", ".join(self.member_names.values())
             self.view.show_placeholder(tr("Say hello to {name}.", name=names))
-        self.next_box.clear()
-        for member in opened.members:
-            self.next_box.addItem(member.name, member.slug)
+        self._show_members(opened.members)
         self._show_strategy(opened.settings.strategy)
         self._show_header()
         self._show_busy()
         self._say(lambda: tr("Ready"))
         self.input.setFocus()
-        if self._opened_before:  # opened again after a change of its name, members or order
-            self.changed.emit(self.slug, opened.settings.name)
-        self._opened_before = True
+
+    def _on_updated(self, updated: UpdatedRoom) -> None:
+        """The room goes on with its new settings: its lines stay; the bubbles are drawn again only when the
+        members or their order changed (each member's colour is its place)."""
+        self.settings = updated.settings
+        names = {m.slug: m.name for m in updated.members}
+        if list(names.items()) != list(self.member_names.items()):
+            self.view.set_members([(m.slug, m.avatar) for m in updated.members], self._you)
+            if self.view.shown:
+                self.view.retranslate()
+            else:
+                self.view.show_placeholder(tr("Say hello to {name}.", name=", ".join(names.values())))
+        self.member_names = names
+        self.auto.pause_s = updated.settings.pause_s
+        self._show_members(updated.members)
+        self._show_strategy(updated.settings.strategy)
+        self._show_header()
+        self._show_busy()
+        if self.settings.strategy == "manual" and self.auto.on:
+            self._auto_off(lambda: tr("In manual order you choose who speaks: auto mode stopped."))
+        elif self.worker.idle:
+            self._say(lambda: tr("The room's settings are saved."))
+        self.changed.emit(self.slug, updated.settings.name)
+
+    def _show_members(self, members: list[ShownMember]) -> None:
+        """The next-speaker control: every member (a muted one too: the person may still ask it)."""
+        current = self.next_box.currentData()
+        self.next_box.clear()
+        for member in members:
+            self.next_box.addItem(member.name, member.slug)
+        if current in self.member_names:
+            self.next_box.setCurrentIndex(self.next_box.findData(current))
 
     def _show_header(self) -> None:
         if self.settings is None:
             return
         self.title.setText(html.escape(self.settings.name))
         dark = self.view.dark
+        muted = {m.persona for m in self.settings.members if m.muted}
         names = " · ".join(
-            f"<span style='color:{colour}; font-weight:600'>{html.escape(name)}</span>"
-            for colour, name in zip(self._colours(dark), self.member_names.values(), strict=True)
+            theme.tinted(f"{html.escape(name)} {html.escape(tr('(muted)'))}", "muted")
+            if slug in muted
+            else f"<span style='color:{colour}; font-weight:600'>{html.escape(name)}</span>"
+            for colour, (slug, name) in zip(self._colours(dark), self.member_names.items(), strict=True)
         )
         order = tr(STRATEGY_LABELS[self.settings.strategy]).split(":")[0]
         self.members_label.setText(f"{names}&nbsp;&nbsp;{theme.tinted(f'({html.escape(order)})', 'muted')}")

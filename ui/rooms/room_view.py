@@ -95,9 +95,10 @@ class RoomView(QTextBrowser):
 
     # -- who is in the room -------------------------------------------------------------------------
     def set_members(self, members: list[tuple[str, QImage]], you: QImage) -> None:
-        """The members in the room's order (their colours) with their avatars, and the person's."""
+        """The members in the room's order (their colours) with their avatars, and the person's. A member
+        who left keeps its avatar beside its lines."""
         self._places = {slug: place for place, (slug, _) in enumerate(members)}
-        self._avatars = {f"avatar:{slug}": QPixmap.fromImage(image) for slug, image in members}
+        self._avatars.update({f"avatar:{slug}": QPixmap.fromImage(image) for slug, image in members})
         self._avatars["avatar:you"] = QPixmap.fromImage(you)
         self._install_avatars()
 

@@ -53,6 +53,14 @@ class OpenedRoom:
 
 
 @dataclass(frozen=True)
+class UpdatedRoom:
+    """The open room on its new settings (its members as they are now, a newcomer's face drawn)."""
+
+    settings: RoomSettings
+    members: list[ShownMember]
+
+
+@dataclass(frozen=True)
 class StepEnd:
     kind: str  # "say" | "next" | "go_on"
     # The members' lines since the person last spoke (auto mode's cap); None: the step failed, unknown.
@@ -88,20 +96,23 @@ class _Room:
     def __init__(self, app: NexusApp, slug: str, coalesce_s: float) -> None:
         self.app, self.slug, self.coalesce_s = app, slug, coalesce_s
         self.room: RoomConversation | None = None
+        self._faces: dict[tuple[str, str], QImage] = {}  # (slug, name) -> its avatar, drawn once
+
+    def _members(self, room: RoomConversation) -> list[ShownMember]:
+        for m in room.members:
+            if (m.slug, m.name) not in self._faces:
+                face = avatar_image(m.name, self.app.personas.avatar_file(m.slug), AVATAR_DRAWN_PX)
+                self._faces[(m.slug, m.name)] = face
+        return [ShownMember(m.slug, m.name, self._faces[(m.slug, m.name)]) for m in room.members]
 
     def open(self, you: str) -> OpenedRoom:
         self.close()
+        self._faces.clear()  # a picture changed since is drawn again
         room = self.room = self.app.open_room(self.slug)
-        members = [
-            ShownMember(
-                m.slug, m.name, avatar_image(m.name, self.app.personas.avatar_file(m.slug), AVATAR_DRAWN_PX)
-            )
-            for m in room.members
-        ]
         return OpenedRoom(
             self.slug,
             room.settings,
-            members,
+            self._members(room),
             room.lines(HISTORY_LINES),
             placeholder_image(you, AVATAR_DRAWN_PX),
             room.spoken_since_person,
@@ -130,11 +141,13 @@ class _Room:
         pieces.flush()
         return StepEnd(kind, room.spoken_since_person, spoke)
 
-    def change(self, edit: Callable[[RoomSettings], RoomSettings], you: str) -> OpenedRoom:
-        """The room's settings changed and saved, then the room opened again on them (a new member hears
-        what was said before it came, as the core's catch-up delivers it)."""
-        self.app.rooms.save(self.slug, edit(self.app.rooms.load(self.slug)))
-        return self.open(you)
+    def update(self, changes: dict[str, Any]) -> UpdatedRoom:
+        """The room's settings changed and saved through the core, which hands them to the open room: it
+        takes them at once (this lane drives it, and no step runs now) and goes on without reopening; a new
+        member hears what was said before it came."""
+        room = self.opened()
+        self.app.update_room(self.slug, changes)
+        return UpdatedRoom(room.settings, self._members(room))
 
     def delete(self) -> str:
         """The room and its journal go; each member keeps what it heard and said there."""
@@ -155,7 +168,8 @@ class RoomWorker(QObject):
     left closes on it before the next one opens there, and no thread is started on the UI thread at a
     click (a new thread waited for on a busy two-core machine held the loop 16-27 ms)."""
 
-    opened = Signal(object)  # OpenedRoom (at the first open, and after each change of the room's settings)
+    opened = Signal(object)  # OpenedRoom
+    updated = Signal(object)  # UpdatedRoom: its settings changed while it stays open
     event = Signal(object)  # Said | Speaking | Streamed (coalesced) | Answered, as the room says them
     step_done = Signal(object)  # StepEnd
     failed = Signal(str)  # a step, an open or a change could not be done: why, in the person's language
@@ -228,9 +242,10 @@ class RoomWorker(QObject):
 
         self._ask(lambda report: room.step(kind, start, cancel, skip, report), done, failed, self.event.emit)
 
-    def change(self, edit: Callable[[RoomSettings], RoomSettings]) -> None:
-        room, you = self._room, tr("You")
-        self._ask(lambda: room.change(edit, you), self.opened.emit, self.failed.emit)
+    def update(self, changes: dict[str, Any]) -> None:
+        """Save changes to the room's settings (RoomSettings' fields) after the step under way."""
+        room = self._room
+        self._ask(lambda: room.update(changes), self.updated.emit, self.failed.emit)
 
     def delete(self) -> None:
         self.cancel()
