@@ -268,7 +268,7 @@ def test_room_settings_mute_talkativeness_and_cap_are_saved_and_the_open_room_fo
         panel.settings_action.trigger()
         qtbot.waitUntil(lambda: panel.settings.cap == 1 and panel.worker.idle)
         assert panel.status.text() == "The room's settings are saved."
-        assert "ひかり (muted)" in panel.members_label.text()
+        assert "ひかり (muted)</span>" in panel.members_label.text()
         _send(qtbot, panel, "ひかりさん、灯台はどう? And you, Aria?")
         _idle(qtbot, panel)
     assert on_ui_thread == [], f"opened on the UI thread: {on_ui_thread}"

@@ -101,7 +101,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self.next_button = wired(QPushButton(), "askNext", self.ask_next)
         self.auto_button = QToolButton(checkable=True)
         wired(self.auto_button, "autoMode", self._toggle_auto, "toggled")
-        self.menu_button = QToolButton(popupMode=QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.menu_button = QPushButton()  # its menu's arrow beside the word, not drawn over it
         self.menu_button.setObjectName("roomMenu")
         self.menu_button.setMenu(self._build_menu())
         header = QHBoxLayout()
@@ -211,7 +211,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         dark = self.view.dark
         muted = {m.persona for m in self.settings.members if m.muted}
         names = " · ".join(
-            theme.tinted(f"{html.escape(name)} {html.escape(tr('(muted)'))}", "muted")
+            theme.tinted(html.escape(tr("{name} (muted)", name=name)), "muted")
             if slug in muted
             else f"<span style='color:{colour}; font-weight:600'>{html.escape(name)}</span>"
             for colour, (slug, name) in zip(self._colours(dark), self.member_names.items(), strict=True)

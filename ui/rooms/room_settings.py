@@ -70,8 +70,11 @@ class _MemberRow:
         self._show()
 
     def _show(self, *_args) -> None:
+        """The value beside the slider; a muted member's line greyed (the style may not grey a slider)."""
+        muted = self.muted.isChecked()
         self.value.setText(f"{self.slider.value()}%")
-        self.slider.setEnabled(not self.muted.isChecked())
+        for widget in (self.name, self.slider, self.value):
+            widget.setEnabled(not muted)
 
     def settings(self) -> RoomMemberSettings:
         """The member as set; a talkativeness the slider cannot show exactly (0.333 from room.toml) is kept
@@ -132,6 +135,7 @@ class RoomSettingsDialog(QDialog):
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
+        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setText(tr("Cancel"))
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
