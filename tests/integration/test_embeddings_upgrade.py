@@ -1,14 +1,17 @@
 """The embeddings table's layout (issue 23, defect 13): a float32 vector of the real e5 model (1,536 bytes)
 sat in a WITHOUT ROWID row that spilled into a 4 KB overflow page of its own (4.6 KB a vector on disk).
 Migration m015 rebuilds it as a rowid table whose leaf pages hold the vectors; a database from before keeps
-every vector, byte for byte, and recall answers as it did."""
+every vector (byte for byte through m015; m019 then keeps each as the float16 it rounds to, 768 bytes) and
+recall answers as it did."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+import nexus_ark.memory.archive.vectors as archive_vectors
 from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.db import connect
@@ -53,14 +56,16 @@ def _overflow_pages(store: MemoryStore) -> int:
 
 
 def test_an_old_database_upgraded_keeps_every_vector_and_recall_answers_the_same(
-    tmp_path: Path, embedder
+    tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "memory.db"
     db = connect(path)
     migrations.apply(db, stop_before="m015_embeddings_in_leaf_pages")  # the schema as it shipped before
-    archive = Archive(db)  # filled through the archive, as the app did
-    index_turns(archive, _turns())
-    archive.embed_pending(embedder)
+    archive = Archive(db)  # filled through the archive, as the app did (float32 vectors then)
+    with monkeypatch.context() as then:
+        then.setattr(archive_vectors, "vector_bytes", lambda v: np.asarray(v, dtype=np.float32).tobytes())
+        index_turns(archive, _turns())
+        archive.embed_pending(embedder)
     vectors = sorted(db.execute("select hash, model, vector from embeddings").fetchall())
     before = {q: [h.item_id for h in archive.search(q, embedder, k=10)] for q in QUERIES}
     assert len(vectors) >= 8 and len(vectors[0][2]) == 4 * embedder.dim
@@ -69,7 +74,8 @@ def test_an_old_database_upgraded_keeps_every_vector_and_recall_answers_the_same
     store = MemoryStore(path)  # migrates to this version
     try:
         after = sorted(store.db.execute("select hash, model, vector from embeddings").fetchall())
-        assert after == vectors, "a vector was lost or changed by the upgrade"
+        as_float16 = [(h, m, np.frombuffer(v, dtype="<f4").astype("<f2").tobytes()) for h, m, v in vectors]
+        assert after == as_float16, "a vector was lost or changed by the upgrade"
         assert {q: [h.item_id for h in store.archive.search(q, embedder, k=10)] for q in QUERIES} == before
         assert _overflow_pages(store) == 0
         # The unique key still holds: a text embedded again is not stored twice.
@@ -88,7 +94,7 @@ def test_an_old_database_upgraded_keeps_every_vector_and_recall_answers_the_same
         store.close()
 
 
-def test_a_vector_takes_about_two_kilobytes_on_disk_not_four_and_a_half(tmp_path: Path, embedder) -> None:
+def test_a_vector_takes_about_1_2_kilobytes_on_disk_not_four_and_a_half(tmp_path: Path, embedder) -> None:
     store = MemoryStore(tmp_path / "memory.db")
     try:
         index_turns(
@@ -105,6 +111,6 @@ def test_a_vector_takes_about_two_kilobytes_on_disk_not_four_and_a_half(tmp_path
         ).fetchone()[0]
         assert count == 200
         assert _overflow_pages(store) == 0
-        assert on_disk / count < 2_300, f"{on_disk / count:.0f} bytes a vector"
+        assert on_disk / count < 1_300, f"{on_disk / count:.0f} bytes a vector"  # float16: 1,188
     finally:
         store.close()

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from nexus_ark.clock import Clock
 from nexus_ark.memory.archive.keywords import CANDIDATES, porter_terms, trigram_terms
 from nexus_ark.memory.archive.mirror import pack_bits
-from nexus_ark.memory.archive.vectors import clip_for_embedding
+from nexus_ark.memory.archive.vectors import clip_for_embedding, vectors_from_bytes
 from nexus_ark.providers.embedders import Embedder
 
 SearchMode = Literal["hybrid", "fts", "vector"]
@@ -130,7 +130,7 @@ class ArchiveSearch:
         if not rows:
             return []
         ids = np.array([r[0] for r in rows])
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        matrix = vectors_from_bytes([r[1] for r in rows], len(vector))  # float32, from float16
         order = np.argsort(-(matrix @ vector))[:CANDIDATES]
         return [int(i) for i in ids[order]]
 

@@ -1,5 +1,11 @@
 """The archive's vectors: one sqlite-vec index of bits per embedding model, with the model's mean
-direction (its center), a log of changes the in-memory mirrors follow, and embedding what is pending."""
+direction (its center), a log of changes the in-memory mirrors follow, and embedding what is pending.
+
+The float vectors the search re-scores with are kept once per embedded text, in `embeddings` (keyed by the
+text's hash and the model), as float16: 768 bytes at 384 dimensions instead of float32's 1,536, with the
+same recall (docs/benchmarks.md, growth). They are read back as float32 for every computation. A float32
+blob (what Nexus Ark wrote before migration m019, which converts them) is still read: a blob's length
+against the model's dimension says which it is."""
 
 from __future__ import annotations
 
@@ -22,6 +28,37 @@ EMBED_CHARS = 2500
 EMBED_BATCH_CHARS = 8 * EMBED_CHARS
 # vector_log rows kept; beyond twice this, the oldest are pruned and mirrors reload once.
 VECTOR_LOG_KEEP = 20_000
+
+
+# How `embeddings` keeps a vector (since m019): float16, little-endian.
+STORED_DTYPE = np.dtype("<f2")
+_F16_MAX = float(np.finfo(np.float16).max)
+
+
+def vector_bytes(vector: np.ndarray) -> bytes:
+    """A vector as `embeddings` keeps it: float16, 2 bytes a dimension. (Embedders give L2-normalized
+    vectors; the clip only keeps a stray value from becoming infinite.)"""
+    return np.clip(np.asarray(vector, dtype=np.float32), -_F16_MAX, _F16_MAX).astype(STORED_DTYPE).tobytes()
+
+
+def vector_from_bytes(blob: bytes, dim: int) -> np.ndarray:
+    """A stored vector as float32: float16 (2 bytes a dimension) or, written before m019, float32 (4)."""
+    if len(blob) == 2 * dim:
+        return np.frombuffer(blob, dtype=STORED_DTYPE).astype(np.float32)
+    if len(blob) == 4 * dim:
+        return np.frombuffer(blob, dtype="<f4").astype(np.float32)
+    raise ValueError(f"a stored vector of {len(blob)} bytes is not one of {dim} dimensions")
+
+
+def vectors_from_bytes(blobs: Sequence[bytes], dim: int) -> np.ndarray:
+    """Stored vectors as one (n, dim) float32 matrix."""
+    if all(len(blob) == 2 * dim for blob in blobs):  # the usual case: one conversion for all
+        joined = np.frombuffer(b"".join(blobs), dtype=STORED_DTYPE)
+        return joined.reshape(len(blobs), dim).astype(np.float32)
+    matrix = np.empty((len(blobs), dim), dtype=np.float32)
+    for row, blob in enumerate(blobs):
+        matrix[row] = vector_from_bytes(blob, dim)
+    return matrix
 
 
 def clip_for_embedding(text: str) -> str:
@@ -297,7 +334,7 @@ class ArchiveVectors:
         self.db.execute("begin immediate" if own else "savepoint store_vectors")
         try:
             for (h, _), vector in zip(missing, fresh, strict=True):
-                blob = np.asarray(vector, dtype=np.float32).tobytes()
+                blob = vector_bytes(vector)
                 known[h] = blob
                 self.db.execute(
                     "insert or ignore into embeddings (hash, model, vector) values (?, ?, ?)",
@@ -306,7 +343,7 @@ class ArchiveVectors:
             for item_id, _, h in rows:
                 if self.db.execute(f"select 1 from {table} where item_id = ?", [item_id]).fetchone():
                     continue
-                bits = pack_bits(np.frombuffer(known[h], dtype=np.float32), center)
+                bits = pack_bits(vector_from_bytes(known[h], len(center)), center)  # as stored
                 self.db.execute(
                     f"insert into {table} (item_id, embedding) values (?, vec_bit(?))", [item_id, bits]
                 )

@@ -103,3 +103,44 @@ def m018_indexes_of_the_rows_looked_up(db: sqlite_utils.Database) -> None:
     )
     db.execute("drop index if exists idx_messages_status")
     db.execute("create index messages_streaming on messages(status) where status = 'streaming'")
+
+
+@migrations()
+def m019_vectors_in_float16(db: sqlite_utils.Database) -> None:
+    """The float vectors the search re-scores with, kept as float16 instead of float32 (issue 23, defect 13):
+    768 bytes at 384 dimensions instead of 1,536, recall the same (docs/benchmarks.md, growth). Every row
+    of `embeddings` is kept, with its id, hash and model; a float32 vector (4 bytes a dimension of its
+    model; of a model with no index, any vector, since nothing before wrote another) becomes the float16 it
+    rounds to, read in batches. The table is written anew rather than updated in place: an update leaves
+    each page half empty (two vectors of 768 bytes where two of 1,536 were) and frees none, a new table
+    packs five a page and the old one's pages go to the free list. With auto_vacuum=incremental (every
+    memory.db that retention has run on) they are given back to the file system here; otherwise later
+    writes reuse them, and retention's first run converts the file with a VACUUM."""
+    import numpy as np
+
+    f16_max = float(np.finfo(np.float16).max)
+    dims = dict(db.execute("select model, dim from embedding_models").fetchall())
+    db.execute(
+        "create table embeddings_new (id integer primary key, hash text not null, model text not null, "
+        "vector blob not null)"
+    )
+    last, batch = -1, 1000
+    while rows := db.execute(
+        "select id, hash, model, vector from embeddings where id > ? order by id limit ?", [last, batch]
+    ).fetchall():
+        converted = []
+        for row_id, hash_, model, vector in rows:
+            dim = dims.get(model)
+            if (len(vector) == 4 * dim) if dim else (len(vector) % 4 == 0):
+                floats = np.clip(np.frombuffer(vector, dtype="<f4"), -f16_max, f16_max)
+                vector = floats.astype("<f2").tobytes()
+            converted.append((row_id, hash_, model, vector))
+        db.conn.executemany(
+            "insert into embeddings_new (id, hash, model, vector) values (?, ?, ?, ?)", converted
+        )
+        last = rows[-1][0]
+    db.execute("drop table embeddings")
+    db.execute("alter table embeddings_new rename to embeddings")
+    db.execute("create unique index embeddings_key on embeddings(hash, model)")
+    if db.execute("pragma auto_vacuum").fetchone()[0] == 2:  # incremental
+        db.execute("pragma incremental_vacuum").fetchall()  # one row a page freed: read them all
