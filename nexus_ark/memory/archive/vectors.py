@@ -52,9 +52,10 @@ def vector_from_bytes(blob: bytes, dim: int) -> np.ndarray:
 
 def vectors_from_bytes(blobs: Sequence[bytes], dim: int) -> np.ndarray:
     """Stored vectors as one (n, dim) float32 matrix."""
-    if all(len(blob) == 2 * dim for blob in blobs):  # the usual case: one conversion for all
-        joined = np.frombuffer(b"".join(blobs), dtype=STORED_DTYPE)
-        return joined.reshape(len(blobs), dim).astype(np.float32)
+    for width, dtype in ((2, STORED_DTYPE), (4, np.dtype("<f4"))):  # all of one kind: one conversion
+        if all(len(blob) == width * dim for blob in blobs):
+            joined = np.frombuffer(b"".join(blobs), dtype=dtype)
+            return joined.reshape(len(blobs), dim).astype(np.float32, copy=False)
     matrix = np.empty((len(blobs), dim), dtype=np.float32)
     for row, blob in enumerate(blobs):
         matrix[row] = vector_from_bytes(blob, dim)
