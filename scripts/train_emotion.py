@@ -132,7 +132,7 @@ def main() -> int:
         type=Path,
         nargs="+",
         default=list(SEEDS),
-        help="the written sentences (JSON lines; default: %(default)s)",
+        help="the written sentences, JSON lines (default: emotion_seed.jsonl, emotion_seed_ja2.jsonl)",
     )
     args = parser.parse_args()
     seed = merged_seed(args.seed, args.cache)
