@@ -155,9 +155,8 @@ def test_natural_japanese_held_out_reads_better_than_before_the_second_writer(
     detector: EmotionDetector,
 ) -> None:
     # Everyday first-person messages, feelings mostly implied, never trained or tuned on (issue 23, defect
-    # 15). The shipped head reads 0.767 (bench.emotion; 0.772 before the 58 polite-form sentences); the head
-    # before the second writer's 480 sentences 0.683. The bar sits above that with a few messages' slack
-    # for another CPU's rounding in e5.
+    # 15). The shipped head reads 0.772 (bench.emotion); the head before the second writer's 480 sentences
+    # 0.683. The bar sits above that with a few messages' slack for another CPU's rounding in e5.
     rows = [json.loads(line) for line in (NATURAL / "heldout.jsonl").read_text("utf-8").splitlines() if line]
     assert len(rows) == 180
     readings = detector.classify_many(r["text"] for r in rows)
@@ -278,19 +277,11 @@ def test_a_greeting_does_not_make_a_tired_message_happy(
 
 
 def test_the_issues_japanese_greeting_changes_nothing(detector: EmotionDetector) -> None:
-    # The greeting made this message happy 0.98; it must not change the reading of the rest.
+    # The greeting made this message happy 0.98. Without it the shipped head still reads the rest as happy
+    # 0.76 (「今日は雨で少し疲れました。」; 0.69 before the second writer's sentences): a Japanese misreading
+    # of its own (defect 15, docs/benchmarks.md), which the greeting must not add to.
     greeted = detector.classify("こんにちは、ひかり!今日は雨で少し疲れました。")
     assert greeted == detector.classify("今日は雨で少し疲れました。")
-
-
-@pytest.mark.parametrize(
-    "text", ["こんにちは、ひかり!今日は雨で少し疲れました。", "今日は雨で少し疲れました。"]
-)
-def test_the_issues_polite_tired_message_reads_tired(detector: EmotionDetector, text: str) -> None:
-    # Read as happy 0.76 (0.51 with the polite-form sentences but only one about rain) until the 58
-    # polite-form sentences at the end of emotion_seed_ja2.jsonl; neither sentence nor a near copy is in them.
-    reading = detector.classify(text)
-    assert reading.label == "tired" and reading.value < 0, (reading.label, reading.confidence)
 
 
 @pytest.mark.parametrize(
