@@ -213,12 +213,19 @@ def test_a_proposal_made_while_the_inbox_is_open_appears_and_one_decided_elsewhe
     inbox.close()
 
 
-def test_a_section_changed_since_the_proposal_is_compared_as_it_is_now(qtbot, core: NexusApp):
+def own_review(request: pytest.FixtureRequest, review: SoulReviewWindow) -> SoulReviewWindow:
+    """Closed at the test's end if it is still there. Not qtbot.addWidget: a review window deletes itself
+    once closed, and pytest-qt's teardown then closed a deleted window when the deferred delete had
+    already run (seen in a fresh-clone run)."""
+    request.addfinalizer(lambda: review.close() if isValid(review) else None)
+    return review
+
+
+def test_a_section_changed_since_the_proposal_is_compared_as_it_is_now(qtbot, core: NexusApp, request):
     proposal = propose(core, "How you speak", NEW_VOICE, [])
     today = "- Replies in English, short and warm.\n- One question at a time."
     core.save_soul("aria", soul_file(core).read_text(encoding="utf-8").replace(NOW_VOICE, today))
-    review = SoulReviewWindow(core, "aria", proposal, "Aria", NAMES)
-    qtbot.addWidget(review)
+    review = own_review(request, SoulReviewWindow(core, "aria", proposal, "Aria", NAMES))
     review.show()
     assert review.diff.before.toPlainText() == NOW_VOICE  # what the persona saw, until the file is read
     qtbot.waitUntil(lambda: review.diff.before.toPlainText() == today, timeout=10_000)
@@ -226,11 +233,10 @@ def test_a_section_changed_since_the_proposal_is_compared_as_it_is_now(qtbot, co
     review.close()
 
 
-def test_the_review_reads_in_japanese(qtbot, core: NexusApp):
+def test_the_review_reads_in_japanese(qtbot, core: NexusApp, request):
     proposal = propose(core, "How you speak", NEW_VOICE, [])
     i18n.set_language("ja")
-    review = SoulReviewWindow(core, "aria", proposal, "Aria", NAMES)
-    qtbot.addWidget(review)
+    review = own_review(request, SoulReviewWindow(core, "aria", proposal, "Aria", NAMES))
     assert review.windowTitle() == "Aria が「How you speak」を変えたいと提案しています"
     assert review.accept_button.text() == "受け入れる" and review.decline_button.text() == "断る…"
     assert review.diff.before_caption.text() == "現在" and review.diff.after_caption.text() == "提案"
@@ -238,12 +244,11 @@ def test_the_review_reads_in_japanese(qtbot, core: NexusApp):
     review.close()
 
 
-def test_the_marks_read_in_the_dark_theme_and_follow_a_switch(qtbot, core: NexusApp, qapp):
+def test_the_marks_read_in_the_dark_theme_and_follow_a_switch(qtbot, core: NexusApp, qapp, request):
     proposal = propose(core, "How you speak", NEW_VOICE, [])
     theme.apply_theme("light")
     try:
-        review = SoulReviewWindow(core, "aria", proposal, "Aria", NAMES)
-        qtbot.addWidget(review)
+        review = own_review(request, SoulReviewWindow(core, "aria", proposal, "Aria", NAMES))
         review.show()
         for shade in ("dark", "light"):
             theme.apply_theme(shade)
