@@ -22,7 +22,9 @@ from tests.integration.loopback import LoopbackServer
 
 pytestmark = pytest.mark.integration
 
-FAST = Timeouts(connect_s=2, first_token_s=2, between_tokens_s=1)
+# Short enough that the stalled seeds finish quickly, long enough that a whole stream through LiteLLM on a
+# loaded machine is not taken for a stall (2 s failed one 'whole' seed in a fresh-clone run).
+FAST = Timeouts(connect_s=3, first_token_s=5, between_tokens_s=2)
 WORDS = ["Hello", " there", ",", " how", " are", " you", "?"]
 SEEDS = 120
 
