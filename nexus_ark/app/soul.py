@@ -32,7 +32,11 @@ class SoulMixin:
         return self.runtime(slug).soul_call("soul history", read)
 
     def soul_version(self, slug: str, version_id: int) -> SoulVersion:
-        found = next((v for v in self.soul_versions(slug) if v.id == version_id), None)
+        def read(keeper: SoulKeeper) -> SoulVersion | None:
+            keeper.reconcile()
+            return keeper.records.version(version_id)
+
+        found = self.runtime(slug).soul_call("soul version", read)  # one row, not every version's text
         if found is None:
             raise SoulRefused(
                 notice("There is no soul version {id}.", id=version_id),
