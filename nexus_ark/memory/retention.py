@@ -17,6 +17,10 @@ persona's runtime (runtime/life.py, the "retention" job) calls apply():
   holds what was written);
 - the timeline entries of messages written first that still hold the reason their message's meta holds
   (written before memory/activity.REASON_KEY) refer to it instead;
+- replies older than the window drop the diagnostics of how they were made (DIAGNOSTICS: timings, tokens,
+  speed; the model that wrote them stays), and messages written first the drives' inputs behind their
+  reason (the drive points those came from are daily lines by then; the trigger, the levels and the words
+  of why stay, which is what the window shows beside the message);
 - the vector log (memory/archive.py: how in-memory mirrors of the vector index follow other connections)
   keeps its newest VECTOR_LOG_KEEP rows; mirrors behind that reload once;
 - a vector kept for a text no archive item is made of any more (the item forgotten or deleted, its text
@@ -72,6 +76,11 @@ FRAGMENTED_SHARE = 0.2
 FRAGMENTED_MIN = 256 * 1024
 VACUUM_MAX_BYTES = 64 * 1024 * 1024
 VECTOR_LOG_KEEP = 256  # vector_log rows kept (a mirror that is further behind reloads)
+# What a reply's meta says about how it was made (agent/turn.py): read for the last reply (the status bar's
+# speed, the prompt's timings), kept for the window. `cut_by_limit` goes only where it is false (a reply cut
+# off keeps it: the window offers to continue it); `autonomous.inputs` is the drives' inputs of a message
+# written first.
+DIAGNOSTICS = ("$.timings", "$.tokens", "$.first_token_s", "$.tokens_per_s", "$.autonomous.inputs")
 
 
 @dataclass
@@ -81,6 +90,7 @@ class RetentionReport:
     bytes_freed: int = 0  # returned to the file system
     vacuumed: bool = False  # the one-time VACUUM that turns incremental vacuum on
     dreams_slimmed: int = 0  # finished dreams whose stage outputs were dropped
+    messages_slimmed: int = 0  # messages whose diagnostics were dropped
     reasons_referred: int = 0  # entries of messages written first that now refer to the message's reason
     vector_log_pruned: int = 0
     vectors_pruned: int = 0  # cached vectors of texts no item is made of any more
@@ -124,6 +134,11 @@ def apply(
     while after is not None and not _stop(give_way, report):
         referred, after = _refer_reasons(db, after)
         report.reasons_referred += referred
+    while not _stop(give_way, report):
+        slimmed = _slim_messages(db, before)
+        report.messages_slimmed += slimmed
+        if slimmed < BATCH:
+            break
     if not _stop(give_way, report):
         with db.atomic():
             report.vector_log_pruned = prune_vector_log(db, VECTOR_LOG_KEEP)
@@ -303,6 +318,22 @@ def _slim_dreams(db: sqlite_utils.Database, before: str) -> int:
             }
             db.execute("update dream_jobs set stages = ? where id = ?", [json.dumps(kept), job_id])
     return len(rows)
+
+
+def _slim_messages(db: sqlite_utils.Database, before: str) -> int:
+    """Messages older than the window without the DIAGNOSTICS of how they were made. The entries of
+    messages written first that refer to their reason (memory/activity.REASON_KEY) are referred to first,
+    so an entry that still held the inputs is not left with a reason it can no longer match."""
+    held = " or ".join(f"json_type(meta, '{path}') is not null" for path in DIAGNOSTICS)
+    paths = ", ".join(f"'{path}'" for path in DIAGNOSTICS)
+    with db.atomic():
+        return db.execute(
+            f"update messages set meta = json_remove(meta, {paths}, "
+            "case when json_type(meta, '$.cut_by_limit') = 'false' then '$.cut_by_limit' else '$.-' end) "
+            "where id in (select id from messages where created_at < ? and status != 'streaming' "
+            f"and json_valid(meta) and ({held} or json_type(meta, '$.cut_by_limit') = 'false') limit ?)",
+            [before, BATCH],
+        ).rowcount
 
 
 def _refer_reasons(db: sqlite_utils.Database, after: int) -> tuple[int, int | None]:

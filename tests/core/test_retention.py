@@ -252,6 +252,69 @@ def test_retention_refers_old_entries_to_their_message_and_slims_finished_dreams
     memory.close()
 
 
+def test_replies_past_the_window_drop_how_they_were_made_and_keep_what_the_window_shows(
+    tmp_path: Path,
+) -> None:
+    memory, clock = _a_month(tmp_path)
+    made = {
+        "timings": {"recall_s": 0.02, "build_s": 0.001, "emotion_s": 0.01, "first_token_s": 0.4},
+        "model": "gguf:qwen.gguf",
+        "tokens": 48,
+        "first_token_s": 0.41,
+        "tokens_per_s": 21.5,
+    }
+    old, recent = iso(START), iso(clock.now())
+    said = {}
+    for when in (old, recent):
+        said[when] = (
+            memory.messages.add(
+                speaker="Aria",
+                role="assistant",
+                content="Sure.",
+                created_at=when,
+                meta={**made, "cut_by_limit": False},
+            ),
+            memory.messages.add(
+                speaker="Aria",
+                role="assistant",
+                content="Once upon a",
+                created_at=when,
+                meta={**made, "cut_by_limit": True, "cut_tail": "time"},
+            ),
+            memory.messages.add(
+                speaker="Aria",
+                role="assistant",
+                content="How did it go?",
+                created_at=when,
+                meta={**made, "autonomous": REASON},
+            ),
+        )
+    memory.activity.append(  # the timeline entry of the old message written first
+        "autonomy", "wrote first (drive): bored", data={"message_id": said[old][2], **REASON}
+    )
+    report = retention.apply(memory.db, clock.now().astimezone())
+    assert report.messages_slimmed == 3
+
+    def meta(message_id: int) -> dict:
+        return memory.messages.get(message_id).meta
+
+    whole, cut, first = (meta(i) for i in said[old])
+    assert whole == {"model": "gguf:qwen.gguf"}
+    assert cut == {"model": "gguf:qwen.gguf", "cut_by_limit": True, "cut_tail": "time"}, "still continued"
+    reason = {k: v for k, v in REASON.items() if k != "inputs"}
+    assert first == {"model": "gguf:qwen.gguf", "autonomous": reason}
+    assert [memory.messages.get(i).content for i in said[old]] == ["Sure.", "Once upon a", "How did it go?"]
+    assert [meta(i) for i in said[recent]] == [
+        {**made, "cut_by_limit": False},
+        {**made, "cut_by_limit": True, "cut_tail": "time"},
+        {**made, "autonomous": REASON},
+    ], "the window keeps the detail"
+    (entry,) = memory.activity.query(kinds=["autonomy"])
+    assert entry.data == {"message_id": said[old][2], **reason}
+    assert retention.apply(memory.db, clock.now().astimezone()).messages_slimmed == 0
+    memory.close()
+
+
 def test_vector_log_keeps_only_its_newest_rows_and_mirrors_reload(tmp_path: Path) -> None:
     memory, clock = _a_month(tmp_path)
     memory.db.execute("insert into embedding_models (model, dim, vec_table) values ('m', 4, 'vec_1')")
