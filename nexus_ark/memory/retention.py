@@ -6,9 +6,10 @@ hour ("nothing to do"), a drive_history row every quarter hour, and a timeline e
 emotion (copies of the conversation and of emotion_log, which stay). Once a day, at a quiet time, the
 persona's runtime (runtime/life.py, the "retention" job) calls apply():
 
-- the timeline entries of ROLLED_UP_KINDS older than the window become one activity_daily row per day and
-  kind (how many, and for some a tally: who spoke, which drive led); the rest of the timeline (dreams, what it
-  wrote first, events, tool calls, memory writes, imports, errors) is kept whole;
+- the timeline entries of ROLLED_UP_KINDS older than the window (heartbeats: SHORTER_DETAIL) become one
+  activity_daily row per day and kind (how many, and for some a tally: who spoke, which drive led); the rest
+  of the timeline (dreams, what it wrote first, events, tool calls, memory writes, imports, errors) is kept
+  whole;
 - drive_history rows older than the window become one drive_daily row per day: each drive's mean, min and
   max, the day's most frequent dominant drive and its last narrative (a row kept that read a drive's inputs
   from one of them stores them first: memory/drive_history.py);
@@ -65,6 +66,10 @@ ROLLED_UP_KINDS = ("heartbeat", "drives", "message", "emotion")
 # reasons carry levels, "curiosity 0.48 is below…", all different); emotions keep none, so a forgotten
 # message leaves no feeling behind in a daily line.
 TALLY_KEYS = {"drives": "dominant", "message": "speaker"}
+# Kinds whose detail is worth less than the window's: a heartbeat that did nothing says why it did not write
+# ("quiet hours", "curiosity 0.48 is below its threshold"), which answers "why has it not written?" for the
+# day or two before, not a fortnight later (238 of them were 81 KB of a 90-day timeline).
+SHORTER_DETAIL = {"heartbeat": 3}
 TALLY_ITEMS = 10
 DRIVE_COLUMNS = drive_history.DRIVES  # drive_history's level columns
 BATCH = 5_000  # rows per transaction: a person's turn never waits behind one long write
@@ -121,7 +126,7 @@ def apply(
         if rolled < BATCH:
             break
     while not _stop(give_way, report):
-        rolled = _roll_up_activity(db, before, tz, detail_days)
+        rolled = _roll_up_activity(db, now, tz, detail_days)
         report.activity_rolled += rolled
         if rolled < BATCH:
             break
@@ -241,19 +246,21 @@ def _merge_drive_day(db: sqlite_utils.Database, day: str, rows: list[tuple]) -> 
 
 
 # -- activity → activity_daily ------------------------------------------------------------------------
-def _roll_up_activity(db: sqlite_utils.Database, before: str, tz: Any, detail_days: int) -> int:
-    kinds = ",".join("?" * len(ROLLED_UP_KINDS))
+def _roll_up_activity(db: sqlite_utils.Database, now: datetime, tz: Any, detail_days: int) -> int:
+    days = {kind: min(SHORTER_DETAIL.get(kind, detail_days), detail_days) for kind in ROLLED_UP_KINDS}
+    befores = {kind: iso(cutoff(now, n).astimezone(UTC)) for kind, n in days.items()}
     with db.atomic():
         rows = db.execute(
-            f"select id, time, kind, data from activity where kind in ({kinds}) and time < ? "
-            "order by time, id limit ?",
-            [*ROLLED_UP_KINDS, before, BATCH],
+            "select id, time, kind, data from activity where "
+            + " or ".join(["(kind = ? and time < ?)"] * len(befores))
+            + " order by time, id limit ?",
+            [*(v for pair in befores.items() for v in pair), BATCH],
         ).fetchall()
         groups: dict[tuple[str, str], list[tuple]] = {}
         for row in rows:
             groups.setdefault((_local_day(row[1], tz), row[2]), []).append(row)
         for (day, kind), group in groups.items():
-            _merge_activity_day(db, day, kind, group, detail_days)
+            _merge_activity_day(db, day, kind, group, days[kind])
         _delete(db, "activity", [r[0] for r in rows])
     return len(rows)
 

@@ -77,25 +77,35 @@ def test_routine_history_older_than_the_window_becomes_one_line_a_day_and_the_re
     cut = iso(retention.cutoff(now).astimezone(UTC))
 
     # The detail within the window, and every entry of a kind that is not routine, stay as they were.
+    # Heartbeats that did nothing keep theirs for fewer days (retention.SHORTER_DETAIL).
+    beat_days = retention.SHORTER_DETAIL["heartbeat"]
+    beat_cut = iso(retention.cutoff(now, beat_days).astimezone(UTC))
     kept = memory.db.execute("select kind, min(time) from activity group by kind").fetchall()
-    assert dict(kept)["heartbeat"] >= cut and dict(kept)["message"] >= cut
+    assert dict(kept)["heartbeat"] >= beat_cut and cut <= dict(kept)["message"] < beat_cut
+    recent_beats = memory.db.execute(
+        "select count(*) from activity where kind = 'heartbeat' and time >= ?", [beat_cut]
+    ).fetchone()[0]
+    assert recent_beats == sum(1 for h in range(DAYS * 24) if iso(START + timedelta(hours=h)) >= beat_cut)
     assert memory.db.execute("select count(*) from activity where kind = 'dream'").fetchone()[0] == DAYS
     assert memory.messages.count() == DAYS  # the conversation itself is never touched
     first_kept = retention.cutoff(now).date().isoformat()
-    rolled_days = sorted({_local_day(iso(START + timedelta(hours=h))) for h in range(DAYS * 24)})
-    rolled_days = [d for d in rolled_days if d < first_kept]
+    every_day = sorted({_local_day(iso(START + timedelta(hours=h))) for h in range(DAYS * 24)})
+    rolled_days = [d for d in every_day if d < first_kept]
+    first_beat_kept = retention.cutoff(now, beat_days).date().isoformat()
     assert report.activity_rolled > 0 and report.drive_rolled > 0
 
     # The timeline reads a line per older day and kind, with how many entries it stands for.
     entries = memory.activity.query(kinds=["heartbeat"])
     lines = [e for e in entries if e.id < 0]
-    assert [e.data["day"] for e in lines] == rolled_days
+    assert [e.data["day"] for e in lines] == [d for d in every_day if d < first_beat_kept]
     assert sum(e.data["count"] for e in lines) + (len(entries) - len(lines)) == DAYS * 24
     first = lines[0]
     assert first.message_id is None and isinstance(first.translatable_summary, Notice)
-    assert first.summary.startswith(f"{first.data['count']} that day")
+    assert first.summary == f"{first.data['count']} that day, in one line (the detail is kept for 3 days)"
     speakers = [e for e in memory.activity.query(kinds=["message"]) if e.id < 0]
+    assert [e.data["day"] for e in speakers] == rolled_days
     assert speakers[0].data["tally"] == {"user": 1}
+    assert speakers[0].summary.endswith("(the detail is kept for 14 days)")
     assert "heartbeat" in memory.activity.kinds()
 
     # Pages by key go through the whole timeline once, lines and entries alike.
