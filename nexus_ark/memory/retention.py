@@ -302,7 +302,7 @@ def _merge_activity_day(
         "insert into activity_daily (day, kind, time, count, summary, data) values (?, ?, ?, ?, ?, ?) "
         "on conflict(day, kind) do update set time = excluded.time, count = excluded.count, "
         "summary = excluded.summary, data = excluded.data",
-        [day, kind, newest, count, str(summary), json.dumps(data, ensure_ascii=False)],
+        [day, kind, newest, count, "", json.dumps(data, ensure_ascii=False)],  # the English: from the notice
     )
 
 

@@ -426,3 +426,32 @@ def test_forgetting_removes_the_words_from_the_kept_notice_too(memory: MemorySto
     assert rows == [("(forgotten)", '{"redacted": true}')] * 3
     for entry in memory.activity.query():
         assert entry.summary_notice is None and entry.translatable_summary == "(forgotten)"
+
+
+def test_a_summary_said_by_a_notice_is_stored_once_and_read_and_found_as_before(memory: MemoryStore) -> None:
+    """The English of a summary kept as a notice is made from the notice when read (issue 23, defect 13:
+    the same words were stored twice), and a text filter still finds its words, its English sentence and,
+    through `templates`, the sentence in the person's language."""
+    said = 'Mika said "the 100% plan" worked'
+    memory.activity.message(1, notice("user"), said, role="user")
+    memory.activity.compression("kept the gist", [3, 4])
+    memory.activity.append("error", "a plain line, no notice")
+    stored = memory.db.execute("select summary from activity order by id").fetchall()
+    assert stored == [("",), ("",), ("a plain line, no notice",)]
+    entries = memory.activity.query()
+    assert [e.summary for e in entries] == [
+        f"user: {said}",
+        "messages 3–4 summarised: kept the gist",
+        "a plain line, no notice",
+    ]
+    assert isinstance(entries[1].translatable_summary, Notice)
+    assert [e.summary for e in memory.activity.page(text='"the 100% plan"')] == [f"user: {said}"]
+    assert [e.kind for e in memory.activity.page(text="SUMMARISED: kept")] == ["compression"]
+    assert memory.activity.count(text="no notice") == 1 and memory.activity.count(text="gist worked") == 0
+    japanese = [
+        e.kind
+        for e in memory.activity.page(
+            text="要約", templates=["messages {first}–{last} summarised: {summary}"]
+        )
+    ]
+    assert japanese == ["compression"]

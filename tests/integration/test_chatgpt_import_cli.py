@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from nexus_ark.memory.activity import ActivityLog
+from nexus_ark.memory.db import connect
 from tests.conftest import run_cli
 
 pytestmark = pytest.mark.integration
@@ -57,9 +59,10 @@ def test_an_export_imports_embeds_and_is_recalled_and_a_rerun_adds_nothing(data_
     assert again.stdout.startswith("imported 0 messages from 3 conversations (9 already there"), again.stdout
     assert len(_messages(data_dir)) == 9
     db = data_dir / "personas" / "aria" / "memory.db"
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        timeline = conn.execute("select summary from activity where kind = 'import'").fetchall()
-    assert timeline == [("9 messages imported from conversations.json (chatgpt)",)], "a re-run adds none"
+    reader = connect(db, read_only=True)
+    timeline = [entry.summary for entry in ActivityLog(reader).query(kinds=["import"])]
+    reader.close()
+    assert timeline == ["9 messages imported from conversations.json (chatgpt)"], "a re-run adds none"
 
     hits = _search(data_dir, "When does my new job start?")
     assert hits[0]["source_id"] == "chatgpt:conv-job-0003:j-u1", hits

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from nexus_ark.clock import iso
-from nexus_ark.memory.activity.entries import NOTICE_KEY, ActivityEntry
+from nexus_ark.memory.activity.entries import NOTICE_KEY, ActivityEntry, clip
+from nexus_ark.notices import from_stored
 
 
 def to_utc_iso(value: str | datetime) -> str:
@@ -35,10 +36,22 @@ def _timeline(where: str, params: list[Any]) -> tuple[str, list[Any]]:
     )
 
 
+# The SQL function (registered on the timeline's connection by ActivityLog) that gives a stored notice's
+# English, as its summary read: a text filter matches the sentence a person saw, template and values alike.
+ENGLISH_FUNCTION = "nexus_notice_english"
+
+
+def notice_english(raw: str | None) -> str | None:
+    """The English summary a stored notice says (None for none)."""
+    return clip(str(from_stored(raw))) if isinstance(raw, str) and raw else None
+
+
 def _entry(row: tuple) -> ActivityEntry:
     i, t, k, s, m, d = row
     data = json.loads(d) if d else None
     kept = data.pop(NOTICE_KEY, None) if isinstance(data, dict) else None
+    if not s and isinstance(kept, str):  # a summary kept as its notice only: its English made again
+        s = notice_english(kept) or ""
     return ActivityEntry(
         id=i,
         time=t,
@@ -81,10 +94,14 @@ def _where(
         clauses.append(f"kind in ({','.join('?' * len(kinds))})")
         params.extend(kinds)
     if text:
-        # The words in the English summary, or a sentence of ours that says them in the person's language
-        # (its template is kept in data: see NOTICE_KEY).
+        # The words in the English summary (or in its notice's template and values, when only the notice
+        # is kept), or a sentence of ours that says them in the person's language (its template is kept in
+        # data: see NOTICE_KEY).
         templates = list(templates)
-        said = ["summary like ? escape '\\'"] + ["data like ? escape '\\'"] * len(templates)
+        said = [
+            "summary like ? escape '\\'",
+            f"(summary = '' and {ENGLISH_FUNCTION}(json_extract(data, '$.{NOTICE_KEY}')) like ? escape '\\')",
+        ] + ["data like ? escape '\\'"] * len(templates)
         clauses.append(f"({' or '.join(said)})")
-        params.extend([_like(text), *(_like(_as_stored(t)) for t in templates)])
+        params.extend([_like(text), _like(text), *(_like(_as_stored(t)) for t in templates)])
     return (f" where {' and '.join(clauses)}" if clauses else ""), params

@@ -22,7 +22,7 @@ from nexus_ark.memory.activity.entries import (
     _kept_notice,
     clip,
 )
-from nexus_ark.memory.activity.queries import _entry, _timeline, _where
+from nexus_ark.memory.activity.queries import ENGLISH_FUNCTION, _entry, _timeline, _where, notice_english
 from nexus_ark.memory.db import sqlite
 from nexus_ark.notices import joined, notice
 
@@ -66,6 +66,8 @@ class ActivityLog:
     def __init__(self, db: sqlite_utils.Database, clock: Clock | None = None) -> None:
         self.db = db
         self.clock = clock or SystemClock()
+        # A summary kept as its notice only is searched as the English it says (queries._where).
+        db.conn.create_function(ENGLISH_FUNCTION, 1, notice_english, deterministic=True)
 
     def append(
         self, kind: str, summary: str, *, message_id: int | None = None, data: Mapping[str, Any] | None = None
@@ -73,8 +75,9 @@ class ActivityLog:
         """Record one entry; returns its id, or None when it could not be written. Never raises for a
         failed write: the timeline must not cost anyone a turn or a memory (the failure is logged).
 
-        summary: English; a notice (nexus_ark.notices) keeps its template and values in `data` too, so a
-        window can show it translated."""
+        summary: English; a notice (nexus_ark.notices) keeps its template and values in `data` instead, so a
+        window can show it translated (the English is made from it when read: the `summary` column stays
+        empty rather than hold the same words twice)."""
         if not _KIND.match(kind):
             log.error("activity entry with a bad kind %r not recorded", kind)
             return None
@@ -94,7 +97,13 @@ class ActivityLog:
         try:
             cur = conn.execute(
                 "insert into activity (time, kind, summary, message_id, data) values (?,?,?,?,?)",
-                [iso(self.clock.now().astimezone(UTC)), kind, clip(summary), message_id, payload],
+                [
+                    iso(self.clock.now().astimezone(UTC)),
+                    kind,
+                    "" if kept else clip(summary),
+                    message_id,
+                    payload,
+                ],
             )
         except sqlite.Error as exc:
             if in_transaction and not conn.in_transaction:
