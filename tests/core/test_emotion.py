@@ -2,8 +2,9 @@
 
 Real model, no stand-in: e5 query embedding + the trained head (~15 ms a text). The sentences asserted on
 are plain, one-feeling messages; the Japanese check (tests/data/emotion_ja.jsonl) is written for this
-project and never trained on (scripts/train_emotion.py reads scripts/data/emotion_seed.jsonl and
-emotion_seed_ja2.jsonl), nor is the held-out half of the natural Japanese set (tests/data/emotion_ja_natural).
+project and never trained on (scripts/train_emotion.py reads scripts/data/emotion_seed.jsonl,
+emotion_seed_ja2.jsonl and emotion_seed_ja3.jsonl), nor is the held-out half of the natural Japanese set
+(tests/data/emotion_ja_natural).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 CHECK = REPO / "tests" / "data" / "emotion_ja.jsonl"
 SEED = REPO / "scripts" / "data" / "emotion_seed.jsonl"
 SEED_JA2 = REPO / "scripts" / "data" / "emotion_seed_ja2.jsonl"  # the second writer's (issue 23, defect 15)
+SEED_JA3 = REPO / "scripts" / "data" / "emotion_seed_ja3.jsonl"  # polite forms (issue 23, defect 19)
 NATURAL = REPO / "tests" / "data" / "emotion_ja_natural"
 
 
@@ -127,8 +129,12 @@ def _texts(path: Path) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("written", [SEED, SEED_JA2], ids=["seed", "seed_ja2"])
-def test_no_training_sentence_is_close_to_a_checked_one(written: Path) -> None:
+@pytest.mark.parametrize(
+    ("written", "at_least"),
+    [(SEED, 300), (SEED_JA2, 300), (SEED_JA3, 60)],
+    ids=["seed", "seed_ja2", "seed_ja3"],
+)
+def test_no_training_sentence_is_close_to_a_checked_one(written: Path, at_least: int) -> None:
     # The held-out half of the natural set and the own check are never trained on, nor anything close to a
     # sentence of theirs (more than half of the two sentences' character bigrams shared). The tuning half
     # may be trained on (scripts/train_emotion.py), but the second writer's sentences were kept off it too,
@@ -139,7 +145,7 @@ def test_no_training_sentence_is_close_to_a_checked_one(written: Path) -> None:
         "natural tuning half": _texts(NATURAL / "tune.jsonl"),
     }
     training = _texts(written)
-    assert len(training) == len(set(training)) >= 300
+    assert len(training) == len(set(training)) >= at_least
     for name, texts in checked.items():
         close = [
             (a, round(_bigram_overlap(a, b), 2))
@@ -277,11 +283,29 @@ def test_a_greeting_does_not_make_a_tired_message_happy(
 
 
 def test_the_issues_japanese_greeting_changes_nothing(detector: EmotionDetector) -> None:
-    # The greeting made this message happy 0.98. Without it the shipped head still reads the rest as happy
-    # 0.76 (「今日は雨で少し疲れました。」; 0.69 before the second writer's sentences): a Japanese misreading
-    # of its own (defect 15, docs/benchmarks.md), which the greeting must not add to.
+    # The greeting made this message happy 0.98; the rest is read alone (emotion_greeting.py).
     greeted = detector.classify("こんにちは、ひかり!今日は雨で少し疲れました。")
     assert greeted == detector.classify("今日は雨で少し疲れました。")
+
+
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        # Issue 23, defect 19: read happy 0.76 (0.69 before the second writer's sentences) while the
+        # Japanese seed's polite forms were mostly happy or joy; tired since the polite-form sentences
+        # (scripts/data/emotion_seed_ja3.jsonl). Worn out by the day: tired, not sadness or stressed.
+        ("こんにちは、ひかり!今日は雨で少し疲れました。", {"tired"}),
+        ("今日は雨で少し疲れました。", {"tired"}),
+        # The head that first read the two as tired read this as stressed (its Ekman offsets had moved):
+        # Japanese data must not move English.
+        ("I just got the job, I'm over the moon!", {"joy", "happy"}),
+    ],
+)
+def test_the_issues_sentences_read_as_a_person_would(
+    detector: EmotionDetector, text: str, labels: set[str]
+) -> None:
+    reading = detector.classify(text)
+    assert reading.label in labels, (text, reading.label, reading.scores)
 
 
 @pytest.mark.parametrize(
