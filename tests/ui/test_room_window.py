@@ -301,6 +301,29 @@ def test_clicking_a_persona_brings_its_conversation_back_and_the_room_reopens_wi
     assert window.room_panel.view.texts() == lines
 
 
+def test_while_a_room_is_shown_the_persona_actions_are_off_and_come_back_with_a_persona(
+    qtbot, opened
+) -> None:
+    """The persona open underneath a room is not what the person sees: Edit persona…, Memory…, Find in
+    conversation… and the rest would act on it, so they are off (saying why) until a persona is chosen."""
+    _core, window = opened
+    persona_actions = window._persona_actions()
+    assert all(action.isEnabled() for action in persona_actions)
+    _create(qtbot, window, ["aria", "hikari"], "list")
+    off = [action for action in persona_actions if not action.isEnabled()]
+    assert off == persona_actions
+    assert window.edit_persona_action.statusTip() == "Choose a persona on the left first: a room is shown."
+    assert not window.edit_persona_button.isEnabled() and not window.memory_button.isEnabled()
+    assert not window.model_button.isEnabled()
+    window.find_action.trigger()  # Ctrl+F: the hidden conversation's search stays shut
+    assert not window.search_bar.isVisible()
+    window.persona_list.chosen.emit("hikari")
+    assert window.room_panel is None
+    assert all(action.isEnabled() for action in persona_actions)
+    assert window.edit_persona_button.isEnabled() and window.model_button.isEnabled()
+    assert window.edit_persona_action.statusTip() == ""
+
+
 def _view(qtbot) -> RoomView:
     view = RoomView()
     qtbot.addWidget(view)

@@ -102,6 +102,36 @@ class Menus:
         self.about_action.triggered.connect(self.show_about)
         self.help_menu.addAction(self.about_action)
 
+    def _persona_actions(self) -> list[QAction]:
+        """The actions on the open persona and its conversation (the windows of its own, its card, its
+        model, the conversation's search and scrolling)."""
+        return [
+            self.export_card_action,
+            self.import_chatgpt_action,
+            self.model_action,
+            self.edit_persona_action,
+            self.soul_history_action,
+            self.prompt_action,
+            self.activity_action,
+            self.dashboard_action,
+            self.find_action,
+            self.latest_action,
+        ]
+
+    def _follow_shown_page(self, room_shown: bool) -> None:
+        """While a room is shown, the persona's actions have no persona to act on: the one open underneath
+        is not what the person sees, so they are off (with why) until a persona is chosen again."""
+        why = tr("Choose a persona on the left first: a room is shown.") if room_shown else ""
+        for action in self._persona_actions():
+            action.setEnabled(not room_shown)
+            action.setStatusTip(why)
+            action.setToolTip(why or action.text())
+        for button in (self.edit_persona_button, self.memory_button):  # under the persona list
+            button.setEnabled(not room_shown)
+            button.setToolTip(why)
+        self.model_button.setEnabled(not room_shown and not self.streaming)
+        self.model_button.setToolTip(why)
+
     def _retranslate_menus(self) -> None:
         self.model_action.setText(tr("Model settings…"))
         self.edit_persona_action.setText(tr("Edit persona…"))
@@ -126,3 +156,4 @@ class Menus:
         self.import_card_action.setText(tr(card_actions.IMPORT_ACTION))
         self.export_card_action.setText(tr(card_actions.EXPORT_ACTION))
         self.import_chatgpt_action.setText(tr(chatgpt_actions.IMPORT_ACTION))
+        self._follow_shown_page(room_shown=self.room_panel is not None)  # its words in the new language

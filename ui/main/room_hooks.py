@@ -108,6 +108,7 @@ class RoomHooks:
         self.pages.setCurrentWidget(panel)
         self.persona_list.clearSelection()
         self.room_list.select(slug)
+        self._follow_shown_page(room_shown=True)
         self.setWindowTitle(f"Nexus Ark — {self.room_list.names().get(slug, slug)}")
 
     def _room_changed(self, slug: str, name: str) -> None:
@@ -136,6 +137,7 @@ class RoomHooks:
         window's exit), block until the lane has ended, before the core closes."""
         panel, self.room_panel = self.room_panel, None
         if panel is not None:
+            self._follow_shown_page(room_shown=False)
             panel.close_room()
             self.pages.removeWidget(panel)
             panel.deleteLater()

@@ -145,6 +145,6 @@ class Turns:
 
     def _set_busy(self, busy: bool) -> None:
         self.send_button.setEnabled(not busy)
-        self.model_button.setEnabled(not self.streaming)
+        self.model_button.setEnabled(not self.streaming and self.room_panel is None)
         self.stop_button.setEnabled(self.streaming)
         self.persona_list.setEnabled(not self.streaming)
