@@ -15,7 +15,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QPalette, QTextDocument
 from PySide6.QtGui import Qt as GuiQt
-from PySide6.QtWidgets import QApplication, QLabel, QTabWidget, QTextBrowser, QWidget
+from PySide6.QtWidgets import QApplication, QLabel, QSlider, QTabWidget, QTextBrowser, QWidget
 
 from nexus_ark.app import NexusApp
 from tests.ui import test_dashboard as planted
@@ -266,3 +266,31 @@ def test_no_window_writes_words_in_a_colour_of_its_own() -> None:
         if fixed.search(line)
     ]
     assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize("shade", ["light", "dark"])
+def test_a_disabled_slider_is_grey_not_the_accent(qtbot, themes, shade):
+    """A muted member's talkativeness slider (Room settings…) is disabled: its filled groove must not keep
+    the accent colour, or it reads as live."""
+    _switch(shade)
+    sliders = []
+    for enabled in (True, False):
+        slider = QSlider(Qt.Orientation.Horizontal)
+        qtbot.addWidget(slider)
+        slider.setRange(0, 100)
+        slider.setValue(80)
+        slider.resize(200, 24)
+        slider.setEnabled(enabled)
+        slider.show()
+        sliders.append(slider)
+    qtbot.waitUntil(lambda: all(s.isVisible() for s in sliders))
+
+    def groove(slider: QSlider) -> QColor:
+        image = slider.grab().toImage()
+        y = image.height() // 2
+        colours = [image.pixelColor(x, yy) for x in range(20, 60) for yy in range(y - 3, y + 4)]
+        return max(colours, key=lambda c: c.hsvSaturationF())  # the fill, where the groove is drawn
+
+    live, muted = (groove(s) for s in sliders)
+    assert live.hsvSaturationF() > 0.4, live.name()
+    assert muted.hsvSaturationF() < 0.15, f"the disabled groove is {muted.name()} in the {shade} theme"

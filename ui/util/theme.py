@@ -50,12 +50,15 @@ def _remember_original(app: QApplication) -> _Original:
     return _original
 
 
-def _palette(colors: dict[Role, str], disabled_text: str) -> QPalette:
+def _palette(colors: dict[Role, str], disabled_text: str, disabled_highlight: str) -> QPalette:
     palette = QPalette()
     for role, color in colors.items():
         palette.setColor(role, QColor(color))
-    for role in (Role.Text, Role.WindowText, Role.ButtonText, Role.PlaceholderText):
+    for role in (Role.Text, Role.WindowText, Role.ButtonText, Role.PlaceholderText, Role.HighlightedText):
         palette.setColor(Group.Disabled, role, QColor(disabled_text))
+    # A disabled slider's filled groove, a disabled selection or progress bar: grey, not the accent (a muted
+    # member's talkativeness slider read as live).
+    palette.setColor(Group.Disabled, Role.Highlight, QColor(disabled_highlight))
     return palette
 
 
@@ -84,6 +87,7 @@ def dark_palette() -> QPalette:
             Role.LinkVisited: "#c58af9",
         },
         disabled_text="#767980",
+        disabled_highlight="#505359",
     )
 
 
@@ -112,6 +116,7 @@ def light_palette() -> QPalette:
             Role.LinkVisited: "#7b3fb4",
         },
         disabled_text="#a0a0a0",
+        disabled_highlight="#c2c2c2",
     )
 
 
