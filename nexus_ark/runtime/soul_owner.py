@@ -88,6 +88,9 @@ class SoulOwner:
                     "{name} would like to change “{section}” in its soul. Review it in the inbox.",
                     name=name,
                     section=proposal.section,
+                    # Not in the sentence: which proposal a click on the notification opens for review.
+                    persona=self.slug,
+                    proposal=proposal.id,
                 ),
                 self.slug,
             )

@@ -273,10 +273,10 @@ def test_changed_words_are_found_in_japanese_without_spaces():
     assert before.lines == (0,) and after.lines == (0,)
 
 
-def test_the_notification_is_in_the_persons_language_and_its_click_opens_the_inbox(qtbot, core: NexusApp):
+def test_the_notification_is_in_the_persons_language_and_its_click_opens_the_review(qtbot, core: NexusApp):
     desktop, conversations, inboxes = Desktop(), [], []
     bridge = InboxOnClick()
-    bridge.clicked.connect(lambda: inboxes.append(True))
+    bridge.clicked.connect(lambda slug, proposal: inboxes.append((slug, proposal)))
     core.notifier = TranslatedNotifier(desktop, bridge.clicked.emit)
     core.notification_click = lambda slug: lambda: conversations.append(slug)
     i18n.set_language("ja")
@@ -285,5 +285,34 @@ def test_the_notification_is_in_the_persons_language_and_its_click_opens_the_inb
         ("Aria", "Ariaが魂の「How you speak」を書き換えたいと提案しています。受信箱で確認してください。")
     ]
     desktop.clicks[0]()  # the person clicks it
-    qtbot.waitUntil(lambda: inboxes == [True], timeout=5_000)
+    (proposal,) = core.soul_proposals("aria")
+    qtbot.waitUntil(lambda: inboxes == [("aria", proposal.id)], timeout=5_000)
     assert conversations == ["aria"]
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise")
+def test_a_click_on_the_notification_opens_that_proposals_review_over_the_inbox(qtbot, core: NexusApp):
+    from ui.main.main_window import MainWindow
+
+    main = MainWindow(core)
+    qtbot.addWidget(main)
+    bridge = InboxOnClick()
+    bridge.clicked.connect(main.life.review_proposal)
+    desktop = Desktop()
+    core.notifier = TranslatedNotifier(desktop, bridge.clicked.emit)
+    propose(core, "How you speak", NEW_VOICE, [])
+    desktop.clicks[0]()
+    qtbot.waitUntil(
+        lambda: main.life.inbox_window is not None and bool(main.life.inbox_window.reviews), timeout=10_000
+    )
+    inbox = main.life.inbox_window
+    (proposal,) = core.soul_proposals("aria")
+    review = inbox.reviews[("aria", proposal.id)]
+    assert inbox.isVisible() and review.isVisible()
+    assert review.proposal.section == "How you speak"
+    review.close()
+    core.decline_soul_proposal("aria", proposal.id)
+    main.life.review_proposal("aria", proposal.id)  # clicked again after it was decided: no review
+    qtbot.wait(300)
+    assert not [w for w in inbox.reviews.values() if isValid(w) and w.isVisible()]
+    inbox.close()

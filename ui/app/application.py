@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The runtime's notification of a persona's proposal to change its soul (nexus_ark/runtime/soul_owner.py):
-# a click on it opens the inbox, where the proposal waits to be reviewed.
+# a click on it opens the proposal's review (and the inbox, where it waits with any others).
 SOUL_PROPOSAL_NOTICE = "{name} would like to change “{section}” in its soul. Review it in the inbox."
 
 # The windows a person opens from the menus, imported after the main window shows (import_in_background).
@@ -46,19 +46,26 @@ QUIT_AFTER_ENV = "NEXUS_ARK_QUIT_AFTER_MS"
 class TranslatedNotifier:
     """The core's notifier with its sentences in the person's language: the core hands it Notices (English
     text that keeps its template), translated here by template as the window translates them; a click on a
-    soul proposal's notification also calls `open_inbox` (from the notifier's thread: it must only emit a
-    signal, as InboxOnClick's does)."""
+    soul proposal's notification also calls `open_review` with the persona and the proposal (from the
+    notifier's thread: it must only emit a signal, as InboxOnClick's does)."""
 
-    def __init__(self, inner: Notifier, open_inbox: Callable[[], None] | None = None) -> None:
+    def __init__(self, inner: Notifier, open_review: Callable[[str, int], None] | None = None) -> None:
         self.inner = inner
-        self.open_inbox = open_inbox
+        self.open_review = open_review
 
     def available(self) -> tuple[bool, str]:
         return self.inner.available()
 
     def notify(self, title: str, body: str, *, on_click: OnClick | None = None) -> bool:
-        if self.open_inbox is not None and isinstance(body, Notice) and body.template == SOUL_PROPOSAL_NOTICE:
-            on_click = _then(on_click, self.open_inbox)
+        if (
+            self.open_review is not None
+            and isinstance(body, Notice)
+            and body.template == SOUL_PROPOSAL_NOTICE
+        ):
+            slug, proposal = body.values.get("persona"), body.values.get("proposal")
+            if isinstance(slug, str) and isinstance(proposal, int):
+                open_review = self.open_review
+                on_click = _then(on_click, lambda: open_review(slug, proposal))
         return self.inner.notify(tr_notice(title), tr_notice(body), on_click=on_click)
 
     def close(self) -> None:
@@ -75,9 +82,10 @@ def _then(first: OnClick | None, then: Callable[[], None]) -> Callable[[], None]
 
 
 class InboxOnClick(QObject):
-    """Lives on the UI thread; a notification clicked on the notifier's thread arrives here queued."""
+    """Lives on the UI thread; a notification clicked on the notifier's thread arrives here queued: the
+    persona and the soul proposal to review."""
 
-    clicked = Signal()
+    clicked = Signal(str, int)
 
 
 def import_in_background(*modules: str) -> SerialWorker:
@@ -130,7 +138,7 @@ def _run_window(data_dir: str | None) -> int:
         default_notifier(assets_dir() / "icons" / "app.png"), inbox_on_click.clicked.emit
     )
     window = MainWindow(core)
-    inbox_on_click.clicked.connect(window.life.show_inbox)
+    inbox_on_click.clicked.connect(window.life.review_proposal)
     window.show()
     importer = import_in_background(*WINDOW_MODULES)
     window.life.start()  # every persona wakes; the scheduler runs while the app does

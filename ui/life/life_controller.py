@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
+from shiboken6 import isValid
 
 from nexus_ark.app import NexusApp
 from ui.life.inbox_window import InboxWindow
@@ -23,7 +24,7 @@ from ui.util.i18n import tr
 from ui.util.open_persona import OpenPersona
 from ui.util.persona_list import PersonaList
 from ui.util.reasons import why_line
-from ui.util.tasks import run_in_background
+from ui.util.tasks import run_in_background, while_open
 
 log = logging.getLogger(__name__)
 
@@ -150,6 +151,23 @@ class LifeController(QObject):
             self.inbox_window.reload()
         self.inbox_window.show()
         self.inbox_window.raise_()
+
+    def review_proposal(self, slug: str, proposal_id: int) -> None:
+        """A soul proposal's notification clicked: the inbox, and the proposal's review over it (read on a
+        worker; one decided meanwhile stays in the inbox's history and opens nothing)."""
+        self.show_inbox()
+        inbox = self.inbox_window
+        app = self.app
+
+        def found(proposal) -> None:
+            if proposal.state == "open" and inbox is not None and isValid(inbox):
+                inbox.review(slug, proposal)
+
+        run_in_background(
+            lambda: app.soul_proposal(slug, proposal_id),
+            while_open(self.chat.window(), found),
+            lambda message: log.warning("soul proposal %s of %s not opened: %s", proposal_id, slug, message),
+        )
 
     def _typing(self) -> None:
         runtime = self.app.runtime_if_open(self.shown.slug)
