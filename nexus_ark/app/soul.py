@@ -74,10 +74,14 @@ class SoulMixin:
         )
 
     def decline_soul_proposal(self, slug: str, proposal_id: int) -> SoulProposal:
-        """persona.md stays byte for byte as it is; the same proposal is not made again."""
-        return self.runtime(slug).soul_call(
+        """persona.md stays byte for byte as it is; the same proposal is not made again. Every window that
+        shows what waits for the person hears it (`soul_declined`), as it hears an accepted one
+        (`soul_changed`)."""
+        declined = self.runtime(slug).soul_call(
             "decline soul proposal", lambda keeper: keeper.decline(proposal_id)
         )
+        self.events.publish("soul_declined", persona=slug, proposal=declined)
+        return declined
 
     def restore_soul(self, slug: str, version_id: int) -> SoulVersion | None:
         """persona.md as that version was, byte for byte (None: it already is)."""

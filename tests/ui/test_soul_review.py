@@ -316,3 +316,17 @@ def test_a_click_on_the_notification_opens_that_proposals_review_over_the_inbox(
     qtbot.wait(300)
     assert not [w for w in inbox.reviews.values() if isValid(w) and w.isVisible()]
     inbox.close()
+
+
+@pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise")
+def test_the_inbox_menu_item_counts_a_waiting_proposal_until_it_is_decided(qtbot, core: NexusApp):
+    from ui.main.main_window import MainWindow
+
+    main = MainWindow(core)
+    qtbot.addWidget(main)
+    assert main.inbox_action.text() == "Inbox…"
+    propose(core, "How you speak", NEW_VOICE, [])
+    qtbot.waitUntil(lambda: main.inbox_action.text() == "Inbox (1)…", timeout=10_000)
+    (proposal,) = core.soul_proposals("aria")
+    core.decline_soul_proposal("aria", proposal.id)  # as the review window declines it: the count follows
+    qtbot.waitUntil(lambda: main.inbox_action.text() == "Inbox…", timeout=10_000)

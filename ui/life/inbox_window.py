@@ -32,14 +32,13 @@ from nexus_ark.app import NexusApp
 from nexus_ark.memory.inbox import InboxEntry
 from nexus_ark.soul.records import SoulProposal
 from ui.soul.review_window import SoulReviewWindow, local_time
-from ui.util.core_events import CoreEvents
+from ui.util.core_events import SOUL_TOPICS, CoreEvents
 from ui.util.i18n import tr
 from ui.util.reasons import why_line
 from ui.util.tasks import run_in_background, while_open
 
 SLUG_ROLE = Qt.ItemDataRole.UserRole
 PROPOSAL_ROLE = Qt.ItemDataRole.UserRole + 1
-SOUL_TOPICS = ("soul_proposal", "soul_changed")
 SOUL_ROWS_SHOWN = 4  # rows of proposals before the list scrolls
 
 

@@ -19,7 +19,7 @@ from shiboken6 import isValid
 from nexus_ark.app import NexusApp
 from ui.life.inbox_window import InboxWindow
 from ui.life.tray import Tray, open_conversation_on_click
-from ui.util.core_events import APP_TOPICS, CoreEvents
+from ui.util.core_events import APP_TOPICS, SOUL_TOPICS, CoreEvents
 from ui.util.i18n import tr
 from ui.util.open_persona import OpenPersona
 from ui.util.persona_list import PersonaList
@@ -63,9 +63,11 @@ class LifeController(QObject):
         self.inbox_action = inbox_action
         self.tray = tray
         self.unread: dict[str, int] = {}
+        self.waiting = 0  # proposals to change a soul that wait for the person (in the inbox too)
+        self._waiting_reads = 0
         self.inbox_window: InboxWindow | None = None
         app.notification_click = open_conversation_on_click  # a click opens that conversation
-        self.events = CoreEvents(app.events, None, APP_TOPICS, parent=self)
+        self.events = CoreEvents(app.events, None, (*APP_TOPICS, *SOUL_TOPICS), parent=self)
         self.events.happened.connect(self._on_event)
         message_input.textChanged.connect(self._typing)
         if tray is not None:
@@ -80,10 +82,33 @@ class LifeController(QObject):
             self.app.start_life()
             return self.app.unread_counts()
 
-        run_in_background(wake, self._counts, lambda message: log.warning("personas not woken: %s", message))
+        def woken(counts: dict[str, int]) -> None:
+            self._counts(counts)
+            self.count_waiting()
+
+        run_in_background(wake, woken, lambda message: log.warning("personas not woken: %s", message))
+
+    def count_waiting(self) -> None:
+        """How many proposals to change a soul wait for the person (on a worker; the newest read wins)."""
+        self._waiting_reads += 1
+        token, app = self._waiting_reads, self.app
+
+        def counted(count: int) -> None:
+            if token == self._waiting_reads:
+                self.waiting = count
+                self.apply()
+
+        run_in_background(
+            lambda: len(app.open_soul_proposals()),
+            counted,
+            lambda message: log.warning("soul proposals not counted: %s", message),
+        )
 
     # -- events -----------------------------------------------------------------------------------
     def _on_event(self, topic: str, payload: dict[str, Any]) -> None:
+        if topic in SOUL_TOPICS:
+            self.count_waiting()
+            return
         if topic != "autonomous_message":
             return
         slug = payload["persona"]
@@ -130,12 +155,14 @@ class LifeController(QObject):
         return sum(self.unread.values())
 
     def apply(self) -> None:
-        """Unread counts beside the personas' names, and on the tray icon."""
+        """Unread counts beside the personas' names and on the tray icon; the inbox's menu item counts the
+        proposals waiting there too."""
         self.persona_list.show_unread(self.unread)
         total = self.total()
         if self.tray is not None:
             self.tray.set_unread(total)
-        self.inbox_action.setText(tr("Inbox ({count})…", count=total) if total else tr("Inbox…"))
+        inbox = total + self.waiting
+        self.inbox_action.setText(tr("Inbox ({count})…", count=inbox) if inbox else tr("Inbox…"))
 
     def _reload_inbox(self) -> None:
         if self.inbox_window is not None and self.inbox_window.isVisible():

@@ -22,6 +22,8 @@ from nexus_ark.events import EventHub
 PERSONA_TOPICS = ("turn_done", "drives_changed", "mind_changed", "dream_progress", "dream_finished")
 # What the main window follows for every persona: messages they write first, and the runtime's work.
 APP_TOPICS = ("autonomous_message", "event_processed")
+# A proposal to change a soul made, accepted (the soul changed) or declined: what waits for the person.
+SOUL_TOPICS = ("soul_proposal", "soul_changed", "soul_declined")
 
 
 class _Bridge(QObject):
