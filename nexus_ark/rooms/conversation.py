@@ -10,6 +10,7 @@ answer under way finishes on the settings it began with, and no reopening.
 
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import uuid
@@ -22,6 +23,7 @@ from pathlib import Path
 from nexus_ark.agent.reply import ReplyDelta, TurnResult
 from nexus_ark.agent.room_turn import HeardLine
 from nexus_ark.clock import iso
+from nexus_ark.config import load_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona
@@ -29,6 +31,8 @@ from nexus_ark.rooms.journal import RoomJournal
 from nexus_ark.rooms.room import ROOM_FILE, RoomSettings, checked_settings
 from nexus_ark.rooms.turn_taking import Member, mentioned, pick_next, plan_replies
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
+
+log = logging.getLogger(__name__)
 
 ABOUT_CHARS = 400  # of a member's soul, for turn-taking's relevance
 CATCH_UP_LINES = 200  # what a member may have missed at a crash is at the journal's end
@@ -93,6 +97,9 @@ class RoomConversation:
         self._lock = threading.Lock()
         self._pending: tuple[RoomSettings, list[Member]] | None = None
         self._busy = 0
+        self._file_seen = _stamp(
+            folder / ROOM_FILE
+        )  # a change by another process is taken (_changed_outside)
         self.journal = RoomJournal(folder)
         # Members' lines since the person last spoke, as the journal ends (the cap holds across a reopen).
         tail = self.journal.lines(settings.cap + 1)
@@ -121,7 +128,15 @@ class RoomConversation:
         answer being written finishes; an answer planned before the change is not asked of a member muted
         or removed since, nor past the new cap. A member added hears what was said before it came.
         Saving them is the caller's (NexusApp.update_room). Returns whether they were taken at once."""
-        checked = checked_settings(settings, self.folder / ROOM_FILE)
+        prepared = self._prepared(checked_settings(settings, self.folder / ROOM_FILE))
+        with self._lock:
+            self._pending = prepared
+            if self._busy:
+                return False
+            self._take_settings()
+        return True
+
+    def _prepared(self, checked: RoomSettings) -> tuple[RoomSettings, list[Member]]:
         known = {m.slug: m for m in self.members}
         members = [
             known[m.persona].model_copy(update={"talkativeness": m.talkativeness, "muted": m.muted})
@@ -129,12 +144,24 @@ class RoomConversation:
             else self._newcomer(m.persona, m.talkativeness, m.muted)
             for m in checked.members
         ]
-        with self._lock:
-            self._pending = (checked, members)
-            if self._busy:
-                return False
-            self._take_settings()
-        return True
+        return checked, members
+
+    def _changed_outside(self) -> None:
+        """room.toml changed by another process (`nexus-ark room set`, a text editor) since it was last
+        seen: its settings wait to be taken as update_settings' do (under _lock). A file that cannot be
+        read, or a newcomer that cannot open, keeps the settings the room has (and says why in the log)."""
+        path = self.folder / ROOM_FILE
+        stamp = _stamp(path)
+        if stamp is None or stamp == self._file_seen:
+            return
+        self._file_seen = stamp
+        try:
+            settings = load_toml_model(path, RoomSettings)
+            if settings == (self._pending[0] if self._pending is not None else self.settings):
+                return  # this room's own change, saved by NexusApp.update_room
+            self._pending = self._prepared(settings)
+        except NexusArkError as exc:
+            log.warning("%s changed, and the open room keeps its settings: %s", path, exc)
 
     def _newcomer(self, slug: str, talkativeness: float, muted: bool) -> Member:
         member = _member(self._persona(slug), talkativeness, muted)
@@ -158,6 +185,7 @@ class RoomConversation:
         """A part of a turn (the person's line entered and the answers planned; one answer): it begins on
         the settings waiting, and settings that come meanwhile wait for its end."""
         with self._lock:
+            self._changed_outside()
             self._take_settings()
             self._busy += 1
         try:
@@ -267,6 +295,15 @@ class RoomConversation:
         if result.text.strip() and result.status in ("complete", "stopped"):
             self.spoken_since_person += 1
             yield Said(self._enter(slug, result.text, result.reply_id))
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """When and how long the file was last written (None: it is not there now)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
 
 
 def _member(persona: Persona, talkativeness: float, muted: bool) -> Member:

@@ -359,6 +359,36 @@ def test_an_open_room_takes_new_settings_on_its_next_turn_and_a_muted_member_is_
         again.close()
 
 
+def test_an_open_room_takes_room_toml_edited_by_hand_and_keeps_its_settings_when_the_file_breaks(
+    app, data_dir: Path
+) -> None:
+    """room.toml edited in a text editor while the window has the room open: the room takes the file's
+    settings on its next turn, as it takes the window's own; a file broken meanwhile changes nothing.
+    (`nexus-ark room set` is refused while the app holds the data folder, and says so.)"""
+    from tests.conftest import run_cli
+
+    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
+    room = app.open_room(slug, random.Random(5))
+    try:
+        assert _speakers(_run(room.say("Hello, both."))) == ["aria", "hikari"]
+        refused = run_cli("--data-dir", str(data_dir), "room", "set", slug, "--mute", "hikari")
+        assert refused.returncode == 2 and "Another Nexus Ark" in refused.stderr
+        path = app.rooms.folder(slug) / "room.toml"
+        kept = path.read_text(encoding="utf-8")
+        assert "muted = false" in kept
+        muted = kept.replace("muted = false", "muted = true", 2).replace("muted = true", "muted = false", 1)
+        path.write_text(muted, encoding="utf-8")  # ひかり, the second member, muted by hand
+        for text in ("ひかりさん、灯台はどう?", "Anyone else?"):
+            assert _speakers(_run(room.say(text))) == ["aria"]
+        assert room.settings.members[1].muted and room.closed is False
+        path.write_text(muted.replace('strategy = "list"', 'strategy = "loud"'), encoding="utf-8")
+        assert _speakers(_run(room.say("Still there?"))) == ["aria"], "the settings it had"
+        path.write_text(kept, encoding="utf-8")
+        assert _speakers(_run(room.say("And now?"))) == ["aria", "hikari"]
+    finally:
+        room.close()
+
+
 def test_settings_changed_while_a_member_answers_wait_for_that_answer_then_hold(app) -> None:
     """Muted while Aria writes (list order planned Aria, then ひかり): Aria's answer finishes, ひかり is not
     asked after it."""
