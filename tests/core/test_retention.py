@@ -274,31 +274,18 @@ def test_replies_past_the_window_drop_how_they_were_made_and_keep_what_the_windo
         "tokens_per_s": 21.5,
     }
     old, recent = iso(START), iso(clock.now())
-    said = {}
-    for when in (old, recent):
-        said[when] = (
-            memory.messages.add(
-                speaker="Aria",
-                role="assistant",
-                content="Sure.",
-                created_at=when,
-                meta={**made, "cut_by_limit": False},
-            ),
-            memory.messages.add(
-                speaker="Aria",
-                role="assistant",
-                content="Once upon a",
-                created_at=when,
-                meta={**made, "cut_by_limit": True, "cut_tail": "time"},
-            ),
-            memory.messages.add(
-                speaker="Aria",
-                role="assistant",
-                content="How did it go?",
-                created_at=when,
-                meta={**made, "autonomous": REASON},
-            ),
-        )
+    replies = (
+        ("Sure.", {**made, "cut_by_limit": False}),
+        ("Once upon a", {**made, "cut_by_limit": True, "cut_tail": "time"}),
+        ("How did it go?", {**made, "autonomous": REASON}),
+    )
+    said = {
+        when: [
+            memory.messages.add(speaker="Aria", role="assistant", content=text, created_at=when, meta=meta)
+            for text, meta in replies
+        ]
+        for when in (old, recent)
+    }
     memory.activity.append(  # the timeline entry of the old message written first
         "autonomy", "wrote first (drive): bored", data={"message_id": said[old][2], **REASON}
     )
