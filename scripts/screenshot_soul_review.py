@@ -1,6 +1,6 @@
 """Screenshots of reviewing a persona's proposal to change its soul (issue 25) for docs/screenshots:
-soul-review-en.png (Aria, "How you speak") and soul-review-ja.png (ひかり, 「話し方」), in the light theme;
-with --dark, the same in the dark theme (soul-review-{en,ja}-dark.png).
+soul-review-en.png (Aria, "How you speak") and soul-review-ja.png (ひかり, 「話し方」), in the light
+theme, and its Whole soul… (soul-whole-{en,ja}.png); with --dark, the same in the dark theme (…-dark.png).
 
 A temporary data folder and the scripted mind. Last evening's talk (the person loved a haiku the persona
 wrote) and a dream diary entry are planted in the persona's memory, and the night's dream proposes to change
@@ -124,6 +124,11 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
     pump(0.5)
     target = out / f"soul-review-{language}{'-dark' if dark else ''}.png"
     review.grab().save(str(target))
+    review.whole_button.click()  # Whole soul…: the change in the whole persona.md
+    wait_for(lambda: review.whole_dialog is not None and review.whole_dialog.isVisible(), "the whole soul")
+    pump(0.3)
+    review.whole_dialog.grab().save(str(out / f"soul-whole-{language}{'-dark' if dark else ''}.png"))
+    review.whole_dialog.close()
     review.close()
     inbox.close()
     pump(0.2)

@@ -330,3 +330,34 @@ def test_the_inbox_menu_item_counts_a_waiting_proposal_until_it_is_decided(qtbot
     (proposal,) = core.soul_proposals("aria")
     core.decline_soul_proposal("aria", proposal.id)  # as the review window declines it: the count follows
     qtbot.waitUntil(lambda: main.inbox_action.text() == "Inbox…", timeout=10_000)
+
+
+def test_the_whole_soul_shows_the_change_in_place_and_every_other_line_as_it_is(
+    qtbot, core: NexusApp, data_dir: Path
+):
+    before = soul_file(core).read_text(encoding="utf-8")
+    proposal = propose(core, "How you speak", NEW_VOICE, [])
+    inbox = open_inbox(qtbot, core)
+    qtbot.waitUntil(lambda: inbox.soul_list.topLevelItemCount() == 1, timeout=10_000)
+    review = inbox.review("aria", proposal)
+    edited = "- Short replies; a haiku now and then, when the evening is quiet.\n- One question at a time."
+    review.editor.setPlainText(edited)
+    assert review.whole_button.text() == "Whole soul…"
+    with files_opened_on_the_ui_thread(data_dir) as opened:
+        qtbot.mouseClick(review.whole_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(
+            lambda: review.whole_dialog is not None and review.whole_dialog.isVisible(), timeout=10_000
+        )
+    assert opened == []  # persona.md read on a worker
+    whole = review.whole_dialog
+    assert whole.windowTitle() == "Aria's whole soul, with “How you speak” changed"
+    after = before.replace(NOW_VOICE + "\n", edited + "\n")
+    assert whole.diff.before.toPlainText() == before and whole.diff.after.toPlainText() == after
+    # Only the section's lines are marked: the lines around it read as they are.
+    marked = {after.split("\n")[n] for n in whole.diff.after.marks.lines}
+    assert marked and marked <= set(edited.split("\n"))
+    assert whole.diff.after.textCursor().block().text() in marked  # scrolled to the change
+    assert soul_file(core).read_text(encoding="utf-8") == before, "looking changes nothing"
+    whole.close()
+    review.close()
+    inbox.close()

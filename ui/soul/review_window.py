@@ -30,6 +30,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.soul import sections
 from nexus_ark.soul.records import SoulProposal
 from ui.soul.diff_view import SideBySide, shown
+from ui.soul.whole_soul import WholeSoulDialog, soul_after
 from ui.util import theme
 from ui.util.i18n import N_, tr
 from ui.util.tasks import run_in_background
@@ -214,6 +215,10 @@ class SoulReviewWindow(QDialog):
         self.accept_button.setObjectName("acceptProposal")
         self.accept_button.setDefault(True)
         self.accept_button.clicked.connect(self.accept_proposal)
+        self.whole_button = QPushButton()  # the whole soul now and with this change, side by side
+        self.whole_button.setObjectName("wholeSoul")
+        self.whole_button.clicked.connect(self.show_whole_soul)
+        self.whole_dialog: WholeSoulDialog | None = None
 
         top = QVBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
@@ -242,6 +247,7 @@ class SoulReviewWindow(QDialog):
             self.splitter.setStretchFactor(index, share)
 
         buttons = QHBoxLayout()
+        buttons.addWidget(self.whole_button)
         buttons.addWidget(self.status, 1)
         buttons.addWidget(self.decline_button)
         buttons.addWidget(self.later_button)
@@ -292,6 +298,7 @@ class SoulReviewWindow(QDialog):
         self.editor_hint.setText(
             tr("Only this section changes; the rest of the soul stays exactly as it is.")
         )
+        self.whole_button.setText(tr("Whole soul…"))
         self.decline_button.setText(tr("Decline…"))
         self.later_button.setText(tr("Later"))
         self.accept_button.setText(tr("Accept"))
@@ -359,6 +366,30 @@ class SoulReviewWindow(QDialog):
         else:
             who = self.names.get(source.speaker, source.speaker)
         return f"{when} · {who}: {_snippet(source.text)}"
+
+    def show_whole_soul(self) -> None:
+        """persona.md now and with this change (the edit as it stands), side by side: read on a worker."""
+        slug, app, section, text = self.slug, self.app, self.proposal.section, self.editor.toPlainText()
+
+        def read() -> tuple[str, str]:
+            soul = app.personas.load(slug).soul
+            return soul, soul_after(soul, section, text)
+
+        def show(souls: tuple[str, str]) -> None:
+            if not isValid(self):
+                return
+            if self.whole_dialog is not None and isValid(self.whole_dialog):
+                self.whole_dialog.close()
+            self.whole_dialog = WholeSoulDialog(self.name, section, *souls, self)
+            self.whole_dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+            self.whole_dialog.show()
+
+        def failed(message: str) -> None:
+            if isValid(self):
+                self.status.setText(message)
+                theme.set_tone(self.status, "error")
+
+        run_in_background(read, show, failed)
 
     # -- the comparison follows the edit ----------------------------------------------------------
     def _edited(self) -> None:
