@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from nexus_ark.memory.archive import content_hash, pack_bits
+from nexus_ark.memory.archive.vectors import vector_bytes
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
@@ -142,7 +143,7 @@ def grow(store: MemoryStore, table: str, model: str, start: int, count: int, dim
                 "values ('message', ?, '', '2026-01-01T00:00:00', '2026-01-01T00:00:00', ?)",
                 [text, h],
             )
-            blob = vector.tobytes()
+            blob = vector_bytes(vector)  # as the archive keeps it (float16 since m019)
             db.execute("insert into embeddings (hash, model, vector) values (?, ?, ?)", [h, model, blob])
             db.execute(
                 f"insert into {table} (item_id, embedding) values (?, vec_bit(?))",

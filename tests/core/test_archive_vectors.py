@@ -483,7 +483,7 @@ def test_a_database_from_before_float16_keeps_every_vector_and_finds_the_same_an
         freed = (pages - memory.db.execute("pragma page_count").fetchone()[0]) * page
         assert freed > 600 * len(rows), f"the file gave back {freed} bytes for {len(rows)} vectors"
         assert memory.db.execute("pragma integrity_check").fetchone()[0] == "ok"
-        # A float32 vector written after it (bench/memory_latency.py writes them raw) is still read right.
+        # A float32 vector written after it (by a version before m019) is still read right.
         item_id, text = memory.db.execute(
             "select i.id, coalesce(i.embed_text, i.text) from items i where i.text like '%Osaka%' limit 1"
         ).fetchone()
