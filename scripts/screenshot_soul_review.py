@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from PySide6.QtWidgets import QApplication
+from screenshot_windows import pump, wait_for  # the same waits as its siblings
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
@@ -68,24 +67,6 @@ STORY = {
         "insight": "ひかりは夜に短い詩を書くとき、いちばん自分らしくいられる。",
     },
 }
-
-
-def wait_for(done: Callable[[], bool], what: str, seconds: float = 60.0) -> None:
-    app = QApplication.instance()
-    end = time.monotonic() + seconds
-    while not done():
-        if time.monotonic() > end:
-            raise SystemExit(f"{what} did not arrive in {seconds:.0f} s")
-        app.processEvents()
-        time.sleep(0.02)
-
-
-def pump(seconds: float) -> None:
-    app = QApplication.instance()
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        app.processEvents()
-        time.sleep(0.02)
 
 
 def shoot(out: Path, language: str, dark: bool) -> Path:
