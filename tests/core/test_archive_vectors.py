@@ -475,8 +475,16 @@ def test_a_database_from_before_float16_keeps_every_vector_and_finds_the_same_an
         assert [r[:3] for r in after] == [r[:3] for r in rows], "a vector was lost or moved"
         for (_, _, _, was), (_, _, _, now) in zip(rows, after, strict=True):
             assert now == np.frombuffer(was, dtype="<f4").astype("<f2").tobytes()
-        assert _found(memory.archive, e5) == found
         assert _found(memory.archive, e5, "vector") == found_by_vector
+        # The fused search finds what a fresh database finds (m020 changed the trigram index of its Japanese
+        # items since; m019 alone left it as before).
+        fresh = MemoryStore(tmp_path / "fresh.db")
+        try:
+            index_turns(fresh.archive, _said(rounds=6))
+            fresh.archive.embed_pending(e5)
+            assert _found(memory.archive, e5) == _found(fresh.archive, e5)
+        finally:
+            fresh.close()
         assert memory.db.execute("select max(length(vector)) from embeddings").fetchone()[0] <= 800
         assert memory.db.execute("pragma freelist_count").fetchone()[0] == 0, "the freed pages were kept"
         page = memory.db.execute("pragma page_size").fetchone()[0]

@@ -1,6 +1,7 @@
 """Schema steps m016-: the soul's history and the persona's proposals to change it (issue 25); ChatGPT's
 answers moved out of the persona's mouth in imports made before that fix (issue 23); two indexes that held a
-key for every row but are looked up for a few (issue 23). Append-only: never edit a step that has shipped."""
+key for every row but are looked up for a few (issue 23); the trigram index without the neighbours' turns of
+Japanese text (issue 23). Append-only: never edit a step that has shipped."""
 
 from __future__ import annotations
 
@@ -144,3 +145,46 @@ def m019_vectors_in_float16(db: sqlite_utils.Database) -> None:
     db.execute("create unique index embeddings_key on embeddings(hash, model)")
     if db.execute("pragma auto_vacuum").fetchone()[0] == 2:  # incremental
         db.execute("pragma incremental_vacuum").fetchall()  # one row a page freed: read them all
+
+
+# A text holding a character of Chinese, Japanese or Korean writing, as the search's keywords._CJK reads them
+# (kana, CJK ideographs: extension A, unified, compatibility; half-width katakana; Hangul syllables), as a
+# GLOB pattern: every SQLite has it, so the sqlite3 shell and a read-only connection read the trigram index's
+# content view as the app does.
+CJK_GLOB = "*[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f\uac00-\ud7af]*"
+
+
+@migrations()
+def m020_trigram_index_without_neighbours_of_cjk_text(db: sqlite_utils.Database) -> None:
+    """The trigram index (items_tri) leaves out the neighbours' turns (`context`) of an item whose text holds
+    a CJK character, and keeps them for every other item (issue 23): in Japanese the neighbours' trigrams
+    ranked the turns beside the one a question asks about above it (docs/benchmarks.md, growth, seventh
+    round). The porter index (items_fts) is unchanged, and so is the trigram index of an item written
+    without CJK, English recall with it. Its external content is now the view items_tri_source: each item's
+    text, and its context unless the text holds CJK (a GLOB on the column, no function of the app's). The
+    triggers index and remove what the view shows, so the index stays what a rebuild from the view gives;
+    the old index is dropped and rebuilt from the view."""
+    own = f"glob '{CJK_GLOB}'"
+    for suffix in ("ai", "ad", "au"):
+        db.execute(f"drop trigger if exists items_tri_{suffix}")
+    db.execute("drop table if exists items_tri")
+    db.execute(
+        "create view items_tri_source (id, text, context) as select id, text, "
+        f"case when text {own} then '' else context end from items"
+    )
+    db.execute(
+        "create virtual table items_tri using fts5(text, context, content='items_tri_source', "
+        "content_rowid='id', tokenize='trigram')"
+    )
+
+    def shown(row: str) -> str:
+        return f"{row}.id, {row}.text, case when {row}.text {own} then '' else {row}.context end"
+
+    remove = f"insert into items_tri(items_tri, rowid, text, context) values ('delete', {shown('old')});"
+    add = f"insert into items_tri(rowid, text, context) values ({shown('new')});"
+    db.execute(f"create trigger items_tri_ai after insert on items begin {add} end")
+    db.execute(f"create trigger items_tri_ad after delete on items begin {remove} end")
+    db.execute(f"create trigger items_tri_au after update of text, context on items begin {remove} {add} end")
+    db.execute("insert into items_tri(items_tri) values ('rebuild')")
+    if db.execute("pragma auto_vacuum").fetchone()[0] == 2:  # incremental
+        db.execute("pragma incremental_vacuum").fetchall()
