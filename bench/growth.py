@@ -9,7 +9,7 @@ what the tables hold), and the space not holding rows (free pages, and room left
 keeps a copy of each run's memory.db as it was at the end (its pages copied as they were, by SQLite's backup
 API): `select name, sum(pgsize) from dbstat group by name` on it gives every table and index.
 
-    .venv/bin/python -m bench.growth [--days 90] [--json out.json] [--keep DIR]
+    .venv/bin/python -m bench.growth [--days 90] [--persona aria|hikari] [--json out.json] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _group(name: str) -> str:
     return "other"
 
 
-def run(days: int, talk_share: float, keep: Path | None = None) -> dict:
+def run(days: int, talk_share: float, keep: Path | None = None, persona: str = "aria") -> dict:
     where: dict[str, int] = {}
     stored: dict[str, int] = {}
 
@@ -60,12 +60,12 @@ def run(days: int, talk_share: float, keep: Path | None = None) -> dict:
         )
         if keep is not None:
             keep.mkdir(parents=True, exist_ok=True)
-            copy = sqlite.connect(str(keep / f"memory-{days}d-talk{talk_share:.1f}.db"))
+            copy = sqlite.connect(str(keep / f"memory-{persona}-{days}d-talk{talk_share:.1f}.db"))
             db.conn.backup(copy)
             copy.close()
 
     report = simulate(
-        shipped_personas_dir() / "aria",
+        shipped_personas_dir() / persona,
         days,
         start=datetime(2026, 11, 23, tzinfo=UTC),
         talk_share=talk_share,
@@ -98,8 +98,9 @@ def main() -> None:
     parser.add_argument("--days", type=int, default=90)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", type=Path, help="a folder for a copy of each run's memory.db at the end")
+    parser.add_argument("--persona", default="aria", help="aria (English) or hikari (Japanese)")
     args = parser.parse_args()
-    results = [run(args.days, 0.6, args.keep), run(args.days, 0.0, args.keep)]
+    results = [run(args.days, share, args.keep, args.persona) for share in (0.6, 0.0)]
     for r in results:
         print(
             f"talk share {r['talk_share']:.1f}: {r['first_bytes']:,} -> {r['last_bytes']:,} bytes in "
