@@ -38,6 +38,7 @@ TABLES = (
     "open_questions",
     "emotion_log",
     "drive_history",
+    "drive_daily",  # the days retention rolled drive_history up into: the plot before the last 14 days
     "dream_jobs",
     "kb_documents",
     "kb_chunks",

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from nexus_ark.clock import FixedClock
+from nexus_ark.clock import FixedClock, iso
 from nexus_ark.errors import NexusArkError
+from nexus_ark.memory import retention
 from nexus_ark.memory.components import Episode, Goal, Insight
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.db import connect
@@ -23,6 +24,7 @@ from nexus_ark.memory.portability import (
     verify_backup,
 )
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind.state import history
 from nexus_ark.paths import WINDOWS_RESERVED
 
 
@@ -67,6 +69,35 @@ def test_export_then_import_reproduces_the_memory(tmp_path: Path) -> None:
     with pytest.raises(NexusArkError) as err:
         import_memory(target, tmp_path / "export")
     assert "already holds memories" in str(err.value)
+    source.close()
+    target.close()
+
+
+def test_the_drive_plot_older_than_the_window_moves_with_the_export(tmp_path: Path) -> None:
+    """Past the 14 days of detail a persona's drives are one point a day (drive_daily, memory/retention.py):
+    an export and import keeps them, so the plot on the new machine reaches as far back as the old one."""
+    start = datetime(2026, 10, 1, 12, tzinfo=UTC)
+    clock = FixedClock(start)
+    source = MemoryStore(tmp_path / "a.db", clock)
+    for day in range(40):
+        for hour in (0, 8, 16):
+            when = start + timedelta(days=day, hours=hour)
+            source.db.execute(
+                "insert into drive_history (time, trigger, boredom, curiosity, goal_achievement, devotion, "
+                "dominant, narrative, inputs) "
+                "values (?, 'schedule', ?, 0.2, 0.3, 0.4, 'devotion', 'n', '{}')",
+                [iso(when), 0.01 * day],
+            )
+    clock.advance(40 * 86400)
+    assert retention.apply(source.db, clock.now().astimezone()).drive_rolled > 0
+    before = history(source)
+    assert [p for p in before if p.trigger == "daily"], "older days are daily points"
+    export_memory(source, tmp_path / "export", "Aria")
+    target = MemoryStore(tmp_path / "b.db", clock)
+    import_memory(target, tmp_path / "export")
+    assert [(p.time, p.trigger, p.levels) for p in history(target)] == [
+        (p.time, p.trigger, p.levels) for p in before
+    ]
     source.close()
     target.close()
 
