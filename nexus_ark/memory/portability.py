@@ -44,6 +44,8 @@ TABLES = (
     "kb_chunks",
     "soul_versions",
     "soul_proposals",
+    "activity",  # the timeline: what the persona did and why, and its older days in one line each
+    "activity_daily",
 )
 FORMAT = "nexus-ark-memory"
 VERSION = 1
@@ -97,6 +99,9 @@ def import_memory(store: MemoryStore, folder: Path) -> int:
         # gives way (its persona.md now becomes a version again at the next open, if it differs).
         store.db.execute("delete from soul_proposals")
         store.db.execute("delete from soul_versions")
+        # So does its timeline so far (its first entries): the imported one is the persona's life.
+        store.db.execute("delete from activity")
+        store.db.execute("delete from activity_daily")
         for table in TABLES:
             rows = data["tables"].get(table, [])
             for row in rows:

@@ -66,6 +66,8 @@ def test_export_then_import_reproduces_the_memory(tmp_path: Path) -> None:
         query = f"select * from {table} order by rowid"
         assert list(target.db.query(query)) == list(source.db.query(query)), table
     assert target.archive.search("Luna", None, mode="fts"), "the full-text index was rebuilt"
+    timeline = [(e.time, e.kind, e.summary) for e in source.activity.query()]
+    assert timeline and [(e.time, e.kind, e.summary) for e in target.activity.query()] == timeline
     with pytest.raises(NexusArkError) as err:
         import_memory(target, tmp_path / "export")
     assert "already holds memories" in str(err.value)
