@@ -97,9 +97,8 @@ class RoomConversation:
         self._lock = threading.Lock()
         self._pending: tuple[RoomSettings, list[Member]] | None = None
         self._busy = 0
-        self._file_seen = _stamp(
-            folder / ROOM_FILE
-        )  # a change by another process is taken (_changed_outside)
+        # room.toml as last seen: a change made outside the app is taken between turns (_changed_outside).
+        self._file_seen = _stamp(folder / ROOM_FILE)
         self.journal = RoomJournal(folder)
         # Members' lines since the person last spoke, as the journal ends (the cap holds across a reopen).
         tail = self.journal.lines(settings.cap + 1)
@@ -147,9 +146,10 @@ class RoomConversation:
         return checked, members
 
     def _changed_outside(self) -> None:
-        """room.toml changed by another process (`nexus-ark room set`, a text editor) since it was last
-        seen: its settings wait to be taken as update_settings' do (under _lock). A file that cannot be
-        read, or a newcomer that cannot open, keeps the settings the room has (and says why in the log)."""
+        """room.toml changed outside the app (a text editor; `nexus-ark room set` is refused while the app
+        holds the data folder) since it was last seen: its settings wait to be taken as update_settings' do
+        (under _lock). A file that cannot be read, or a newcomer that cannot open, keeps the settings the
+        room has (and says why in the log)."""
         path = self.folder / ROOM_FILE
         stamp = _stamp(path)
         if stamp is None or stamp == self._file_seen:

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QWidget
 from shiboken6 import isValid
 
 from nexus_ark.app import NexusApp
+from nexus_ark.soul.records import SoulProposal
 from ui.life.inbox_window import InboxWindow
 from ui.life.tray import Tray, open_conversation_on_click
 from ui.util.core_events import APP_TOPICS, SOUL_TOPICS, CoreEvents
@@ -186,7 +187,7 @@ class LifeController(QObject):
         inbox = self.inbox_window
         app = self.app
 
-        def found(proposal) -> None:
+        def found(proposal: SoulProposal) -> None:
             if proposal.state == "open" and inbox is not None and isValid(inbox):
                 inbox.review(slug, proposal)
 

@@ -30,7 +30,7 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.soul import sections
 from nexus_ark.soul.records import SoulProposal
 from ui.soul.diff_view import SideBySide, shown
-from ui.soul.whole_soul import WholeSoulDialog, soul_after
+from ui.soul.whole_soul import WholeSoulDialog
 from ui.util import theme
 from ui.util.i18n import N_, tr
 from ui.util.tasks import run_in_background
@@ -373,7 +373,7 @@ class SoulReviewWindow(QDialog):
 
         def read() -> tuple[str, str]:
             soul = app.personas.load(slug).soul
-            return soul, soul_after(soul, section, text)
+            return soul, sections.replace(soul, section, text)  # a section it lacks goes at the end
 
         def show(souls: tuple[str, str]) -> None:
             if not isValid(self):

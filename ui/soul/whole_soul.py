@@ -8,15 +8,9 @@ from __future__ import annotations
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
 
-from nexus_ark.soul import sections
-from ui.soul.diff_view import SideBySide, compare, shown
+from ui.soul.diff_view import SideBySide
 from ui.util import theme
 from ui.util.i18n import tr
-
-
-def soul_after(soul: str, section: str, text: str) -> str:
-    """persona.md as it would be once the section says `text` (a section it lacks is added at the end)."""
-    return sections.replace(soul, section, text)
 
 
 class WholeSoulDialog(QDialog):
@@ -40,7 +34,7 @@ class WholeSoulDialog(QDialog):
         layout.addWidget(self.diff, 1)
         layout.addWidget(buttons)
         self.retranslate()
-        self._show_change(now, after)
+        self._show_change()
 
     def retranslate(self) -> None:
         self.setWindowTitle(
@@ -53,12 +47,13 @@ class WholeSoulDialog(QDialog):
         self.diff.after_caption.setText(tr("After the change"))
         self.close_button.setText(tr("Close"))
 
-    def _show_change(self, now: str, after: str) -> None:
-        """The first changed line of the new soul scrolled into view (the panes scroll together)."""
-        _before, marks = compare(shown(now), shown(after))
-        if not marks.lines:
+    def _show_change(self) -> None:
+        """The first changed line of the new soul (as set_texts marked it) scrolled into view (the panes
+        scroll together)."""
+        lines = self.diff.after.marks.lines
+        if not lines:
             return
-        block = self.diff.after.document().findBlockByNumber(marks.lines[0])
+        block = self.diff.after.document().findBlockByNumber(lines[0])
         if block.isValid():
             self.diff.after.setTextCursor(QTextCursor(block))
             self.diff.after.centerCursor()
