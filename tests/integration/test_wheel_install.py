@@ -240,7 +240,13 @@ def test_an_install_missing_its_data_is_named_by_doctor_and_still_opens(
             assert status[check][0] == "fail", doctor.stdout
         assert str(shipped / "assets" / "translations" / "ja.json") in status["translations"][1]
 
-        window_env = {**env, "QT_QPA_PLATFORM": "offscreen", "NEXUS_ARK_QUIT_AFTER_MS": "1000"}
+        # PYTHONFAULTHANDLER: a crash at quit (once in a loaded fresh-clone run: -11) prints its stacks.
+        window_env = {
+            **env,
+            "QT_QPA_PLATFORM": "offscreen",
+            "NEXUS_ARK_QUIT_AFTER_MS": "1000",
+            "PYTHONFAULTHANDLER": "1",
+        }
         started = _run([_exe(installed, "nexus-ark"), "--data-dir", str(data)], cwd, window_env)
         assert started.returncode == 0, started.stderr
         log = (data / "logs" / "nexus-ark.log").read_text(encoding="utf-8")
