@@ -520,7 +520,7 @@ def test_ten_thousand_lore_entries_of_one_name_are_named_in_linear_time() -> Non
     }
     started = time.monotonic()
     plan = plan_persona(read_card_bytes(json.dumps(card).encode(), "same.json"))
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 5  # quadratic: 9 s here; headroom for a loaded machine
     names = [m.name for m in plan.lore]
     assert names[:3] == ["Same", "Same (2)", "Same (3)"] and names[-1] == "Same (10000)"
     assert len({n.casefold() for n in names}) == 10_000
