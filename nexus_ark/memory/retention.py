@@ -51,7 +51,7 @@ import sqlite_utils
 
 from nexus_ark.clock import iso
 from nexus_ark.memory import drive_history
-from nexus_ark.memory.activity import NOTICE_KEY, clip, reason_by_reference
+from nexus_ark.memory.activity import NOTICE_KEY, clip, compact_json, reason_by_reference
 from nexus_ark.memory.archive import prune_vector_log
 from nexus_ark.memory.db import sqlite
 from nexus_ark.notices import notice, stored
@@ -297,12 +297,12 @@ def _merge_activity_day(
     data: dict[str, Any] = {"day": day, "count": count, "summarised": True}
     if tally:
         data["tally"] = dict(tally.most_common(TALLY_ITEMS))
-    data[NOTICE_KEY] = stored(summary)
+    data[NOTICE_KEY] = json.loads(stored(summary) or "null")
     db.execute(
         "insert into activity_daily (day, kind, time, count, summary, data) values (?, ?, ?, ?, ?, ?) "
         "on conflict(day, kind) do update set time = excluded.time, count = excluded.count, "
         "summary = excluded.summary, data = excluded.data",
-        [day, kind, newest, count, "", json.dumps(data, ensure_ascii=False)],  # the English: from the notice
+        [day, kind, newest, count, "", compact_json(data)],  # the English: from the notice
     )
 
 

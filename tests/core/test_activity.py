@@ -416,7 +416,7 @@ def test_forgetting_removes_the_words_from_the_kept_notice_too(memory: MemorySto
     memory.components.write_entity("PIN", secret)
     entity_item = memory.db.execute("select item_id from entities where name = 'PIN'").fetchone()[0]
     kept = [row[0] for row in memory.db.execute("select data from activity order by id")]
-    assert all(NOTICE_KEY in data and "4721" in json.loads(data)[NOTICE_KEY] for data in kept)
+    assert all("4721" in json.dumps(json.loads(data)[NOTICE_KEY], ensure_ascii=False) for data in kept)
 
     assert memory.forget([message_item, entity_item]) == 2
 
@@ -455,3 +455,32 @@ def test_a_summary_said_by_a_notice_is_stored_once_and_read_and_found_as_before(
         )
     ]
     assert japanese == ["compression"]
+
+
+def test_a_kept_notice_is_stored_as_json_not_as_a_string_of_json_and_older_entries_read_as_before(
+    memory: MemoryStore,
+) -> None:
+    """The notice was a string of JSON inside the data's JSON, every quote escaped again (~40 KB of a
+    90-day timeline); it is now a JSON value. An entry written the old way reads, translates and is found
+    by its template as before."""
+    memory.activity.compression("kept the gist", [3, 4])
+    (data,) = memory.db.execute("select data from activity").fetchone()
+    assert '\\"' not in data and json.loads(data)[NOTICE_KEY]["template"].startswith("messages {first}")
+    old = {"template": "messages {first}–{last} summarised: {summary}", "values": {"first": 1, "last": 2}}
+    old["values"]["summary"] = "an older gist"
+    memory.db.execute(
+        "insert into activity (time, kind, summary, data) values (?, 'compression', '', ?)",
+        [
+            "2026-11-19T09:00:00+00:00",
+            json.dumps({"covered": 2, NOTICE_KEY: json.dumps(old, ensure_ascii=False)}, ensure_ascii=False),
+        ],
+    )
+    entries = memory.activity.query()
+    assert sorted(e.summary for e in entries) == [
+        "messages 1–2 summarised: an older gist",
+        "messages 3–4 summarised: kept the gist",
+    ]
+    assert all(isinstance(e.translatable_summary, Notice) for e in entries)
+    found = memory.activity.page(text="要約", templates=["messages {first}–{last} summarised: {summary}"])
+    assert len(found) == 2
+    assert memory.activity.count(text="older gist") == 1

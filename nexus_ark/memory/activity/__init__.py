@@ -30,6 +30,7 @@ from nexus_ark.memory.activity.entries import (
     SUMMARY_CHARS,
     ActivityEntry,
     clip,
+    compact_json,
 )
 from nexus_ark.memory.activity.queries import to_utc_iso
 from nexus_ark.memory.activity.timeline import ActivityLog, reason_by_reference
@@ -46,6 +47,7 @@ __all__ = [
     "ActivityEntry",
     "ActivityLog",
     "clip",
+    "compact_json",
     "reason_by_reference",
     "to_utc_iso",
 ]

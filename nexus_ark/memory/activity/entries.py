@@ -125,6 +125,11 @@ def _bounded_value(value: object) -> object:
     return clip(str(value))
 
 
+def compact_json(value: Any) -> str:
+    """Stored data as JSON without the spaces after separators (a timeline holds thousands of entries)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _kept_notice(summary: str) -> str | None:
     """The summary's template and values to store (notices.stored), or None when it has none to keep."""
     if not _translatable(summary):

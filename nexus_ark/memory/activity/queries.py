@@ -50,6 +50,8 @@ def _entry(row: tuple) -> ActivityEntry:
     i, t, k, s, m, d = row
     data = json.loads(d) if d else None
     kept = data.pop(NOTICE_KEY, None) if isinstance(data, dict) else None
+    if isinstance(kept, dict):  # kept as a JSON value (entries written before: a string of JSON)
+        kept = json.dumps(kept, ensure_ascii=False)
     if not s and isinstance(kept, str):  # a summary kept as its notice only: its English made again
         s = notice_english(kept) or ""
     return ActivityEntry(
@@ -63,10 +65,12 @@ def _entry(row: tuple) -> ActivityEntry:
     )
 
 
-def _as_stored(template: str) -> str:
-    """How a notice's template reads in the data column: JSON (notices.stored) inside the data's JSON."""
+def _as_stored(template: str) -> tuple[str, str]:
+    """How a notice's template reads in the data column: a JSON value inside the data's compact JSON, and
+    (entries written before) JSON as a string inside it."""
     inner = json.dumps({"template": template}, ensure_ascii=False)[1:-1]
-    return json.dumps(inner, ensure_ascii=False)[1:-1]
+    compact = json.dumps({"template": template}, ensure_ascii=False, separators=(",", ":"))[1:-1]
+    return compact, json.dumps(inner, ensure_ascii=False)[1:-1]
 
 
 def _like(text: str) -> str:
@@ -101,7 +105,7 @@ def _where(
         said = [
             "summary like ? escape '\\'",
             f"(summary = '' and {ENGLISH_FUNCTION}(json_extract(data, '$.{NOTICE_KEY}')) like ? escape '\\')",
-        ] + ["data like ? escape '\\'"] * len(templates)
+        ] + ["data like ? escape '\\'"] * (2 * len(templates))
         clauses.append(f"({' or '.join(said)})")
-        params.extend([_like(text), _like(text), *(_like(_as_stored(t)) for t in templates)])
+        params.extend([_like(text), _like(text), *(_like(form) for t in templates for form in _as_stored(t))])
     return (f" where {' and '.join(clauses)}" if clauses else ""), params

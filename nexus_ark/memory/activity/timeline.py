@@ -21,6 +21,7 @@ from nexus_ark.memory.activity.entries import (
     _clip_data,
     _kept_notice,
     clip,
+    compact_json,
 )
 from nexus_ark.memory.activity.queries import ENGLISH_FUNCTION, _entry, _timeline, _where, notice_english
 from nexus_ark.memory.db import sqlite
@@ -56,7 +57,7 @@ def reason_by_reference(db: sqlite_utils.Database, payload: str) -> str:
     for key in shared:
         del fields[key]
     fields[REASON_KEY] = True
-    return json.dumps(fields, ensure_ascii=False)
+    return compact_json(fields)
 
 
 class ActivityLog:
@@ -85,11 +86,11 @@ class ActivityLog:
         try:
             fields = _clip_data(dict(data)) if data else {}
             if kept is not None:  # after the clipping: it is bounded already, and must stay whole to be read
-                fields[NOTICE_KEY] = kept
-            payload = json.dumps(fields, ensure_ascii=False) if fields else None
+                fields[NOTICE_KEY] = json.loads(kept)  # a JSON value, not a string of JSON escaped again
+            payload = compact_json(fields) if fields else None
         except (TypeError, ValueError) as exc:
             log.error("activity data for %s not recorded: %s", kind, exc)
-            payload = json.dumps({NOTICE_KEY: kept}, ensure_ascii=False) if kept is not None else None
+            payload = compact_json({NOTICE_KEY: json.loads(kept)}) if kept is not None else None
         if kind == "autonomy" and payload is not None:
             payload = reason_by_reference(self.db, payload)
         conn = self.db.conn
