@@ -45,8 +45,9 @@ class AdminMixin:
     def list_personas(self) -> list[PersonaInfo]:
         return self.personas.list()
 
-    def default_persona(self) -> str:
-        """The persona the window opens on: the last one used, else the first usable one."""
+    def default_persona(self, language: str = "") -> str:
+        """The persona the window opens on: the last one used; before any, the first usable one that speaks
+        the person's `language` (a window in Japanese first opens on ひかり, not Aria); else the first."""
         usable = [p for p in self.list_personas() if p.ok]
         if not usable:
             raise PersonaError(
@@ -54,7 +55,9 @@ class AdminMixin:
                 hint=notice("Create one with `nexus-ark persona create NAME`."),
             )
         slugs = [p.slug for p in usable]
-        return self.settings.last_persona if self.settings.last_persona in slugs else slugs[0]
+        if self.settings.last_persona in slugs:
+            return self.settings.last_persona
+        return next((p.slug for p in usable if language and p.language == language), slugs[0])
 
     def remember_persona(self, slug: str) -> None:
         if self.settings.last_persona != slug:

@@ -241,3 +241,16 @@ def test_restore_refuses_a_file_that_is_not_a_backup_and_changes_nothing(app: Ne
     with pytest.raises(NexusArkError, match="not a readable memory backup"):
         app.restore_backup("aria", app.layout.personas_dir / "hikari" / "persona.toml")
     assert [m.content for m in app.memory("aria").messages.recent()] == ["Still here."]
+
+
+def test_a_first_start_opens_on_a_persona_of_the_persons_language_and_later_on_the_last_used(
+    app: NexusApp,
+) -> None:
+    """A window in Japanese opened first on Aria (the first persona, English) and a Japanese person met an
+    English persona; before any persona was used it opens on one that speaks the window's language."""
+    assert app.settings.last_persona == ""
+    assert app.default_persona("ja") == "hikari"
+    assert app.default_persona("en") == "aria" and app.default_persona() == "aria"
+    assert app.default_persona("fr") == "aria"  # no persona speaks it: the first
+    app.remember_persona("aria")
+    assert app.default_persona("ja") == "aria"  # the one the person chose last wins

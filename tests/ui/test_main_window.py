@@ -362,3 +362,19 @@ print(code, seen, sys.getswitchinterval())
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split("\n")[-2] == "0 [0.0005] 0.005"
+
+
+def test_a_window_in_japanese_first_opens_on_the_japanese_persona(qtbot, data_dir: Path) -> None:
+    """A first start in Japanese opened on Aria, the first persona, who speaks English; it opens on ひかり.
+    The persona chosen then is the one the next start opens on, whatever the language."""
+    core = NexusApp(data_dir).open()
+    i18n.set_language("ja")
+    try:
+        window = MainWindow(core)
+        qtbot.addWidget(window)
+        qtbot.waitUntil(lambda: window.current_slug == "hikari", timeout=60_000)
+        assert window.persona_list.currentIndex().data() == "ひかり"  # the list shows it chosen
+        window.close()
+    finally:
+        i18n.set_language("en")
+        core.close()

@@ -222,6 +222,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         self.refresh_rooms()  # the members' names and faces
 
         app = self.app
+        language = i18n.current_language()
 
         def read() -> tuple[list[PersonaInfo], dict[str, QImage], str | NexusArkError]:
             infos = app.list_personas()
@@ -229,7 +230,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
             if not open_default:
                 return infos, avatars, ""
             try:
-                return infos, avatars, app.default_persona()
+                return infos, avatars, app.default_persona(language)
             except NexusArkError as exc:
                 return infos, avatars, exc
 
