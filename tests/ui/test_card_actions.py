@@ -112,7 +112,7 @@ def test_messages_are_in_japanese_when_the_window_is(qtbot, core: NexusApp, wind
     card_actions.import_card_file(window, core, CARDS / "shizuku_v3.png")
     box = _result(qtbot, window)
     assert box.windowTitle() == "キャラクターカードを読み込みました"
-    assert box.text().startswith("月野しずく の準備ができました。")
+    assert box.text().startswith("月野しずくの準備ができました。")
     assert i18n.tr(card_actions.IMPORT_ACTION) == "キャラクターカードを読み込む…"
 
 

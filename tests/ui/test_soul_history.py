@@ -251,5 +251,5 @@ def test_in_japanese_the_history_shows_no_english(qtbot, core: NexusApp) -> None
     rows = _rows(window)
     assert [row[2] for row in rows] == ["あなた（エディターで）", "履歴の始まり"]
     assert rows[0][0] == "バージョン 2（現在）"
-    assert window.caption.text().startswith("バージョン 1 から バージョン 2 への変更")
+    assert window.caption.text().startswith("バージョン 1 からバージョン 2 への変更")
     QApplication.processEvents()

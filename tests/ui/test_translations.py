@@ -7,6 +7,8 @@ import json
 import string
 from pathlib import Path
 
+from nexus_ark.notices import notice
+
 UI = Path(__file__).resolve().parents[2] / "ui"
 CORE = Path(__file__).resolve().parents[2] / "nexus_ark"
 CATALOGUE = Path(__file__).resolve().parents[2] / "assets" / "translations" / "ja.json"
@@ -78,6 +80,27 @@ def test_tr_switches_language() -> None:
     finally:
         i18n.set_language("en")
     assert i18n.tr("Send") == "Send"
+
+
+def test_a_japanese_value_joins_the_japanese_words_beside_it_without_a_space() -> None:
+    """The catalogue sets a value off by a space, as Japanese type does around Latin words and numbers
+    ("Aria を読み込み中…", "3 件"); a Japanese name read 「ひかり を読み込み中…」. The space goes only
+    between two wide characters, and a value's own spaces and formatting stay."""
+    from ui.util import i18n
+
+    i18n.set_language("ja")
+    try:
+        assert i18n.tr("Loading {name}…", name="ひかり") == "ひかりを読み込み中…"
+        assert i18n.tr("Loading {name}…", name="Aria") == "Aria を読み込み中…"
+        assert i18n.tr("Loading {name}…", name="ひかり と Aria") == "ひかり と Aria を読み込み中…"
+        assert i18n.tr("Activity of {name}", name="ひかり") == "ひかりのアクティビティ"
+        said = i18n.tr_notice(
+            notice("{name} would like to change “{section}”", name="ひかり", section="話し方")
+        )
+        assert said == "ひかりが「話し方」を変えたいと提案しています"
+    finally:
+        i18n.set_language("en")
+    assert i18n.tr("Loading {name}…", name="ひかり") == "Loading ひかり…"
 
 
 def test_missing_catalogue_shows_english_instead_of_failing(monkeypatch, tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ import json
 import locale
 import logging
 import os
+import string
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +25,7 @@ SUPPORTED = ("en", "ja")
 _catalogue: dict[str, str] = {}
 _language = "en"
 _read: dict[Path, dict[str, str]] = {}  # each catalogue file read once: a switch later reads no file
+_FORMATTER = string.Formatter()
 
 
 def system_language() -> str:
@@ -104,7 +107,42 @@ def N_(text: str) -> str:
 def tr(text: str, **values: object) -> str:
     """The translation of an English UI string, with {placeholders} filled in."""
     translated = _catalogue.get(text, text)
-    return translated.format(**values) if values else translated
+    if not values:
+        return translated
+    if translated is text:  # English, or a string without its translation
+        return text.format(**values)
+    return _fill(translated, values)
+
+
+def _fill(template: str, values: dict[str, object]) -> str:
+    """A translated template filled in. The Japanese catalogue sets a value off by a space ("{name} は",
+    "{count} 件"), as Japanese type does around Latin words and numbers; between two Japanese characters
+    (「ひかり は」) that space is wrong, so a space at a value's edge goes where both sides are wide."""
+    pieces: list[tuple[str, bool]] = []  # (text, whether it is a value)
+    for literal, field, spec, conversion in _FORMATTER.parse(template):
+        if literal:
+            pieces.append((literal, False))
+        if field is None:
+            continue
+        if "{" in (spec or ""):  # a nested field: rare enough to fill the plain way
+            return template.format(**values)
+        value = _FORMATTER.convert_field(_FORMATTER.get_field(field, (), values)[0], conversion)
+        pieces.append((_FORMATTER.format_field(value, spec or ""), True))
+    for n, (text, is_value) in enumerate(pieces):
+        if is_value:
+            continue
+        before = pieces[n - 1][0] if n and pieces[n - 1][1] else ""
+        after = pieces[n + 1][0] if n + 1 < len(pieces) and pieces[n + 1][1] else ""
+        if before and text[:1] == " " and _wide(before[-1]) and _wide(text[1:2]):
+            text = text[1:]
+        if after and text[-1:] == " " and _wide(after[0]) and _wide(text[-2:-1]):
+            text = text[:-1]
+        pieces[n] = (text, False)
+    return "".join(text for text, _ in pieces)
+
+
+def _wide(char: str) -> bool:
+    return bool(char) and unicodedata.east_asian_width(char) in ("W", "F")
 
 
 def sources_saying(words: str, limit: int = 40) -> list[str]:
