@@ -50,6 +50,7 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
 
             return simulate_command(args)
         with NexusApp(args.data_dir) as app:
+            _persona_slugs(app, args)
             if args.command == "run":
                 from nexus_ark.cli.life import run_command
 
@@ -89,6 +90,21 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     return 2
+
+
+def _persona_slugs(app: NexusApp, args: argparse.Namespace) -> None:
+    """The personas named on the command line (--persona, chat's PERSONA, export's NAME) as their slugs:
+    a person types the name the window shows ("ひかり", "Aria") as often as `persona list`'s first field."""
+    named = list(getattr(args, "names", None) or [])
+    if named:  # `chat ひかり`: the same as `chat --persona ひかり`
+        args.persona = [*(args.persona or []), *named]
+    given = getattr(args, "persona", None)
+    if isinstance(given, str):
+        args.persona = app.personas.slug_for(given)
+    elif isinstance(given, list):
+        args.persona = [app.personas.slug_for(name) for name in given]
+    if getattr(args, "persona_command", None) == "export":
+        args.name = app.personas.slug_for(args.name)
 
 
 def _persona(app: NexusApp, args: argparse.Namespace) -> int:

@@ -62,7 +62,8 @@ def add_life_parsers(sub: Any) -> None:
 def _persona_folder(data_dir: str | None, name: str) -> Path:
     for root in (DataLayout(resolve_data_dir(data_dir)).personas_dir, shipped_personas_dir()):
         try:
-            return PersonaStore(root).load(name).folder
+            store = PersonaStore(root)
+            return store.load(store.slug_for(name)).folder
         except PersonaError:
             continue
     raise PersonaError(f"There is no persona {name!r}.", hint="`nexus-ark persona list` shows them.")

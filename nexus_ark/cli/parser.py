@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the persona's name as `persona list` prints it first (default: last used); give it two to "
         "six times to talk with several at once, in their room",
     )
+    chat.add_argument("names", nargs="*", metavar="PERSONA", help="the same as --persona")
     chat.add_argument("--room", metavar="NAME", help="talk in this room (`room list` names them)")
     chat.add_argument(
         "--strategy",

@@ -142,6 +142,20 @@ class PersonaStore:
             )
         return infos
 
+    def slug_for(self, name: str) -> str:
+        """The persona a person's word for it means: its folder's name as given, that name in another case
+        ("Aria" for aria), or its display name when one persona alone has it ("ひかり" for hikari); else
+        the word as given, which load() then says is no persona."""
+        if name and (self.root / name).is_dir():
+            return name
+        wanted = _folded(name)
+        infos = [p for p in self.list() if p.ok]
+        for said in (lambda p: p.slug, lambda p: p.name):
+            matches = [p.slug for p in infos if _folded(said(p)) == wanted]
+            if len(matches) == 1:
+                return matches[0]
+        return name
+
     def load(self, slug: str) -> Persona:
         folder = self.root / slug
         if not folder.is_dir():
@@ -361,3 +375,8 @@ def _merged(current: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str,
         else:
             result[key] = value
     return result
+
+
+def _folded(name: str) -> str:
+    """A name as compared: width and case folded (ＡＲＩＡ, aria and Aria are one)."""
+    return unicodedata.normalize("NFKC", name).casefold().strip()

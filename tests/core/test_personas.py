@@ -234,3 +234,21 @@ def test_a_persona_toml_python_cannot_read_is_one_broken_persona_with_its_line(
     assert infos["hikari"].ok
     with pytest.raises(ConfigError):
         store.load("aria")
+
+
+def test_a_persona_is_found_by_the_name_the_window_shows_unless_two_share_it(tmp_path: Path) -> None:
+    """`chat --persona ひかり` said there was no persona 'ひかり' (its folder is hikari): a person types the
+    name the window shows. Case and width are folded; a display name two personas share names neither."""
+    store = PersonaStore(tmp_path)
+    hikari = store.create("ひかり", "ja").slug
+    aria = store.create("Aria").slug
+    assert hikari != "ひかり" and store.slug_for("ひかり") == hikari
+    assert store.slug_for("ARIA") == store.slug_for("ａｒｉａ") == store.slug_for(aria) == aria
+    copy = store.duplicate(aria, "Aria").slug  # a second persona shown as "Aria"
+    assert store.slug_for("Aria") == aria  # its own folder's name, in another case, still means it
+    assert store.slug_for(copy) == copy
+    store.duplicate(hikari, "ひかり")
+    assert store.slug_for("ひかり") == "ひかり"  # two are shown so: neither is meant
+    assert store.slug_for("nobody") == "nobody"
+    with pytest.raises(PersonaError, match="no persona 'nobody'"):
+        store.load(store.slug_for("nobody"))

@@ -43,6 +43,19 @@ def test_persona_create_then_chat_with_it(data_dir: Path) -> None:
 
 
 @pytest.mark.slow
+def test_personas_are_named_as_the_window_shows_them(data_dir: Path) -> None:
+    """`nexus-ark chat ひかり` was an unknown argument and `--persona ひかり` no persona (its folder is
+    hikari): the name the window shows, in any case, and chat's first words name the persona too."""
+    said = run_cli("--data-dir", str(data_dir), "chat", "ひかり", stdin="こんにちは\n")
+    assert said.returncode == 0, said.stderr
+    searched = run_cli("--data-dir", str(data_dir), "memory", "search", "--persona", "ひかり", "こんにちは")
+    assert searched.returncode == 0 and "user: こんにちは" in searched.stdout, searched.stderr
+    exported = run_cli("--data-dir", str(data_dir), "persona", "export", "ARIA", str(data_dir / "aria.json"))
+    assert exported.returncode == 0 and (data_dir / "aria.json").is_file(), exported.stderr
+    unknown = run_cli("--data-dir", str(data_dir), "chat", "--persona", "nobody", stdin="hi\n")
+    assert unknown.returncode == 2 and "no persona 'nobody'" in unknown.stderr
+
+
 def test_piped_chat_answers_each_line_and_remembers(data_dir: Path) -> None:
     proc = run_cli(
         "--data-dir",
