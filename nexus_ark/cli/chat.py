@@ -12,7 +12,8 @@ from typing import TextIO
 
 from nexus_ark.agent.session import ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
-from nexus_ark.errors import ProviderError
+from nexus_ark.errors import NexusArkError, ProviderError
+from nexus_ark.prompts import LANGUAGE_NAMES
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
 
 
@@ -34,6 +35,8 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     app.remember_persona(slug)
+    if not args.model:  # the persona's own model: the window's notice, said once on stderr
+        _language_note(app, slug, session.persona.settings.name)
     runtime = app.runtime(slug)
     if sys.stdin.isatty():
         return _chat_interactive(runtime, session.persona.settings.name, session.model_name)
@@ -46,6 +49,24 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
             failures += not _one_turn(runtime, line, sys.stdout, state)
             runtime.queue.wait_idle()
     return 1 if failures else 0
+
+
+def _language_note(app: NexusApp, slug: str, name: str) -> None:
+    """ひかり on the English-only bundled model writes broken Japanese: say so, and what to get instead."""
+    try:
+        advice = app.language_advice(slug)
+    except NexusArkError:  # the catalogue unreadable: nothing to say, the chat goes on
+        return
+    if advice is None:
+        return
+    language = LANGUAGE_NAMES.get(advice.language, advice.language)
+    line = f"note: {name} speaks {language}, but its model ({advice.model}) does not: replies may be broken."
+    if advice.suggestion is not None:
+        line += (
+            f" Suggested for {language}: `nexus-ark model get {advice.suggestion.id}`, then chat with"
+            " --model and the spec it prints, or choose it in the window's Model settings."
+        )
+    print(line, file=sys.stderr)
 
 
 def _chat_interactive(runtime: PersonaRuntime, name: str, model_name: str) -> int:

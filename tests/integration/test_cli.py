@@ -45,11 +45,17 @@ def test_persona_create_then_chat_with_it(data_dir: Path) -> None:
 @pytest.mark.slow
 def test_personas_are_named_as_the_window_shows_them(data_dir: Path) -> None:
     """`nexus-ark chat ひかり` was an unknown argument and `--persona ひかり` no persona (its folder is
-    hikari): the name the window shows, in any case, and chat's first words name the persona too."""
+    hikari): the name the window shows, in any case; and the chat says on stderr, as the window does, that
+    ひかり's model does not speak Japanese."""
     said = run_cli("--data-dir", str(data_dir), "chat", "ひかり", stdin="こんにちは\n")
     assert said.returncode == 0, said.stderr
+    # As the window's notice: ひかり's model, the bundled one, writes no Japanese; the reply alone on stdout.
+    assert "note: ひかり speaks Japanese, but its model (SmolLM2" in said.stderr
+    assert "nexus-ark model get qwen2.5-1.5b" in said.stderr and "note:" not in said.stdout
     searched = run_cli("--data-dir", str(data_dir), "memory", "search", "--persona", "ひかり", "こんにちは")
     assert searched.returncode == 0 and "user: こんにちは" in searched.stdout, searched.stderr
+    english = run_cli("--data-dir", str(data_dir), "chat", "--persona", "Aria", stdin="Hello\n")
+    assert english.returncode == 0 and "note:" not in english.stderr, english.stderr
     exported = run_cli("--data-dir", str(data_dir), "persona", "export", "ARIA", str(data_dir / "aria.json"))
     assert exported.returncode == 0 and (data_dir / "aria.json").is_file(), exported.stderr
     unknown = run_cli("--data-dir", str(data_dir), "chat", "--persona", "nobody", stdin="hi\n")
