@@ -65,6 +65,8 @@ class NexusApp(ModelsMixin, RuntimesMixin, RoomsMixin, SoulMixin, AdminMixin, Em
         self._embedder: Embedder | None = None
         self._embedder_spec: tuple[str, ...] = ()
         self._stopping = threading.Event()
+        # Held while the scheduler starts or stops, so start_life on a worker and close() never interleave.
+        self._life_lock = threading.Lock()
         self._opened = False
         # What the core reports (a turn done, drives recomputed, a dream's progress): the window bridges it
         # onto its own thread. Topics and payloads: docs/architecture.md "Core events".
@@ -106,9 +108,14 @@ class NexusApp(ModelsMixin, RuntimesMixin, RoomsMixin, SoulMixin, AdminMixin, Em
     def close(self) -> None:
         """Stop the scheduler and background work (it checks the stop flag between small steps), then
         close each persona's runtime (its conversation ends, its queue stops, its memory closes).
-        Callers stop their own users of a session (a turn in progress) before calling this."""
-        self.scheduler.shutdown()
+        Callers stop their own users of a session (a turn in progress) before calling this.
+
+        The stop flag is set first: a runtime or the scheduler still being started on another thread (the
+        window's start-up wake, when the app quits at once) then closes itself or does not start, instead
+        of living on past this call into the interpreter's shutdown."""
         self._stopping.set()
+        with self._life_lock:
+            self.scheduler.shutdown()
         for runtime in self.runtimes():
             try:
                 runtime.close()

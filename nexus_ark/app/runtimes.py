@@ -49,7 +49,14 @@ class RuntimesMixin:
                 return existing
             runtime = PersonaRuntime(slug, self._host())
             with self._state_lock:
-                self._runtimes[slug] = runtime
+                # close() may have run while this one opened (the window's start-up wake meeting a quick
+                # quit): registered now, close() never sees it, and its thread and memory outlive the app.
+                closing = self._stopping.is_set()
+                if not closing:
+                    self._runtimes[slug] = runtime
+            if closing:
+                runtime.close()
+                raise PersonaError(notice("Nexus Ark is closing."))
             return runtime
 
     def open_runtimes(self) -> list[PersonaRuntime]:
@@ -137,8 +144,12 @@ class RuntimesMixin:
 
     def start_life(self, interval_s: float = 60.0) -> None:
         """Start the scheduler: every open persona looks at what is due now (missed runs coalesce into one
-        at once) and then every `interval_s` seconds."""
-        self.scheduler.start(interval_s)
+        at once) and then every `interval_s` seconds. Once close() has begun it starts nothing: a scheduler
+        started after close() stopped it would tick into the interpreter's shutdown."""
+        with self._life_lock:
+            if self._stopping.is_set():
+                return
+            self.scheduler.start(interval_s)
 
     def _tick_all(self) -> None:
         for runtime in self.runtimes():

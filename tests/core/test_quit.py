@@ -4,12 +4,17 @@ conversation's end is checked at the next start instead, by the scheduler's idle
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
+import nexus_ark.app.runtimes as runtimes_module
 from nexus_ark.agent.session import CONVERSATION_END_KEY
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
+from nexus_ark.errors import PersonaError
 from nexus_ark.memory.components import OpenQuestion
 from nexus_ark.runtime import life
 from nexus_ark.runtime.scripted_mind import ScriptedMind
@@ -49,3 +54,45 @@ def test_closing_asks_the_model_nothing_and_the_next_start_ends_the_conversation
         assert ended() is not None and mind.requests >= 1, "the next start did not end the conversation"
     finally:
         app.close()
+
+
+def test_a_start_that_meets_close_leaves_nothing_running(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The window wakes every persona and starts the scheduler on a worker; an app that quits at once
+    closes the core while that wake still runs. What it opens after close() began must not outlive the app:
+    a runtime (its thread, its open memory) or a scheduler left running went on into the interpreter's
+    shutdown, unclosed."""
+    opened, closed = threading.Event(), threading.Event()
+    built: list[runtimes_module.PersonaRuntime] = []
+
+    class MeetsClose(runtimes_module.PersonaRuntime):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            built.append(self)
+            opened.set()
+            assert closed.wait(30)  # close() runs now, while this runtime is still being opened
+
+    monkeypatch.setattr(runtimes_module, "PersonaRuntime", MeetsClose)
+    app = _open(data_dir, FixedClock(START), ScriptedMind())
+    outcome: list[object] = []
+
+    def wake() -> None:
+        try:
+            outcome.append(app.runtime("aria"))
+        except PersonaError as exc:
+            outcome.append(exc)
+        app.start_life()
+
+    waker = threading.Thread(target=wake, name="wake")
+    waker.start()
+    assert opened.wait(30)
+    app.close()
+    closed.set()
+    waker.join(30)
+    assert not waker.is_alive()
+    assert isinstance(outcome[0], PersonaError), "a runtime opened during close() was handed out"
+    assert app.runtimes() == []
+    assert not app.scheduler.running, "the scheduler started after close()"
+    alive = [t.name for t in threading.enumerate() if t.name in ("persona-aria", "APScheduler")]
+    assert alive == [], f"still running after close(): {alive}"
