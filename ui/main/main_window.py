@@ -343,17 +343,19 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
                 self.language_notice.show_advice(self.current_name, advice, bundled_hint=hint)
 
         app = self.app
-        run_in_background(
-            lambda: (app.language_advice(slug), app.bundled_hint(slug)), shown, lambda _message: None
+        run_in_background(  # the window may be closed (and deleted) before it is read
+            lambda: (app.language_advice(slug), app.bundled_hint(slug)),
+            while_open(self, shown),
+            lambda _message: None,
         )
 
     def _dismiss_advice(self, advice) -> None:
-        slug = self.current_slug
-        run_in_background(
-            lambda: self.app.dismiss_advice(slug, advice),
-            lambda _: None,
-            lambda message: self.state_label.setText(tr("Error: {message}", message=message)),
-        )
+        slug, app = self.current_slug, self.app
+
+        def failed(message: str) -> None:
+            self.state_label.setText(tr("Error: {message}", message=message))
+
+        run_in_background(lambda: app.dismiss_advice(slug, advice), lambda _: None, while_open(self, failed))
 
     def _on_open_failed(self, slug: str, message: str) -> None:
         self.state_label.setText(tr("Could not open {name}", name=slug))
