@@ -127,10 +127,10 @@ class AboutDialog(QDialog, FollowsLanguage):
             self.licence_text.setPlainText(self._texts[kind])
             return
         self.licence_text.setPlainText(tr("Loading…"))
-        run_in_background(
+        run_in_background(  # About may be closed (and deleted) before a long licence is read
             lambda: self._read(kind),
-            lambda text: self._loaded(kind, text),
-            lambda message: self._loaded(kind, message),
+            while_open(self, lambda text: self._loaded(kind, text)),
+            while_open(self, lambda message: self._loaded(kind, message)),
         )
 
     @staticmethod
