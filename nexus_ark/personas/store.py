@@ -156,10 +156,19 @@ class PersonaStore:
                 return matches[0]
         return name
 
+    def _known(self) -> list[str]:
+        """Each persona as a refusal names it: its folder's name, and the name the window shows when that
+        differs ("hikari (ひかり)"), so a person who typed either sees which to use."""
+        known = []
+        for info in self.list():
+            shown = _folded(info.name) != _folded(info.slug) and info.ok
+            known.append(f"{info.slug} ({info.name})" if shown else info.slug)
+        return known
+
     def load(self, slug: str) -> Persona:
         folder = self.root / slug
         if not folder.is_dir():
-            known = ", ".join(self.slugs()) or notice("none")
+            known = ", ".join(self._known()) or notice("none")
             raise PersonaError(
                 self._no_persona(slug),
                 hint=notice("Known personas: {known}. `nexus-ark persona list` shows them.", known=known),

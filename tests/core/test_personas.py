@@ -250,5 +250,6 @@ def test_a_persona_is_found_by_the_name_the_window_shows_unless_two_share_it(tmp
     store.duplicate(hikari, "ひかり")
     assert store.slug_for("ひかり") == "ひかり"  # two are shown so: neither is meant
     assert store.slug_for("nobody") == "nobody"
-    with pytest.raises(PersonaError, match="no persona 'nobody'"):
+    with pytest.raises(PersonaError, match="no persona 'nobody'") as refused:
         store.load(store.slug_for("nobody"))
+    assert f"{hikari} (ひかり)" in str(refused.value) and f"{aria}," in str(refused.value)  # both names
