@@ -20,6 +20,9 @@ from nexus_ark.app import NexusApp
 from nexus_ark.paths import bundled_model_path
 from nexus_ark.providers.catalogue import catalogue_path
 from nexus_ark.runtime.scripted_mind import ScriptedMind
+
+# The stand-in server lives in tests/ (not installed): run from anywhere, the checkout's root is found.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.integration.hub_server import HubStandIn
 from tests.integration.test_model_download import write_catalogue
 from ui.main.main_window import MainWindow
