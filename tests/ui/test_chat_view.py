@@ -409,7 +409,8 @@ def test_a_persona_whose_model_does_not_speak_its_language_gets_a_notice_that_st
     assert "Qwen2.5 1.5B" in notice.label.text()  # the catalogue's smallest Japanese-speaking model
     # One click from the problem to the fix: the app downloads this one itself.
     assert notice.get_button.isVisible()
-    assert notice.get_button.text() == "Download Qwen2.5 1.5B Instruct (Q4_K_M) (1.1 GB)"
+    assert notice.get_button.text() == "Download it (1.1 GB)"
+    assert notice.get_button.toolTip() == "Download Qwen2.5 1.5B Instruct (Q4_K_M) (1.1 GB)"
     window.show_language("ja")
     assert "日本語" in notice.label.text() and "Japanese" not in notice.label.text()
     qtbot.mouseClick(notice.close_button, Qt.MouseButton.LeftButton)

@@ -94,7 +94,8 @@ def test_the_language_notice_downloads_the_suggestion_and_switches_the_persona(
         window.select_persona("hikari")
     notice = window.language_notice
     qtbot.waitUntil(lambda: notice.get_button.isVisible(), timeout=10_000)
-    assert notice.get_button.text() == "Download SmolLM2 from a mirror (0.1 GB)"
+    assert notice.get_button.text() == "Download it (0.1 GB)"
+    assert notice.get_button.toolTip() == "Download SmolLM2 from a mirror (0.1 GB)"
     # One click: the dialog downloads, verifies, switches ひかり and closes; the window reopens her.
     with qtbot.waitSignal(window.persona_opened, timeout=60_000):
         qtbot.mouseClick(notice.get_button, Qt.MouseButton.LeftButton)

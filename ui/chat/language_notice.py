@@ -103,5 +103,8 @@ class LanguageNotice(QFrame):
             text += " " + tr(
                 SUGGESTION.get(advice.language, SUGGESTION["en"]), suggestion=suggestion.name, size=size
             )
-            self.get_button.setText(tr("Download {name} ({size} GB)", name=suggestion.name, size=size))
+            # The sentence beside it names the model: the button stays short, so the sentence has the room
+            # (with the model's name again on the button, a Japanese notice wrapped into four lines).
+            self.get_button.setText(tr("Download it ({size} GB)", size=size))
+            self.get_button.setToolTip(tr("Download {name} ({size} GB)", name=suggestion.name, size=size))
         self.label.setText(text)
