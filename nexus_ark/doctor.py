@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal, TextIO
 
 from nexus_ark.errors import NexusArkError
+from nexus_ark.logfile import CRASH_FILE
 from nexus_ark.model_config import Timeouts
 from nexus_ark.paths import (
     DataLayout,
@@ -227,6 +228,24 @@ def check_data_dir(data_dir: str | None) -> Check:
     return Check("data directory", "ok", str(path))
 
 
+def check_crashes(data_dir: str | None) -> Check:
+    """Whether the app ever stopped with a native crash (logfile.record_crashes keeps its stacks)."""
+    path = DataLayout(resolve_data_dir(data_dir)).logs_dir / CRASH_FILE
+    try:
+        stat = path.stat()
+    except OSError:
+        return Check("crashes", "ok", "none recorded")
+    if stat.st_size == 0:
+        return Check("crashes", "ok", "none recorded")
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stat.st_mtime))
+    return Check(
+        "crashes",
+        "warn",
+        f"the app crashed (last at {when}): {path} holds each thread's stack; attach it with nexus-ark.log "
+        "to a bug report, then empty it",
+    )
+
+
 def run_checks(data_dir: str | None) -> list[Check]:
     return [
         check_python(),
@@ -240,6 +259,7 @@ def run_checks(data_dir: str | None) -> list[Check]:
         check_litellm(),
         check_display(),
         check_notifications(),
+        check_crashes(data_dir),
     ]
 
 

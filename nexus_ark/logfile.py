@@ -6,17 +6,26 @@ Set up once per process by the command line (which also starts the window).
 
 from __future__ import annotations
 
+import faulthandler
 import logging
 import logging.handlers
+import os
 import sys
 from pathlib import Path
 from types import TracebackType
+from typing import TextIO
 
 LOG_FILE = "nexus-ark.log"
 MAX_BYTES = 1_000_000
 BACKUP_COUNT = 3  # nexus-ark.log plus .1 .. .3: at most about 4 MB
 FILE_FORMAT = "%(asctime)s %(process)d %(threadName)s %(levelname)s %(name)s: %(message)s"
 _installed: list[logging.Handler] = []
+# A native crash (in Qt, llama.cpp, SQLite or Python itself) ends the process with no Python traceback and,
+# in the windowed build, no console: faulthandler writes every thread's stack here instead. It stays empty
+# until a crash; past CRASH_KEEP bytes the oldest crashes go.
+CRASH_FILE = "crash.log"
+CRASH_KEEP = 256 * 1024
+_crash_file: list[TextIO] = []
 # Libraries that log their routine at INFO: APScheduler two lines a minute for the persona's heartbeat,
 # LiteLLM one per request. Their warnings and errors are kept; their INFO only with --verbose.
 CHATTY_LIBRARIES = ("apscheduler", "LiteLLM", "httpx", "httpcore", "huggingface_hub", "urllib3")
@@ -64,6 +73,7 @@ def setup_logging(logs_dir: Path | None, *, verbose: bool = False) -> Path | Non
             file_handler.setFormatter(logging.Formatter(FILE_FORMAT))
             _installed.append(file_handler)
             path = logs_dir / LOG_FILE
+            record_crashes(logs_dir)
     for handler in _installed:
         if not verbose:
             handler.addFilter(_QuietLibraries())
@@ -72,6 +82,28 @@ def setup_logging(logs_dir: Path | None, *, verbose: bool = False) -> Path | Non
     # A crash of the window would otherwise vanish with its console-less process.
     if sys.excepthook is sys.__excepthook__:
         sys.excepthook = _log_uncaught
+    return path
+
+
+def record_crashes(logs_dir: Path) -> Path | None:
+    """Have a native crash write each thread's stack to logs_dir/crash.log (doctor tells of it). Left to
+    whoever turned faulthandler on already (PYTHONFAULTHANDLER, pytest): they read the stacks on stderr."""
+    if _crash_file:
+        faulthandler.disable()
+        _crash_file.pop().close()
+    elif os.environ.get("PYTHONFAULTHANDLER") or faulthandler.is_enabled():
+        return None
+    path = logs_dir / CRASH_FILE
+    try:
+        if path.exists() and path.stat().st_size > CRASH_KEEP:
+            kept = path.read_bytes()[-CRASH_KEEP // 2 :]
+            path.write_bytes(kept[kept.find(b"\n") + 1 :])  # from a whole line
+        crash_file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (open while the process lives)
+    except OSError as exc:
+        logging.getLogger(__name__).warning("native crashes will not be recorded in %s: %s", path, exc)
+        return None
+    faulthandler.enable(file=crash_file, all_threads=True)
+    _crash_file.append(crash_file)
     return path
 
 
