@@ -97,14 +97,35 @@ def _sentence(report: DriveReport, name: DriveName, language: str) -> str:
             return words["devotion_low_unnamed"]
         feeling, quoted = emotion_name(low, language), _quote(info.get("latest_negative_snippet"), language)
         return words["devotion_low"].format(feeling=feeling, quoted=quoted)
-    feeling, quoted = emotion_name(label, language), _quote(info.get("latest_snippet"), language)
-    return words["devotion"].format(feeling=feeling, quoted=quoted)
+    quoted = _quote(info.get("latest_snippet"), language)
+    if label == "neutral":  # no feeling to name ("you seemed to feel neutral"): what was said, then
+        return words["devotion_neutral"].format(quoted=quoted)
+    return words["devotion"].format(feeling=emotion_name(label, language), quoted=quoted)
+
+
+QUOTE_CHARS = 60  # the longest quote of the person's words in a drive's reason
 
 
 def _quote(snippet: str | None, language: str) -> str:
-    if not snippet:
+    if not snippet or not snippet.strip():
         return ""
-    return DRIVE_SENTENCES[_lang(language)]["quoted"].format(snippet=snippet[:60])
+    return DRIVE_SENTENCES[_lang(language)]["quoted"].format(snippet=whole_words(snippet, QUOTE_CHARS))
+
+
+def whole_words(text: str, limit: int) -> str:
+    """At most `limit` characters of `text` on one line, cut after a whole word (Japanese, written without
+    spaces: after a punctuation mark where one is near, else at a character), a cut marked with "…"."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    head = flat[: limit + 1]  # a word that ends exactly at the limit is whole
+    space = head.rfind(" ")
+    if space >= limit // 2:
+        return head[:space].rstrip(" ,;:-–—") + "…"
+    mark = max(head.rfind(c) for c in "、。，．！？」』）")
+    if mark >= limit // 2:
+        return head[: mark + 1].rstrip("、，") + "…"
+    return flat[:limit].rstrip() + "…"
 
 
 def narrative(report: DriveReport, language: str) -> str:
