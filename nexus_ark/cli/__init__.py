@@ -69,6 +69,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 return run_chat(app, args)
             if args.command == "prompt":
                 return _prompt(app, args)
+            if args.command == "setup":
+                from nexus_ark.cli.setup import run_setup
+
+                return run_setup(app, args)
             if args.command == "memory":
                 from nexus_ark.cli.memory import run_memory_command
 

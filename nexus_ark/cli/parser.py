@@ -191,6 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
     from nexus_ark.cli.model import add_model_parsers
 
     add_model_parsers(sub)
+    from nexus_ark.cli.setup import add_setup_parsers
+
+    add_setup_parsers(sub)
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     return parser
 

@@ -202,3 +202,53 @@ def windows_total_bytes(kernel32: Any = None) -> int | None:
     if not kernel32.GlobalMemoryStatusEx(ctypes.byref(status)):
         return None
     return int(status.ullTotalPhys) or None
+
+
+# The download speed a first start assumes before anything was measured: 40 Mbit/s, a common home line.
+ASSUMED_BYTES_PER_S = 5_000_000
+UNKNOWN_RAM_GB = 4.0  # the most a recommendation asks for where this machine's memory cannot be read
+
+
+class Recommendation(BaseModel):
+    """The catalogue's download for this machine: what, how big, and about how long it takes."""
+
+    entry: CatalogueEntry
+    size_bytes: int
+    bytes_per_s: float
+    speed_measured: bool  # False: ASSUMED_BYTES_PER_S, nothing measured yet
+    seconds: float
+    ram_gb: float | None  # this machine's memory, as read
+
+    @property
+    def minutes(self) -> int:
+        return max(1, round(self.seconds / 60))
+
+
+def recommended_download(
+    entries: list[CatalogueEntry],
+    ram_gb: float | None,
+    *,
+    bytes_per_s: float | None = None,
+) -> Recommendation | None:
+    """The most capable model the app downloads itself that fits this machine's memory: the one a first
+    start offers. Of two alike, one whose licence needs no agreement first, then the smaller. None when the
+    catalogue has no download that fits. `bytes_per_s`: a measured speed; without one, ASSUMED_BYTES_PER_S."""
+    # Memory unknown: no more than a modest laptop's (an 8 GB machine with a 4B model is slow, not broken).
+    fitting = [
+        e
+        for e in entries
+        if e.download is not None and (e.fits(ram_gb) if ram_gb is not None else e.ram_gb <= UNKNOWN_RAM_GB)
+    ]
+    if not fitting:
+        return None
+    best = max(fitting, key=lambda e: (e.ram_gb, not e.accept_license, -e.size_bytes()))
+    speed = bytes_per_s if bytes_per_s and bytes_per_s > 0 else ASSUMED_BYTES_PER_S
+    size = best.size_bytes()
+    return Recommendation(
+        entry=best,
+        size_bytes=size,
+        bytes_per_s=speed,
+        speed_measured=bool(bytes_per_s and bytes_per_s > 0),
+        seconds=size / speed,
+        ram_gb=ram_gb,
+    )

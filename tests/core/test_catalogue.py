@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from nexus_ark.model_config import ModelSpec
 from nexus_ark.providers.catalogue import CatalogueEntry, load_catalogue, total_ram_gb
 
@@ -123,3 +125,35 @@ def test_a_catalogue_nested_too_deep_is_a_config_error_not_a_crash(tmp_path) -> 
     with pytest.raises(ConfigError) as refused:
         load_catalogue(path)
     assert str(path) in refused.value.message and "nested too deeply" in refused.value.message
+
+
+def test_the_first_start_recommends_the_most_capable_download_that_fits_and_says_how_long_it_takes() -> None:
+    from nexus_ark.providers.catalogue import ASSUMED_BYTES_PER_S, find_entry, recommended_download
+
+    entries = load_catalogue()
+    eight = recommended_download(entries, 8.0)
+    assert eight is not None and eight.entry.id == "qwen3-4b"  # no licence to agree to before Gemma 3 4B
+    assert eight.size_bytes == 2_497_280_736
+    assert eight.seconds == pytest.approx(2_497_280_736 / ASSUMED_BYTES_PER_S) and not eight.speed_measured
+    assert eight.minutes == 8
+    measured = recommended_download(entries, 8.0, bytes_per_s=50_000_000)
+    assert measured is not None and measured.speed_measured and measured.minutes == 1
+    four = recommended_download(entries, 4.0)
+    assert four is not None and four.entry.id == "qwen2.5-1.5b", "a 4B model does not fit 4 GB"
+    unknown = recommended_download(entries, None)
+    assert unknown is not None and unknown.entry.ram_gb <= 4, "memory unknown: a modest laptop's model"
+    assert recommended_download(entries, 1.0) is None, "nothing the app downloads fits 1 GB"
+    assert find_entry(entries, "qwen3-4b") is eight.entry
+
+
+def test_the_newer_small_models_are_pinned_to_a_revision_and_a_sha256() -> None:
+    from nexus_ark.providers.catalogue import find_entry
+
+    entries = load_catalogue()
+    for name, size in (("qwen3-4b", 2_497_280_736), ("gemma3-4b", 2_489_757_856), ("gemma3-1b", 806_058_240)):
+        entry = find_entry(entries, name)
+        assert entry is not None and entry.download is not None, name
+        assert len(entry.download.revision) == 40 and int(entry.download.revision, 16) >= 0, name
+        assert len(entry.download.sha256) == 64 and entry.download.size == size, name
+        assert entry.spec == f"gguf:{entry.download.file}", name
+    assert find_entry(entries, "gemma3-4b").accept_license, "the Gemma terms ask to be agreed to first"
