@@ -1,6 +1,10 @@
 """`nexus-ark chat`: the conversation in a terminal, or line by line from a pipe. It streams through the
 persona's runtime as the window does: each turn on the persona's queue (first in line), its after-turn work
-as background work the next turn pre-empts; this thread only prints what the queue hands back."""
+as background work the next turn pre-empts; this thread only prints what the queue hands back.
+
+Piped (stdin not a terminal), stdout is one line per reply, so a script reads reply N from line N: the reply
+as stored, trailing spaces dropped, its own line breaks written as \\n (and a backslash as \\\\). With --raw
+it is the reply as streamed, piece by piece, as a terminal shows it."""
 
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
     # Piped (scripts, evaluations): deterministic. Each line's after-turn work is done before the next line
     # is read, so the same input always leaves the same memory.
     failures = 0
-    state = _ChatState()
+    state = _ChatState(one_line=not args.raw)
     for line in sys.stdin:
         if line.strip():
             failures += not _one_turn(runtime, line, sys.stdout, state)
@@ -95,6 +99,14 @@ def _chat_interactive(runtime: PersonaRuntime, name: str, model_name: str) -> in
 class _ChatState:
     warned: set[str] = field(default_factory=set)  # each warning once per session
     cut_reply: int | None = None  # the last reply the token limit cut, for /continue
+    one_line: bool = False  # each reply printed whole, on one line (piped without --raw)
+
+
+def one_line(reply: str) -> str:
+    """A reply as one line of a pipe: its lines (every kind of line break: str.splitlines) without trailing
+    spaces, joined by \\n, and a backslash written \\\\ so the two never read alike."""
+    escaped = (line.rstrip().replace("\\", "\\\\") for line in reply.strip().splitlines())
+    return "\\n".join(escaped).rstrip()
 
 
 def _one_turn(runtime: PersonaRuntime, text: str, out: TextIO, state: _ChatState) -> bool:
@@ -104,6 +116,7 @@ def _one_turn(runtime: PersonaRuntime, text: str, out: TextIO, state: _ChatState
     Warnings (e.g. recall fell back to keywords) go to stderr, each once per session."""
     cancel = threading.Event()
     result: TurnResult | None = None
+    streamed: list[str] = []
     if text.strip() == "/continue":
         if state.cut_reply is None:
             print("note: there is no reply cut by the token limit to continue.", file=sys.stderr)
@@ -121,10 +134,14 @@ def _one_turn(runtime: PersonaRuntime, text: str, out: TextIO, state: _ChatState
             cancel.set()
             continue
         if isinstance(item, ReplyDelta):
-            out.write(item.text)
-            out.flush()
+            streamed.append(item.text)
+            if not state.one_line:
+                out.write(item.text)
+                out.flush()
         else:
             result = item
+    if state.one_line:  # the reply as stored where a turn gave one (a reply cut at scaffolding, say)
+        out.write(one_line(result.text if result is not None and result.reply_id else "".join(streamed)))
     out.write("\n")
     out.flush()
     for warning in result.warnings if result is not None else []:

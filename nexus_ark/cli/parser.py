@@ -45,6 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(e.g. litellm:openai/local); keys come from the OS keyring or the provider's usual variable",
     )
     chat.add_argument("--api-base", metavar="URL", help="server address for ollama: or litellm: models")
+    chat.add_argument(
+        "--raw",
+        action="store_true",
+        help="piped: print each reply as it streams (default: one line per reply, its line breaks as \\n)",
+    )
 
     room = sub.add_parser("room", help="list, create or delete rooms (several personas talking with you)")
     rsub = room.add_subparsers(dest="room_command", metavar="ACTION", required=True)

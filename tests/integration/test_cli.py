@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from nexus_ark.cli.chat import one_line
 from nexus_ark.memory.store import MemoryStore
 from tests.conftest import cli_command, run_cli, subprocess_env
 
@@ -39,7 +40,7 @@ def test_persona_create_then_chat_with_it(data_dir: Path) -> None:
     assert [r.role for r in rows] == ["user", "assistant"]
     assert rows[0].content == "こんにちは、ミカ。"
     assert rows[1].status == "complete" and rows[1].content.strip()
-    assert rows[1].content.strip() in chat.stdout, "what was printed is what was stored"
+    assert chat.stdout == one_line(rows[1].content) + "\n", "what was printed is what was stored"
 
 
 @pytest.mark.slow
@@ -82,7 +83,7 @@ def test_piped_chat_answers_each_line_and_remembers(data_dir: Path) -> None:
     assert rows[0].content == "Hello! What is your name?"
     assert all(r.status == "complete" and r.content for r in rows)
     # What was printed is what was stored.
-    assert rows[1].content in proc.stdout and rows[3].content in proc.stdout
+    assert proc.stdout == f"{one_line(rows[1].content)}\n{one_line(rows[3].content)}\n"
 
 
 def test_second_process_on_the_same_data_dir_is_refused(data_dir: Path) -> None:

@@ -146,14 +146,16 @@ def test_help_persona_list_chat_model_list_and_doctor(
     finally:
         db.close()
     assert [r[0] for r in rows] == ["user", "assistant"]
-    assert rows[0][1] == "Hello" and rows[1][1].strip() in chat.stdout
+    # Piped, the reply is one line: its own line breaks written as \n.
+    assert rows[0][1] == "Hello" and rows[1][1].strip().splitlines()[0].rstrip() in chat.stdout
 
     # The catalogue inside the wheel offers the downloads (nothing fetched: list only, Ollama not there).
     models = _run(
         [cli, "--data-dir", str(data), "model", "list", "--ollama-host", "http://127.0.0.1:9"], cwd, env
     )
     assert models.returncode == 0, models.stderr
-    assert [line.split("\t")[0] for line in models.stdout.splitlines()][:3] == [
+    assert [line.split("\t")[0] for line in models.stdout.splitlines()][:4] == [
+        "ID",
         "bundled",
         "qwen2.5-1.5b",
         "qwen2.5-3b",
