@@ -21,11 +21,20 @@ from nexus_ark.providers.model_download import DownloadCancelled, Progress, huma
 from nexus_ark.providers.model_store import get_model, model_statuses, remove_model, resolve
 from nexus_ark.providers.ollama_backend import DEFAULT_HOST, OllamaBackend
 
+# `model list`'s columns. The source tells apart entries whose names differ by a character: qwen2.5-1.5b (a
+# GGUF Nexus Ark downloads from Hugging Face and runs itself) and qwen2.5:1.5b (pulled by Ollama).
+LIST_HEADER = ("ID", "NAME", "SOURCE", "SIZE", "THIS COMPUTER", "INSTALLED")
+SOURCES = {"huggingface": "Hugging Face", "ollama": "Ollama", "bundled": "built in", "litellm": "cloud"}
+
 
 def add_model_parsers(sub: Any) -> None:
     model = sub.add_parser("model", help="list, download or remove the models the catalogue offers")
     msub = model.add_subparsers(dest="model_command", metavar="ACTION", required=True)
-    listing = msub.add_parser("list", help="the catalogue with what is installed, what fits, and sizes")
+    listing = msub.add_parser(
+        "list",
+        help="the catalogue: a header line, then ID, name, source (Hugging Face, Ollama, built in, cloud), "
+        "size, whether it fits this computer, and whether it is installed, tab-separated",
+    )
     listing.add_argument("--json", action="store_true", help="one JSON object a line")
     get = msub.add_parser("get", help="download a model (resumes an interrupted download)")
     get.add_argument("name", help="the model's NAME from `model list` (e.g. qwen2.5-1.5b)")
@@ -51,6 +60,8 @@ def run_model_command(args: argparse.Namespace) -> int:
         except NexusArkError:
             names = None  # Ollama not running: its models' state is unknown, not "missing"
         statuses = model_statuses(entries, models_dir, total_ram_gb(), names)
+        if not args.json:
+            print("\t".join(LIST_HEADER))
         for status in statuses:
             if args.json:
                 print(json.dumps(status.as_json(), ensure_ascii=False))
@@ -59,8 +70,9 @@ def run_model_command(args: argparse.Namespace) -> int:
             if status.partial_bytes and not status.installed:
                 installed = f"partial {human_bytes(status.partial_bytes)}"
             size = human_bytes(status.entry.size_bytes()) if status.entry.size_bytes() else "-"
-            fits = "cloud" if status.entry.kind == "litellm" else "fits" if status.fits else "too big"
-            print("\t".join((status.entry.id, status.entry.name, size, fits, installed)))
+            fits = "-" if status.entry.kind == "litellm" else "fits" if status.fits else "too big"
+            source = SOURCES.get(status.as_json()["source"], status.entry.kind)
+            print("\t".join((status.entry.id, status.entry.name, source, size, fits, installed)))
         return 0
     entry = resolve(entries, args.name)
     if args.model_command == "remove":

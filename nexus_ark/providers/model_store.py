@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from nexus_ark.errors import NexusArkError
+from nexus_ark.errors import NexusArkError, ProviderUnavailableError
 from nexus_ark.notices import notice
 from nexus_ark.providers.catalogue import (
     CatalogueEntry,
@@ -29,6 +29,11 @@ from nexus_ark.providers.model_download import (
     part_path,
 )
 from nexus_ark.providers.ollama_backend import OllamaBackend, PullCancelled, same_model
+
+OLLAMA_DOWN_HINT = notice(
+    "Start Ollama (open the Ollama app, or run `ollama serve`), or install it from https://ollama.com, then "
+    "try again. Or choose a model that Nexus Ark downloads from Hugging Face and runs itself."
+)
 
 
 class LicenceNotAccepted(NexusArkError):
@@ -164,6 +169,8 @@ def pull_ollama(
         OllamaBackend(model, host).pull(report, cancel)
     except PullCancelled as exc:
         raise DownloadCancelled(exc.message) from exc
+    except ProviderUnavailableError as exc:  # not a persona's setting at fault: Ollama is not running
+        raise ProviderUnavailableError(exc.message, hint=OLLAMA_DOWN_HINT) from exc
 
 
 def remove_model(entry: CatalogueEntry, models_dir: Path, *, ollama_host: str = "") -> list[Path]:
