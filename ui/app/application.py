@@ -140,6 +140,7 @@ def _run_window(data_dir: str | None) -> int:
     window = MainWindow(core)
     inbox_on_click.clicked.connect(window.life.review_proposal)
     window.show()
+    window.offer_first_start()  # your name and which mind, until done or skipped once
     importer = import_in_background(*WINDOW_MODULES)
     window.life.start()  # every persona wakes; the scheduler runs while the app does
     freeze_long_lived()  # full garbage collections stay short: the window never waits on one for long

@@ -58,6 +58,9 @@ class Menus:
         self.settings_action.setMenuRole(QAction.MenuRole.PreferencesRole)  # macOS: the app menu
         self.settings_action.triggered.connect(self.show_settings)
         self.file_menu.addAction(self.settings_action)
+        self.first_start_action = QAction(self)  # your name and which mind, again
+        self.first_start_action.triggered.connect(self.show_first_start)
+        self.file_menu.addAction(self.first_start_action)
         self.file_menu.addSeparator()
         self.file_menu.addAction(self.quit_action)
 
@@ -137,6 +140,7 @@ class Menus:
         self.edit_persona_action.setText(tr("Edit persona…"))
         self.soul_history_action.setText(tr("Soul history…"))
         self.settings_action.setText(tr("Settings…"))
+        self.first_start_action.setText(tr("First start…"))
         self.prompt_action.setText(tr("Show the prompt…"))
         self.activity_action.setText(tr("Activity timeline…"))
         self.dashboard_action.setText(tr("Inner life…"))

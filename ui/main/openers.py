@@ -107,6 +107,23 @@ class Openers:
         dialog.language_changed.connect(self.show_language)
         dialog.applied.connect(self._settings_applied)
         dialog.persona_restored.connect(self._persona_saved)
+        dialog.first_start_requested.connect(self.show_first_start)
+        dialog.show()
+
+    def offer_first_start(self) -> None:
+        """At start: the first-start flow, until it was finished or skipped once."""
+        if not self.app.settings.setup_done:
+            self.show_first_start()
+
+    def show_first_start(self) -> None:
+        """Who the person is and which mind: non-modal over the window; done, the persona reopens on it."""
+        from ui.first_start.flow import FirstStartDialog
+
+        if self._raise_open(FirstStartDialog):
+            return
+        dialog = FirstStartDialog(self.app, self, slug=self.current_slug, name=self.current_name)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.done.connect(lambda _switched: self._model_changed(self.current_slug))
         dialog.show()
 
     def _settings_applied(self) -> None:

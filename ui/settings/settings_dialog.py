@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QLabel,
+    QLineEdit,
+    QPushButton,
     QSpinBox,
     QTabWidget,
     QVBoxLayout,
@@ -47,6 +49,7 @@ class SettingsDialog(DataTab, QDialog):
     language_changed = Signal(str)  # the language chosen: "auto", "en" or "ja"
     applied = Signal()  # the settings were saved
     persona_restored = Signal(str)  # a persona's memory now holds a backup's content
+    first_start_requested = Signal()  # "First start…": the window opens the first-start flow again
 
     def __init__(
         self,
@@ -96,6 +99,15 @@ class SettingsDialog(DataTab, QDialog):
 
     # -- construction -----------------------------------------------------------------------------
     def _general_tab(self) -> QWidget:
+        self.user_name = QLineEdit()
+        self.user_name.setObjectName("userName")
+        self.user_name.setMaxLength(80)
+        self.user_name_label = QLabel()
+        self.user_name_hint = QLabel()
+        self.user_name_hint.setWordWrap(True)
+        self.first_start_button = QPushButton()
+        self.first_start_button.setObjectName("firstStartButton")
+        self.first_start_button.clicked.connect(self.first_start_requested)
         self.language_box = QComboBox()
         self.language_box.setObjectName("languageBox")
         for code in ("auto", "en", "ja"):
@@ -112,10 +124,13 @@ class SettingsDialog(DataTab, QDialog):
         self.look_hint.setWordWrap(True)
         page = QWidget()
         form = QFormLayout(page)
+        form.addRow(self.user_name_label, self.user_name)
+        form.addRow(self.user_name_hint)
         form.addRow(self.language_label, self.language_box)
         form.addRow(self.theme_label, self.theme_box)
         form.addRow(self.font_label, self.font_size)
         form.addRow(self.look_hint)
+        form.addRow(self.first_start_button)
         return page
 
     def _notifications_tab(self) -> QWidget:
@@ -166,6 +181,13 @@ class SettingsDialog(DataTab, QDialog):
             (tr("General"), tr("Notifications"), tr("Default models"), tr("Data and backups"))
         ):
             self.tabs.setTabText(index, title)
+        self.user_name_label.setText(tr("Your name"))
+        self.user_name.setPlaceholderText(tr("What the personas call you"))
+        self.user_name_hint.setText(
+            tr("Every persona calls you this, unless its own settings give it another name for you.")
+        )
+        self.first_start_button.setText(tr("First start…"))
+        self.first_start_button.setToolTip(tr("Your name and which mind the personas run on, step by step"))
         self.language_label.setText(tr("Language"))
         self.language_box.setItemText(0, tr("System language"))
         self.language_box.setItemText(1, "English")
@@ -220,6 +242,7 @@ class SettingsDialog(DataTab, QDialog):
 
     # -- settings ---------------------------------------------------------------------------------
     def show_settings(self, settings: AppSettings) -> None:
+        self.user_name.setText(settings.user_name)
         self.language_box.setCurrentIndex(max(0, self.language_box.findData(settings.language)))
         self.theme_box.setCurrentIndex(max(0, self.theme_box.findData(settings.theme)))
         self.font_size.setValue(settings.font_size or FONT_MIN)
@@ -294,6 +317,7 @@ class SettingsDialog(DataTab, QDialog):
         settings = self.app.settings
         font = self.font_size.value()
         wanted = {
+            "user_name": self.user_name.text().strip(),
             "language": self.language_box.currentData(),
             "theme": self.theme_box.currentData(),
             "font_size": 0 if font == FONT_MIN else font,

@@ -1,0 +1,119 @@
+"""The first-start flow in the window, with the Ollama stand-in running on loopback (real HTTP, Ollama's wire
+format, replies from the bundled model): it offers the stand-in's models and the catalogue's download, the
+name typed there is in the next prompt, one click puts the persona on the chosen model and it answers; Skip
+closes it for good; Settings has the name and brings the flow back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from nexus_ark.app import NexusApp
+from nexus_ark.config import load_app_settings
+from ui.first_start.flow import FirstStartDialog
+from ui.main.main_window import MainWindow
+from ui.util import i18n
+
+# offscreen platform: shown windows and dialogs
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise", "requestActivate"),
+]
+
+
+@pytest.fixture
+def first_window(qtbot, data_dir: Path, monkeypatch: pytest.MonkeyPatch, ollama_wire):
+    """A window on a new data folder, with Ollama (the stand-in) where OLLAMA_HOST says."""
+    monkeypatch.setenv("OLLAMA_HOST", ollama_wire.url)
+    core = NexusApp(data_dir).open()
+    i18n.set_language("en")
+    window = MainWindow(core)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.send_button.isEnabled(), timeout=60_000)
+    yield window
+    window.close()
+    core.close()
+
+
+def _flow(window: MainWindow) -> FirstStartDialog | None:
+    found = [d for d in window.findChildren(FirstStartDialog) if d.isVisible()]
+    return found[0] if found else None
+
+
+def test_the_first_start_offers_the_servers_models_and_the_download_and_one_click_reaches_a_reply(
+    qtbot, first_window: MainWindow, ollama_wire
+) -> None:
+    window = first_window
+    app = window.app
+    window.offer_first_start()
+    flow = _flow(window)
+    assert flow is not None and flow.name_title.text() == "What should the personas call you?"
+    qtbot.keyClicks(flow.name_edit, "Ken")
+    qtbot.mouseClick(flow.next_button, Qt.MouseButton.LeftButton)
+    assert flow.mind_title.text() == "Which mind?"
+    qtbot.waitUntil(lambda: flow.report is not None, timeout=10_000)  # probed on a worker
+    offered = flow.option_texts()
+    assert "smollm2:135m" in offered and "gemma3:4b" in offered
+    assert any(f"running on this computer ({ollama_wire.url})" in label.text() for label in flow.findChildren(
+        type(flow.name_title)
+    ))  # fmt: skip
+    download = [t for t in offered if t.startswith("Download ")]
+    assert len(download) == 1 and " GB, about " in download[0] and " min at " in download[0]
+    assert "The built-in model" in offered and any("GGUF file" in t for t in offered)
+    flow.choose("smollm2:135m")
+
+    with qtbot.waitSignal(window.persona_opened, timeout=60_000):
+        qtbot.mouseClick(flow.next_button, Qt.MouseButton.LeftButton)  # "Start talking": the one click
+    assert _flow(window) is None, "it closed"
+    settings = load_app_settings(app.layout.config_file)
+    assert settings.user_name == "Ken" and settings.setup_done
+    assert (
+        settings.chat_model.spec == "ollama:smollm2:135m" and settings.chat_model.api_base == ollama_wire.url
+    )
+    system = "\n".join(m.content for m in app.preview_prompt("aria", "Hello!").messages if m.role == "system")
+    assert "Ken" in system, "the name typed is in the next prompt"
+    assert "smollm2:135m" in window.model_label.text()
+
+    with qtbot.waitSignal(window.turn_finished, timeout=120_000) as finished:
+        window.input.setPlainText("Hello! Who are you?")
+        qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)
+    assert finished.args[0].status == "complete" and finished.args[0].text
+    assert any(r.get("path") == "/api/chat" for r in ollama_wire.requests), "the reply came from the server"
+
+
+def test_skip_closes_it_for_good_and_changes_nothing_else(qtbot, first_window: MainWindow) -> None:
+    window = first_window
+    window.offer_first_start()
+    flow = _flow(window)
+    assert flow is not None
+    qtbot.keyClicks(flow.name_edit, "Not saved")
+    qtbot.mouseClick(flow.skip_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: _flow(window) is None, timeout=10_000)
+    settings = load_app_settings(window.app.layout.config_file)
+    assert settings.setup_done and settings.user_name == "" and settings.chat_model.spec == "bundled"
+    window.offer_first_start()  # the next start
+    assert _flow(window) is None, "once skipped, it does not open by itself again"
+
+
+def test_settings_set_your_name_and_bring_the_first_start_back(qtbot, first_window: MainWindow) -> None:
+    from ui.settings.settings_dialog import SettingsDialog
+
+    window = first_window
+    window.app.update_settings(setup_done=True)
+    window.show_settings()
+    settings = window.findChild(SettingsDialog)
+    assert settings is not None
+    settings.user_name.setText("Mika")
+    qtbot.mouseClick(settings.apply_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.app.settings.user_name == "Mika", timeout=10_000)
+    system = "\n".join(
+        m.content for m in window.app.preview_prompt("aria", "Hi").messages if m.role == "system"
+    )
+    assert "Mika" in system
+    qtbot.mouseClick(settings.first_start_button, Qt.MouseButton.LeftButton)
+    flow = _flow(window)
+    assert flow is not None and flow.name_edit.text() == "Mika", "the flow opens again, with the name set"
+    flow.close()
