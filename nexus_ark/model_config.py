@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from nexus_ark.errors import ModelError
-from nexus_ark.notices import notice
+from nexus_ark.notices import clipped, notice
 
 BUNDLED = "bundled"
 Kind = Literal["bundled", "gguf", "ollama", "litellm"]
@@ -33,11 +33,15 @@ class ModelSpec(BaseModel):
         kind, sep, target = spec.partition(":")
         if not sep or not target.strip():
             raise ModelError(
-                notice("The model setting {spec!r} is not understood.", spec=spec), hint=SPEC_USAGE
+                notice("The model setting {spec!r} is not understood.", spec=clipped(spec)), hint=SPEC_USAGE
             )
         if kind not in ("gguf", "ollama", "litellm"):
             raise ModelError(
-                notice("The model backend {kind!r} in {spec!r} is not known.", kind=kind, spec=spec),
+                notice(
+                    "The model backend {kind!r} in {spec!r} is not known.",
+                    kind=clipped(kind, 30),
+                    spec=clipped(spec),
+                ),
                 hint=SPEC_USAGE,
             )
         return cls(kind=kind, target=target.strip())  # type: ignore[arg-type]

@@ -46,6 +46,15 @@ class Joined(str):
         return self.parts, self.sep
 
 
+ECHO_MAX = 60  # characters of a value from outside quoted back in a sentence
+
+
+def clipped(value: str, limit: int = ECHO_MAX) -> str:
+    """A value from outside as a sentence may quote it: at most `limit` characters, "…" where cut (a 10 MB
+    setting was printed whole on stderr, in `persona list` and in the log at every chat)."""
+    return value if len(value) <= limit else f"{value[: limit - 1]}…"
+
+
 def notice(template: str, **values: object) -> Notice:
     return Notice(template, **values)
 

@@ -161,3 +161,18 @@ def bundled_model_path() -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+NAME_MAX_BYTES = 255  # a folder name's limit on every file system the app runs on
+
+
+def is_folder_name(name: str) -> bool:
+    """Whether `name` (a persona's or a room's, as typed or as a file gave it) can name one folder inside
+    the data folder. A name that cannot (empty, "..", a separator, a NUL, over 255 bytes) names no persona
+    and no room: asking the file system about it raised OSError "File name too long" instead."""
+    if not name or name in (".", "..") or any(c in name for c in "/\\\0"):
+        return False
+    try:
+        return len(os.fsencode(name)) <= NAME_MAX_BYTES
+    except UnicodeEncodeError:  # a lone surrogate no file name can hold
+        return False

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta
 
 from nexus_ark.agent.prompt import EpisodeNote, MemoryContext
+from nexus_ark.clock import EARLIEST_YEAR, LATEST_YEAR
 from nexus_ark.memory.archive import SearchHit
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore
@@ -28,10 +29,13 @@ _OWN_SECTIONS = {"core", "entity", "kb_chunk"}
 
 
 def _day(stamp: str) -> date | None:
+    """The date a stored time names; None for none, or for one out of the years kept (an older version
+    let a year-1 date in, and a lookback of days before it overflowed Python's dates: every turn failed)."""
     try:
-        return date.fromisoformat(stamp[:10])
+        day = date.fromisoformat(stamp[:10])
     except ValueError:
         return None
+    return day if EARLIEST_YEAR <= day.year <= LATEST_YEAR else None
 
 
 def episode_window(history: Sequence[StoredMessage], lookback_days: int, today: date) -> tuple[str, str]:

@@ -12,6 +12,7 @@ from nexus_ark.agent.compression import CompressionResult, compress
 from nexus_ark.agent.open_questions import ResolutionReport, resolve_open_questions
 from nexus_ark.agent.prompt import MESSAGE_OVERHEAD
 from nexus_ark.agent.recall import EMBEDDER_RETRY_S
+from nexus_ark.clock import stored_time
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import MessageStore, StoredMessage
 from nexus_ark.memory.store import MemoryStore
@@ -172,7 +173,9 @@ class SessionUpkeep:
         newest = self.memory.messages.recent(self.room, 1)
         if not newest:
             return None
-        said = datetime.fromisoformat(newest[0].created_at)
+        said = stored_time(newest[0].created_at)
+        if said is None:  # no usable time stored (an older version's import): nothing to judge it by
+            return None
         idle = timedelta(minutes=self.persona.settings.conversation.idle_minutes_end)
         key = CONVERSATION_END_KEY.format(room=self.room)
         ended_at = int(self.memory.components.reflection_meta().get(key, "0") or 0)

@@ -60,6 +60,10 @@ def _write_command(app: NexusApp, store: MemoryStore, args: argparse.Namespace, 
         return _import(app, store, args, persona)
     if args.memory_command == "export":
         path = export_memory(store, args.folder, persona.settings.name)
+        if path.parent != args.folder:  # the folder held files: none of them is overwritten
+            print(
+                f"note: {args.folder} is not empty: the export went into a new folder in it.", file=sys.stderr
+            )
         print(f"exported to {path.parent} (memory.md, entities/, conversations.md, memory.json)")
         return 0
     if args.memory_command == "restore":

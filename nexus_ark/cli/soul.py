@@ -18,11 +18,28 @@ from nexus_ark.notices import notice
 from nexus_ark.soul.records import SoulProposal, SoulVersion
 
 
+class _Intermixed(argparse.ArgumentParser):
+    """A parser whose options may come between its positionals: `proposals accept --persona X 1` as well
+    as `proposals accept 1 --persona X`. Plain argparse fills an optional positional (the ID) with nothing
+    when an option follows the one before it, then refuses the ID as "unrecognized arguments"."""
+
+    _mixing = False
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
+        if self._mixing:  # parse_known_intermixed_args calls back here for its two passes
+            return super().parse_known_args(args, namespace)
+        self._mixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._mixing = False
+
+
 def add_soul_parsers(sub: Any) -> None:
     soul = sub.add_parser(
         "soul", help="the soul's history (every version of persona.md) and the persona's proposals"
     )
-    ssub = soul.add_subparsers(dest="soul_command", metavar="ACTION", required=True)
+    ssub = soul.add_subparsers(dest="soul_command", metavar="ACTION", required=True, parser_class=_Intermixed)
     history = ssub.add_parser(
         "history", help="one version a line: ID<TAB>time<TAB>who<TAB>characters<TAB>why"
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from nexus_ark.clock import stored_time
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.prompts.dreaming import (
     ACTIVE_GOALS,
@@ -55,9 +56,9 @@ class Material:
 
 
 def local_day(stamp: str) -> date | None:
-    try:
-        dt = datetime.fromisoformat(stamp)
-    except ValueError:
+    """The local date of a stored time; None for none (or one out of the years kept: an older version's
+    year-1 import)."""
+    if (dt := stored_time(stamp)) is None:
         return None
     return (dt.astimezone() if dt.tzinfo else dt).date()
 
@@ -81,7 +82,7 @@ def day_messages(
             continue
         if (after_id is not None and mid <= after_id) or (through_id is not None and mid > through_id):
             continue  # another pass's
-        dt = datetime.fromisoformat(stamp)
+        dt = datetime.fromisoformat(stamp)  # local_day read it: a usable time
         clock = (dt.astimezone() if dt.tzinfo else dt).strftime("%H:%M")
         out.append((int(mid), clock, speaker, content))
     return out

@@ -37,7 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from nexus_ark.clock import iso
+from nexus_ark.clock import checked_epoch, iso
 from nexus_ark.memory.chatgpt_stream import (
     EXPORT_HINT,
     Broken,
@@ -190,6 +190,12 @@ def _import_one(path: Path, index: int, raw: Any, writer: TurnWriter, report: Ch
             )
             raise _BadConversation(fields) from None
         turns, other = _turns(conversation)
+        for problem in _time_problems(conversation):  # the message is kept, its time taken from around it
+            report.errors.append(
+                notice(
+                    "{path}: conversation {label}: {problem}", path=str(path), label=label, problem=problem
+                )
+            )
     except _BadConversation as exc:
         report.skipped_conversations += 1
         report.errors.append(
@@ -305,13 +311,40 @@ def _spoken(message: ExportMessage | None) -> str | None:
 
 
 def _finite(value: float | None) -> float | None:
+    """A time that can be kept; None for none, or one out of the years kept (clock.checked_epoch)."""
     if value is None or not math.isfinite(value):
         return None
     try:
-        datetime.fromtimestamp(value, UTC)
-    except (OverflowError, OSError, ValueError):
+        checked_epoch(value)
+    except ValueError:
         return None
     return value
+
+
+def _time_problems(conversation: Conversation) -> list[str]:
+    """Each create_time or update_time given but refused (out of the years kept), in words; such a time is
+    treated as missing, so its message is kept with a time from the messages around it."""
+    given = [("create_time", conversation.create_time), ("update_time", conversation.update_time)]
+    given += [
+        (f"message {node.message.id or key}: create_time", node.message.create_time)
+        for key, node in _main_line(conversation)
+        if node.message is not None and _spoken(node.message)
+    ]
+    problems = []
+    for field, value in given:
+        if value is None or not math.isfinite(value):
+            continue
+        try:
+            checked_epoch(value)
+        except ValueError as exc:
+            problems.append(
+                notice(
+                    "{field}: {problem}; the time was taken from the messages around it",
+                    field=field,
+                    problem=str(exc),
+                )
+            )
+    return problems
 
 
 def _times(given: list[float | None], start: float | None, end: float | None) -> list[float] | None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from datetime import datetime
 from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError, field_validator
 
+from nexus_ark.clock import checked_time
 from nexus_ark.config import unreadable_json
 from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.conversation_index import Turn, index_turns
@@ -47,7 +47,7 @@ class TurnLine(BaseModel):
     @field_validator("timestamp")
     @classmethod
     def _iso(cls, value: str) -> str:
-        datetime.fromisoformat(value)
+        checked_time(value)  # a year-1 time stored once broke every later turn: refused here, named
         return value
 
 

@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 
 from pydantic import BaseModel
 
-from nexus_ark.clock import Clock, iso
+from nexus_ark.clock import Clock, iso, stored_time
 from nexus_ark.memory.store import MemoryStore
 
 
@@ -76,7 +76,7 @@ class Inbox:
 
     def last_sent(self) -> datetime | None:
         row = self.db.execute("select max(created_at) from inbox").fetchone()
-        return datetime.fromisoformat(row[0]) if row and row[0] else None
+        return stored_time(row[0]) if row and row[0] else None
 
     def unanswered(self) -> int:
         """How many messages the persona wrote first since the person last wrote."""
@@ -95,4 +95,4 @@ class Inbox:
             "select created_at from inbox where created_at >= ?",
             [(day - timedelta(days=1)).isoformat()],  # stored in UTC: a day's margin either way
         ).fetchall()
-        return sum(1 for (stamp,) in rows if datetime.fromisoformat(stamp).astimezone().date() == day)
+        return sum(1 for (stamp,) in rows if (dt := stored_time(stamp)) and dt.astimezone().date() == day)

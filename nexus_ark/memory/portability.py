@@ -51,7 +51,28 @@ FORMAT = "nexus-ark-memory"
 VERSION = 1
 
 
+def export_folder(folder: Path, persona_name: str, now: datetime) -> Path:
+    """Where an export into `folder` goes: `folder` itself when it is new or empty, else a new subfolder
+    in it named for the persona and the time ("Aria-memory-20261127-0930"), so no file already there is
+    overwritten (an export once replaced the memory.md of another persona's export in the same folder)."""
+    try:
+        empty = not folder.exists() or (folder.is_dir() and not any(folder.iterdir()))
+    except OSError:
+        empty = False  # unreadable: mkdir below says why
+    if empty:
+        return folder
+    base = re.sub(r"[^\w]+", "-", persona_name).strip("-")[:40]
+    stem = "-".join(p for p in (base, "memory", now.strftime("%Y%m%d-%H%M%S")) if p)
+    target, n = folder / stem, 2
+    while target.exists():
+        target, n = folder / f"{stem}-{n}", n + 1
+    return target
+
+
 def export_memory(store: MemoryStore, folder: Path, persona_name: str = "") -> Path:
+    """Write the memory as Markdown and memory.json into `folder`, or into a new subfolder of it when it
+    holds files already (export_folder). Returns the memory.json written: its parent says where."""
+    folder = export_folder(folder, persona_name, store.messages.clock.now().astimezone())
     folder.mkdir(parents=True, exist_ok=True)
     data: dict[str, Any] = {"format": FORMAT, "version": VERSION, "persona": persona_name, "tables": {}}
     for table in TABLES:

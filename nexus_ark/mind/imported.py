@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from nexus_ark.clock import iso
+from nexus_ark.clock import iso, stored_time
 from nexus_ark.memory.components import EmotionEntry
 from nexus_ark.memory.importer import WriteGate, on_store
 from nexus_ark.memory.store import MemoryStore
@@ -19,8 +19,9 @@ READ_MAX = 2000
 
 
 def _parsed(stamp: str) -> datetime:
-    dt = datetime.fromisoformat(stamp)
-    return dt.astimezone() if dt.tzinfo is None else dt
+    parsed = stored_time(stamp)
+    assert parsed is not None  # _unread keeps only messages with a usable time
+    return parsed
 
 
 def read_unread_feelings(memory: MemoryStore, detector: EmotionDetector) -> int:
@@ -47,6 +48,9 @@ def _unread(memory: MemoryStore) -> list[tuple[int, str, str]]:
         "order by m.created_at desc limit ?",
         [READ_MAX],
     ).fetchall()
+    # A message whose stored time is no usable time (a year-1 line an older version imported) has no
+    # day to read a feeling for: left out, never a traceback.
+    rows = [r for r in rows if stored_time(r[1]) is not None]
     if not rows:
         return []
     newest = _parsed(rows[0][1])

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from nexus_ark.clock import iso
+from nexus_ark.clock import iso, stored_time
 from nexus_ark.memory import drive_history as stored_inputs
 from nexus_ark.memory.components import Drive
 from nexus_ark.mind.drives import (
@@ -41,11 +41,10 @@ if TYPE_CHECKING:
 DEFAULT_THRESHOLDS: dict[DriveName, float] = dict.fromkeys(DRIVES, 0.6)
 
 
-def _time(stamp: str) -> datetime:
-    dt = datetime.fromisoformat(stamp)
-    if dt.tzinfo is None:  # imported rows may carry no zone: they are the person's local time
-        dt = dt.astimezone()
-    return dt
+def _time(stamp: str, default: datetime) -> datetime:
+    """A stored time (imported rows may carry no zone: they are the person's local time); `default` for
+    one that is no usable time (an older version let a year-1 date in: it must not stop the drives)."""
+    return stored_time(stamp) or default
 
 
 def read_inputs(memory: MemoryStore, now: datetime, *, talking: bool = False) -> DriveInputs:
@@ -56,12 +55,16 @@ def read_inputs(memory: MemoryStore, now: datetime, *, talking: bool = False) ->
         row = memory.db.execute(
             "select max(created_at) from messages where role = 'user' and hidden = 0 and status != 'error'"
         ).fetchone()
-        last = _time(row[0]) if row and row[0] else None
+        last = stored_time(row[0]) if row and row[0] else None
         if last is not None and last > now:  # a message stamped ahead of the clock is "just now"
             last = now
     questions = [
         QuestionInput(
-            id=q.id, question=q.question, topic=q.topic, priority=q.priority, created_at=_time(q.created_at)
+            id=q.id,
+            question=q.question,
+            topic=q.topic,
+            priority=q.priority,
+            created_at=_time(q.created_at, now),
         )
         for q in memory.components.open_questions()
     ]
@@ -71,7 +74,7 @@ def read_inputs(memory: MemoryStore, now: datetime, *, talking: bool = False) ->
             id=short[0].id,
             goal=short[0].goal,
             priority=max(1, short[0].priority),  # 1 is the top; older rows may say 0
-            last_progress=_time(short[0].updated_at or short[0].created_at),
+            last_progress=_time(short[0].updated_at or short[0].created_at, now),
         )
         if short
         else None
@@ -79,7 +82,7 @@ def read_inputs(memory: MemoryStore, now: datetime, *, talking: bool = False) ->
     since = iso(now - timedelta(hours=DEVOTION_WINDOW_H))
     emotions = [
         EmotionInput(
-            time=_time(e.timestamp),
+            time=_time(e.timestamp, now),
             label=e.emotion,
             value=e.value,
             snippet=e.snippet,

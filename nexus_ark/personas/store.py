@@ -26,8 +26,8 @@ from nexus_ark.config import (
 )
 from nexus_ark.errors import ConfigError, NexusArkError, PersonaError
 from nexus_ark.model_config import ModelConfig
-from nexus_ark.notices import Notice, notice
-from nexus_ark.paths import WINDOWS_RESERVED
+from nexus_ark.notices import Notice, clipped, notice
+from nexus_ark.paths import WINDOWS_RESERVED, is_folder_name
 from nexus_ark.personas.model import (
     MEMORY_FILE,
     NAME_MAX,
@@ -146,7 +146,7 @@ class PersonaStore:
         """The persona a person's word for it means: its folder's name as given, that name in another case
         ("Aria" for aria), or its display name when one persona alone has it ("ひかり" for hikari); else
         the word as given, which load() then says is no persona."""
-        if name and (self.root / name).is_dir():
+        if is_folder_name(name) and (self.root / name).is_dir():
             return name
         wanted = _folded(name)
         infos = [p for p in self.list() if p.ok]
@@ -167,7 +167,7 @@ class PersonaStore:
 
     def load(self, slug: str) -> Persona:
         folder = self.root / slug
-        if not folder.is_dir():
+        if not is_folder_name(slug) or not folder.is_dir():
             known = ", ".join(self._known()) or notice("none")
             raise PersonaError(
                 self._no_persona(slug),
@@ -344,12 +344,12 @@ class PersonaStore:
 
     def _folder(self, slug: str) -> Path:
         folder = self.root / slug
-        if not slug or "/" in slug or "\\" in slug or slug.startswith(".") or not folder.is_dir():
+        if not is_folder_name(slug) or slug.startswith(".") or not folder.is_dir():
             raise PersonaError(self._no_persona(slug))
         return folder
 
     def _no_persona(self, slug: str) -> Notice:
-        return notice("There is no persona {slug!r} in {root}.", slug=slug, root=str(self.root))
+        return notice("There is no persona {slug!r} in {root}.", slug=clipped(slug), root=str(self.root))
 
     def seed_from(self, shipped: Path, already_seeded: list[str]) -> list[str]:
         """Copy shipped personas that this data dir has never had. Returns the slugs now seeded.

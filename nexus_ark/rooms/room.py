@@ -11,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from nexus_ark.config import describe_validation_error, load_toml_model, save_toml_model
 from nexus_ark.errors import NexusArkError
-from nexus_ark.notices import notice
+from nexus_ark.notices import clipped, notice
+from nexus_ark.paths import is_folder_name
 from nexus_ark.personas.store import slugify
 from nexus_ark.rooms.turn_taking import STRATEGIES, Strategy
 
@@ -81,9 +82,9 @@ class RoomStore:
 
     def load(self, slug: str) -> RoomSettings:
         path = self.folder(slug) / ROOM_FILE
-        if not path.is_file():
+        if not is_folder_name(slug) or not path.is_file():  # a name no folder can have names no room
             raise NexusArkError(
-                notice("There is no room {room}.", room=slug),
+                notice("There is no room {room}.", room=clipped(slug)),
                 hint=notice("`nexus-ark room list` shows the rooms there are."),
             )
         return load_toml_model(path, RoomSettings)

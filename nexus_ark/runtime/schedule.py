@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 from apscheduler.triggers.cron import CronTrigger
 from pydantic import BaseModel, Field
 
-from nexus_ark.clock import iso
+from nexus_ark.clock import iso, stored_time
 from nexus_ark.dreaming.dream import undreamt
 from nexus_ark.dreaming.material import latest_day
 from nexus_ark.memory.store import MemoryStore
@@ -86,11 +86,12 @@ def read_state(memory: MemoryStore, now: datetime) -> ScheduleState:
     the latest finished day with conversation not yet dreamt, or talked on after its dream (`now`: the
     persona's local time)."""
     runs = {
-        job: datetime.fromisoformat(stamp)
+        job: when
         for job, stamp in memory.db.execute("select job, last_run from job_runs").fetchall()
+        if (when := stored_time(stamp)) is not None
     }
     row = memory.db.execute("select max(created_at) from messages where role = 'user'").fetchone()
-    last_user = datetime.fromisoformat(row[0]) if row and row[0] else None
+    last_user = stored_time(row[0]) if row and row[0] else None  # None too for a time no longer usable
     today = now.date()
     day = latest_day(memory, today - timedelta(days=1))
     if day is not None and not undreamt(memory, day):  # dreamt, and nothing said since

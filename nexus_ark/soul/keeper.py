@@ -71,11 +71,7 @@ class SoulKeeper:
         text = read_soul(self.path)
         latest = self.records.latest()
         if latest is not None and not latest.applied:
-            if text is None or sha256(text) != latest.sha256:
-                write_soul(self.path, latest.text)  # the app's own change, cut off before the file
-                log.info("%s: finished a change of the soul a crash cut off", self.path)
-            self.records.mark_applied(latest.id)
-            return None
+            return self._finish(latest, text)
         if text is None:
             return None  # a missing soul is reported where it is read; restore brings one back
         if latest is None:
@@ -83,6 +79,40 @@ class SoulKeeper:
         if sha256(text) != latest.sha256:
             return self._record(text, "outside", notice("changed outside Nexus Ark"))
         return None
+
+    def _finish(self, pending: SoulVersion, text: str | None) -> SoulVersion | None:
+        """A change recorded but perhaps not written (a crash between the two). The file as the version
+        before it left it (or no file): the crash came first, so the change is written now. The file as
+        nobody recorded it: edited by hand since, and that edit is the person's latest word: it is
+        recorded as a version first (so it is in the history whatever happens next) and kept; the change
+        the crash cut off stays in the history, not applied, to be restored if wanted."""
+        if text is not None and sha256(text) == pending.sha256:
+            self.records.mark_applied(pending.id)
+            return None
+        before = self.records.version_before(pending.id)
+        if text is None or (before is not None and sha256(text) == before.sha256):
+            write_soul(self.path, pending.text)  # the app's own change, cut off before the file
+            self.records.mark_applied(pending.id)
+            log.info("%s: finished a change of the soul a crash cut off", self.path)
+            return None
+        version = self._record(
+            text,
+            "outside",
+            notice(
+                "changed outside Nexus Ark; version {id}, which a crash kept from being written, was not "
+                "applied over it",
+                id=pending.id,
+            ),
+        )
+        log.warning(
+            "%s: edited by hand while soul version %d waited to be written: the edit is kept as version %d; "
+            "restore version %d to apply the other",
+            self.path,
+            pending.id,
+            version.id,
+            pending.id,
+        )
+        return version
 
     def _record(self, text: str, author: Author, reason: str = "") -> SoulVersion:
         with self.memory.db.atomic():

@@ -83,6 +83,14 @@ class SoulRecords:
         ).fetchone()
         return _version(row) if row else None
 
+    def version_before(self, version_id: int) -> SoulVersion | None:
+        """The version recorded just before `version_id` (None for the first)."""
+        row = self.db.execute(
+            f"select {_VERSION_COLUMNS} from soul_versions where id < ? order by id desc limit 1",
+            [version_id],
+        ).fetchone()
+        return _version(row) if row else None
+
     def add_version(
         self,
         text: str,

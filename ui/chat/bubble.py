@@ -94,7 +94,7 @@ def time_label(iso_timestamp: str | None) -> str:
             if iso_timestamp
             else datetime.now().astimezone()
         )
-    except ValueError:
+    except (ValueError, OverflowError):  # a year-1 time an older version imported: no label, no traceback
         return ""
     return when.strftime("%H:%M" if when.date() == datetime.now().date() else "%Y-%m-%d %H:%M")
 

@@ -71,7 +71,7 @@ def local_time(stamp: str | None) -> str:
         return ""
     try:
         return datetime.fromtimestamp(timestamp(stamp)).strftime("%Y-%m-%d %H:%M")
-    except ValueError:
+    except (ValueError, OverflowError, OSError):  # a time the platform cannot convert (a year-1 import)
         return stamp[:16].replace("T", " ")
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import sqlite_utils
 from pydantic import BaseModel
 
-from nexus_ark.clock import Clock
+from nexus_ark.clock import Clock, stored_time
 from nexus_ark.memory.archive.keywords import CANDIDATES, porter_terms, trigram_terms
 from nexus_ark.memory.archive.mirror import pack_bits
 from nexus_ark.memory.archive.vectors import clip_for_embedding, vectors_from_bytes
@@ -39,11 +39,9 @@ class SearchHit(BaseModel):
 
 
 def _parse_time(value: str) -> datetime | None:
-    try:
-        dt = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return dt if dt.tzinfo else dt.astimezone()
+    """A stored time, or None (unparseable, or a year-1 date an older version imported): such an item
+    ranks as a year old, and the search goes on."""
+    return stored_time(value)
 
 
 class ArchiveSearch:

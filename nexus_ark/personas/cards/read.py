@@ -17,6 +17,7 @@ import base64
 import binascii
 import copy
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -356,6 +357,18 @@ def _check_structure(raw: dict[str, Any], source: str) -> None:
                     source=source,
                     field=_clip(at, 120),
                     limit=MAX_DEPTH,
+                ),
+                hint=NOTHING_IMPORTED,
+            )
+        if isinstance(item, float) and not math.isfinite(item):
+            # Python's JSON reads NaN, Infinity and 1e999, which JSON does not allow: an export written
+            # from them would be refused by every other app.
+            raise CardError(
+                notice(
+                    "{source}: field '{field}' holds {value}, which JSON does not allow: refused.",
+                    source=source,
+                    field=_clip(at, 120),
+                    value=str(item).replace("inf", "Infinity").replace("nan", "NaN"),
                 ),
                 hint=NOTHING_IMPORTED,
             )

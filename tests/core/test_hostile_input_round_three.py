@@ -1,0 +1,158 @@
+"""Hostile input, round three (issue 33), on the real stores: a name no folder can have names no persona and
+no room; an export never overwrites what a folder holds; a hand edit made while a soul change waited to be
+written is kept in a version; a 10 MB setting is quoted cut; `soul proposals accept --persona X 1` parses;
+a card holding NaN or Infinity is refused naming the field; times out of range are refused at the boundary
+and read back from storage as "no time"."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from nexus_ark.cli.parser import build_parser
+from nexus_ark.clock import checked_epoch, checked_time, stored_time
+from nexus_ark.errors import NexusArkError, PersonaError
+from nexus_ark.memory.portability import export_memory
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.model_config import ModelConfig
+from nexus_ark.personas.cards import parse_card
+from nexus_ark.personas.cards.schema import CardError
+from nexus_ark.personas.store import PersonaStore
+from nexus_ark.rooms.room import RoomStore
+from nexus_ark.soul.keeper import SoulKeeper
+from tests.cards_maker import v3_card
+
+LONG = "a" * 300
+
+
+def test_a_name_longer_than_a_file_name_is_no_persona_and_no_room(tmp_path: Path) -> None:
+    store = PersonaStore(tmp_path / "personas")
+    store.create("Aria")
+    for name in (LONG, "あ" * 100, "x/../../etc", "nul\x00inside"):  # 300 bytes of UTF-8 for the second
+        with pytest.raises(PersonaError) as refused:
+            store.load(name)
+        assert "There is no persona" in refused.value.message
+        assert len(refused.value.message) < 300, "the name is quoted cut"
+        assert store.slug_for(name) == name  # then load() says it is no persona
+    with pytest.raises(NexusArkError, match="There is no room"):
+        RoomStore(tmp_path / "rooms").load(LONG)
+
+
+def test_an_export_into_a_folder_that_holds_files_goes_into_a_new_subfolder(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "memory.db")
+    try:
+        store.components.set_core_memory("I am Aria.")
+        folder = tmp_path / "ex"
+        folder.mkdir()
+        (folder / "memory.md").write_text("another persona's export", encoding="utf-8")
+        written = export_memory(store, folder, "Aria")
+        assert (folder / "memory.md").read_text(encoding="utf-8") == "another persona's export"
+        assert written.parent.parent == folder and written.parent.name.startswith("Aria-memory-")
+        assert "I am Aria." in (written.parent / "memory.md").read_text(encoding="utf-8")
+        again = export_memory(store, folder, "Aria")  # a second one in the same second: its own folder
+        assert again.parent not in (folder, written.parent)
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        assert export_memory(store, empty, "Aria") == empty / "memory.json"  # an empty folder is used as is
+    finally:
+        store.close()
+
+
+def test_a_hand_edit_made_while_a_soul_change_waited_is_kept_as_a_version(tmp_path: Path) -> None:
+    folder = tmp_path / "aria"
+    folder.mkdir()
+    soul = folder / "persona.md"
+    soul.write_text("# Aria\nFirst words.\n", encoding="utf-8")
+    store = MemoryStore(folder / "memory.db")
+    try:
+        keeper = SoulKeeper(folder, store)
+        keeper.reconcile()  # "first"
+        # The app recorded a change, then crashed before writing the file ...
+        pending = keeper.records.add_version("# Aria\nThe app's change.\n", "editor", applied=False)
+        # ... and the person edited persona.md by hand before the next open.
+        soul.write_text("# Aria\nThe person's own edit.\n", encoding="utf-8")
+        recorded = SoulKeeper(folder, store).reconcile()
+        assert soul.read_text(encoding="utf-8") == "# Aria\nThe person's own edit.\n"
+        assert recorded is not None and recorded.author == "outside"
+        texts = [v.text for v in keeper.records.versions()]
+        assert "# Aria\nThe person's own edit.\n" in texts and pending.text in texts  # neither is lost
+        assert f"version {pending.id}" in recorded.reason
+        assert SoulKeeper(folder, store).reconcile() is None  # settled: the next open changes nothing
+    finally:
+        store.close()
+
+
+def test_a_soul_change_cut_off_before_the_file_is_still_finished(tmp_path: Path) -> None:
+    folder = tmp_path / "aria"
+    folder.mkdir()
+    soul = folder / "persona.md"
+    soul.write_text("# Aria\nFirst words.\n", encoding="utf-8")
+    store = MemoryStore(folder / "memory.db")
+    try:
+        keeper = SoulKeeper(folder, store)
+        keeper.reconcile()
+        keeper.records.add_version("# Aria\nThe app's change.\n", "editor", applied=False)
+        assert SoulKeeper(folder, store).reconcile() is None
+        assert soul.read_text(encoding="utf-8") == "# Aria\nThe app's change.\n"
+        assert [v.applied for v in keeper.records.versions()] == [True, True]
+    finally:
+        store.close()
+
+
+def test_a_ten_megabyte_model_spec_is_quoted_cut(tmp_path: Path) -> None:
+    store = PersonaStore(tmp_path / "personas")
+    store.create("Aria")
+    toml = tmp_path / "personas" / "aria" / "persona.toml"
+    settings = tomllib.loads(toml.read_text("utf-8"))
+    settings.setdefault("model", {})["spec"] = "x" * 10_000_000
+    toml.write_text(tomli_w.dumps(settings), "utf-8")
+    [info] = store.list()
+    assert info.error and "model.spec" in info.error
+    assert len(info.error) < 2_000, f"{len(info.error)} characters"
+    with pytest.raises(ValueError) as refused:
+        ModelConfig(spec="y" * 10_000_000)
+    assert len(str(refused.value)) < 2_000
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["soul", "proposals", "accept", "--persona", "aria", "1"],
+        ["soul", "proposals", "accept", "1", "--persona", "aria"],
+        ["soul", "proposals", "--persona", "aria", "accept", "1"],
+    ],
+)
+def test_soul_proposals_takes_the_id_before_or_after_persona(argv: list[str]) -> None:
+    args = build_parser().parse_args(argv)
+    assert (args.persona, args.action, args.id) == ("aria", "accept", 1)
+
+
+@pytest.mark.parametrize(
+    ("raw", "shown"), [("NaN", "NaN"), ("Infinity", "Infinity"), ("-1e999", "-Infinity")]
+)
+def test_a_card_holding_nan_or_infinity_is_refused_naming_the_field(raw: str, shown: str) -> None:
+    card = v3_card()
+    card["data"]["extensions"]["depth"] = "@@"
+    text = json.dumps(card).replace('"@@"', raw)
+    with pytest.raises(CardError) as refused:
+        parse_card(json.loads(text), "odd.json")
+    assert "odd.json" in refused.value.message and "data.extensions.depth" in refused.value.message
+    assert shown in refused.value.message
+
+
+@pytest.mark.parametrize(
+    "stamp", ["0001-01-01T00:00:00", "0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "1899-12-31"]
+)
+def test_a_time_out_of_range_is_refused_coming_in_and_unknown_going_out(stamp: str) -> None:
+    with pytest.raises(ValueError, match="out of range"):
+        checked_time(stamp)
+    assert stored_time(stamp) is None
+    assert stored_time("2026-01-01T10:00:00") is not None
+    assert checked_time("2026-01-01T10:00:00+09:00") == datetime(2026, 1, 1, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match="0001-01-01"):
+        checked_epoch(-62135596800.0)
