@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from nexus_ark.notices import notice
-from nexus_ark.providers.download_progress import Progress, ProgressFn, TransferRate
+from nexus_ark.notices import Notice, joined, notice
+from nexus_ark.providers.download_progress import Progress, ProgressFn, TransferRate, human_bytes
 from nexus_ark.providers.hub_file import DownloadCancelled, DownloadError, HubFile
 
 log = logging.getLogger(__name__)
@@ -67,24 +67,75 @@ def _host(url: str) -> str:
     return httpx.URL(url).host or url
 
 
-def _unreachable(url: str, exc: Exception) -> DownloadError:
+def _unreachable(url: str, exc: Exception, kept: int, total: int) -> DownloadError:
+    """The server could not be reached (or stopped answering): what happened in words, what of the file is
+    kept, and what works offline instead."""
     return DownloadError(
-        notice("{server} cannot be reached: {problem}", server=_host(url), problem=type(exc).__name__),
-        hint=notice(
-            "Check the internet connection (or HTTPS_PROXY, or HF_ENDPOINT for a mirror) and try again: "
-            "what was downloaded is kept."
+        notice("{server} cannot be reached: {problem}.", server=_host(url), problem=transport_problem(exc)),
+        hint=joined(
+            (
+                kept_hint(kept, total),
+                notice(
+                    "Check the internet connection (or HTTPS_PROXY, or HF_ENDPOINT for a mirror) and try "
+                    "again."
+                ),
+                OFFLINE_HINT,
+            ),
+            "\n",  # a sentence a line: Japanese sets no space between sentences
         ),
     )
 
 
-def probe(client: httpx.Client, url: str, source: HubFile) -> str:
+OFFLINE_HINT = notice(
+    "Offline, choose a GGUF file already on this computer instead, or a model server such as Ollama or "
+    "LM Studio."
+)
+
+
+def kept_hint(kept: int, total: int) -> Notice:
+    """What a failed download leaves: nothing, or the bytes the next try goes on from."""
+    if kept <= 0:
+        return notice("Nothing was downloaded.")
+    return notice(
+        "{done} of {total} were downloaded and are kept: the next try goes on from there.",
+        done=human_bytes(kept),
+        total=human_bytes(total),
+    )
+
+
+def transport_problem(exc: BaseException) -> Notice:
+    """A transport failure in words (httpx names it by class: ConnectError, ReadTimeout, ...)."""
+    text = " ".join(str(e) for e in (exc, exc.__cause__, exc.__context__) if e is not None).lower()
+    if isinstance(exc, httpx.ProxyError):
+        return notice("the proxy did not let the connection through")
+    if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):
+        return notice("it did not answer in time")
+    if isinstance(exc, httpx.TimeoutException):
+        return notice("it stopped sending")
+    if isinstance(exc, httpx.ConnectError):
+        looked_up = ("name or service not known", "nodename nor servname", "getaddrinfo", "name resolution")
+        if any(words in text for words in looked_up):
+            return notice("its address could not be looked up (is this computer offline?)")
+        if "refused" in text:
+            return notice("the connection was refused")
+        return notice("no connection could be made")
+    if isinstance(exc, httpx.TooManyRedirects):
+        return notice("it redirected too many times")
+    if isinstance(exc, httpx.InvalidURL | httpx.UnsupportedProtocol):
+        return notice("the address cannot be used")
+    if isinstance(exc, httpx.TransportError):
+        return notice("the connection broke off")
+    return notice("its answer could not be read")
+
+
+def probe(client: httpx.Client, url: str, source: HubFile, kept: int = 0) -> str:
     """HEAD the file as the Hub serves it (a redirect to its storage for large files, with the size and the
     sha256 in X-Linked-Size / X-Linked-Etag): a file that is not the one the catalogue names is refused
-    before the first byte. Returns the ETag to resume under."""
+    before the first byte. Returns the ETag to resume under. `kept`: the bytes an earlier try left."""
     try:
         head = client.head(url, follow_redirects=False)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise _unreachable(url, exc) from exc
+        raise _unreachable(url, exc, kept, source.size) from exc
     if head.status_code >= 400:
         raise _http_problem(head.status_code, url, source)
     linked_sha = head.headers.get("x-linked-etag", "").strip('"').removeprefix("W/").strip('"')
@@ -168,7 +219,7 @@ def _fetch_from(
                     file=source.file,
                     range=response.headers.get("content-range", "no Content-Range"),
                 ),
-                hint=notice("Try again later; what was downloaded is kept."),
+                hint=joined((kept_hint(have, source.size), notice("Try again later.")), "\n"),
             )
         last_report = 0.0
         try:
@@ -183,7 +234,7 @@ def _fetch_from(
                                 server=_host(url),
                                 file=source.file,
                             ),
-                            hint=notice("Try again later; what was downloaded is kept."),
+                            hint=joined((kept_hint(have, source.size), notice("Try again later.")), "\n"),
                         )
                     fh.write(chunk)
                     written.hasher.update(chunk)
@@ -200,5 +251,5 @@ def _fetch_from(
                 notice(
                     "{file} could not be written: {problem}", file=str(part), problem=exc.strerror or str(exc)
                 ),
-                hint=notice("Free some space and try again: what was downloaded is kept."),
+                hint=joined((kept_hint(have, source.size), notice("Free some space and try again.")), "\n"),
             ) from exc

@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 from filelock import FileLock, Timeout
 
-from nexus_ark.notices import notice
+from nexus_ark.notices import joined, notice
 from nexus_ark.providers.download_progress import Progress, ProgressFn, TransferRate, human_bytes
 from nexus_ark.providers.hub_file import (
     DEFAULT_ENDPOINT,
@@ -38,7 +38,17 @@ from nexus_ark.providers.hub_file import (
     HubFile,
     hub_endpoint,
 )
-from nexus_ark.providers.hub_transfer import CHUNK, _fetch_from, _host, _http, _unreachable, _Written, probe
+from nexus_ark.providers.hub_transfer import (
+    CHUNK,
+    _fetch_from,
+    _host,
+    _http,
+    _unreachable,
+    _Written,
+    kept_hint,
+    probe,
+    transport_problem,
+)
 
 __all__ = [
     "CHUNK",
@@ -141,7 +151,7 @@ def download_hub_file(
     url = source.url(endpoint)
     part, meta = part_path(dest), _meta_path(dest)
     with _one_writer(dest, source.file), _http(client, connect_timeout_s, read_timeout_s) as client:
-        etag = probe(client, url, source)
+        etag = probe(client, url, source, part.stat().st_size if part.is_file() else 0)
         previous = _read_meta(meta)
         if part.exists() and previous.get("sha256") not in ("", source.sha256):
             part.unlink()  # a part of another version of the file: start over
@@ -170,7 +180,7 @@ def download_hub_file(
                 stalled = 0 if have > before else stalled + 1
                 log.info("download of %s interrupted at %d bytes: %r", source.file, have, exc)
                 if stalled >= STALLED_ATTEMPTS:
-                    raise _unreachable(url, exc) from exc
+                    raise _unreachable(url, exc, have, source.size) from exc
                 cancel.wait(retry_pause_s * min(stalled + 1, 4))
             except (httpx.HTTPError, httpx.InvalidURL) as exc:  # a redirect loop, a Location not a URL
                 raise DownloadError(
@@ -178,9 +188,9 @@ def download_hub_file(
                         "{server} sent {file} in a way that cannot be followed: {problem}",
                         server=_host(url),
                         file=source.file,
-                        problem=type(exc).__name__,
+                        problem=transport_problem(exc),
                     ),
-                    hint=notice("Try again later; what was downloaded is kept."),
+                    hint=joined((kept_hint(written.have, source.size), notice("Try again later.")), "\n"),
                 ) from exc
             have = written.have
             fetched += max(0, have - before)

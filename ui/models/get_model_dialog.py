@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from html import escape
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
@@ -101,6 +102,10 @@ class GetModelDialog(QDialog):
         self.progress.setVisible(False)
         self.progress_label = QLabel()
         self.progress_label.setObjectName("downloadLabel")
+        # An error and its hint run to several lines (offline: what works instead): wrapped at the dialog's
+        # width, never cut at it.
+        self.progress_label.setWordWrap(True)
+        self.progress_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.download_button = QPushButton(tr("Download"))
         self.download_button.setObjectName("downloadButton")
         self.download_button.clicked.connect(self.download)
@@ -286,11 +291,15 @@ class GetModelDialog(QDialog):
 
     def _not_downloaded(self, message: str) -> None:
         cancelled = self._cancel is not None and self._cancel.is_set()
+        arrived = self._latest.progress is not None and self._latest.progress.done > 0
         self._finish()
-        if cancelled:
+        if cancelled and arrived:
             self.progress_label.setText(tr("Cancelled: what arrived is kept; Resume goes on from there."))
-        else:
-            self.progress_label.setText(theme.tinted(message, "error"))
+        elif cancelled:
+            self.progress_label.setText(tr("Cancelled: nothing was downloaded."))
+        else:  # the error, then its hint on a line of its own
+            lines = "<br>".join(escape(line) for line in message.splitlines() if line.strip())
+            self.progress_label.setText(theme.tinted(lines, "error"))
         self.refresh()
 
     # -- using it ---------------------------------------------------------------------------------
