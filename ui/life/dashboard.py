@@ -255,7 +255,9 @@ class DashboardWindow(QDialog):
         self.episodes.show_episodes(snapshot.episodes)
         self.goals.show_goals(snapshot.goals)
         self.entities.show_entities(snapshot.entities)
-        self.diary.show_insights(snapshot.insights, snapshot.held_back, snapshot.held_back_model)
+        self.diary.show_insights(
+            snapshot.insights, snapshot.held_back, snapshot.held_back_model, snapshot.dreams
+        )
         self._show_status()
         if not self._still_to_build:
             self.refreshed.emit()

@@ -3,6 +3,7 @@ the small formatting helpers its panels share."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -28,6 +29,23 @@ class Snapshot:
     # it did.
     held_back: str = ""
     held_back_model: str = ""
+    dreams: list[DreamEntry] = field(default_factory=list)  # finished dreams, newest first
+
+
+@dataclass
+class DreamEntry:
+    """A finished dream as the diary lists it: when, which day, and what it wrote. A dream on a model too
+    small to reflect writes no insight, only the day's episode and people and things: the diary shows it
+    all the same (it read "No dreams yet" right after Dream now)."""
+
+    finished_at: str
+    level: int
+    date: str
+    episode: str = ""  # the episode's summary, when this dream wrote one
+    entities: list[str] = field(default_factory=list)
+    questions: int = 0
+    goals: int = 0
+    reflected: bool = False  # it wrote an insight: the diary shows that entry instead
 
 
 def read_snapshot(report: DriveReport, reader: MemoryStore) -> Snapshot:
@@ -42,8 +60,41 @@ def read_snapshot(report: DriveReport, reader: MemoryStore) -> Snapshot:
         entities=c.entities(),
         episodes=c.episodes(),
         insights=c.insights(limit=200),
+        dreams=_dreams(reader),
         **_held_back(reader),
     )
+
+
+def _dreams(reader: MemoryStore, limit: int = 100) -> list[DreamEntry]:
+    """Finished dreams that wrote something (their result as stored: nexus_ark.dreaming DreamResult), newest
+    first. A pass that was skipped (nothing new to dream of) is no dream."""
+    rows = reader.db.execute(
+        "select finished_at, level, date, result from dream_jobs "
+        "where state = 'done' and result is not null order by id desc limit ?",
+        [limit],
+    ).fetchall()
+    out = []
+    for finished_at, level, day, raw in rows:
+        try:
+            result = json.loads(raw)
+        except ValueError:
+            continue  # written by another version, damaged: the rest of the diary still shows
+        if not isinstance(result, dict) or result.get("skipped"):
+            continue
+        episode = result.get("episode") or {}
+        out.append(
+            DreamEntry(
+                finished_at=str(finished_at or ""),
+                level=int(level),
+                date=str(day),
+                episode=str(episode.get("summary", "")) if isinstance(episode, dict) else "",
+                entities=[str(e) for e in result.get("entities_updated") or []],
+                questions=len(result.get("open_questions") or []),
+                goals=len(result.get("goals") or []),
+                reflected=bool(result.get("insight") or result.get("insights")),
+            )
+        )
+    return out
 
 
 def _held_back(reader: MemoryStore) -> dict[str, str]:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 from nexus_ark.memory.components import Entity, Episode, Insight
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.narrative import emotion_name
-from ui.life.dashboard_data import local_time, sources_text
+from ui.life.dashboard_data import DreamEntry, local_time, sources_text, timestamp
 from ui.util import theme
 from ui.util.i18n import current_language, tr
 
@@ -107,6 +107,7 @@ class DiaryPanel(_Themed):
         self.insights: list[Insight] = []
         self.held_back = ""  # why the latest dream did not reflect ('' when it did)
         self.held_back_model = ""
+        self.dreams: list[DreamEntry] = []
         self.view = _browser("dreamDiary")
         self.get_model_button = QPushButton()
         self.get_model_button.setObjectName("diaryGetModel")
@@ -116,12 +117,21 @@ class DiaryPanel(_Themed):
         layout.addWidget(self.view)
         layout.addWidget(self.get_model_button, 0, Qt.AlignmentFlag.AlignLeft)
 
-    def show_insights(self, insights: list[Insight], held_back: str = "", model: str = "") -> None:
+    def show_insights(
+        self,
+        insights: list[Insight],
+        held_back: str = "",
+        model: str = "",
+        dreams: list[DreamEntry] | None = None,
+    ) -> None:
+        """The insights and the dreams that wrote none (a model too small to reflect writes the day's
+        episode and people and things only), one timeline, newest first."""
         self.insights, self.held_back, self.held_back_model = insights, held_back, model
+        self.dreams = list(dreams or [])
         self.get_model_button.setText(tr("Get a model…"))
         self.get_model_button.setVisible(bool(held_back))
         reason = ""
-        if held_back:  # the persona's model writes no insights: say why instead of an empty diary
+        if held_back:  # the persona's model writes no insights: say why beside what it did write
             reason = (
                 f"<p class='heldBack'><b>{escape(tr('Reflection needs a larger model.'))}</b> "
                 + escape(
@@ -134,30 +144,65 @@ class DiaryPanel(_Themed):
                 )
                 + "</p>"
             )
-        if not insights:
+        entries = [(i.created_at, self._insight_html(i)) for i in insights]
+        entries += [(d.finished_at, self._dream_html(d)) for d in self.dreams if not d.reflected]
+        if not entries:
             self.view.setHtml(
                 _css(self.palette())
                 + reason
                 + f"<p>{escape(tr('No dreams yet: the diary is written while the persona sleeps.'))}</p>"
             )
             return
-        parts = [_css(self.palette()), reason]
-        for i in insights:  # newest first, as the core returns them
-            when = local_time(i.created_at)
+        entries.sort(key=lambda entry: _moment(entry[0]), reverse=True)
+        self.view.setHtml("".join([_css(self.palette()), reason, *(html for _, html in entries)]))
+
+    @staticmethod
+    def _insight_html(i: Insight) -> str:
+        when, topic = escape(local_time(i.created_at)), escape(i.trigger_topic)
+        parts = [
+            f"<h3>{when} <span class='tone'>· {topic}</span></h3>"
+            f"<p><span class='label'>{escape(tr('Insight'))}:</span> {escape(i.insight)}</p>"
+            f"<p><span class='label'>{escape(tr('Strategy'))}:</span> {escape(i.strategy)}</p>"
+        ]
+        if i.log_entry:
             parts.append(
-                f"<h3>{escape(when)} <span class='tone'>· {escape(i.trigger_topic)}</span></h3>"
-                f"<p><span class='label'>{escape(tr('Insight'))}:</span> {escape(i.insight)}</p>"
-                f"<p><span class='label'>{escape(tr('Strategy'))}:</span> {escape(i.strategy)}</p>"
+                f"<p><span class='label'>{escape(tr('Diary'))}:</span> <i>{escape(i.log_entry)}</i></p>"
             )
-            if i.log_entry:
-                parts.append(
-                    f"<p><span class='label'>{escape(tr('Diary'))}:</span> <i>{escape(i.log_entry)}</i></p>"
-                )
-            parts.append(f"<p class='src'>{escape(sources_text(i.source_ids))}</p>")
-        self.view.setHtml("".join(parts))
+        parts.append(f"<p class='src'>{escape(sources_text(i.source_ids))}</p>")
+        return "".join(parts)
+
+    @staticmethod
+    def _dream_html(d: DreamEntry) -> str:
+        """A dream that wrote no insight: which day it dreamt of, and what it kept."""
+        about = {
+            2: tr("a dream of the week to {date}", date=d.date),
+            3: tr("a dream of the month to {date}", date=d.date),
+        }.get(d.level) or tr("a dream of {date}", date=d.date)
+        parts = [f"<h3>{escape(local_time(d.finished_at))} <span class='tone'>· {escape(about)}</span></h3>"]
+        if d.episode:
+            parts.append(f"<p><span class='label'>{escape(tr('Episode'))}:</span> {escape(d.episode)}</p>")
+        if d.entities:
+            parts.append(
+                f"<p><span class='label'>{escape(tr('People and things'))}:</span> "
+                f"{escape(', '.join(d.entities))}</p>"
+            )
+        if d.questions or d.goals:
+            asked = tr("{questions} open questions and {goals} goals", questions=d.questions, goals=d.goals)
+            parts.append(f"<p>{escape(asked)}</p>")
+        if not (d.episode or d.entities or d.questions or d.goals):
+            parts.append(f"<p>{escape(tr('Nothing new to keep from that day.'))}</p>")
+        return "".join(parts)
 
     def retranslate(self) -> None:
-        self.show_insights(self.insights, self.held_back, self.held_back_model)
+        self.show_insights(self.insights, self.held_back, self.held_back_model, self.dreams)
+
+
+def _moment(stamp: str) -> float:
+    """Sort key of a stored time (one that cannot be read sorts last)."""
+    try:
+        return timestamp(stamp) if stamp else 0.0
+    except ValueError:
+        return 0.0
 
 
 class EntitiesPanel(QWidget):
