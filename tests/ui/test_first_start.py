@@ -117,3 +117,50 @@ def test_settings_set_your_name_and_bring_the_first_start_back(qtbot, first_wind
     flow = _flow(window)
     assert flow is not None and flow.name_edit.text() == "Mika", "the flow opens again, with the name set"
     flow.close()
+
+
+def test_a_download_that_fails_offline_says_to_choose_a_file_on_disk_or_a_server_and_a_file_works(
+    qtbot, first_window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hugging Face unreachable (its address refuses, as offline): the Get-a-model dialog says why, the
+    person closes it, and the flow says what to do offline; the GGUF file already on disk then works."""
+    from PySide6.QtCore import QTimer
+
+    from nexus_ark.paths import bundled_model_path
+    from tests.integration.conftest import free_port
+    from ui.models.get_model_dialog import GetModelDialog
+
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{free_port()}")
+    window = first_window
+    window.offer_first_start()
+    flow = _flow(window)
+    assert flow is not None
+    qtbot.mouseClick(flow.next_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: flow.report is not None, timeout=10_000)
+    flow.choose("Download ")
+    seen: list[str] = []
+
+    def close_when_it_failed() -> None:  # the person reads the reason, then closes the dialog
+        for dialog in flow.findChildren(GetModelDialog):
+            if dialog.isVisible() and dialog._cancel is None and dialog.progress_label.text():
+                seen.append(dialog.progress_label.text())
+                dialog.reject()
+                return
+        QTimer.singleShot(50, close_when_it_failed)
+
+    QTimer.singleShot(50, close_when_it_failed)
+    qtbot.mouseClick(flow.next_button, Qt.MouseButton.LeftButton)  # runs the dialog until it is closed
+    assert seen, "the download dialog showed why it stopped"
+    qtbot.waitUntil(
+        lambda: flow.findChild(type(flow.name_title), "downloadFailed") is not None, timeout=5_000
+    )
+    failed = flow.findChild(type(flow.name_title), "downloadFailed").text()
+    assert "GGUF file already on this computer" in failed and "model server" in failed
+    assert not window.app.settings.setup_done, "nothing was chosen yet"
+
+    flow.gguf_path = str(bundled_model_path())
+    flow._show_choices()
+    flow.choose("The GGUF file")
+    with qtbot.waitSignal(flow.done, timeout=10_000):
+        qtbot.mouseClick(flow.next_button, Qt.MouseButton.LeftButton)
+    assert window.app.settings.chat_model.spec == f"gguf:{bundled_model_path()}"
