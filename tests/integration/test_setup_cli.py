@@ -124,3 +124,83 @@ def test_setup_reaches_nothing_beyond_loopback_whatever_the_environment_says(
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert audit.read_text(encoding="utf-8") == ""
+
+
+def test_a_real_openai_compatible_server_is_found_and_its_model_setting_answers(
+    llama_server: str, data_dir: Path
+) -> None:
+    """llama-cpp-python's own server (OpenAI-compatible, serving the bundled model on 127.0.0.1): the probe
+    finds it with its model, and the model setting it gives reaches a reply."""
+    from nexus_ark.app import NexusApp
+    from nexus_ark.providers.local_servers import Candidate, probe_servers
+
+    url = llama_server.removesuffix("/v1")
+    found = probe_servers([Candidate(kind="llamacpp", url=url, protocol="openai")])
+    assert len(found) == 1 and found[0].url == url
+    assert [m.name for m in found[0].models] == ["local"]
+    config = found[0].models[0].config()
+    assert config.spec == "litellm:openai/local" and config.api_base == llama_server
+    with NexusApp(data_dir) as app:
+        check = app.check_model(config)
+    assert check.reply
+
+
+def _read_until(fd: int, wanted: str, seen: list[str], timeout: float = 60.0) -> str:
+    """What the terminal shows, read until `wanted` appears (fails loudly at the deadline)."""
+    import os
+    import select
+    import time
+
+    deadline = time.monotonic() + timeout
+    while wanted not in "".join(seen):
+        left = deadline - time.monotonic()
+        assert left > 0, f"the terminal never showed {wanted!r}; it showed:\n{''.join(seen)}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal
+                chunk = b""
+            if not chunk:
+                assert wanted in "".join(seen), f"the terminal closed before {wanted!r}:\n{''.join(seen)}"
+            seen.append(chunk.decode("utf-8", errors="replace"))
+    return "".join(seen)
+
+
+def test_setup_on_a_terminal_asks_the_name_then_offers_the_server_and_the_download(data_dir: Path) -> None:
+    """`nexus-ark setup` with a real terminal (a pty): the name, then a numbered list of minds; a wrong
+    answer is asked again; the server's model chosen by its number becomes the default."""
+    import os
+    import pty
+    import subprocess
+
+    with WireServer(ScriptedBackend(["hi"])) as ollama:
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ui", "--data-dir", str(data_dir), "setup"],
+            stdin=follower, stdout=follower, stderr=follower, cwd=REPO, close_fds=True,
+            env=subprocess_env(OLLAMA_HOST=ollama.url, TERM="dumb"),
+        )  # fmt: skip
+        os.close(follower)
+        seen: list[str] = []
+        try:
+            _read_until(leader, "What should the personas call you?", seen)
+            os.write(leader, b"Ken\n")
+            shown = _read_until(leader, "Choose 1-", seen)
+            assert "smollm2:135m  (Ollama" in shown and "Download Qwen3 4B" in shown
+            assert "The built-in model. The built-in model answers at once" in shown
+            number = next(
+                line.split(".")[0].strip() for line in shown.splitlines() if "smollm2:135m  (Ollama" in line
+            )
+            os.write(leader, b"99\n")
+            _read_until(leader, "Type a number from 1 to", seen)
+            os.write(leader, f"{number}\n".encode())
+            _read_until(leader, "Model: ollama:smollm2:135m", seen)
+            assert proc.wait(timeout=60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            os.close(leader)
+    config = (data_dir / "config.toml").read_text(encoding="utf-8")
+    assert 'user_name = "Ken"' in config and "setup_done = true" in config
+    assert 'spec = "ollama:smollm2:135m"' in config
