@@ -7,6 +7,7 @@ import re
 import tempfile
 import threading
 import tomllib
+import unicodedata
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -25,12 +26,24 @@ from nexus_ark.notices import Joined, Notice, joined, notice, validation_message
 M = TypeVar("M", bound=BaseModel)
 
 
+def one_line_name(value: str) -> str:
+    """A name shown on one line (a persona's, the person's): no control characters; returned stripped.
+    Callers decide whether empty ("not set") is allowed."""
+    if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value):
+        raise ValueError(notice("must be one line, without tabs, newlines or other control characters"))
+    return value.strip()
+
+
 class AppSettings(BaseModel):
     """What the app remembers between runs. Never secrets: keys live in the OS keyring or ${ENV}."""
 
     model_config = ConfigDict(extra="ignore")
 
     language: Literal["auto", "en", "ja"] = "auto"
+    # What the personas call the person (each persona may override it in persona.toml); empty: not told.
+    user_name: str = Field(default="", max_length=80)
+    # The first-start flow (who you are, which mind) was finished or skipped: it opens by itself no more.
+    setup_done: bool = False
     last_persona: str = ""
     # Shipped personas already copied into this data dir; a persona the user deleted stays deleted.
     seeded_personas: list[str] = Field(default_factory=list)
@@ -54,6 +67,11 @@ class AppSettings(BaseModel):
     # Notices the person closed ("persona|model spec|language"): a persona's model that does not speak
     # its language is said once, not at every start.
     dismissed_advice: list[str] = Field(default_factory=list)
+
+    @field_validator("user_name")
+    @classmethod
+    def _one_line_user_name(cls, value: str) -> str:
+        return one_line_name(value)
 
     @field_validator("font_size")
     @classmethod

@@ -90,6 +90,8 @@ class NexusApp(ModelsMixin, RuntimesMixin, RoomsMixin, SoulMixin, AdminMixin, Em
         try:
             self.settings = load_app_settings(self.layout.config_file)
             self.settings_store = SettingsStore(self.layout.config_file, self.settings)
+            self.personas.default_user_name = self.settings.user_name
+            self.settings_store.subscribe(self._user_name_changed)
             seeded = self.personas.seed_from(self._shipped, self.settings.seeded_personas)
             if seeded or not self.layout.config_file.exists():
                 self.settings_store.update(seeded_personas=sorted({*self.settings.seeded_personas, *seeded}))
@@ -98,6 +100,15 @@ class NexusApp(ModelsMixin, RuntimesMixin, RoomsMixin, SoulMixin, AdminMixin, Em
             raise
         self._opened = True
         return self
+
+    def _user_name_changed(self, changes: dict[str, object]) -> None:
+        """The app's name for the person changed (Settings, the first start, `setup --name`): personas
+        that have no name of their own for the person use it from their next turn."""
+        if "user_name" not in changes:
+            return
+        self.personas.default_user_name = self.settings.user_name
+        for runtime in self.runtimes():
+            runtime.reload_persona()
 
     def __enter__(self) -> NexusApp:
         return self.open()

@@ -77,6 +77,15 @@ class AdminMixin:
         the change). It writes a file: not on the UI thread."""
         return self.settings_store.update(**changes)
 
+    def set_user_name(self, name: str, persona: str | None = None) -> None:
+        """What the personas call the person: for the whole app (config.toml), or one persona's own name
+        for them (persona.toml user_name; "" falls back to the app's). Open personas use it from their
+        next turn. Refused in words when it is not one line. It writes a file: not on the UI thread."""
+        if persona is not None:
+            self.save_persona(persona, settings={"user_name": name.strip() or None})
+            return
+        self.update_settings(user_name=name)  # NexusApp._user_name_changed tells the open personas
+
     def save_persona(
         self, slug: str, *, soul: str | None = None, settings: Mapping[str, object] | None = None
     ) -> Persona:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import unicodedata
 from datetime import UTC
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SkipValidation, field_validator
 
+from nexus_ark.config import one_line_name
 from nexus_ark.model_config import ModelConfig
 from nexus_ark.notices import notice
 from nexus_ark.providers.base import GenerationParams
@@ -195,6 +195,10 @@ class PersonaSettings(BaseModel):
     name: str = Field(min_length=1, max_length=NAME_MAX, description="the name it is shown and called by")
     language: Literal["en", "ja"] = Field(default="en", description="the language it speaks")
     description: str = Field(default="", description="one line shown in the persona list")
+    # What this persona calls the person; empty: the name set for the whole app (config.toml user_name).
+    user_name: str = Field(
+        default="", max_length=NAME_MAX, description="what it calls you; empty: the name set for the app"
+    )
     model: ModelSettings = Field(default_factory=ModelSettings, description="the model it talks with")
     internal_model: ModelConfig | None = Field(
         default=None,
@@ -209,11 +213,14 @@ class PersonaSettings(BaseModel):
     @classmethod
     def _one_line_name(cls, value: str) -> str:
         # A name is shown on one line and printed in the tab-separated `persona list`.
-        if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value):
-            raise ValueError(notice("must be one line, without tabs, newlines or other control characters"))
-        if not value.strip():
+        if not one_line_name(value):
             raise ValueError(notice("must not be blank"))
         return value
+
+    @field_validator("user_name")
+    @classmethod
+    def _one_line_user_name(cls, value: str) -> str:
+        return one_line_name(value)
 
 
 class PersonaInfo(BaseModel):

@@ -61,6 +61,8 @@ class Persona:
     folder: Path
     settings: PersonaSettings
     soul: str
+    # What the persona calls the person: its own user_name, else the app's; "" when nobody said.
+    user_name: str = ""
 
     @property
     def memory_path(self) -> Path:
@@ -112,8 +114,10 @@ def _name_hint() -> Notice:
 
 
 class PersonaStore:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, default_user_name: str = "") -> None:
         self.root = root
+        # The app's name for the person (config.toml user_name); a persona's own user_name wins over it.
+        self.default_user_name = default_user_name
 
     def slugs(self) -> list[str]:
         if not self.root.is_dir():
@@ -187,7 +191,8 @@ class PersonaStore:
                 notice("Cannot read the soul file {path}: {problem}.", path=str(soul_file), problem=str(exc)),
                 hint=notice("Save it as UTF-8 text."),
             ) from exc
-        return Persona(slug=slug, folder=folder, settings=settings, soul=soul)
+        user_name = settings.user_name or self.default_user_name
+        return Persona(slug=slug, folder=folder, settings=settings, soul=soul, user_name=user_name)
 
     def create(self, name: str, language: str = "en", description: str = "") -> Persona:
         name = name.strip()
