@@ -140,15 +140,22 @@ class ModelsMixin:
         progress: ProgressFn | None = None,
         cancel: threading.Event | None = None,
     ) -> str:
-        """Download or pull a catalogue model (resuming what is there); returns the spec to use it by."""
-        return get_model(
-            entry,
-            self.layout.models_dir,
-            accepted_license=accepted_license,
-            ollama_host=self.ollama_host(slug),
-            progress=progress,
-            cancel=cancel,
-        )
+        """Download or pull a catalogue model (resuming what is there); returns the spec to use it by. The
+        speed it reached is remembered for the first start's estimate of the next one."""
+        from nexus_ark.app.first_start import SpeedRecorder
+
+        recorder = SpeedRecorder(self.layout.models_dir, progress)
+        try:
+            return get_model(
+                entry,
+                self.layout.models_dir,
+                accepted_license=accepted_license,
+                ollama_host=self.ollama_host(slug),
+                progress=recorder,
+                cancel=cancel,
+            )
+        finally:
+            recorder.save()
 
     def use_model(self, slug: str, spec: str) -> None:
         """Switch a persona's conversation to a model (a downloaded file, an Ollama model); the internal

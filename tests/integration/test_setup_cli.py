@@ -204,3 +204,33 @@ def test_setup_on_a_terminal_asks_the_name_then_offers_the_server_and_the_downlo
     config = (data_dir / "config.toml").read_text(encoding="utf-8")
     assert 'user_name = "Ken"' in config and "setup_done = true" in config
     assert 'spec = "ollama:smollm2:135m"' in config
+
+
+def test_the_estimate_uses_the_speed_the_last_download_here_reached(
+    served: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before any download the time is at an assumed speed; a download from the Hugging Face stand-in
+    (serving the bundled GGUF at a set rate) measures the line, and the next estimate uses that."""
+    from nexus_ark.app import NexusApp
+    from nexus_ark.app.first_start import setup_report
+    from nexus_ark.providers.catalogue import ASSUMED_BYTES_PER_S, find_entry, load_catalogue
+    from tests.integration.hub_server import HubStandIn
+    from tests.integration.test_model_download import NAME, write_catalogue
+
+    hub = HubStandIn(served).start()
+    hub.rate = 24 * 2**20
+    try:
+        monkeypatch.setenv("HF_ENDPOINT", hub.hub_url)
+        monkeypatch.setenv("NEXUS_ARK_CATALOGUE", str(write_catalogue(tmp_path, hub)))
+        with NexusApp(data_dir) as app:
+            before = setup_report(app, targets=[]).recommended
+            assert before is not None and not before.speed_measured
+            assert before.bytes_per_s == ASSUMED_BYTES_PER_S
+            entry = find_entry(load_catalogue(), NAME)
+            assert entry is not None
+            app.get_model(entry)
+            after = setup_report(app, targets=[]).recommended
+    finally:
+        hub.stop()
+    assert after is not None and after.speed_measured
+    assert 0.5 * hub.rate < after.bytes_per_s < 1.5 * hub.rate, after.bytes_per_s
