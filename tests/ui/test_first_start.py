@@ -164,3 +164,40 @@ def test_a_download_that_fails_offline_says_to_choose_a_file_on_disk_or_a_server
     with qtbot.waitSignal(flow.done, timeout=10_000):
         qtbot.mouseClick(flow.next_button, Qt.MouseButton.LeftButton)
     assert window.app.settings.chat_model.spec == f"gguf:{bundled_model_path()}"
+
+
+def test_the_app_opens_the_first_start_on_a_new_data_folder_and_not_once_it_is_done(data_dir: Path) -> None:
+    """The real start (run_window, in a process of its own, quitting by itself): the flow is over the window
+    on a new data folder; after `setup --name` it is not."""
+    import subprocess
+    import sys
+
+    from tests.conftest import run_cli, subprocess_env
+
+    code = """
+import sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from ui.app.application import run_window
+seen = []
+QTimer.singleShot(1500, lambda: seen.extend(
+    type(w).__name__ for w in QApplication.topLevelWidgets() if w.isVisible()))
+code = run_window(sys.argv[1])
+print(code, sorted(set(seen)))
+"""
+
+    def started() -> str:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, str(data_dir)],
+            env=subprocess_env(QT_QPA_PLATFORM="offscreen", NEXUS_ARK_QUIT_AFTER_MS="4000"),
+            capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    first = started()
+    assert first.startswith("0 ") and "FirstStartDialog" in first and "MainWindow" in first
+    assert run_cli("--data-dir", str(data_dir), "setup", "--name", "Ken", timeout=120).returncode == 0
+    second = started()
+    assert "MainWindow" in second and "FirstStartDialog" not in second
