@@ -13,6 +13,7 @@ import getpass
 import json
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,7 +23,7 @@ from nexus_ark.app.first_start import BUILT_IN_LIMIT, SetupReport, apply_setup, 
 from nexus_ark.errors import ConfigError, NexusArkError
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.notices import notice
-from nexus_ark.providers.model_download import DownloadCancelled, human_bytes
+from nexus_ark.providers.model_download import DownloadCancelled, Progress, human_bytes
 from nexus_ark.providers.secrets import store_key
 
 Ask = Callable[[str], str]
@@ -147,8 +148,6 @@ def _interactive(app: NexusApp, ask: Ask, out: TextIO | None = None) -> int:
 
 
 def _download(app: NexusApp, report: SetupReport, ask: Ask, out: TextIO) -> ModelConfig | None:
-    from nexus_ark.cli.model import _Meter
-
     rec = report.recommended
     assert rec is not None
     if report.recommended_path:
@@ -157,7 +156,7 @@ def _download(app: NexusApp, report: SetupReport, ask: Ask, out: TextIO) -> Mode
         print(f"{rec.entry.name} comes under the {rec.entry.license}: {rec.entry.license_url}", file=out)
         if ask("Do you agree to its terms? [y/N] ").strip().lower() not in ("y", "yes"):
             return None
-    meter, cancel = _Meter(out), threading.Event()
+    meter, cancel = _Progress(out), threading.Event()
     try:
         spec = app.get_model(rec.entry, accepted_license=True, progress=meter, cancel=cancel)
     except KeyboardInterrupt:
@@ -198,3 +197,24 @@ def _remote(ask: Ask, out: TextIO) -> ModelConfig | None:
             print(f"error: {exc}", file=out)
             return None
     return ModelConfig(spec=spec, api_key=reference)
+
+
+class _Progress:
+    """The download's progress as `model get` words it, a line every few seconds (the questions share
+    the terminal: no line redrawn under a prompt)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.last = 0.0
+
+    def __call__(self, progress: Progress) -> None:
+        from nexus_ark.cli.model import describe_progress
+
+        now = time.monotonic()
+        if progress.stage == "downloading" and now - self.last < 3.0:
+            return
+        self.last = now
+        print(describe_progress(progress), file=self.out, flush=True)
+
+    def end(self) -> None:
+        pass

@@ -234,3 +234,42 @@ def test_the_estimate_uses_the_speed_the_last_download_here_reached(
         hub.stop()
     assert after is not None and after.speed_measured
     assert 0.5 * hub.rate < after.bytes_per_s < 1.5 * hub.rate, after.bytes_per_s
+
+
+def test_setup_in_the_terminal_downloads_the_recommended_model_and_uses_it(
+    served: Path, data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """The answers a person types (here handed in as they would be read), the download from the Hugging Face
+    stand-in with its progress on stderr, and the verified file as the model."""
+    import argparse
+
+    from nexus_ark.app import NexusApp
+    from nexus_ark.cli.setup import run_setup
+    from tests.integration.hub_server import HubStandIn
+    from tests.integration.test_model_download import write_catalogue
+
+    hub = HubStandIn(served).start()
+    hub.rate = 48 * 2**20
+    answers = iter(["Ken"])
+    asked: list[str] = []
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        if prompt.startswith("Choose"):
+            shown = capsys.readouterr().err
+            return next(line.split(".")[0].strip() for line in shown.splitlines() if "Download " in line)
+        return next(answers)
+
+    try:
+        monkeypatch.setenv("HF_ENDPOINT", hub.hub_url)
+        monkeypatch.setenv("NEXUS_ARK_CATALOGUE", str(write_catalogue(tmp_path, hub)))
+        with NexusApp(data_dir) as app:
+            args = argparse.Namespace(name=None, model=None, json=False, api_base=None)
+            assert run_setup(app, args, ask=ask) == 0
+            spec = app.settings.chat_model.spec
+    finally:
+        hub.stop()
+    downloaded = data_dir / "models" / served.name
+    assert spec == f"gguf:{downloaded}" and downloaded.stat().st_size == served.stat().st_size
+    assert asked[0].startswith("What should the personas call you?")
+    assert "done:" in capsys.readouterr().err
