@@ -169,8 +169,8 @@ class _StopOnFirstWords(QObject):
         super().__init__()
         self.qtbot, self.window, self.clicked = qtbot, window, False
 
-    @Slot(str)
-    def on_delta(self, _text: str) -> None:
+    @Slot(str, str)
+    def on_delta(self, _slug: str, _text: str) -> None:
         if not self.clicked:
             self.clicked = True
             self.qtbot.mouseClick(self.window.stop_button, Qt.MouseButton.LeftButton)

@@ -45,8 +45,8 @@ class _UiThreadProbe(QObject):
         self.check = check
         self.seen: list = []
 
-    @Slot(str)
-    def on_delta(self, text: str) -> None:
+    @Slot(str, str)
+    def on_delta(self, _slug: str, text: str) -> None:
         assert threading.current_thread() is threading.main_thread()
         self.seen.append(self.check(text))
 

@@ -35,7 +35,7 @@ from ui.life.tray import Tray, click_bridge
 from ui.main.menus import Menus
 from ui.main.openers import Openers
 from ui.main.room_hooks import RoomHooks
-from ui.main.turns import Turns
+from ui.main.turns import Answer, Turns
 from ui.personas.persona_dialog import NewPersonaDialog
 from ui.util import i18n
 from ui.util.desktop import tray_available
@@ -75,9 +75,9 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         self.shown = OpenPersona()
         self.model_name = ""
         self._persona_reads = 0  # the latest read of the persona folders (an older one arriving is dropped)
-        self._last_sent = ""
-        self._turn_kind = "send"
-        self._tokens_per_s = 0.0  # the last reply's speed, in the status bar
+        self._answers: dict[str, Answer] = {}  # replies under way, by persona (shown or not)
+        # Each persona's last reply speed: the status bar shows the one of the persona shown.
+        self._speeds: dict[str, float] = {}
         self._editing: int | None = None  # the message of the person's being said differently
         self._build_widgets()
         self._build_menus()
@@ -103,6 +103,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         conversation.error.connect(self.state_label.setText)
         conversation.status.connect(lambda text: self.statusBar().showMessage(text, 4000))
         conversation.regenerate_requested.connect(self.regenerate)
+        conversation.page_shown.connect(self._on_page_shown)
         conversation.edit_requested.connect(self.begin_edit)
         conversation.change_requested.connect(self.request_change)
         self.search_bar.closed.connect(self.input.setFocus)
@@ -207,8 +208,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         self.search_bar.retranslate()
         self.language_notice.retranslate()
         self.stop_button.setText(tr("Stop"))
-        if self._tokens_per_s:
-            self.speed_label.setText(tr("{tps:.1f} tokens/s", tps=self._tokens_per_s))
+        self._show_speed()
         if self.tray is not None:
             self.tray.retranslate()
         self.life.apply()  # the inbox entry and the unread counts, in the new language
@@ -260,21 +260,27 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         self.setWindowTitle(f"Nexus Ark — {self.current_name}" if self.current_name else "Nexus Ark")
 
     def select_persona(self, slug: str) -> None:
+        """Open a persona's conversation. One answering meanwhile goes on in its own conversation."""
         if slug != self.current_slug:
             self.current_name = slug  # until the list or the opened persona gives its name
         name = self.persona_list.select(slug)
         if name is not None:
             self.current_name = name
         self.current_slug = slug
+        self.streaming = False  # the view shows no reply until this persona's own, if it is answering
+        self._show_speed()
         if self.life.unread.get(slug):  # opening the conversation shows what it wrote first
             self.life.mark_read(slug)
         self.ready = False
         self._set_busy(True)
+        if self.answering(slug):  # open already, its lane busy with the reply: show it as it goes on
+            self.resume_answer(slug)
+            return
         self.state_label.setText(tr("Loading {name}…", name=self.current_name or slug))
         self.request_open.emit(slug)
 
     def _on_persona_chosen(self, slug: str) -> None:
-        if self.streaming or slug == self.current_slug:
+        if slug == self.current_slug:
             return
         problem = self.persona_list.problem(slug)  # as the list read it (no folder is read on the UI thread)
         if problem:
@@ -323,6 +329,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         self.ready = True
         self._set_busy(False)
         self._show_opened()
+        self._show_speed()
         self.input.setFocus()
         self.persona_opened.emit(slug)
 
@@ -358,8 +365,9 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         run_in_background(lambda: app.dismiss_advice(slug, advice), lambda _: None, while_open(self, failed))
 
     def _on_open_failed(self, slug: str, message: str) -> None:
-        self.state_label.setText(tr("Could not open {name}", name=slug))
-        self.chat.show_placeholder(message)
+        if slug == self.current_slug:  # another persona chosen meanwhile keeps its view
+            self.state_label.setText(tr("Could not open {name}", name=slug))
+            self.chat.show_placeholder(message)
         QMessageBox.warning(self, tr("Persona cannot be opened"), message)
 
     # -- chatting ---------------------------------------------------------------------------------
@@ -393,7 +401,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         self.showNormal()
         self.raise_()
         self.activateWindow()
-        if self.persona_list.can_open(slug) and slug != self.current_slug and not self.streaming:
+        if self.persona_list.can_open(slug) and slug != self.current_slug:
             self.select_persona(slug)
 
     def quit_app(self) -> None:

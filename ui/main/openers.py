@@ -133,7 +133,7 @@ class Openers:
             self.tray.keep_running_action.blockSignals(False)
 
     def _replying_to(self, slug: str) -> bool:
-        return self.streaming and slug == self.current_slug
+        return self.answering(slug)  # shown or not: a persona answering in the background is busy too
 
     def edit_persona(self) -> None:
         if not self.current_slug:
