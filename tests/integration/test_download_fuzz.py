@@ -140,4 +140,4 @@ def test_a_redirect_loop_is_a_download_error_that_says_so(tmp_path: Path) -> Non
     finally:
         server.shutdown()
         server.server_close()
-    assert "cannot be followed: TooManyRedirects" in refused.value.message
+    assert "cannot be followed: it redirected too many times" in refused.value.message
