@@ -10,6 +10,7 @@ import faulthandler
 import logging
 import logging.handlers
 import os
+import re
 import sys
 from pathlib import Path
 from types import TracebackType
@@ -29,6 +30,33 @@ _crash_file: list[TextIO] = []
 # Libraries that log their routine at INFO: APScheduler two lines a minute for the persona's heartbeat,
 # LiteLLM one per request. Their warnings and errors are kept; their INFO only with --verbose.
 CHATTY_LIBRARIES = ("apscheduler", "LiteLLM", "httpx", "httpcore", "huggingface_hub", "urllib3")
+# With --verbose, libraries log whole requests at DEBUG: the prompt (the soul, memories, the conversation)
+# and the reply. They go to stderr, which the person watches; the log file, which people attach to bug
+# reports and which stays on disk, gets them only when this variable is set to 1 (docs/privacy.md).
+LOG_CONTENT_ENV = "NEXUS_ARK_LOG_CONTENT"
+# user:password@ (or a key alone) inside a URL: "http://me:sk-...@host/v1" names the server and gives away
+# the key. Masked wherever a URL is shown or logged, as an API key is never shown.
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@?#'\"<>]+@")
+
+
+def masked_url(text: str) -> str:
+    """`text` with the credentials of every URL in it replaced by *** ("http://***@host/v1")."""
+    return _URL_CREDENTIALS.sub(r"\1***@", text) if "@" in text else text
+
+
+class _Masking(logging.Formatter):
+    """Formats a record, traceback included, with every URL's credentials masked."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return masked_url(super().format(record))
+
+
+class _NoContent(logging.Filter):
+    """The log file's filter with --verbose: libraries' DEBUG records (whole prompts and replies) stay out
+    unless LOG_CONTENT_ENV asks for them; ours, and everything at INFO and above, go in."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno >= logging.INFO or record.name.startswith("nexus_ark")
 
 
 class _QuietLibraries(logging.Filter):
@@ -56,7 +84,7 @@ def setup_logging(logs_dir: Path | None, *, verbose: bool = False) -> Path | Non
     if sys.stderr is not None:  # None in a windowed build
         console = logging.StreamHandler(sys.stderr)
         console.setLevel(logging.DEBUG if verbose else logging.WARNING)
-        console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        console.setFormatter(_Masking("%(levelname)s %(name)s: %(message)s"))
         _installed.append(console)
     path: Path | None = None
     if logs_dir is not None:
@@ -70,7 +98,9 @@ def setup_logging(logs_dir: Path | None, *, verbose: bool = False) -> Path | Non
                 print(f"warning: cannot write the log file in {logs_dir}: {exc.strerror}", file=sys.stderr)
         else:
             file_handler.setLevel(logging.DEBUG if verbose else logging.INFO)
-            file_handler.setFormatter(logging.Formatter(FILE_FORMAT))
+            file_handler.setFormatter(_Masking(FILE_FORMAT))
+            if os.environ.get(LOG_CONTENT_ENV) != "1":
+                file_handler.addFilter(_NoContent())
             _installed.append(file_handler)
             path = logs_dir / LOG_FILE
             record_crashes(logs_dir)

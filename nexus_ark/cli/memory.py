@@ -88,7 +88,9 @@ def _import(app: NexusApp, store, args: argparse.Namespace, persona: Persona) ->
             print(error, file=sys.stderr)
     else:
         names = {persona.slug, persona.settings.name}
-        report = import_jsonl(args.file, on_store(store), names)
+        # Speakers that are names: the person's name marks the person's lines (issue 32).
+        user_name = getattr(args, "user_name", None) or persona.user_name
+        report = import_jsonl(args.file, on_store(store), names, user_name)
         for error in report.errors:
             print(f"skipped {error}", file=sys.stderr)
     record_import(store.activity, report, args.file, args.format)

@@ -107,6 +107,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="jsonl",
         help="jsonl (default) or chatgpt: conversations.json from a ChatGPT data export, or its .zip",
     )
+    imp.add_argument(
+        "--user-name",
+        metavar="NAME",
+        help="jsonl: lines whose speaker is NAME are yours (default: the name the persona calls you)",
+    )
     imp.add_argument("file", type=Path)
     search = msub.add_parser("search", help="hybrid recall (keywords + meaning), best first")
     search.add_argument("--persona", required=True)

@@ -188,6 +188,7 @@ class Dreamer(DreamAsking):
             through_id=through_id,
         )
         material.persona = self.persona.settings.name
+        material.user_name = self.persona.user_name
         soul = self.persona.settings.soul
         material.soul = SoulContext(
             self.persona.folder,
@@ -199,7 +200,7 @@ class Dreamer(DreamAsking):
         material.grounding = Grounding(
             material.texts,
             self.embedder,
-            known={material.persona, *material.speakers},
+            known={material.persona, material.user_name, *material.speakers},
             context=material.context.splitlines(),
         )
         caps = self.backend.capabilities()

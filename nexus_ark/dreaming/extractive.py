@@ -16,7 +16,9 @@ from collections import Counter
 import numpy as np
 
 from nexus_ark.dreaming.grounding import _COMMON, _KATAKANA, _content_words, sentences
+from nexus_ark.dreaming.informative import message_score, small_talk, telling_sentences
 from nexus_ark.dreaming.material import Line
+from nexus_ark.dreaming.names import NEVER_NAMES, People, never_a_name
 from nexus_ark.providers.embedders import Embedder
 
 EPISODE_MESSAGES = 3
@@ -24,51 +26,34 @@ QUOTE_CHARS = 240
 ENTITIES_PER_PASS = 4
 SENTENCES_PER_ENTITY = 3
 INFORMATIVE = 0.004
+# How much the day's centre (e5 similarity to the rest) adds to a message's score, at most.
+CENTRE_WEIGHT = 2.0
 
 # A name: capitalized words in a row ("Trattoria Luna"), with a title before it ("Mr. Sato").
 _NAME = re.compile(r"\b(?:(?:Mr|Mrs|Ms|Dr|Prof)\. )?[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*")
 _OPENING = re.compile(r"^[\W_]+")
 # Capitalized words that are not names of people, places or things.
-NOT_NAMES = _COMMON | frozenset(
-    [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-        "english",
-        "japanese",
-        "italian",
-        "french",
-        "chinese",
-        "korean",
-        "german",
-        "spanish",
-        "american",
-        "british",
-        "god",
-        "ok",
-        "oh",
-        "ah",
-        "ha",
-        "ugh",
-        "wow",
-        "hi",
-        "hello",
-        "hey",
-        "good",
-        "great",
-        "thanks",
-        "sorry",
-        "please",
-    ]
+NOT_NAMES = (
+    _COMMON
+    | NEVER_NAMES
+    | frozenset(
+        [
+            "english",
+            "japanese",
+            "italian",
+            "french",
+            "chinese",
+            "korean",
+            "german",
+            "spanish",
+            "american",
+            "british",
+            "god",
+            "ha",
+            "good",
+            "great",
+        ]
+    )
 )
 
 
@@ -107,8 +92,50 @@ def central(lines: list[Line], embedder: Embedder | None, k: int = EPISODE_MESSA
     return [lines[i] for i in picked]
 
 
-def episode_summary(lines: list[Line]) -> str:
-    return " ".join(f'{speaker}: "{quote(text)}"' for _, _, speaker, text in lines)
+def telling(
+    lines: list[Line], people: People, embedder: Embedder | None, k: int = EPISODE_MESSAGES
+) -> list[Line]:
+    """The k messages that tell most about the day (issue 32: news, people, places, plans, feelings,
+    numbers above greetings and cheers), in the order they were said; the day's centre breaks near ties.
+    A message that tells nothing (small talk only) is never picked."""
+    scores = np.array([message_score(text, people) for *_, text in lines], float)
+    keep = [i for i, s in enumerate(scores) if s > 0]
+    if len(keep) > k and embedder is not None:
+        texts = [lines[i][3] for i in keep]
+        vectors = embedder.embed_passages(texts)
+        sims = vectors @ vectors.T
+        np.fill_diagonal(sims, 0.0)
+        centre = sims.sum(axis=1) / (len(keep) - 1)
+        spread = float(centre.max() - centre.min()) or 1.0
+        for j, i in enumerate(keep):
+            scores[i] += CENTRE_WEIGHT * (centre[j] - centre.min()) / spread
+    picked = sorted(sorted(keep, key=lambda i: -scores[i])[:k])
+    return [lines[i] for i in picked]
+
+
+def quote_telling(text: str, people: People, limit: int = QUOTE_CHARS) -> str:
+    """A message's telling sentences in its own words (its greetings, cheers and questions left out; "…"
+    where sentences between them were), whole sentences up to `limit` characters."""
+    said = telling_sentences(text, people)
+    if not said:
+        return quote(text, limit)
+    every = sentences(text)
+    kept, last, size = [], -1, 0
+    for sentence in said:
+        at = every.index(sentence, last + 1)
+        piece = sentence if last == -1 or at == last + 1 else f"… {sentence}"
+        if kept and size + len(piece) + 1 > limit:
+            return " ".join(kept) + " …"
+        kept.append(piece)
+        size += len(piece) + 1
+        last = at
+    return quote(" ".join(kept), limit) if len(kept) == 1 else " ".join(kept)
+
+
+def episode_summary(lines: list[Line], people: People | None = None) -> str:
+    if people is None:
+        return " ".join(f'{speaker}: "{quote(text)}"' for _, _, speaker, text in lines)
+    return " ".join(f'{speaker}: "{quote_telling(text, people)}"' for _, _, speaker, text in lines)
 
 
 def _candidates(sentence: str) -> list[tuple[str, bool]]:
@@ -141,12 +168,21 @@ def named_inside(name: str, texts: list[str]) -> bool:
     return False
 
 
-def named(lines: list[Line], skip: set[str], known: list[str]) -> dict[str, list[tuple[int, str, str]]]:
+def named(
+    lines: list[Line], skip: set[str], known: list[str], people: People | None = None
+) -> dict[str, list[tuple[int, str, str]]]:
     """Names said in these messages, most mentioned first, each with (message id, speaker, sentence) of
     the sentences that say it. `skip`: names that are not entities to remember (the speakers, the persona
-    itself); `known`: entity names memory already holds (found however they are written)."""
+    itself); `people`: the conversation's own people under every name the day gives them (never an
+    entity; small talk is no mention); `known`: entity names memory already holds (found however they are
+    written)."""
     skipped = {s.casefold() for s in skip}
-    said = [(mid, speaker, sentence) for mid, _, speaker, text in lines for sentence in sentences(text)]
+    said = [
+        (mid, speaker, sentence)
+        for mid, _, speaker, text in lines
+        for sentence in sentences(text)
+        if people is None or not small_talk(sentence, people)
+    ]
     # A capitalized word opening a sentence ("Pottery makes me calm") is a name only where it is also
     # written with a capital inside a sentence, or memory knows it.
     inside = {name for *_, sentence in said for name, first in _candidates(sentence) if not first}
@@ -157,6 +193,7 @@ def named(lines: list[Line], skip: set[str], known: list[str]) -> dict[str, list
         names = {name for name, first in _candidates(sentence) if not first or name in inside}
         folded = sentence.casefold()
         names |= {k for k in known if k.casefold() in folded}
+        names = {n for n in names if not never_a_name(n) and not (people is not None and people.who(n))}
         for name in names - {n for n in names if n.casefold() in skipped}:
             counts[name] += 1
             mentions.setdefault(name, []).append((mid, speaker, sentence))

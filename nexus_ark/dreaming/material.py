@@ -40,6 +40,11 @@ class Material:
     context: str = ""  # levels 2 and 3: the period's episodes, insights and goals
     after_id: int | None = None  # a later pass: the messages up to this id were dreamt before
     persona: str = ""  # the persona's name (never an entity of its own; needs no source)
+    user_name: str = ""  # what the persona calls the person (Persona.user_name; "" = not told)
+    # Each message's role ("user": the person's; "assistant": the persona's, another member's, ChatGPT's)
+    # and whether it was imported (not written by the persona's own model).
+    roles: dict[int, str] = field(default_factory=dict)
+    imported: set[int] = field(default_factory=set)
     # What checks each written sentence against its sources (dreaming/grounding.py); set by the dream.
     grounding: Any = None
     # The soul stage's context (dreaming/soul_stage.py SoulContext); set by the dream.
@@ -60,7 +65,7 @@ def local_day(stamp: str) -> date | None:
     year-1 import)."""
     if (dt := stored_time(stamp)) is None:
         return None
-    return (dt.astimezone() if dt.tzinfo else dt).date()
+    return dt.astimezone().date()  # a stored time without a zone was local already: the same date
 
 
 def day_messages(
@@ -86,6 +91,22 @@ def day_messages(
         clock = (dt.astimezone() if dt.tzinfo else dt).strftime("%H:%M")
         out.append((int(mid), clock, speaker, content))
     return out
+
+
+def message_roles(memory: MemoryStore, ids: list[int]) -> tuple[dict[int, str], set[int]]:
+    """Each message's role, and the ids of those that were imported (they carry a source id)."""
+    roles: dict[int, str] = {}
+    imported: set[int] = set()
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        marks = ",".join("?" * len(chunk))
+        for mid, role, source in memory.db.execute(
+            f"select id, role, source_id from messages where id in ({marks})", chunk
+        ).fetchall():
+            roles[int(mid)] = role
+            if source is not None:
+                imported.add(int(mid))
+    return roles, imported
 
 
 def latest_day(memory: MemoryStore, today: date) -> date | None:
@@ -134,8 +155,11 @@ def gather(
         head += LEFT_OUT.format(count=len(lines) - len(kept))
     body = "\n".join([head, *kept]) if messages else NO_CONVERSATION.format(day=day.isoformat())
     text = f"{context}\n\n{body}" if context else body
+    roles, imported = message_roles(memory, [m[0] for m in messages])
     return Material(
         day=day,
+        roles=roles,
+        imported=imported,
         text=text,
         message_ids=[m[0] for m in messages],
         shown_ids=shown,

@@ -9,7 +9,8 @@ from typing import Any
 
 from nexus_ark.dreaming.extractive import NOT_NAMES, named_inside
 from nexus_ark.dreaming.grounding import Grounding, GroundingReport, Refusal, sentences
-from nexus_ark.dreaming.material import Material
+from nexus_ark.dreaming.material import Line, Material
+from nexus_ark.dreaming.names import People, conversation_people, never_a_name
 from nexus_ark.dreaming.schemas import (
     EntityUpdates,
     EpisodeDraft,
@@ -106,13 +107,37 @@ def _said_in_messages(name: str, material: Material) -> list[str]:
     return [f"msg:{mid}" for mid, _, _, text in material.messages if folded in text.casefold()]
 
 
-def _add_to_entity(memory: MemoryStore, name: str, note: str, material: Material, sources: list[str]) -> bool:
+def _add_to_entity(
+    memory: MemoryStore, name: str, note: str, material: Material, sources: list[str], *, person: bool = False
+) -> bool:
     existing = memory.components.entity(name)
     if existing is not None and note in existing.text:
         return False  # already known: nothing new to write
     text = note if existing is None else f"{existing.text}\n({material.day.isoformat()}) {note}"
-    memory.components.write_entity(name, text, sources)
+    if person:
+        memory.components.write_person(name, text, sources)
+    else:
+        memory.components.write_entity(name, text, sources)
     return True
+
+
+def _people(
+    material: Material,
+    lines: list[Line] | None = None,
+    roles: dict[int, str] | None = None,
+    imported: set[int] | None = None,
+) -> People:
+    """The conversation's own people in the pass's messages (or in `lines`): the person and the persona
+    under every name the day gives them."""
+    lines = material.messages if lines is None else lines
+    roles = material.roles if roles is None else roles
+    return conversation_people(
+        lines,
+        roles,
+        persona_names=[material.persona] + [sp for mid, _, sp, _ in lines if roles.get(mid) == "assistant"],
+        user_name=material.user_name,
+        trusted=material.imported if imported is None else imported,
+    )
 
 
 def _not_an_entity(name: str, mentioned: list[str], material: Material, memory: MemoryStore) -> str:
@@ -121,8 +146,13 @@ def _not_an_entity(name: str, mentioned: list[str], material: Material, memory: 
         return "not named in the day's messages"
     if name.casefold() == material.persona.casefold():
         return "the persona itself"
-    if name.casefold() in NOT_NAMES:
+    if name.casefold() in NOT_NAMES or never_a_name(name):
         return "a common word, not a name"
+    who = _people(material).who(name)
+    if who == "persona":
+        return "the persona itself"
+    if who == "speaker":
+        return "a speaker of the conversation, not an outside entity"
     # A capitalized word that only opens sentences ("Back from a night shift") is no name; a name memory
     # knows already is one however it is written.
     if memory.components.entity(name) is None and not named_inside(
@@ -134,13 +164,22 @@ def _not_an_entity(name: str, mentioned: list[str], material: Material, memory: 
 
 def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -> dict[str, Any]:
     check, report = _grounding(material), GroundingReport()
+    people = _people(material)
     written: list[str] = []
     for note in updates.entities:
         name = " ".join(note.name.split())
+        mentioned = _said_in_messages(name, material)
+        person = people.who(name) == "person"
+        if person and people.person_name:
+            # What the day says about the person is what the persona knows about the person.
+            mentioned = mentioned or [f"msg:{m}" for m, r in material.roles.items() if r == "user"]
+            name = people.person_name
         if name in written:
             continue
-        mentioned = _said_in_messages(name, material)
-        why = _not_an_entity(name, mentioned, material, memory)
+        if person:
+            why = "" if people.person_name else "the person, whose name the day does not say"
+        else:
+            why = _not_an_entity(name, mentioned, material, memory)
         if why:
             report.checked += 1
             report.refused += 1
@@ -148,7 +187,7 @@ def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -
             continue
         cited = [i for i in _cited(note.source_ids, material) if i in mentioned] or mentioned
         text, _ = check.keep_supported("entities", note.text, cited, report=report)
-        if text and _add_to_entity(memory, name, text, material, cited):
+        if text and _add_to_entity(memory, name, text, material, cited, person=person):
             written.append(name)
     if not written:
         raise StageSkipped(

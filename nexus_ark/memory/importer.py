@@ -172,10 +172,21 @@ class TurnWriter:
                 index_turns(store.archive, list(run))
 
 
-def import_jsonl(path: Path, write: WriteGate, persona_names: set[str]) -> ImportReport:
+def speaker_role(speaker: str, persona_names: set[str], user_name: str = "") -> Literal["user", "assistant"]:
+    """Whose turn a line is: the person's where its speaker is `user_name` (the person's name, issue 32:
+    conversations whose speakers are names), the persona's where it is one of the persona's names, else
+    the person's (as before: a line from anyone else is something the persona heard)."""
+    said = speaker.strip().casefold()
+    if user_name.strip() and said == user_name.strip().casefold():
+        return "user"
+    return "assistant" if said in {n.casefold() for n in persona_names} else "user"
+
+
+def import_jsonl(path: Path, write: WriteGate, persona_names: set[str], user_name: str = "") -> ImportReport:
     """Each line {"id", "speaker", "text", "timestamp"} becomes a message (its id kept as source_id) and an
     archive item. Lines already imported (same source_id) are skipped, so an import can be re-run, also after
-    it was killed: each batch of lines is written to messages and items in one transaction."""
+    it was killed: each batch of lines is written to messages and items in one transaction. A line whose
+    speaker is `user_name` is the person's, one whose speaker is a persona name the persona's."""
     report = ImportReport()
     try:
         fh = path.open("rb")
@@ -183,7 +194,6 @@ def import_jsonl(path: Path, write: WriteGate, persona_names: set[str]) -> Impor
         report.errors.append(f"{path}: cannot read: {exc.strerror or exc}")
         return report
     writer = TurnWriter(write, report)
-    lowered = {n.lower() for n in persona_names}
     with fh:
         # Bytes, split at \n only: one bad byte costs its line, not the file, and a U+2028 inside a JSON
         # string (valid JSON) does not end a line as str.splitlines() would make it.
@@ -226,7 +236,7 @@ def import_jsonl(path: Path, write: WriteGate, persona_names: set[str]) -> Impor
                 ImportedTurn(
                     source_id=line.id,
                     speaker=line.speaker,
-                    role="assistant" if line.speaker.lower() in lowered else "user",
+                    role=speaker_role(line.speaker, persona_names, user_name),
                     text=line.text,
                     created_at=line.timestamp,
                 )

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from nexus_ark.errors import ModelError, ProviderProtocolError
+from nexus_ark.logfile import masked_url
 from nexus_ark.model_config import Timeouts
 from nexus_ark.notices import Notice, notice
 from nexus_ark.providers.failures import EMBEDDER_SETTING, Origin, translate
@@ -275,7 +276,7 @@ class LiteLLMEmbedder(_RemoteEmbedder):
         self.timeouts = timeouts or Timeouts()
         self.model_id = f"litellm:{model}"
         self._origin = Origin(
-            server=self.api_base or notice("provider {name}", name=provider_of(model)),
+            server=masked_url(self.api_base) or notice("provider {name}", name=provider_of(model)),
             model=model,
             setting=EMBEDDER_SETTING,
         )

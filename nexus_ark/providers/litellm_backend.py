@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from nexus_ark.errors import ProviderError, ProviderProtocolError
+from nexus_ark.logfile import masked_url
 from nexus_ark.notices import notice
 from nexus_ark.providers.base import (
     Capabilities,
@@ -114,7 +115,7 @@ class LiteLLMBackend(ChatBackend):
         self._origin = Origin(server=self._where(), model=model)
 
     def describe(self) -> str:
-        return f"{self.model}" + (f" @ {self.api_base}" if self.api_base else "")
+        return f"{self.model}" + (f" @ {masked_url(self.api_base)}" if self.api_base else "")
 
     def _lib(self) -> Any:
         if self._litellm is None:
@@ -144,7 +145,7 @@ class LiteLLMBackend(ChatBackend):
         self._api_key()
 
     def _where(self) -> str:
-        return self.api_base or notice("provider {name}", name=self.provider)
+        return masked_url(self.api_base) or notice("provider {name}", name=self.provider)
 
     def _translate(self, exc: BaseException) -> ProviderError:
         return translate(exc, self._origin)

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from nexus_ark.errors import ModelNotInstalledError, ProviderError, ProviderProtocolError
+from nexus_ark.logfile import masked_url
 from nexus_ark.notices import notice
 from nexus_ark.providers.base import (
     Capabilities,
@@ -67,12 +68,12 @@ class OllamaBackend(ChatBackend):
             server=self._where(),
             model=model,
             setting=setting,
-            down=notice("Ollama is not running at {host}.", host=self.host),
+            down=notice("Ollama is not running at {host}.", host=masked_url(self.host)),
             install=_install_hint(model),
         )
 
     def _where(self) -> str:
-        return notice("Ollama at {host}", host=self.host)
+        return notice("Ollama at {host}", host=masked_url(self.host))
 
     def describe(self) -> str:
         return f"{self.model} (Ollama)"
@@ -157,7 +158,7 @@ class OllamaBackend(ChatBackend):
                 notice(
                     "The model {model} is not installed in Ollama at {host} (installed: {installed}).",
                     model=self.model,
-                    host=self.host,
+                    host=masked_url(self.host),
                     installed=installed,
                 ),
                 hint=_install_hint(self.model),
@@ -168,7 +169,9 @@ class OllamaBackend(ChatBackend):
         try:
             shown = self._client().show(self.model)
         except Exception as exc:  # down or not installed: the chat request will say so; ask again later
-            log.info("could not ask %s what %s can do: %s", self.host, self.model, self._translate(exc))
+            log.info(
+                "could not ask %s what %s can do: %s", masked_url(self.host), self.model, self._translate(exc)
+            )
             return None
         record = shown_record(shown)
         listed = shown.capabilities

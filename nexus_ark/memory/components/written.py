@@ -25,6 +25,8 @@ def _said(text: str) -> str:
 
 
 _ENTITY_COLUMNS = "name, text, source_ids, created_at, updated_at"
+# reflection_meta's key for the name of the entity that is the person (one person a persona talks with).
+PERSON_KEY = "person_entity"
 
 
 def _entity(row: tuple[Any, ...]) -> Entity:
@@ -157,6 +159,22 @@ class WrittenMemory(ComponentsBase):
             self.activity.memory_write(notice("entity"), f"{name}: {text}", item_id=item_id, name=name)
         entity = self.entity(name)
         assert entity is not None
+        return entity
+
+    def person_entity(self) -> str:
+        """The name of the entity that holds what the persona knows about the person it talks with (issue
+        32: marked, so Memory and People show it as the person and a dream never files the person as an
+        outside entity); '' before any."""
+        row = self.db.execute(f"select value from reflection_meta where key = '{PERSON_KEY}'").fetchone()
+        return str(row[0]) if row else ""
+
+    def write_person(self, name: str, text: str, source_ids: list[str] | None = None) -> Entity:
+        """Write the person's entity and mark it as the person's, in one transaction."""
+        with self.db.atomic():
+            entity = self.write_entity(name, text, source_ids)
+            self.db.execute(
+                "insert or replace into reflection_meta (key, value) values (?, ?)", [PERSON_KEY, entity.name]
+            )
         return entity
 
     def entities(self) -> list[Entity]:
