@@ -444,3 +444,20 @@ def test_every_change_made_in_the_window_is_written_by_the_personas_owner_on_its
     )
     for edit in edits:
         assert edit in written, f"{edit!r} was not written by the owner"
+
+
+def test_the_entity_marked_as_the_person_is_shown_as_the_person(qtbot, core: NexusApp) -> None:
+    """What a dream wrote about the person (issue 32) is listed as "you", and opens under its own name."""
+    store = core.memory("aria")
+    store.components.write_person("Calvin", "I failed my driving test.")
+    store.components.write_entity("Nora", "Calvin's sister.")
+    assert store.components.person_entity() == "Calvin"
+    window = MemoryWindow(core, "aria", name="Aria")
+    qtbot.addWidget(window)
+    qtbot.waitUntil(lambda: window.entity_list.count() == 2, timeout=30_000)
+    shown = [window.entity_list.item(i).text() for i in range(2)]
+    assert shown == ["Calvin (you)", "Nora"]
+    assert window.entity_list.item(0).toolTip() == "What Aria knows about you"
+    window.entity_list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: window.entity_text.toPlainText() == "I failed my driving test.", timeout=30_000)
+    assert window.entity_name.text() == "Calvin"

@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -25,7 +26,10 @@ class EntitiesTab:
         self.entity_list = QListWidget()
         self.entity_list.setObjectName("entityList")
         self.entity_list.setUniformItemSizes(True)  # one name a row: laid out at once, however many
-        self.entity_list.currentTextChanged.connect(self._show_entity)
+        # An item's text may carry a label ("Calvin (you)"); the entity's name is its data.
+        self.entity_list.currentItemChanged.connect(
+            lambda item, _: self._show_entity(item.data(Qt.ItemDataRole.UserRole) if item else "")
+        )
         self.entity_name = QLineEdit()
         self.follow(lambda: self.entity_name.setPlaceholderText(tr("Name")))
         self.entity_text = QPlainTextEdit()
@@ -45,11 +49,21 @@ class EntitiesTab:
 
     def _load_entities(self) -> None:
         """The names are read on the worker: a card's lorebook brings thousands of them."""
-        self._in_background(lambda store: store.components.entity_names(), self._show_entity_names)
+        self._in_background(
+            lambda store: (store.components.entity_names(), store.components.person_entity()),
+            self._show_entity_names,
+        )
 
-    def _show_entity_names(self, names: list[str]) -> None:
+    def _show_entity_names(self, found: tuple[list[str], str]) -> None:
+        """The names, the one marked as the person (what the persona knows about you) labelled so."""
+        names, person = found
         self.entity_list.clear()
-        self.entity_list.addItems(names)
+        for name in names:
+            item = QListWidgetItem(tr("{name} (you)", name=name) if name == person else name)
+            item.setData(Qt.ItemDataRole.UserRole, name)
+            if name == person:
+                item.setToolTip(tr("What {persona} knows about you", persona=self.persona_name))
+            self.entity_list.addItem(item)
 
     def _show_entity(self, name: str) -> None:
         """The selected entity, read on the worker; its fields are read-only until it arrives (so nothing
