@@ -7,12 +7,17 @@ evaluated):
                      episodes of the days before the conversation in the prompt  (changes about once a day)
                      the running summary of the older turns                     (changes when compressed)
     earlier turns    the conversation, oldest first                              (grows at the end)
-    newest user msg  how you feel now, recalled memories, entities, documents,   (changes every turn)
-                     then the user's text
+    notes            a second system message: how you feel now, recalled         (changes every turn)
+                     memories, entities, documents
+    newest user msg  the user's text, alone
 
-Everything that changes every turn rides on the newest user message, after the earlier turns: putting it in
-the system message would invalidate the cached conversation after it at every turn. Episodes sit at the end
-of the system message: they change only when the oldest message in the prompt moves to another day.
+Everything that changes every turn comes after the earlier turns: putting it in the first system message
+would invalidate the cached conversation after it at every turn. It is a system message of its own, not a
+preface of the person's words: placed there, the bundled 135M model took the notes for part of what the
+person said and copied their labels into its replies (issue 32). A template that refuses a system message
+after the first (Gemma's; a Go template of Ollama's that would lift it to the top, losing the cache) gets
+the notes in front of the person's words as before (`for_template`). Episodes sit at the end of the system
+message: they change only when the oldest message in the prompt moves to another day.
 
 Budgets are shares of the window left after the reply (context size - max_tokens). A section that needs
 less than its share leaves the rest to the conversation; the stable sections share their pool among
@@ -36,7 +41,14 @@ from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.notices import notice
 from nexus_ark.personas.cards import soul_for_prompt
 from nexus_ark.personas.store import Persona
-from nexus_ark.prompts.chat import FALLBACK_SOUL, GOAL_ITEMS, SECTION_HEADINGS
+from nexus_ark.prompts.chat import (
+    FALLBACK_SOUL,
+    GOAL_ITEMS,
+    NOTES_INTRO,
+    PERSON_LINE,
+    PERSON_UNKNOWN,
+    SECTION_HEADINGS,
+)
 from nexus_ark.prompts.rooms import NOTE_LINE
 from nexus_ark.providers.base import ChatMessage, estimate_tokens
 
@@ -53,6 +65,8 @@ MIN_STABLE_KEEP = 0.5
 
 STABLE_SECTIONS = ("soul", "core_memory", "notepad", "goals", "strategy")
 CHANGING_SECTIONS = ("episodes", "feelings", "recalled", "entities", "knowledge")
+# The changing sections that ride on the notes message right before the person's newest words.
+NOTE_SECTIONS = ("feelings", "recalled", "entities", "knowledge")
 # The running summary of the turns compression took out of the prompt (agent/compression.py): right
 # before the conversation it stands for. It is paid from the conversation's room, at most half of it.
 SECTION_ORDER = (*STABLE_SECTIONS, *CHANGING_SECTIONS, "summary", "conversation")
@@ -182,8 +196,6 @@ def _render(name: str, body: str) -> str:
     heading = SECTION_HEADINGS.get(name)
     if heading is None:
         return body.strip()
-    if heading.startswith("("):  # notes on the user's message are wrapped in parentheses
-        return f"{heading}\n{body.strip()})"
     return f"{heading}\n{body.strip()}"
 
 
@@ -212,14 +224,27 @@ def _log_cut(name: str, before: int, after: int) -> None:
     log.info("prompt section %s cut from %d to %d tokens to fit its budget", name, before, after)
 
 
-def speaker_line(message: StoredMessage, language: str = "en") -> str:
+def person_line(persona: Persona) -> str:
+    """Who the persona is talking with, in its language: the person's name, or that it is not known."""
+    lang = "ja" if persona.settings.language == "ja" else "en"
+    if persona.user_name:
+        return PERSON_LINE[lang].format(user=persona.user_name, name=persona.settings.name)
+    return PERSON_UNKNOWN[lang]
+
+
+def speaker_line(message: StoredMessage, language: str = "en", person: str = "") -> str:
     """How a message reaches the model: a line heard in a room from another persona with its name, a note
-    a member passed this persona (agent/room_turn.py), the person's and the persona's own as said."""
+    a member passed this persona (agent/room_turn.py), the person's and the persona's own as said. In a
+    room the person's lines carry the person's name (`person`, Persona.user_name) where it is known: the
+    others' lines carry theirs, and a small model took an unnamed line for its own (it answered with its
+    own name, as if talking to the person)."""
     if message.role != "user":
         return message.content
     if sender := message.meta.get("note_from"):
         return NOTE_LINE["ja" if language == "ja" else "en"].format(name=sender, text=message.content)
     name = message.meta.get("name")
+    if not name and person and message.room.startswith("room:") and message.speaker == "user":
+        name = person
     return f"{name}: {message.content}" if name else message.content
 
 
@@ -247,6 +272,7 @@ def build_prompt(
     # Stable sections: single texts cut at sentence boundaries, goals by rank.
     soul = soul_for_prompt(persona.soul.strip(), settings.name, settings.language)
     soul = soul or FALLBACK_SOUL.format(name=settings.name)
+    soul = f"{soul}\n\n{person_line(persona)}"
     texts = {
         "soul": soul,
         "core_memory": memory.core_memory.strip(),
@@ -324,20 +350,22 @@ def build_prompt(
             _log_cut(name, full_cost, tokens)
         reports[name] = SectionReport(name=name, tokens=tokens, cut=cut)
 
-    notes = "\n".join(p for n in ("feelings", "recalled", "entities", "knowledge") if (p := changing[n]))
-    final = f"{notes}\n\n{user_text}" if notes else user_text
+    notes = "\n\n".join(p for n in NOTE_SECTIONS if (p := changing[n]))
+    if notes:
+        notes = f"{NOTES_INTRO}\n\n{notes}"
 
     # The conversation: the newest turns that fit in what is left, the new message always.
     used = sum(r.tokens for r in reports.values())
     limit = settings.conversation.history_messages
     turns = [
         ChatMessage(
-            role="assistant" if m.role == "assistant" else "user", content=speaker_line(m, settings.language)
+            role="assistant" if m.role == "assistant" else "user",
+            content=speaker_line(m, settings.language, persona.user_name),
         )
         for m in history
         if m.role in ("user", "assistant") and m.status in _PROMPT_STATUSES and m.content.strip()
     ][-limit:]
-    own = count(user_text) + MESSAGE_OVERHEAD
+    own = count(user_text) + MESSAGE_OVERHEAD + (count(NOTES_INTRO) + MESSAGE_OVERHEAD if notes else 0)
     room = available - used - own
     # The summary stands for the oldest turns: it is paid from the conversation's room before them.
     summary_text = memory.summary.strip()
@@ -372,7 +400,8 @@ def build_prompt(
     messages = [
         ChatMessage(role="system", content=system),
         *kept_turns,
-        ChatMessage(role="user", content=final),
+        *([ChatMessage(role="system", content=notes)] if notes else []),
+        ChatMessage(role="user", content=user_text),
     ]
     return BuiltPrompt(messages=messages, sections=[reports[n] for n in SECTION_ORDER])
 
@@ -385,3 +414,46 @@ def build_messages(
 ) -> list[ChatMessage]:
     """The messages alone, counted with an estimate (see build_prompt)."""
     return build_prompt(persona, history, user_text, memory).messages
+
+
+# Said in a chat template that refuses a system message after the first (Gemma's Jinja templates).
+_REFUSES_LATE_SYSTEM = ("System role not supported", "roles must alternate")
+# A Go template (Ollama's): Ollama lifts every system message into the template's .System at the top
+# unless the template's loop over the messages places system messages itself.
+_GO_TEMPLATE = re.compile(r"\.Messages\b|\.Prompt\b|\.System\b")
+
+
+def late_system_accepted(chat_template: str, model_id: str) -> bool:
+    """Whether the model's chat template keeps a system message where it stands among the turns: ChatML
+    (SmolLM2, Qwen2.5, Qwen3) does; Gemma's refuses one after the first (its Jinja raises; on Ollama its
+    template turns it into a user turn, which two user turns in a row then break); an Ollama template that
+    does not place system messages in its loop lifts them to the top (the cached prefix would change every
+    turn). An unknown template (a cloud model through LiteLLM) is taken to accept it, Gemma by name aside."""
+    if "gemma" in model_id.casefold():
+        return False
+    if any(refusal in chat_template for refusal in _REFUSES_LATE_SYSTEM):
+        return False
+    if _GO_TEMPLATE.search(chat_template):
+        return 'eq .Role "system"' in chat_template
+    return True
+
+
+def for_template(messages: Sequence[ChatMessage], late_system: bool) -> list[ChatMessage]:
+    """The messages as the model's chat template takes them: unchanged where a system message may follow
+    the turns (late_system), else each system message after the first is put in front of the user message
+    that follows it (the notes before the person's words, as one user turn)."""
+    if late_system:
+        return list(messages)
+    out: list[ChatMessage] = []
+    pending: list[str] = []
+    for i, message in enumerate(messages):
+        if message.role == "system" and i > 0:
+            pending.append(message.content)
+            continue
+        if pending and message.role == "user":
+            message = message.model_copy(update={"content": "\n\n".join([*pending, message.content])})
+            pending = []
+        out.append(message)
+    if pending:  # notes with no user message after them (none is built so): kept as a user turn
+        out.append(ChatMessage(role="user", content="\n\n".join(pending)))
+    return out

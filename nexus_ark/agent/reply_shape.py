@@ -9,8 +9,9 @@ reply is asked short and kept whole:
 - the reply streams as it comes, held back only where it may still change (SentenceGate); after
   SMALL_SOFT_TOKENS it ends at the next sentence end, and what the hard limit cut mid-sentence is dropped
   (kept in meta as `cut_tail`, and the reply stays marked `cut_by_limit`: it is never stored as if whole);
-- a sentence copied from an earlier reply in the prompt is left out, and the persona's name used to address
-  the person ("Hi Aria!" written by Aria) is taken out of the sentence.
+- a sentence copied from an earlier reply in the prompt is left out, and a wrong name used to address the
+  person ("Hi Aria!" written by Aria, "Hi Tomo!" with Tomo a name from the soul's example messages) is
+  replaced by the person's name when it is known, else taken out of the sentence (issue 32).
 
 Every model: a reply the limit cut is trimmed back to its last whole sentence, with the same marks.
 """
@@ -18,9 +19,10 @@ Every model: a reply the limit cut is trimmed back to its last whole sentence, w
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from nexus_ark.personas.cards import SOUL_SECTIONS
 from nexus_ark.providers.base import Capabilities, GenerationParams
 from nexus_ark.sentences import BOUNDARY, sentences, trim_to_sentence
 
@@ -50,13 +52,32 @@ class ReplyShape:
     small: bool = False  # stream whole sentences, end early at a sentence, drop copies
     soft_tokens: int | None = None  # after this many tokens the reply ends at the next sentence end
     persona_name: str = ""
+    # Names the persona must not call the person (beside its own): the soul's example messages' names.
+    other_names: tuple[str, ...] = ()
+    person_name: str = ""  # what the person is called ("" when not known): a wrong name becomes this
+
+    @property
+    def wrong_names(self) -> tuple[str, ...]:
+        """The persona's own name and the examples' names, less the person's own (a person may share a
+        name with an example), longest first ("Tomoko" before "Tomo")."""
+        person = self.person_name.casefold()
+        names = {n for n in (self.persona_name, *self.other_names) if n and n.casefold() != person}
+        return tuple(sorted(names, key=len, reverse=True))
 
 
-def shape_reply(params: GenerationParams, caps: Capabilities, persona_name: str) -> ReplyShape:
+def shape_reply(
+    params: GenerationParams,
+    caps: Capabilities,
+    persona_name: str,
+    *,
+    other_names: Sequence[str] = (),
+    person_name: str = "",
+) -> ReplyShape:
     """The generation parameters and the streaming rules for a reply of the model with `caps`; the
     persona's own settings where the model is not small (or asks for less)."""
+    names = {"persona_name": persona_name, "other_names": tuple(other_names), "person_name": person_name}
     if not is_small(caps):
-        return ReplyShape(params=params, persona_name=persona_name)
+        return ReplyShape(params=params, **names)
     limit = min(params.max_tokens, SMALL_MAX_TOKENS)
     small = params.model_copy(
         update={
@@ -66,7 +87,7 @@ def shape_reply(params: GenerationParams, caps: Capabilities, persona_name: str)
         }
     )
     soft = SMALL_SOFT_TOKENS if limit > SMALL_SOFT_TOKENS else None
-    return ReplyShape(params=small, small=True, soft_tokens=soft, persona_name=persona_name)
+    return ReplyShape(params=small, small=True, soft_tokens=soft, **names)
 
 
 def normalise(sentence: str) -> str:
@@ -76,27 +97,90 @@ def normalise(sentence: str) -> str:
 _GREETING = r"(hi|hello|hey|dear|oh|thanks|thank you|welcome back|good (?:morning|night|evening))"
 
 
-def _name_fix_start(text: str, name: str) -> str:
-    """ "Hi Aria, ..." -> "Hi, ...", "Aria, how ..." -> "How ..." """
-    n = re.escape(name)
-    fixed = re.sub(rf"\b{_GREETING},?\s+(?:my dear\s+)?{n}\b", r"\1", text, flags=re.I)
-    lead = re.match(rf"(\s*)(?:dear\s+)?{n},\s*(\w)", fixed, flags=re.I)
-    if lead:
-        fixed = lead.group(1) + lead.group(2).upper() + fixed[lead.end() :]
+def _names(names: str | Sequence[str]) -> tuple[str, ...]:
+    return (names,) if isinstance(names, str) else tuple(names)
+
+
+def _name_fix_start(text: str, names: str | Sequence[str], person: str = "") -> str:
+    """ "Hi Aria, ..." -> "Hi, ..." ("Hi Ken, ..." when the person is Ken), "Aria, how ..." -> "How ..."
+    ("Ken, how ...")."""
+    fixed = text
+    for name in _names(names):
+        n = re.escape(name)
+        fixed = re.sub(
+            rf"\b{_GREETING},?\s+(?:my dear\s+)?{n}\b",
+            lambda m: m.group(1) + (f" {person}" if person else ""),
+            fixed,
+            flags=re.I,
+        )
+        lead = re.match(rf"(\s*)(?:dear\s+)?{n},\s*(\w)", fixed, flags=re.I)
+        if lead:
+            rest = lead.group(2) if person else lead.group(2).upper()
+            fixed = lead.group(1) + (f"{person}, " if person else "") + rest + fixed[lead.end() :]
     return fixed
 
 
-def _name_fix_end(text: str, name: str) -> str:
-    """ "..., Aria!" -> "...!" """
-    return re.sub(rf",\s*(?:my dear\s+)?{re.escape(name)}(?=\s*[.!?…])", "", text, flags=re.I)
+def _name_fix_end(text: str, names: str | Sequence[str], person: str = "") -> str:
+    """ "..., Aria!" -> "...!" ("..., Ken!" when the person is Ken)"""
+    for name in _names(names):
+        to = f", {person}" if person else ""
+        text = re.sub(
+            rf",\s*(?:my dear\s+)?{re.escape(name)}(?=\s*[.!?…])", lambda _m, to=to: to, text, flags=re.I
+        )
+    return text
 
 
-def persona_name_fix(sentence: str, name: str) -> str:
-    """The persona's name taken out where the sentence uses it to address the person ("Hi Aria!",
-    "Aria, I ...", "..., Aria."): the persona is speaking, so the person is not called by its name."""
-    if not name:
+def persona_name_fix(sentence: str, name: str | Sequence[str], person: str = "") -> str:
+    """A wrong name taken out where the sentence uses it to address the person ("Hi Aria!", "Aria, I
+    ...", "..., Aria."), or replaced by the person's own name (`person`) when it is known: the persona is
+    speaking, so the person is not called by the persona's name nor by a name from its examples."""
+    names = _names(name)
+    if not any(names):
         return sentence
-    return _name_fix_end(_name_fix_start(sentence, name), name)
+    return _name_fix_end(_name_fix_start(sentence, names, person), names, person)
+
+
+# A name said to someone in the soul's example messages: a speaker's label ("Tomo: hi"), a name after a
+# greeting ("Hi Tomo"), a name closing a sentence (", Tomo!"), a Japanese name with its honorific (トモさん).
+_EXAMPLE_LABEL = re.compile(r"^\s*([A-Z][\w'-]{1,30}|[\u3040-\u30ff\u4e00-\u9fff]{1,8})\s*[:：]", re.M)
+_EXAMPLE_GREETED = re.compile(rf"\b{_GREETING},?\s+([A-Z][\w'-]{{1,30}})\b", re.I)
+_EXAMPLE_CLOSING = re.compile(r",\s*([A-Z][\w'-]{1,30})\s*[.!?…]")
+_EXAMPLE_HONORIFIC = re.compile(r"([\u30a0-\u30ff\u4e00-\u9fff]{1,6})(?:さん|ちゃん|くん|様)")
+_NOT_NAMES = frozenset(
+    {"user", "char", "you", "me", "i", "assistant", "bot", "example", "note", "narrator", "system", "human"}
+    | {"ai", "yes", "no", "oh", "ok", "okay", "well", "so", "あなた", "わたし", "私"}
+)
+
+
+def example_names(soul: str, persona_name: str) -> list[str]:
+    """The names said in the soul's example messages (its "Example messages" / 「会話の例」 section):
+    the persona must not call the person by one of them. Its own name and {{user}}/{{char}} are not among
+    them."""
+    headings = {f"## {h}" for key, *names in SOUL_SECTIONS if key == "mes_example" for h in names}
+    lines = soul.splitlines()
+    section: list[str] = []
+    inside = False
+    for line in lines:
+        if line.strip() in headings:
+            inside = True
+            continue
+        if inside and re.match(r"#{1,6} ", line.strip()):
+            inside = False
+        if inside:
+            section.append(line)
+    text = "\n".join(section)
+    if not text.strip():
+        return []
+    found: list[str] = []
+    for pattern in (_EXAMPLE_LABEL, _EXAMPLE_GREETED, _EXAMPLE_CLOSING, _EXAMPLE_HONORIFIC):
+        for hit in pattern.finditer(text):
+            name = hit.group(hit.lastindex or 1)
+            if name.casefold() in _NOT_NAMES or name.casefold() == persona_name.casefold():
+                continue
+            if "{" in name or name in found:
+                continue
+            found.append(name)
+    return found
 
 
 def earlier_sentences(replies: Iterable[str]) -> frozenset[str]:
@@ -150,19 +234,21 @@ class SentenceGate:
 
     def _let_out(self) -> str:
         """What of the unfinished sentence can no longer change."""
-        text, name = self.current, self.shape.persona_name
+        text, names, person = self.current, self.shape.wrong_names, self.shape.person_name
         if self._could_be_copy(text) or (self.out == 0 and len(text.split()) < MIN_COPY_WORDS):
             return ""
         safe = len(text.rstrip()) - len(text.rstrip().split()[-1]) if text.strip() else 0
         comma = text.rfind(",")
-        after, target = " ".join(text[comma:].lower().split()), f", {name}".lower()
-        if name and comma >= 0 and (target.startswith(after) or after.startswith(target)):
-            safe = min(safe, comma)  # ", Ari" may become ", Aria!"
+        after = " ".join(text[comma:].lower().split())
+        for name in names:
+            target = f", {name}".lower()
+            if comma >= 0 and (target.startswith(after) or after.startswith(target)):
+                safe = min(safe, comma)  # ", Ari" may become ", Aria!"
         if safe <= self.out:
             return ""
         piece = text[self.out : safe]
         if self.out == 0:
-            fixed = _name_fix_start(piece, name) if name else piece
+            fixed = _name_fix_start(piece, names, person) if names else piece
             self.renamed += fixed != piece
             piece = fixed
         self.out = safe
@@ -172,17 +258,17 @@ class SentenceGate:
     def _end_sentence(self, sentence: str) -> str:
         """A finished sentence: left out if it copies an earlier reply (and none of it was let out),
         else the rest of it with the name fixed."""
-        name = self.shape.persona_name
+        names, person = self.shape.wrong_names, self.shape.person_name
         if self.out == 0:
             key = normalise(sentence)
             if key in self.earlier and len(key.split()) >= MIN_COPY_WORDS:
                 self.dropped.append(sentence)
                 return ""
-            fixed = persona_name_fix(sentence, name) if name else sentence
+            fixed = persona_name_fix(sentence, names, person) if names else sentence
         else:
             rest = sentence[self.out :]
-            fixed = _name_fix_end(rest, name) if name else rest
-            if fixed != rest and name:
+            fixed = _name_fix_end(rest, names, person) if names else rest
+            if fixed != rest and names:
                 self.renamed += 1
         if self.out == 0 and fixed != sentence:
             self.renamed += 1

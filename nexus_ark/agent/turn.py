@@ -12,12 +12,15 @@ from contextlib import contextmanager
 from typing import Any
 
 from nexus_ark.agent.memory_tools import MemoryTools
+from nexus_ark.agent.prompt import for_template, late_system_accepted
 from nexus_ark.agent.recall import keywords_only
 from nexus_ark.agent.reply import Reply, ReplyDelta, TurnResult
+from nexus_ark.agent.reply_scaffold import ScaffoldCutter
 from nexus_ark.agent.reply_shape import (
     ReplyShape,
     SentenceGate,
     earlier_sentences,
+    example_names,
     shape_reply,
 )
 from nexus_ark.agent.soul_tool import SPEC as SOUL_SPEC
@@ -124,7 +127,14 @@ class SessionTurns:
         # Called after the prompt was built: counting its tokens loaded a local model, so the capability
         # record is known (read from the GGUF); a server's is asked once and kept.
         params: GenerationParams = self.persona.settings.model.generation_params()
-        return shape_reply(params, self.backend.capabilities(), self.persona.settings.name)
+        name = self.persona.settings.name
+        return shape_reply(
+            params,
+            self.backend.capabilities(),
+            name,
+            other_names=example_names(self.persona.soul, name),
+            person_name=self.persona.user_name,
+        )
 
     def _generate(
         self,
@@ -139,6 +149,11 @@ class SessionTurns:
         what is stored."""
         store = self.memory.messages
         last_journal = reply.started
+        caps = self.backend.capabilities()
+        messages = for_template(messages, late_system_accepted(caps.chat_template, self.backend.model_id))
+        # A reply that starts to copy the prompt's scaffolding ends there (agent.reply_scaffold): what
+        # is shown, journaled and stored is what the cutter lets out.
+        cutter = ScaffoldCutter()
         gate = (
             SentenceGate(shape, earlier_sentences(m.content for m in messages if m.role == "assistant"))
             if shape.small
@@ -170,6 +185,7 @@ class SessionTurns:
                     continue
                 if not event.text:
                     continue
+                text = cutter.feed(event.text)
                 now = time.perf_counter()
                 if reply.first_at is None:
                     reply.first_at = now
@@ -177,7 +193,7 @@ class SessionTurns:
                         reply.reply_id = store.add(
                             speaker=self.persona.slug,
                             role="assistant",
-                            content=event.text,  # a crash from here on leaves at least the first words
+                            content=text,  # a crash from here on leaves at least the first words
                             room=self.room,
                             status="streaming",
                             version_of=reply.version_of,
@@ -191,13 +207,17 @@ class SessionTurns:
                         store.update_content(reply.reply_id, reply.text(), status="streaming")
                 reply.last_at = now
                 reply.tokens += 1
-                reply.parts.append(event.text)
-                shown = gate.feed(event.text) if gate is not None else event.text
+                reply.parts.append(text)
+                shown = gate.feed(text) if gate is not None else text
                 if shown:
                     yield ReplyDelta(shown)
                 if now - last_journal >= self.journal_interval_s:
                     store.update_content(reply.reply_id, reply.text())
                     last_journal = now
+                if cutter.cut:  # it began to write the prompt's notes: the reply ends before them
+                    reply.finish = "stop"
+                    reply.meta["scaffolding_cut"] = True
+                    break
                 if gate is not None and gate.done:  # long enough, at a sentence end: the reply ends here
                     reply.finish = "stop"
                     reply.meta["ended_at_sentence"] = True
@@ -209,6 +229,14 @@ class SessionTurns:
         finally:
             if loop is not None:
                 loop.close()  # an early end stops the model's request (its stream cancels)
+        held = cutter.finish()  # what was held back in case it became a label, and did not
+        if held and not (gate is not None and gate.done):
+            reply.parts.append(held)
+            shown = gate.feed(held) if gate is not None else held
+            if shown:
+                yield ReplyDelta(shown)
+        if cutter.skipped:
+            reply.meta["scaffolding_skipped"] = cutter.skipped
         if gate is not None:
             rest, reply.final, reply.tail = gate.finish(reply.finish if reply.status == "complete" else None)
             if rest:

@@ -307,7 +307,7 @@ def test_chatgpts_answers_are_recalled_as_chatgpts_words_not_the_personas(
     )
     assert f"ChatGPT: {CAT_REPLY}" in context.recalled, context.recalled
     persona = PersonaStore(tmp_path / "personas").create("Aria")
-    prompt = build_prompt(persona, [], text, context).messages[-1].content
+    prompt = build_prompt(persona, [], text, context).messages[-2].content  # the notes before the text
     assert f"ChatGPT: {CAT_REPLY}" in prompt
     assert "aria: " not in prompt.lower()
     speakers = {r[0] for r in store.db.execute("select speaker from messages where role = 'assistant'")}

@@ -16,6 +16,9 @@ from nexus_ark.agent.prompt import (
     MemoryContext,
     PromptTooLargeError,
     build_prompt,
+    for_template,
+    late_system_accepted,
+    person_line,
 )
 from nexus_ark.agent.prompt_inputs import gather_inputs
 from nexus_ark.agent.session import ChatSession, TurnResult
@@ -71,7 +74,7 @@ def _full_context() -> MemoryContext:
     )
 
 
-def test_sections_come_in_order_stable_first_changing_on_the_newest_message(persona) -> None:
+def test_sections_come_in_order_stable_first_changing_in_notes_before_the_newest_message(persona) -> None:
     built = build_prompt(
         persona, [_msg(1, "earlier"), _msg(2, "ok", "assistant")], "How is Keiko?", _full_context()
     )
@@ -90,20 +93,25 @@ def test_sections_come_in_order_stable_first_changing_on_the_newest_message(pers
     positions = [system.index(text) for text in order]
     assert positions == sorted(positions), "soul, core memory, notepad, goals, strategy, episodes, summary"
     assert [(m.role, m.content) for m in built.messages[1:3]] == [("user", "earlier"), ("assistant", "ok")]
-    last = built.messages[-1].content
-    notes = ["A little curious.", "sister is Keiko", "a potter", "Raku firing", "How is Keiko?"]
+    # The changing notes: a system message of their own right before the person's words, which stand
+    # alone (issue 32: in front of them the bundled model copied their labels).
+    assert [m.role for m in built.messages[-2:]] == ["system", "user"]
+    assert built.messages[-1].content == "How is Keiko?"
+    notes = built.messages[-2].content
     positions = [
-        last.index(text) for text in ["A little curious.", "Mika's sister is Keiko.", "a potter", "Raku"]
+        notes.index(text) for text in ["A little curious.", "Mika's sister is Keiko.", "a potter", "Raku"]
     ]
-    assert positions == sorted(positions) and last.endswith("How is Keiko?")
-    assert all(n in last for n in notes)
+    assert positions == sorted(positions)
+    assert "(" not in notes.replace("(short-term)", ""), "no label in brackets for a small model to copy"
     assert all(s.tokens > 0 and not s.cut for s in built.sections)
 
 
 def test_empty_sections_are_left_out_and_cost_nothing(persona) -> None:
     built = build_prompt(persona, [], "Hello", MemoryContext(core_memory="Mika is my friend."))
-    assert built.messages[0].content == persona.soul.strip() + "\n\n## Core memory\nMika is my friend."
+    soul = f"{persona.soul.strip()}\n\n{person_line(persona)}"
+    assert built.messages[0].content == soul + "\n\n## Core memory\nMika is my friend."
     assert built.messages[-1].content == "Hello", "no feelings, recall, entities or documents: just the text"
+    assert [m.role for m in built.messages] == ["system", "user"], "and no notes message"
     assert not any("How you feel now" in m.content for m in built.messages)
     assert built.section("feelings").tokens == 0 and built.section("recalled").tokens == 0
 
@@ -120,6 +128,51 @@ def test_the_kv_prefix_survives_the_next_turn(persona) -> None:
     assert [m.content for m in second.messages[1:3]] == ["hi", "Tell me about Keiko"]
 
 
+# Chat templates as the models carry them (abridged to what decides): SmolLM2's ChatML loops over every
+# message; Qwen2.5's and Qwen3's render a system message after the first in place; Gemma 3's raises on a
+# system message past the first; Ollama's Go templates either place system messages in their loop (qwen3)
+# or lift them all into .System at the top (qwen2.5's).
+SMOLLM2 = "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>"
+QWEN3 = (
+    "{%- for message in messages %}{%- if (message.role == 'user') or (message.role == 'system' and not "
+    "loop.first) %}{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>' }}"
+)
+GEMMA3 = (
+    "{%- if messages[0]['role'] == 'system' -%}{%- set first_user_prefix = messages[0]['content'] -%}"
+    "{%- endif -%}{%- for message in loop_messages -%}{%- if (message['role'] == 'user') != (loop.index0 % 2"
+    " == 0) -%}{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+)
+OLLAMA_QWEN3 = (
+    '{{- range $i, $_ := .Messages }}{{- if eq .Role "user" }}<|im_start|>user'
+    '{{- else if eq .Role "system" }}'
+)
+OLLAMA_QWEN25 = (
+    '{{- if .System }}<|im_start|>system\n{{ .System }}{{- range .Messages }}{{- if eq .Role "user" }}'
+)
+
+
+def test_templates_that_keep_a_late_system_message_get_the_notes_there_and_gemma_gets_them_in_front(
+    persona,
+) -> None:
+    built = build_prompt(
+        persona, [_msg(1, "hi"), _msg(2, "hello", "assistant")], "How is Keiko?", _full_context()
+    )
+    for template, model in ((SMOLLM2, "bundled"), (QWEN3, "qwen3:4b"), ("", "openai/gpt-4o-mini")):
+        assert late_system_accepted(template, model), model
+    assert late_system_accepted(OLLAMA_QWEN3, "qwen3:4b")
+    for template, model in ((GEMMA3, "gemma-3-1b-it.gguf"), ("", "gemma3:4b"), (OLLAMA_QWEN25, "qwen2.5:3b")):
+        assert not late_system_accepted(template, model), model
+    kept = for_template(built.messages, True)
+    assert kept == built.messages
+    folded = for_template(built.messages, False)
+    assert [m.role for m in folded] == ["system", "user", "assistant", "user"], (
+        "roles alternate: Gemma takes it"
+    )
+    assert folded[-1].content.startswith(built.messages[-2].content)
+    assert folded[-1].content.endswith("\n\nHow is Keiko?")
+    assert folded[:-1] == built.messages[:-2]
+
+
 def test_an_overflowing_list_is_cut_by_rank_and_logged(persona, caplog) -> None:
     recalled = [
         f"Memory number {i} says something rather long about the garden and the sea." for i in range(60)
@@ -131,7 +184,7 @@ def test_an_overflowing_list_is_cut_by_rank_and_logged(persona, caplog) -> None:
     assert report.cut
     budget = int((2048 - 256 - MESSAGE_OVERHEAD) * BUDGET_SHARES["recalled"])
     assert 0 < report.tokens <= budget
-    last = built.messages[-1].content
+    last = built.messages[-2].content
     assert "Memory number 0 " in last and "Memory number 59 " not in last, "the best hits stay, the worst go"
     kept = [i for i in range(60) if f"Memory number {i} " in last]
     assert kept == list(range(len(kept))), "kept in rank order with no gaps"
@@ -192,7 +245,8 @@ def test_the_oldest_turns_go_first_and_the_new_message_always_stays(persona) -> 
 
 def test_tokens_are_counted_with_the_backends_counter(persona) -> None:
     built = build_prompt(persona, [], "Hi", None, count=lambda text: 2 * estimate_tokens(text))
-    assert built.section("soul").tokens == 2 * estimate_tokens(persona.soul.strip())
+    soul = f"{persona.soul.strip()}\n\n{person_line(persona)}"
+    assert built.section("soul").tokens == 2 * estimate_tokens(soul)
 
 
 def test_the_estimate_counts_cjk_characters_one_token_each() -> None:
@@ -232,7 +286,7 @@ def test_entities_and_documents_come_only_when_they_match(persona, memory) -> No
     backend = ScriptedBackend(["ok"])
     session = ChatSession(persona, memory, backend)
     list(session.send("Did Keiko fire anything in her kiln?"))
-    asked = backend.requests[-1][-1].content
+    asked = backend.requests[-1][-2].content
     assert "Keiko: Mika's sister, a potter" in asked
     assert "Raku firing takes pots out of the kiln" in asked
     list(session.send("What a lovely sunny afternoon."))

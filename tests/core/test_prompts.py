@@ -45,6 +45,8 @@ NOT_PROMPTS = {
     ("runtime/scripted_mind.py", "_PLANS_JA"): "the scripted stand-in model's own plans (a model's words)",
     ("runtime/scripted_mind.py", "ScriptedMind"): "the scripted stand-in model's replies (a model's words)",
     ("simulation.py", "_LINES"): "what the simulated person says (sample data)",
+    ("agent/reply_shape.py", "_EXAMPLE_HONORIFIC"): "honorifics after a name in the examples (a pattern)",
+    ("agent/reply_shape.py", "_NOT_NAMES"): "words of a soul's examples that are no one's name",
     # What tells a dream's quotes apart (issue 32): word classes in patterns, read, never sent to a model.
     ("dreaming/informative.py", "_FIRST_PERSON"): "first-person words (a pattern)",
     ("dreaming/informative.py", "_SECOND_PERSON"): "second-person words (a pattern)",

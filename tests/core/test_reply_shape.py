@@ -13,6 +13,7 @@ from nexus_ark.agent.reply_shape import (
     SMALL_REPEAT_PENALTY,
     ReplyShape,
     SentenceGate,
+    example_names,
     persona_name_fix,
     shape_reply,
     trim_to_sentence,
@@ -181,3 +182,51 @@ def test_what_streams_is_what_is_stored_line_breaks_and_japanese_included(person
     session = ChatSession(persona, memory, backend)
     streamed, result = _run(session, "こんにちは。")
     assert streamed.strip() == result.text == memory.messages.get(result.reply_id).content == reply
+
+
+# -- issue 32: never the persona's own name, nor one from its soul's examples ----------------------------
+EXAMPLES_SOUL = """# Aria
+
+You are Aria, a friendly companion.
+
+## Example messages
+
+<START>
+Tomo: Hi Aria, long day today.
+Aria: Welcome back, Tomo! Tell me everything.
+<START>
+{{user}}: I got the job!
+Aria: That's wonderful, Mika!
+"""
+
+
+def test_the_names_of_the_souls_examples_are_found_but_not_the_persona_or_the_macros():
+    assert example_names(EXAMPLES_SOUL, "Aria") == ["Tomo", "Mika"]
+    assert example_names("# Aria\n\nYou are Aria. Tomo is not in an example.", "Aria") == []
+
+
+def test_a_wrong_name_becomes_the_persons_or_goes():
+    names = ("Aria", "Tomo")
+    assert persona_name_fix("Hi Tomo! How was work? ", names, "Ken") == "Hi Ken! How was work? "
+    assert persona_name_fix("Tomo, how was work? ", names, "Ken") == "Ken, how was work? "
+    assert persona_name_fix("That sounds lovely, Aria! ", names, "Ken") == "That sounds lovely, Ken! "
+    assert persona_name_fix("Hi Tomo! How was work? ", names) == "Hi! How was work? "
+    assert persona_name_fix("I'm Aria, and Tomo is a friend of mine. ", names, "Ken") == (
+        "I'm Aria, and Tomo is a friend of mine. "
+    ), "not said to the person: kept"
+
+
+@pytest.mark.parametrize(
+    ("user_name", "expected"), [("Ken", "Hi Ken! How was work today, Ken?"), ("", "Hi! How was work today?")]
+)
+def test_a_small_model_calling_the_person_by_an_examples_name_is_shown_and_stored_with_the_persons(
+    persona, tmp_path: Path, user_name: str, expected: str
+):
+    persona.soul = EXAMPLES_SOUL
+    persona.user_name = user_name
+    memory = MemoryStore(tmp_path / "m.db")
+    backend = ScriptedBackend(["Hi Tomo! How was work today, Mika?"], parameters=SMALL)
+    shown, result = _run(ChatSession(persona, memory, backend), "I'm home.")
+    stored = memory.messages.get(result.reply_id).content
+    assert stored == result.text == expected
+    assert shown.strip() == stored, "what is shown is what is stored"

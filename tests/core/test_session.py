@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus_ark.agent.prompt import build_messages
+from nexus_ark.agent.prompt import build_messages, person_line
 from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
 from nexus_ark.errors import ModelError, NexusArkError
 from nexus_ark.memory.store import MemoryStore
@@ -55,7 +55,7 @@ def test_prompt_has_soul_first_then_history_in_order(persona, tmp_path: Path) ->
     _run(session, "first")
     _run(session, "second")
     sent = backend.requests[-1]
-    assert sent[0].role == "system" and sent[0].content == persona.soul.strip()
+    assert sent[0].role == "system" and sent[0].content == f"{persona.soul.strip()}\n\n{person_line(persona)}"
     assert [(m.role, m.content) for m in sent[1:]] == [
         ("user", "first"),
         ("assistant", "one"),
@@ -186,7 +186,7 @@ def test_chat_keeps_working_and_recalls_by_keyword_without_an_embedder(persona, 
     session = ChatSession(persona, memory, backend, embedder=_BrokenEmbedder())
     _streamed, result = _run(session, "How old is Luna?")
     assert result.status == "complete"
-    assert "Luna the cat is twelve." in backend.requests[0][-1].content
+    assert "Luna the cat is twelve." in backend.requests[0][-2].content, "recalled into the notes"
     assert session.embed_new_memories() == 0, "vectors wait for a working embedder"
 
 

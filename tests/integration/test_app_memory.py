@@ -59,8 +59,8 @@ def test_chat_turn_recalls_and_remembers(data_dir: Path) -> None:
         assert result.status == "complete"
         prompt = backend.requests[-1]
         assert "Mika is my friend." in prompt[0].content, "core memory is in the system prompt"
-        assert "Keiko's birthday is on March 3rd" in prompt[-1].content, "the old fact was recalled"
-        assert prompt[-1].content.endswith("When is Keiko's birthday?")
+        assert "Keiko's birthday is on March 3rd" in prompt[-2].content, "the old fact was recalled"
+        assert prompt[-1].content == "When is Keiko's birthday?", "after the notes, the person's words"
         _wait_embedded(app, "aria", app.embedder())  # the turn's two messages, after the reply
         found = app.change_memory(
             "aria", "search", lambda store: store.archive.search("Keiko birthday", app.embedder(), k=5)

@@ -64,13 +64,13 @@ def test_a_fact_from_weeks_ago_is_in_the_prompt_and_the_dry_run_stores_nothing(
     messages, sections = out["messages"], out["sections"]
     assert set(messages[0]) == {"role", "content"} and messages[0]["role"] == "system"
     assert "Aria" in messages[0]["content"], "the soul comes first"
-    last = messages[-1]
-    assert last["role"] == "user" and last["content"].endswith(QUESTION)
-    assert "Keiko" in last["content"], "the planted fact was recalled into the newest message"
-    assert not any("Keiko" in m["content"] for m in messages[1:-1]), (
+    notes, last = messages[-2], messages[-1]
+    assert last["role"] == "user" and last["content"] == QUESTION, "the person's words alone"
+    assert notes["role"] == "system" and "Keiko" in notes["content"], "the planted fact was recalled"
+    assert not any("Keiko" in m["content"] for m in messages[1:-2]), (
         "it was recalled, not in the conversation"
     )
-    assert len(messages) - 2 <= 40, "the conversation holds at most history_messages earlier turns"
+    assert len(messages) - 3 <= 40, "the conversation holds at most history_messages earlier turns"
     assert [s["name"] for s in sections] == list(SECTION_ORDER)
     assert all(set(s) == {"name", "tokens", "cut"} for s in sections)
     tokens = {s["name"]: s["tokens"] for s in sections}

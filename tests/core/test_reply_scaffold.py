@@ -1,0 +1,86 @@
+"""A reply that starts to copy the prompt's scaffolding is cut there (issue 32, agent.reply_scaffold): the
+cutter on its own, however the reply is streamed, and through a turn on the scripted model, where what is
+shown and what is stored end at the same place. The bundled model's own replies:
+tests/integration/test_small_model_turns.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.agent.reply_scaffold import ScaffoldCutter
+from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.personas.store import PersonaStore
+from nexus_ark.providers.scripted import ScriptedBackend
+
+SMALL = 135_000_000
+
+
+def _cut(text: str, step: int) -> tuple[str, ScaffoldCutter]:
+    """What the cutter lets out of `text` streamed `step` characters at a time (stopping at a cut, as a
+    turn stops the model there)."""
+    cutter, shown = ScaffoldCutter(), ""
+    for i in range(0, len(text), step):
+        shown += cutter.feed(text[i : i + step])
+        if cutter.cut:
+            break
+    return shown + cutter.finish(), cutter
+
+
+# (the model's reply, what is kept): the issue's own copies first.
+CASES = [
+    ("Hello. What's your name? (What you know about what is said:)", "Hello. What's your name?"),
+    ("Sure! (You remember what I asked:) ok", "Sure!"),
+    ("That sounds lovely.\n(How you feel now:\n- curious)", "That sounds lovely."),
+    ("Nice.\nThings you remember that may matter here:\n- Luna steals basil.", "Nice."),
+    ("Nice.\n## Core memory\nMika is my friend.", "Nice."),
+    ("Hi! 今日は（覚えていること：）です", "Hi! 今日は"),
+    # A reply that opens with a label goes on after it, not left empty.
+    ("(How you feel now:\n- a little lonely)\n\nWelcome back! How was work?", "Welcome back! How was work?"),
+    ("Background for your next reply, for you only.\n\nHello there!", "Hello there!"),
+    # A reply's own asides and sentences stay whole.
+    ("I love this (my favourite: tea) so much.", "I love this (my favourite: tea) so much."),
+    ("What you know about me is a lot.\nYes!", "What you know about me is a lot.\nYes!"),
+    ("Pasta (with basil) is quick.", "Pasta (with basil) is quick."),
+]
+
+
+@pytest.mark.parametrize("step", [1, 3, 8, 1000])
+@pytest.mark.parametrize(("reply", "kept"), CASES)
+def test_a_copied_label_is_cut_where_it_begins_however_the_reply_streams(reply: str, kept: str, step: int):
+    shown, cutter = _cut(reply, step)
+    assert shown.strip() == kept
+    assert cutter.cut == (kept != reply and not reply.startswith(("(How", "Background")))
+
+
+@pytest.fixture
+def persona(tmp_path: Path):
+    return PersonaStore(tmp_path / "personas").create("Aria")
+
+
+def _turn(session: ChatSession, text: str) -> tuple[str, TurnResult]:
+    deltas, result = [], None
+    for item in session.send(text):
+        if isinstance(item, ReplyDelta):
+            deltas.append(item.text)
+        else:
+            result = item
+    assert result is not None
+    return "".join(deltas), result
+
+
+@pytest.mark.parametrize("parameters", [SMALL, None], ids=["small model", "capable model"])
+def test_a_turn_shows_and_stores_the_reply_up_to_the_copied_label(persona, tmp_path: Path, parameters):
+    memory = MemoryStore(tmp_path / "m.db")
+    backend = ScriptedBackend(
+        ["Hello, nice to see you. How was your day? (What you know about what is said:) Luna is a cat."],
+        parameters=parameters,
+    )
+    session = ChatSession(persona, memory, backend)
+    shown, result = _turn(session, "Hi, I'm back.")
+    stored = memory.messages.get(result.reply_id)
+    assert stored.content == result.text == "Hello, nice to see you. How was your day?"
+    assert shown.strip() == stored.content, "nothing shown that is not stored"
+    assert stored.meta["scaffolding_cut"] and result.status == "complete"
