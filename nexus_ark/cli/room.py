@@ -87,6 +87,9 @@ def run_room_chat(app: NexusApp, args: argparse.Namespace) -> int:
     else:
         slug = app.room_for([app.personas.load(p).slug for p in args.persona], args.strategy)
     room = app.open_room(slug)
+    if args.model or args.api_base:  # --model / --api-base: every member talks on it (was ignored)
+        for member_slug in app.rooms.load(slug).slugs:
+            app.session(member_slug, model_override=args.model, api_base=args.api_base)
     try:
         if sys.stdin.isatty():
             return _interactive(room)

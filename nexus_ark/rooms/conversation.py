@@ -128,9 +128,23 @@ class RoomConversation:
         or removed since, nor past the new cap. A member added hears what was said before it came.
         Saving them is the caller's (NexusApp.update_room). Returns whether they were taken at once."""
         prepared = self._prepared(checked_settings(settings, self.folder / ROOM_FILE))
+        self._journal_cut_replies()
         with self._lock:
             self._pending = prepared
             if self._busy:
+    def _journal_cut_replies(self) -> None:
+        """A member's answer a kill cut off stayed in its own memory only (interrupted): it enters the
+        journal as far as it was said, after the journal's last line, so the room shows it and the others
+        hear it, once. (Older cut answers, from before the room's last line, are left where they are.)"""
+        last = self.journal.lines(1)
+        since = last[0].created_at if last else ""
+        for member in self.members:
+            journaled = self.journal.reply_ids(member.slug)
+            for message in self._runtime(member.slug).cut_replies(self.key, since):
+                if message.id not in journaled:
+                    said = (message.content, message.created_at, message.id)
+                    self.journal.add(member.slug, member.name, *said)
+
                 return False
             self._take_settings()
         return True

@@ -61,5 +61,12 @@ class RoomJournal:
             HeardLine(key=k, author=a, name=n, text=t, created_at=c, reply_id=r) for k, a, n, t, c, r in rows
         ]
 
+    def reply_ids(self, author: str) -> set[int]:
+        """The ids of `author`'s own messages whose lines are here (its answers)."""
+        rows = self.conn.execute(
+            "select reply_id from lines where author = ? and reply_id is not null", [author]
+        ).fetchall()
+        return {r[0] for r in rows}
+
     def close(self) -> None:
         self.conn.close()

@@ -12,6 +12,7 @@ from nexus_ark.agent.room_turn import HeardLine
 
 if TYPE_CHECKING:
     from nexus_ark.agent.session import ChatSession
+    from nexus_ark.memory.messages import StoredMessage
 
 
 class RoomMember:
@@ -23,6 +24,17 @@ class RoomMember:
         if room not in self.room_sessions:
             self.room_sessions[room] = self._open_session(self.session().backend, room)
         return self.room_sessions[room]
+
+    def cut_replies(self, room: str, since: str) -> list[StoredMessage]:
+        """This persona's answers in `room` that a kill cut off (kept, marked interrupted when its memory
+        opened, as in a conversation alone), made at `since` or later, oldest first."""
+        sql = (
+            "select * from messages where room = ? and role = 'assistant' and status = 'interrupted' "
+            "and hidden = 0 and content != '' and created_at >= ? order by id"
+        )
+        return self.queue.call(
+            f"cut replies in {room}", lambda: self.memory.messages.select(sql, [room, since])
+        )
 
     def hear(self, room: str, lines: Sequence[HeardLine]) -> int:
         """Record what the others said in `room` (each line once); the person's work: first in line."""
