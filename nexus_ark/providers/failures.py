@@ -69,11 +69,7 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
             ),
         )
     if names & _TIMEOUTS:
-        return ProviderTimeoutError(
-            notice(
-                "{server} did not answer in time ({problem}).", server=where, problem=_first(chain, _TIMEOUTS)
-            )
-        )
+        return ProviderTimeoutError(notice("{server} did not answer in time.", server=where))
     if any(_is_web_page(e) for e in chain):
         return ProviderProtocolError(
             notice("{server} answered with a web page, not a model's reply.", server=where),
@@ -129,11 +125,8 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
             notice("{server} answered HTTP {status}: {problem}", server=where, status=status, problem=detail),
             status=status,
         )
-    err = ProviderError(
-        notice(
-            "{server} failed: {kind}: {problem}", server=where, kind=type(exc).__name__, problem=short(exc)
-        )
-    )
+    # What the library said, in its words; never its exception's class (a person cannot act on it).
+    err = ProviderError(notice("{server} failed: {problem}", server=where, problem=short(exc)))
     err.transient = bool(names & _TRANSIENT)
     return err
 
@@ -161,10 +154,6 @@ def _is_plain_connection_error(chain: list[BaseException]) -> bool:
     # The ollama client raises the builtin ConnectionError itself when it cannot connect; its
     # subclasses (reset, broken pipe) mean a connection that was cut off instead.
     return any(type(e) is ConnectionError for e in chain)
-
-
-def _first(chain: list[BaseException], names: set[str]) -> str:
-    return next((type(e).__name__ for e in chain if type(e).__name__ in names), "timeout")
 
 
 def _server_said(chain: list[BaseException]) -> str:
