@@ -27,6 +27,7 @@ _DECODE = json.JSONDecoder().raw_decode
 # quote, absent when the text read so far ends inside it), a bracket; and a number, true, false or null.
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(")?|[\[\]{}]')
 _SCALAR = re.compile(r"[^,\]\s]*")
+_SPACE = re.compile(r"[ \t\r\n]*")
 EXPORT_HINT = notice(
     "Use conversations.json from a ChatGPT data export (Settings → Data controls → Export data), "
     "or the export's .zip."
@@ -111,8 +112,9 @@ class ExportText:
     def peek(self) -> str | None:
         """The next character that is not whitespace, or None at the end of the file."""
         while True:
-            while self.pos < len(self.buf) and self.buf[self.pos] in " \t\r\n":
-                self.pos += 1
+            # A regular expression, not a loop over characters: 300 MB of whitespace zipped into 300 KB
+            # took 27 s of a core one character at a time.
+            self.pos = _SPACE.match(self.buf, self.pos).end()  # type: ignore[union-attr]  # always matches
             if self.pos < len(self.buf):
                 return self.buf[self.pos]
             if not self.fill():
