@@ -95,7 +95,10 @@ def run_model_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         cancel.set()
         meter.end()
-        print("stopped: what was downloaded is kept; run the command again to go on.", file=sys.stderr)
+        if meter.done_bytes:
+            print("stopped: what was downloaded is kept; run the command again to go on.", file=sys.stderr)
+        else:
+            print("stopped: nothing was downloaded.", file=sys.stderr)
         return 1
     except DownloadCancelled:
         meter.end()
@@ -113,8 +116,10 @@ class _Meter:
         self.tty = out.isatty()
         self.last = 0.0
         self.drawn = False
+        self.done_bytes = 0  # what is on disk (a resumed part included): Ctrl-C says whether any is kept
 
     def __call__(self, p: Progress) -> None:
+        self.done_bytes = max(self.done_bytes, p.done)
         now = time.monotonic()
         if p.stage == "downloading" and now - self.last < (0.2 if self.tty else 5.0) and p.done < p.total:
             return
