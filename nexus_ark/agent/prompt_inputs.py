@@ -8,7 +8,7 @@ connection gathers the same.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
 
 from nexus_ark.agent.prompt import EpisodeNote, MemoryContext
@@ -49,6 +49,18 @@ def _mentioned(name: str, text: str) -> bool:
     return len(name) >= 2 and name.casefold() in text.casefold()
 
 
+def _named(hit: SearchHit, speakers: Mapping[str, str]) -> str:
+    """A recalled message as the prompt shows it: "user: I adopted a dog" becomes "Ken: I adopted a dog"
+    when the person's name is known, and the persona's folder name its own name, so a small model reading
+    its memories knows who said what (stored items keep their labels: the name may change later)."""
+    if hit.kind != "message" or not hit.speaker or hit.speaker not in speakers:
+        return hit.text
+    label = f"{hit.speaker}: "
+    if not hit.text.startswith(label):
+        return hit.text
+    return f"{speakers[hit.speaker]}: {hit.text[len(label) :]}"
+
+
 def gather_inputs(
     memory: MemoryStore,
     text: str,
@@ -59,9 +71,11 @@ def gather_inputs(
     now: datetime,
     recall_k: int,
     language: str = "en",
+    speakers: Mapping[str, str] | None = None,
 ) -> MemoryContext:
     """`hits` are the archive's answers to `text` (best first; the caller searched, with or without an
-    embedder). Messages already in the prompt and items with a section of their own are left out."""
+    embedder). Messages already in the prompt and items with a section of their own are left out.
+    `speakers` names stored speaker labels in recalled messages ("user" → the person's name)."""
     components = memory.components
     short = [g.goal for g in components.goals("short")[:SHORT_GOALS]]
     long = [g.goal for g in components.goals("long")[:LONG_GOALS]]
@@ -87,7 +101,7 @@ def gather_inputs(
             continue
         if hit.kind == "goal" and any(hit.text.endswith(g) for g in shown_goals):
             continue
-        recalled.append(hit.text)
+        recalled.append(_named(hit, speakers or {}))
         if len(recalled) == recall_k:
             break
 

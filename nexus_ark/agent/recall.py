@@ -28,6 +28,10 @@ def keywords_only(problem: str) -> Notice:
     return notice("Recall by meaning is unavailable, so keywords only were used: {problem}", problem=problem)
 
 
+# How the person's messages are stored (agent.turn.USER_SPEAKER, which imports this module).
+PERSON_SPEAKER = "user"
+
+
 class SessionRecall:
     """ChatSession's recall and prompt building (agent.session composes it)."""
 
@@ -78,9 +82,18 @@ class SessionRecall:
             lookback_days=self.persona.settings.conversation.episode_lookback_days,
             now=self.memory.messages.clock.now(),
             recall_k=RECALL_K,
+            speakers=self._speaker_names(),
         )
         context.summary = summary.text if summary is not None else ""
         return context
+
+    def _speaker_names(self) -> dict[str, str]:
+        """Who said a recalled message, by the names the prompt uses: the person's name where one is known
+        (Persona.user_name), the persona's own name for its folder's."""
+        names = {self.persona.slug: self.persona.settings.name}
+        if self.persona.user_name:
+            names[PERSON_SPEAKER] = self.persona.user_name
+        return names
 
     def _summaries(self) -> Summaries:
         store = self.memory

@@ -13,7 +13,7 @@ from typing import Any
 
 from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.agent.prompt import for_template, late_system_accepted
-from nexus_ark.agent.recall import keywords_only
+from nexus_ark.agent.recall import PERSON_SPEAKER, keywords_only
 from nexus_ark.agent.reply import Reply, ReplyDelta, TurnResult
 from nexus_ark.agent.reply_scaffold import ScaffoldCutter
 from nexus_ark.agent.reply_shape import (
@@ -42,7 +42,7 @@ from nexus_ark.sentences import trim_to_sentence
 
 log = logging.getLogger(__name__)
 
-USER_SPEAKER = "user"
+USER_SPEAKER = PERSON_SPEAKER  # how the person's messages are stored
 _USER_WORD = notice("user")  # the person as the timeline names them (USER_SPEAKER; translated where shown)
 MAX_TOOL_ROUNDS = 3
 

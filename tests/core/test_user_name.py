@@ -66,3 +66,40 @@ def test_a_name_on_two_lines_is_refused_and_nothing_changes(app: NexusApp, data_
     with pytest.raises(ConfigError):
         app.set_user_name("A\tB", persona="aria")
     assert "user_name" not in (data_dir / "personas" / "aria" / "persona.toml").read_text(encoding="utf-8")
+
+
+def test_recalled_lines_name_the_person_and_the_persona(tmp_path: Path) -> None:
+    """Recall shows who said an old line by name ("Ken: my dog Rex…"), not by the stored label "user"."""
+    from dataclasses import replace
+
+    from nexus_ark.agent.session import ChatSession
+    from nexus_ark.memory.conversation_index import Turn, index_turns
+    from nexus_ark.memory.store import MemoryStore
+    from nexus_ark.personas.store import PersonaStore
+
+    persona = PersonaStore(tmp_path / "personas").create("Aria")
+    memory = MemoryStore(tmp_path / "m.db")
+    try:
+        index_turns(
+            memory.archive,
+            [
+                Turn(speaker="user", text="My dog Rex loves the beach.", created_at="2025-01-01T10:00:00"),
+                Turn(speaker=persona.slug, text="Rex sounds lovely!", created_at="2025-01-01T10:00:05"),
+            ],
+        )
+
+        def notes(p) -> str:
+            backend = ScriptedBackend(["He does."])
+            session = ChatSession(p, memory, backend, embedder=None)
+            for _ in session.send("Does Rex like the beach?"):
+                pass
+            return "\n".join(m.content for m in backend.requests[0] if m.role == "system")
+
+        unnamed = notes(persona)
+        assert "user: My dog Rex loves the beach." in unnamed
+        named = notes(replace(persona, user_name="Ken"))
+        assert "Ken: My dog Rex loves the beach." in named
+        assert "Aria: Rex sounds lovely!" in named
+        assert "user: My dog Rex" not in named
+    finally:
+        memory.close()
