@@ -31,6 +31,12 @@ class _Written:
 
     have: int
     hasher: Any
+    restarted: bool = False  # the server ignored the range: the file came again from its first byte
+
+
+class WrongBytes(DownloadError):
+    """The server sent bytes that cannot be the catalogue's file (more than its size): the part holding
+    them is worth nothing, and resuming it would fail the same way every time."""
 
 
 def _http_problem(status: int, url: str, source: HubFile) -> DownloadError:
@@ -208,8 +214,8 @@ def _fetch_from(
         if have and response.status_code == 200:
             # The server ignored the range (or the file changed under If-Range): the whole file comes.
             log.info("%s sent the whole file instead of bytes %d-: starting over", _host(url), have)
-            written.have, written.hasher = 0, hashlib.sha256()
-            have = 0
+            written.have, written.hasher, written.restarted = 0, hashlib.sha256(), True
+            have = resumed_from = 0  # progress must not say "resumed at" what was thrown away
             part.unlink(missing_ok=True)
         elif have and not response.headers.get("content-range", "").startswith(f"bytes {have}-"):
             raise DownloadError(
@@ -228,13 +234,16 @@ def _fetch_from(
                     if cancel.is_set():
                         raise DownloadCancelled(notice("The download was cancelled."))
                     if have + len(chunk) > source.size:
-                        raise DownloadError(
+                        raise WrongBytes(
                             notice(
                                 "{server} sent more of {file} than its size.",
                                 server=_host(url),
                                 file=source.file,
                             ),
-                            hint=joined((kept_hint(have, source.size), notice("Try again later.")), "\n"),
+                            hint=notice(
+                                "What was downloaded was removed: the next try starts over. "
+                                "If it fails the same way, the server offers another file; try again later."
+                            ),
                         )
                     fh.write(chunk)
                     written.hasher.update(chunk)

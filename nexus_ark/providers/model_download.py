@@ -40,6 +40,7 @@ from nexus_ark.providers.hub_file import (
 )
 from nexus_ark.providers.hub_transfer import (
     CHUNK,
+    WrongBytes,
     _fetch_from,
     _host,
     _http,
@@ -150,7 +151,11 @@ def download_hub_file(
         return DownloadReport(dest, source.size, 0, source.size, 0.0, 0)
     url = source.url(endpoint)
     part, meta = part_path(dest), _meta_path(dest)
-    with _one_writer(dest, source.file), _http(client, connect_timeout_s, read_timeout_s) as client:
+    with (
+        _one_writer(dest, source.file),
+        _http(client, connect_timeout_s, read_timeout_s) as client,
+        _no_stray_meta(part, meta),
+    ):
         etag = probe(client, url, source, part.stat().st_size if part.is_file() else 0)
         previous = _read_meta(meta)
         if part.exists() and previous.get("sha256") not in ("", source.sha256):
@@ -174,6 +179,9 @@ def download_hub_file(
             before = have
             try:
                 _fetch_from(client, url, source, part, written, cancel, progress, rate, resumed_from)
+            except WrongBytes:
+                part.unlink(missing_ok=True)  # bytes of no use: resuming them would fail this way again
+                raise
             except httpx.TransportError as exc:
                 have = written.have
                 # A dropped connection or a stall: go on from what arrived, while something keeps arriving.
@@ -193,7 +201,11 @@ def download_hub_file(
                     hint=joined((kept_hint(written.have, source.size), notice("Try again later.")), "\n"),
                 ) from exc
             have = written.have
-            fetched += max(0, have - before)
+            if written.restarted:  # the server ignored the range: nothing was resumed after all
+                resumed_from, written.restarted = 0, False
+                fetched += have
+            else:
+                fetched += max(0, have - before)
         if progress:
             progress(Progress(have, source.size, 0.0, resumed_from, "verifying"))
         digest = written.hasher.hexdigest()
@@ -214,6 +226,17 @@ def download_hub_file(
         if progress:
             progress(Progress(source.size, source.size, 0.0, resumed_from, "done"))
         return DownloadReport(dest, source.size, fetched, resumed_from, time.monotonic() - started, attempts)
+
+
+@contextlib.contextmanager
+def _no_stray_meta(part: Path, meta: Path) -> Iterator[None]:
+    """NAME.part.json describes a part: when an attempt ends with no part on disk (a redirect loop before
+    the first byte, wrong bytes removed), it goes too (a redirect loop left one behind)."""
+    try:
+        yield
+    finally:
+        if not part.exists():
+            meta.unlink(missing_ok=True)
 
 
 def lock_path(dest: Path) -> Path:
