@@ -5,21 +5,25 @@ feelings; what this persona says is its own reply, as in a conversation with the
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel
 
 from nexus_ark.agent.prompt import speaker_line
 from nexus_ark.agent.recall import keywords_only
 from nexus_ark.agent.reply import Reply, ReplyDelta, TurnResult
+from nexus_ark.agent.reply_repeats import may_become_copy, repeated_line
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
-from nexus_ark.prompts.rooms import PASS_NOTE, PASS_NOTE_RESULTS, ROOM_NOTE
+from nexus_ark.prompts.rooms import PASS_NOTE, PASS_NOTE_RESULTS, ROOM_NOTE, ROOM_PERSON
 from nexus_ark.providers.base import ToolSpec
 from nexus_ark.providers.tools import ToolBox
+
+log = logging.getLogger(__name__)
 
 _PERSON = notice("user")  # the person, as the timeline names them (as in a turn)
 ROOM_SOURCE = "room:{room}:{key}"  # a heard line's source_id: one copy per room message per member
@@ -65,6 +69,36 @@ def _without_leading_name(deltas: Iterator[ReplyDelta], names: Sequence[str]) ->
             yield ReplyDelta(shown)
     if not started and (shown := strip_leading_name(head, names)):
         yield ReplyDelta(shown)
+
+
+@dataclass
+class _CopyHold:
+    """The streamed reply, held back while its words so far are the start of another member's line: a
+    copy is never shown (respond drops it), and a reply that goes its own way is let out at once. What is
+    still held when the reply ends is `held`: respond lets it out once it is known to be no copy."""
+
+    lines: Sequence[str]
+    held: str = ""
+    released: bool = False
+
+    def __call__(self, deltas: Iterator[ReplyDelta]) -> Iterator[ReplyDelta]:
+        self.released = not self.lines
+        for delta in deltas:
+            if self.released:
+                yield delta
+                continue
+            self.held += delta.text
+            if not may_become_copy(self.held, self.lines):
+                self.released, held, self.held = True, self.held, ""
+                yield ReplyDelta(held)
+
+
+def _person_last(lines: list, person_index: int | None) -> list:
+    """The lines with the person's newest one moved last: the member answers the person first (a line a
+    member wrote first meanwhile, or a small model's follower, would otherwise be what it answers)."""
+    if person_index is None or person_index == len(lines) - 1:
+        return lines
+    return [*lines[:person_index], *lines[person_index + 1 :], lines[person_index]]
 
 
 class SessionRoom:
@@ -150,10 +184,24 @@ class SessionRoom:
         return added
 
     def respond(
-        self, others: Sequence[str], cancel: threading.Event | None = None
+        self,
+        others: Sequence[str],
+        cancel: threading.Event | None = None,
+        *,
+        answering_person: bool = False,
+        not_again: Sequence[str] = (),
     ) -> Iterator[ReplyDelta | TurnResult]:
         """Answer what was said in the room since this persona last spoke (`others`: the other members'
-        names, for the note that tells the model where it is). Stores nothing new but the reply."""
+        names, for the note that tells the model where it is). Stores nothing new but the reply.
+
+        answering_person: this member is the first to speak after the person (turn-taking): its prompt
+        ends with the person's newest words, whatever came after them, so the person's question is
+        answered before members react to each other. A small model's prompt always ends with them: given
+        another member's line last, the 135M model repeated it.
+        not_again: the other members' lines since the person last spoke. A reply that repeats one (by
+        words, or by meaning with the persona's embedder: agent.reply_repeats) is not stored: the
+        TurnResult has no reply and meta["repeat_of"] says whose line it repeated; while it streams it
+        is held back as long as it may still turn out such a copy."""
         with self._persons_turn():
             limit = self.persona.settings.conversation.history_messages
             history = self.memory.messages.recent(self.room, limit)
@@ -165,28 +213,70 @@ class SessionRoom:
                 raise NexusArkError(
                     notice("{name} has nothing to answer in this room yet.", name=self.persona.settings.name)
                 )
-            language = self.persona.settings.language
-            said = "\n".join(speaker_line(m, language) for m in unanswered)
+            language = "ja" if self.persona.settings.language == "ja" else "en"
+            person = self.persona.user_name
             shape = self._shape()
+            persons = [
+                i for i, m in enumerate(unanswered) if m.speaker == "user" and "note_from" not in m.meta
+            ]
+            if answering_person or shape.small:
+                unanswered = _person_last(unanswered, persons[-1] if persons else None)
+            said = "\n".join(speaker_line(m, language, person) for m in unanswered)
             if shape.small:  # a small model repeats a note like this one back: the names must do
                 text = said
             else:
-                note = ROOM_NOTE["ja" if self.persona.settings.language == "ja" else "en"]
-                text = f"{note.format(others=', '.join(others))}\n\n{said}"
+                note = ROOM_NOTE[language].format(
+                    others=", ".join(others), person=person or ROOM_PERSON[language]
+                )
+                text = f"{note}\n\n{said}"
             prompt = self.preview_prompt(text, history[:cut])
             reply = Reply(started=time.perf_counter())
             reply.meta["room"] = self.room
-            # A model that goes on writing the others' lines is stopped at the first of them.
-            stops = [*shape.params.stop, *(f"\n{name}:" for name in others)]
+            # A model that goes on writing the others' lines (or the person's) is stopped at the first.
+            speakers = [*others, *([person] if person else [])]
+            stops = [*shape.params.stop, *(f"\n{name}:" for name in speakers)]
             shape = replace(shape, params=shape.params.model_copy(update={"stop": stops}))
             warnings = [keywords_only(self.recall_problem)] if self.recall_problem else []
-            names = [*others, self.persona.settings.name]
+            names = [*speakers, self.persona.settings.name]
             notes: list[dict[str, str]] = []
             deltas = self._generate(prompt.messages, shape, cancel, reply, self._room_tools(others, notes))
-            yield from _without_leading_name(deltas, names)
+            hold = _CopyHold(not_again)
+            yield from hold(_without_leading_name(deltas, names))
             if notes:
                 reply.meta["notes"] = notes
             said_text = reply.final if reply.final is not None else reply.text()
             if strip_leading_name(said_text, names) != said_text:
                 reply.final = strip_leading_name(said_text, names)
+            said_text = reply.final if reply.final is not None else reply.text().strip()
+            if not_again and reply.status == "complete" and said_text.strip():
+                copied = self._repeats(said_text, not_again)
+                if copied is not None:
+                    yield self._drop_repeat(reply, unanswered[-1].id, copied, warnings)
+                    return
+            if hold.held:  # held in case it was a copy, and it was not
+                yield ReplyDelta(hold.held)
             yield self._commit(reply, unanswered[-1].id, warnings)
+
+    def _repeats(self, text: str, lines: Sequence[str]) -> int | None:
+        """Which of the others' lines the reply repeats (by words; by meaning where the embedder works)."""
+        try:
+            return repeated_line(text, lines, self.embedder)
+        except Exception as exc:  # an embedder that fails costs the check its meaning test, not the turn
+            log.warning("the room's repeat check by meaning failed: %s", exc)
+            return repeated_line(text, lines, None)
+
+    def _drop_repeat(self, reply: Reply, user_id: int, copied: int, warnings: list[str]) -> TurnResult:
+        """A reply that says another member's line again: its draft is removed from this persona's
+        memory (it is not what it said), and the room is told whose line it repeated."""
+        if reply.reply_id is not None:
+            self.memory.messages.delete(reply.reply_id)
+        log.info("%s repeated another member's line in %s: left out", self.persona.settings.name, self.room)
+        return TurnResult(
+            user_message_id=user_id,
+            reply_id=None,
+            text="",
+            status="complete",
+            tokens=reply.tokens,
+            meta={"repeat_of": copied, "repeated": reply.final or reply.text()},
+            warnings=warnings,
+        )

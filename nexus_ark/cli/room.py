@@ -16,7 +16,8 @@ from typing import TextIO
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
-from nexus_ark.rooms.conversation import Answered, RoomConversation, RoomEvent, Speaking, Streamed
+from nexus_ark.prompts import LANGUAGE_NAMES
+from nexus_ark.rooms.conversation import Answered, RoomConversation, RoomEvent, Speaking, Streamed, Withdrawn
 from nexus_ark.rooms.room import RoomSettings
 
 
@@ -86,10 +87,13 @@ def run_room_chat(app: NexusApp, args: argparse.Namespace) -> int:
             app.rooms.save(slug, settings.model_copy(update={"strategy": args.strategy}))
     else:
         slug = app.room_for([app.personas.load(p).slug for p in args.persona], args.strategy)
-    room = app.open_room(slug)
     if args.model or args.api_base:  # --model / --api-base: every member talks on it (was ignored)
         for member_slug in app.rooms.load(slug).slugs:
             app.session(member_slug, model_override=args.model, api_base=args.api_base)
+    room = app.open_room(slug)
+    for member in room.members:
+        if note := language_note(app, member.slug, member.name):
+            print(note, file=sys.stderr)
     try:
         if sys.stdin.isatty():
             return _interactive(room)
@@ -103,6 +107,28 @@ def run_room_chat(app: NexusApp, args: argparse.Namespace) -> int:
         return 1 if failures else 0
     finally:
         room.close()
+
+
+def language_note(app: NexusApp, slug: str, name: str) -> str:
+    """The line a one-to-one chat prints on stderr when the persona's model does not speak its language
+    (ひかり on the bundled model), and what to get instead; "" when it does (or the catalogue cannot tell)."""
+    try:
+        advice = app.language_advice(slug)
+    except NexusArkError:  # the catalogue unreadable: nothing to say, the chat goes on
+        return ""
+    if advice is None:
+        return ""
+    language = LANGUAGE_NAMES.get(advice.language, advice.language)
+    line = (
+        f"note: {name} speaks {language}, but its model ({advice.model_aside}) does not: replies may be"
+        " broken."
+    )
+    if advice.suggestion is not None:
+        line += (
+            f" Suggested for {language}: `nexus-ark model get {advice.suggestion.id}`, then chat with"
+            " --model and the spec it prints, or choose it in the window's Model settings."
+        )
+    return line
 
 
 def _interactive(room: RoomConversation) -> int:
@@ -153,10 +179,12 @@ def _auto(room: RoomConversation) -> None:
 def _show(
     events: Iterator[RoomEvent], out: TextIO, cancel: threading.Event | None = None
 ) -> tuple[bool, bool]:
-    """Print each member's reply behind its name as it streams. Returns (no reply failed, someone spoke);
-    errors go to stderr."""
+    """Print each member's reply behind its name as it streams (the name once its first words come: a
+    reply that only repeated another member's is left out, and says so on stderr). Returns (no reply
+    failed, someone spoke); errors go to stderr."""
     cancel = cancel or threading.Event()
     spoke, ok = False, True
+    speaker = ""  # the name not printed yet
     while True:
         try:
             event = next(events)
@@ -167,13 +195,20 @@ def _show(
             continue
         if isinstance(event, Speaking):
             spoke = True
-            out.write(f"{event.name}: ")
+            speaker = f"{event.name}: "
         elif isinstance(event, Streamed):
-            out.write(event.text)
+            out.write(speaker + event.text)
+            speaker = ""
         elif isinstance(event, Answered):
-            out.write("\n")
+            out.write(speaker + "\n")
+            speaker = ""
             if event.result.error:
                 print(f"error: {event.result.error}", file=sys.stderr)
                 ok = False
+        elif isinstance(event, Withdrawn):
+            if not speaker:  # its words streamed (a paraphrase): their line ends here
+                out.write("\n")
+            speaker = ""
+            print(f"note: {event.name} only repeated {event.repeated}: left out.", file=sys.stderr)
         out.flush()
     return ok, spoke

@@ -4,18 +4,21 @@ members pass each other, and the note tool."""
 from __future__ import annotations
 
 # Put before the lines the persona answers (not for a small model: it repeats such a note back).
-# Others' lines reach the model as "Name: text"; the person's carry no name.
+# Others' lines reach the model as "Name: text"; the person's carry the person's name where it is known
+# (else none), so a member neither takes the person for another member nor answers with its own name.
 ROOM_NOTE = {
     "en": (
-        "(You are in a group conversation with the person and {others}. Lines from {others} begin with "
-        "their name; the person's lines have none. Answer as yourself only, in a few sentences, and do not "
-        "write anyone else's lines.)"
+        "(You are in a group conversation with {person} and {others}. Each line begins with the name of "
+        "whoever said it. Answer {person}'s newest words first, as yourself only, in a few sentences, and "
+        "do not write anyone else's lines.)"
     ),
     "ja": (
-        "(あなたは、話し相手と{others}とのグループの会話の中にいます。{others}の発言は名前で始まり、"
-        "話し相手の発言には名前がありません。自分としてだけ、短く答えてください。ほかの人の発言は書かないでください。)"
+        "(あなたは、{person}と{others}とのグループの会話の中にいます。それぞれの発言は話した人の名前で始まります。"
+        "まず{person}の最新の言葉に、自分としてだけ、短く答えてください。ほかの人の発言は書かないでください。)"
     ),
 }
+# The person in ROOM_NOTE when their name is not known (their lines then carry no name).
+ROOM_PERSON = {"en": "the person", "ja": "話し相手"}
 
 # A note another member passed this persona, as it reads it on its next turn (in the sender's words).
 NOTE_LINE = {

@@ -105,6 +105,12 @@ class LanguageAdvice(BaseModel):
     spec: str
     suggestion: CatalogueEntry | None = None
 
+    @property
+    def model_aside(self) -> str:
+        """The model's name as a notice puts it in brackets, its own brackets dropped: "(SmolLM2-135M-Instruct
+        Q4_1)", not "(SmolLM2-135M-Instruct (Q4_1))"."""
+        return " ".join(self.model.replace("(", " ").replace(")", " ").split())
+
 
 def language_advice(
     spec: str, language: str, entries: list[CatalogueEntry], ram_gb: float | None

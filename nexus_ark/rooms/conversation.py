@@ -63,7 +63,20 @@ class Answered:
     result: TurnResult
 
 
-RoomEvent = Said | Speaking | Streamed | Answered
+@dataclass(frozen=True)
+class Withdrawn:
+    """A member's reply repeated another member's line (agent.reply_repeats): it is not stored and does
+    not enter the room; what of it streamed (a paraphrase; a copy never streams) is taken off the view."""
+
+    slug: str
+    name: str
+    repeated: str  # the name of the member whose line it repeated
+
+
+RoomEvent = Said | Speaking | Streamed | Answered | Withdrawn
+
+# How many of the journal's last lines a reply is checked against for repeating another member's.
+REPEAT_WINDOW = 12
 
 
 def room_key(slug: str) -> str:
@@ -115,23 +128,10 @@ class RoomConversation:
     def catch_up(self) -> int:
         """Every member hears the journal's lines it missed (a crash between the journal and a member);
         returns how many lines were delivered in all."""
+        self._journal_cut_replies()
         lines = self.journal.lines(CATCH_UP_LINES)
         return sum(self._runtime(m.slug).hear(self.key, lines) for m in self.members) if lines else 0
 
-    # -- the room's settings, changed while it is open -----------------------------------------------
-    def update_settings(self, settings: RoomSettings) -> bool:
-        """New settings without closing the room (members muted, their talkativeness, the reply order, the
-        cap, the pause, the name, members added or removed). Validated whole first: settings a room cannot
-        have, or a new member that cannot be opened, raise NexusArkError (naming room.toml) and nothing
-        changes. Taken at once when no part of a turn runs, else as soon as the part under way ends: the
-        answer being written finishes; an answer planned before the change is not asked of a member muted
-        or removed since, nor past the new cap. A member added hears what was said before it came.
-        Saving them is the caller's (NexusApp.update_room). Returns whether they were taken at once."""
-        prepared = self._prepared(checked_settings(settings, self.folder / ROOM_FILE))
-        self._journal_cut_replies()
-        with self._lock:
-            self._pending = prepared
-            if self._busy:
     def _journal_cut_replies(self) -> None:
         """A member's answer a kill cut off stayed in its own memory only (interrupted): it enters the
         journal as far as it was said, after the journal's last line, so the room shows it and the others
@@ -145,6 +145,19 @@ class RoomConversation:
                     said = (message.content, message.created_at, message.id)
                     self.journal.add(member.slug, member.name, *said)
 
+    # -- the room's settings, changed while it is open -----------------------------------------------
+    def update_settings(self, settings: RoomSettings) -> bool:
+        """New settings without closing the room (members muted, their talkativeness, the reply order, the
+        cap, the pause, the name, members added or removed). Validated whole first: settings a room cannot
+        have, or a new member that cannot be opened, raise NexusArkError (naming room.toml) and nothing
+        changes. Taken at once when no part of a turn runs, else as soon as the part under way ends: the
+        answer being written finishes; an answer planned before the change is not asked of a member muted
+        or removed since, nor past the new cap. A member added hears what was said before it came.
+        Saving them is the caller's (NexusApp.update_room). Returns whether they were taken at once."""
+        prepared = self._prepared(checked_settings(settings, self.folder / ROOM_FILE))
+        with self._lock:
+            self._pending = prepared
+            if self._busy:
                 return False
             self._take_settings()
         return True
@@ -233,13 +246,15 @@ class RoomConversation:
                 return
             with self._part():
                 if self._still_asked(slug):
-                    yield from self._answer(slug, cancel)
+                    # The first to speak answers the person; the others may follow on what was said.
+                    yield from self._answer(slug, cancel, answering_person=self.spoken_since_person == 0)
 
     def next(self, who: str, cancel: threading.Event | None = None) -> Iterator[RoomEvent]:
         """The person chose who speaks now (manual order, /next NAME): a member's slug or name."""
         with self._part():
             slug = self.member_slug(who)
-            yield from self._answer(slug, cancel)
+            last = self.journal.lines(1)
+            yield from self._answer(slug, cancel, answering_person=bool(last) and last[0].author is None)
 
     def go_on(self, cancel: threading.Event | None = None) -> Iterator[RoomEvent]:
         """Auto mode's one step: after the last line, who goes on (nothing when the cap is reached or
@@ -263,7 +278,7 @@ class RoomConversation:
                     cap=self.settings.cap,
                 )
             if slug is not None:
-                yield from self._answer(slug, cancel)
+                yield from self._answer(slug, cancel, answering_person=line.author is None)
 
     def member_slug(self, who: str) -> str:
         for member in self.members:
@@ -290,17 +305,31 @@ class RoomConversation:
                 self._runtime(member.slug).hear(self.key, [line])
         return line
 
-    def _answer(self, slug: str, cancel: threading.Event | None) -> Iterator[RoomEvent]:
+    def _answer(
+        self, slug: str, cancel: threading.Event | None, *, answering_person: bool = False
+    ) -> Iterator[RoomEvent]:
         name = self.names[slug]
         others = [m.name for m in self.members if m.slug != slug]
+        # The other members' latest lines: a reply that says one of them again is left out.
+        recent = [ln for ln in self.journal.lines(REPEAT_WINDOW) if ln.author not in (None, slug)]
         yield Speaking(slug, name)
         result: TurnResult | None = None
-        for item in self._runtime(slug).respond(self.key, others, cancel):
+        answers = self._runtime(slug).respond(
+            self.key,
+            others,
+            cancel,
+            answering_person=answering_person,
+            not_again=[ln.text for ln in recent],
+        )
+        for item in answers:
             if isinstance(item, ReplyDelta):
                 yield Streamed(slug, item.text)
             elif isinstance(item, TurnResult):
                 result = item
         if result is None:
+            return
+        if (copied := result.meta.get("repeat_of")) is not None:
+            yield Withdrawn(slug, name, recent[int(copied)].name)
             return
         yield Answered(slug, result)
         for note in result.meta.get("notes", []):  # private: to the one member named, in its words

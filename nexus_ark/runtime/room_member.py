@@ -46,12 +46,13 @@ class RoomMember:
         return self.queue.call(f"note in {room}", lambda: keep(room).keep_note(key, sender, text))
 
     def respond(
-        self, room: str, others: Sequence[str], cancel: threading.Event | None = None
+        self, room: str, others: Sequence[str], cancel: threading.Event | None = None, **asked: Any
     ) -> Iterator[Any]:
-        """Answer in `room`, streamed like a turn (ReplyDelta..., then the TurnResult)."""
+        """Answer in `room`, streamed like a turn (ReplyDelta..., then the TurnResult); `asked`: what the
+        room says of this turn (SessionRoom.respond's answering_person, not_again)."""
         return self._stream(
             f"answer in {room}",
-            lambda session, stop: session.respond(others, stop),
+            lambda session, stop: session.respond(others, stop, **asked),
             cancel,
             session=lambda: self.room_session(room),
         )

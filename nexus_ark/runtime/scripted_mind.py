@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -114,9 +115,20 @@ class ScriptedMind(ChatBackend):
                 return f"ねえ、{topic or 'あなた'}のことを考えていたよ。元気にしてる？"
             topic = topic or "you"
             return f"Hi! I was thinking about {topic}. How are you doing today?"
+        # Each persona in its own words (its soul's title picks them), as two real models would answer: in
+        # a room a member saying another's line again is left out (agent.reply_repeats).
+        pick = zlib.crc32(_system(messages).split("\n", 1)[0].encode("utf-8")) % 3
         if re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", last):
-            return "うん、聞いているよ。もっと聞かせて。"
-        return "I hear you. Tell me more about it."
+            return (
+                "うん、聞いているよ。もっと聞かせて。",
+                "それは大変だったね。少し休めた？",
+                "いいね！その話、好きだな。",
+            )[pick]
+        return (
+            "I hear you. Tell me more about it.",
+            "That sounds like a lot. Did you get some rest?",
+            "Oh, I like that! It makes me smile.",
+        )[pick]
 
     # -- structured answers -----------------------------------------------------------------------
     def _answer(self, schema: dict[str, Any], messages: Sequence[ChatMessage]) -> dict[str, Any]:

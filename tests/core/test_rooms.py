@@ -15,7 +15,7 @@ from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.providers.base import ChatMessage
 from nexus_ark.providers.scripted import ScriptedBackend
-from nexus_ark.rooms.conversation import Answered, Said, Speaking, Streamed, room_key
+from nexus_ark.rooms.conversation import Answered, Said, Speaking, Streamed, Withdrawn, room_key
 
 ARIA_SAYS = "I think the lighthouse trip sounds lovely."
 HIKARI_SAYS = "灯台、いいですね。"
@@ -465,3 +465,59 @@ def test_a_member_added_to_an_open_room_hears_what_was_said_and_answers(data_dir
         app.close()
     assert said[1:] == [("aria", ARIA_SAYS), ("kai", kai_says)]
     assert "The ferry leaves at nine." in heard_by_kai and HIKARI_SAYS in heard_by_kai
+
+
+# -- issue 32: the person answered first, no repeats, the person's name -------------------------------------
+SMALL = 135_000_000  # the bundled SmolLM2-135M: a small model's room prompt carries no room note
+QUESTION = "What should we have with tea?"
+
+
+def test_the_persons_question_is_what_the_first_and_the_following_small_member_answer(data_dir: Path) -> None:
+    """Both members on a small model: the first to speak answers the person's words, and the one that
+    follows gets them last too (given Aria's line last, the 135M model repeated it)."""
+    backend = ScriptedBackend(
+        lambda m: "Green tea and mochi." if "ひかり" not in m[0].content else "お団子はどうかな。",
+        parameters=SMALL,
+    )
+    with _room_on(data_dir, backend, "list") as (_app, room):
+        events = _run(room.say(QUESTION))
+    assert [e.slug for e in events if isinstance(e, Speaking)] == ["aria", "hikari"]
+    aria_asked, hikari_asked = backend.requests[-2], backend.requests[-1]
+    assert aria_asked[-1].role == "user" and aria_asked[-1].content.endswith(QUESTION)
+    assert hikari_asked[-1].content.endswith(QUESTION), "the person's question last, Aria's line before it"
+    assert "Aria: Green tea and mochi." in hikari_asked[-1].content
+
+
+def test_the_person_is_named_in_a_rooms_prompt_and_its_note(data_dir: Path) -> None:
+    """The person's name (Persona.user_name) on the person's lines and in the room's note, so a member
+    neither takes the person's words for a nameless line of its own nor answers with its own name."""
+    backend = ScriptedBackend(
+        lambda m: "Green tea and mochi." if "ひかり" not in m[0].content else "いいね。"
+    )
+    with _room_on(data_dir, backend, "list") as (app, room):
+        app.set_user_name("Ken")
+        _run(room.say(QUESTION))
+        _run(room.say("And a biscuit?"))
+    last = backend.requests[-1]  # ひかり, second round: her history holds the first
+    said = [m.content for m in last if m.role == "user"]
+    assert any(s == f"Ken: {QUESTION}" for s in said), said
+    assert "Ken: And a biscuit?" in last[-1].content
+    assert "会話の中にいます" in last[-1].content and "Ken" in last[-1].content.split("\n\n")[0]
+
+
+def test_a_reply_that_repeats_another_members_line_is_neither_shown_nor_stored(data_dir: Path) -> None:
+    said = "I'm glad to hear about your recent hike! Where did you go?"
+    backend = ScriptedBackend(lambda m: said, parameters=SMALL, delay_s=0.001)  # ひかり says it again
+    with _room_on(data_dir, backend, "list") as (app, room):
+        events = _run(room.say(QUESTION))
+        lines = room.lines()
+        kept = app.change_memory(
+            "hikari",
+            "read",
+            lambda store: [(m.role, m.content) for m in store.messages.recent(room_key(room.slug), 20)],
+        )
+    assert [(e.slug, e.repeated) for e in events if isinstance(e, Withdrawn)] == [("hikari", "Aria")]
+    assert not [e for e in events if isinstance(e, Streamed) and e.slug == "hikari" and e.text.strip()]
+    assert [(ln.author, ln.text) for ln in lines] == [(None, QUESTION), ("aria", said)]
+    assert ("assistant", said) not in kept, "not stored as what ひかり said"
+    assert room.spoken_since_person == 1

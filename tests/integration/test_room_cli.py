@@ -79,13 +79,43 @@ def test_ten_turns_of_the_person_each_answered_by_both_personas_in_the_terminal(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     answers = [line for line in done.stdout.splitlines() if line.startswith(("Aria: ", "ひかり: "))]
-    assert len(answers) == 20, done.stdout[-3000:]
+    # A reply that only repeated the other's line is left out, and said so on stderr (issue 32).
+    repeats = done.stderr.count(" only repeated ")
+    assert len(answers) + repeats == 20, done.stdout[-3000:]
     assert all(len(a.split(": ", 1)[1].strip()) > 0 for a in answers), "every answer says something"
     listed = run_cli("--data-dir", str(data_dir), "room", "list")
     room = listed.stdout.split("\t", 1)[0]
     assert listed.stdout.startswith(f"{room}\tAria & ひかり\taria,hikari\tlist"), listed.stdout
     lines, replies = _check_members(data_dir, room)
-    assert (lines, replies) == (30, 20)
+    assert (lines, replies) == (30 - repeats, 20 - repeats)
+
+
+def test_a_member_whose_model_does_not_speak_its_language_is_named_on_stderr_as_in_a_chat(
+    data_dir: Path,
+) -> None:
+    """ひかり on the English-only bundled model: the room in the terminal says so on stderr, as a one-to-one
+    chat does, with the model's name in brackets once (issue 32); stdout holds only the answers."""
+    done = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "chat",
+        "--persona",
+        "aria",
+        "--persona",
+        "hikari",
+        "--strategy",
+        "manual",
+        stdin="Aria, hello!\n",  # manual order: only Aria, named, answers
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
+    assert notes and notes[0].startswith(
+        "note: ひかり speaks Japanese, but its model (SmolLM2-135M-Instruct Q4_1) does not: replies may be"
+        " broken."
+    ), done.stderr
+    assert not any(line.startswith("note: Aria") for line in notes), "Aria's model speaks English"
+    assert [line.split(": ", 1)[0] for line in done.stdout.splitlines()] == ["Aria"], done.stdout
 
 
 def test_killing_the_terminal_mid_room_loses_no_message_and_every_member_catches_up(data_dir: Path) -> None:

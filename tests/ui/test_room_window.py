@@ -409,3 +409,51 @@ def test_ten_turns_of_three_on_the_bundled_model_through_the_window(qtbot, data_
     finally:
         window.close()
         core.close()
+
+
+def test_a_member_whose_model_does_not_speak_its_language_is_named_in_the_room_as_in_a_chat(
+    qtbot, opened
+) -> None:
+    """ひかり on the English-only bundled model: the room says so above its lines, in the chat's words, and
+    the model's name sits in the sentence's brackets without brackets of its own (issue 32). The room keeps a
+    margin on its right, off the window's edge."""
+    _core, window = opened
+    panel = _create(qtbot, window, ["aria", "hikari"], "list")
+    qtbot.waitUntil(lambda: panel.language_notice.isVisible())
+    text = panel.language_notice.text()
+    assert text == (
+        "ひかり speaks Japanese, but its model (SmolLM2-135M-Instruct Q4_1) does not: its replies may be "
+        "broken."
+    )
+    assert "Aria" not in text, "Aria's model speaks her language"
+    i18n.set_language("ja")
+    try:
+        window.retranslate()
+        assert "ひかりは日本語を話しますが" in panel.language_notice.text()
+        assert "((" not in panel.language_notice.text() and "))" not in panel.language_notice.text()
+    finally:
+        i18n.set_language("en")
+        window.retranslate()
+    edge = panel.mapTo(window, panel.rect().topRight()).x()
+    view_edge = panel.view.mapTo(window, panel.view.rect().topRight()).x()
+    assert edge - view_edge >= 6, "the view keeps a right margin"
+
+
+def test_a_members_reply_that_repeats_anothers_is_not_shown_and_the_status_says_so(
+    qtbot, data_dir: Path
+) -> None:
+    said = "I think a walk to the lighthouse on Sunday sounds lovely, and I will bring a flask of tea."
+    backend = ScriptedBackend(lambda messages: said, delay_s=0.005)  # both say it: ひかり repeats Aria
+    core = NexusApp(data_dir, backend_factory=lambda config: backend).open()
+    i18n.set_language("en")
+    window = MainWindow(core)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        qtbot.waitUntil(lambda: window.ready, timeout=60_000)
+        panel = _room_after(qtbot, window, "Shall we go to the lighthouse?")
+        assert panel.view.texts() == [("", "Shall we go to the lighthouse?"), ("Aria", said)]
+        assert panel.status.text() == "ひかり only repeated Aria: left out."
+    finally:
+        window.close()
+        core.close()

@@ -12,12 +12,8 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolBut
 from nexus_ark.app import BUNDLED_HINT_KEY
 from nexus_ark.providers.catalogue import LanguageAdvice
 from ui.util.i18n import N_, tr
+from ui.util.language_words import mismatch_text
 
-# Whole sentences per language (a language's name alone would read as the language picker's own label).
-MISMATCH = {
-    "en": N_("{name} speaks English, but its model ({model}) does not: its replies may be broken."),
-    "ja": N_("{name} speaks Japanese, but its model ({model}) does not: its replies may be broken."),
-}
 SUGGESTION = {
     "en": N_("Suggested for English: {suggestion} ({size} GB)."),
     "ja": N_("Suggested for Japanese: {suggestion} ({size} GB)."),
@@ -97,7 +93,7 @@ class LanguageNotice(QFrame):
         if advice is None:
             self.label.setText("")
             return
-        text = tr(MISMATCH.get(advice.language, MISMATCH["en"]), name=self.persona_name, model=advice.model)
+        text = mismatch_text(self.persona_name, advice)
         if suggestion is not None:
             size = f"{suggestion.size_bytes() / 1e9:.1f}"
             text += " " + tr(

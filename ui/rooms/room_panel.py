@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from nexus_ark.app import NexusApp
-from nexus_ark.rooms.conversation import Answered, Said, Speaking, Streamed
+from nexus_ark.rooms.conversation import Answered, Said, Speaking, Streamed, Withdrawn
 from nexus_ark.rooms.room import RoomSettings
 from nexus_ark.rooms.turn_taking import AutoMode
 from ui.rooms.room_dialog import STRATEGY_LABELS
@@ -36,10 +36,12 @@ from ui.rooms.room_view import RoomView, member_colours
 from ui.rooms.room_worker import OpenedRoom, RoomWorker, ShownMember, StepEnd, UpdatedRoom
 from ui.util import theme
 from ui.util.i18n import FollowsLanguage, tr, tr_error
+from ui.util.language_words import mismatch_text
 from ui.util.message_input import MessageInput
 from ui.util.tasks import SerialWorker
 
 W = TypeVar("W", bound=QWidget)
+RIGHT_MARGIN = 8  # px between the room and the window's right edge
 
 
 def wired(widget: W, name: str, slot: Callable, signal: str = "clicked") -> W:
@@ -113,6 +115,12 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         header.addWidget(self.menu_button)
 
         self.view = RoomView()
+        # A member whose model does not speak its language: said here as a one-to-one chat says it.
+        self.language_notice = QLabel()
+        self.language_notice.setObjectName("roomLanguageNotice")
+        self.language_notice.setWordWrap(True)
+        self.language_notice.setVisible(False)
+        self._advice: list = []
         self.status = QLabel()
         self.status.setObjectName("roomStatus")
         self.input = wired(MessageInput(), "roomInput", self.send, "submitted")
@@ -127,8 +135,10 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         input_row.addWidget(self.input, 1)
         input_row.addLayout(buttons)
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        # A right margin as the chat's: the bubbles, the status and the buttons kept off the window's edge.
+        layout.setContentsMargins(0, 0, RIGHT_MARGIN, 0)
         layout.addLayout(header)
+        layout.addWidget(self.language_notice)
         layout.addWidget(self.view, 1)
         layout.addWidget(self.status)
         layout.addLayout(input_row)
@@ -147,6 +157,12 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         )
         self.follow(self._retranslate_menu)
         self.follow(self._show_header)
+        self.follow(self._show_language_notice)
+
+    def _show_language_notice(self) -> None:
+        text = " ".join(mismatch_text(name, advice) for name, advice in self._advice)
+        self.language_notice.setText(text)
+        self.language_notice.setVisible(bool(text))
 
     def retranslate(self) -> None:
         FollowsLanguage.retranslate(self)
@@ -165,6 +181,8 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         else:
             names = ", ".join(self.member_names.values())
             self.view.show_placeholder(tr("Say hello to {name}.", name=names))
+        self._advice = opened.language_advice
+        self._show_language_notice()
         self._show_members(opened.members)
         self._show_strategy(opened.settings.strategy)
         self._show_header()
@@ -184,6 +202,8 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
             else:
                 self.view.show_placeholder(tr("Say hello to {name}.", name=", ".join(names.values())))
         self.member_names = names
+        self._advice = updated.language_advice
+        self._show_language_notice()
         self.auto.pause_s = updated.settings.pause_s
         self._show_members(updated.members)
         self._show_strategy(updated.settings.strategy)
@@ -283,6 +303,10 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
             if result.error:
                 error = result.error
                 self._say(lambda: tr("Error: {message}", message=tr_error(error).splitlines()[0]))
+        elif isinstance(event, Withdrawn):  # it repeated another member's line: not said in the room
+            self.view.withdraw_answer()
+            name, repeated = event.name, event.repeated
+            self._say(lambda: tr("{name} only repeated {other}: left out.", name=name, other=repeated))
         elif isinstance(event, Said) and event.line.author is None:
             line = event.line
             if self._waiting_to_show and self._waiting_to_show[0] == line.text:

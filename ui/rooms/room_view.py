@@ -189,6 +189,15 @@ class RoomView(QTextBrowser):
         if follow:
             self.scroll_to_end()
 
+    def withdraw_answer(self) -> None:
+        """The answer being written is taken off: it repeated another member's line (never stored)."""
+        answer, self._answer = self._answer, None
+        if answer is None:
+            return
+        self._remove(answer)
+        if answer in self.shown:
+            self.shown.remove(answer)
+
     # -- drawing --------------------------------------------------------------------------------------
     def _draw(self, cursor: QTextCursor, line: ShownLine) -> None:
         theme = "dark" if self.dark else "light"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -23,6 +23,7 @@ from nexus_ark.agent.room_turn import HeardLine
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
+from nexus_ark.providers.catalogue import LanguageAdvice
 from nexus_ark.rooms.conversation import RoomConversation, RoomEvent, Speaking, Streamed
 from nexus_ark.rooms.room import RoomSettings
 from ui.util.avatars import avatar_image, placeholder_image
@@ -50,6 +51,8 @@ class OpenedRoom:
     lines: list[HeardLine]
     you: QImage  # the person's stand-in, with the first letter of "You" in the language of the moment
     spoken_since_person: int
+    # Members whose model does not speak their language: (name, advice), as a one-to-one chat says it.
+    language_advice: list[tuple[str, LanguageAdvice]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class UpdatedRoom:
 
     settings: RoomSettings
     members: list[ShownMember]
+    language_advice: list[tuple[str, LanguageAdvice]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,18 @@ class _Room:
                 self._faces[(m.slug, m.name)] = face
         return [ShownMember(m.slug, m.name, self._faces[(m.slug, m.name)]) for m in room.members]
 
+    def _advice(self, room: RoomConversation) -> list[tuple[str, LanguageAdvice]]:
+        """The members whose model does not speak their language (the catalogue read here, on the lane)."""
+        found = []
+        for member in room.members:
+            try:
+                advice = self.app.language_advice(member.slug)
+            except NexusArkError:  # the catalogue unreadable: nothing to say, the room goes on
+                continue
+            if advice is not None:
+                found.append((member.name, advice))
+        return found
+
     def open(self, you: str) -> OpenedRoom:
         self.close()
         self._faces.clear()  # a picture changed since is drawn again
@@ -116,6 +132,7 @@ class _Room:
             room.lines(HISTORY_LINES),
             placeholder_image(you, AVATAR_DRAWN_PX),
             room.spoken_since_person,
+            self._advice(room),
         )
 
     def opened(self) -> RoomConversation:
@@ -147,7 +164,7 @@ class _Room:
         member hears what was said before it came."""
         room = self.opened()
         self.app.update_room(self.slug, changes)
-        return UpdatedRoom(room.settings, self._members(room))
+        return UpdatedRoom(room.settings, self._members(room), self._advice(room))
 
     def delete(self) -> str:
         """The room and its journal go; each member keeps what it heard and said there."""
@@ -170,7 +187,7 @@ class RoomWorker(QObject):
 
     opened = Signal(object)  # OpenedRoom
     updated = Signal(object)  # UpdatedRoom: its settings changed while it stays open
-    event = Signal(object)  # Said | Speaking | Streamed (coalesced) | Answered, as the room says them
+    event = Signal(object)  # Said | Speaking | Streamed (coalesced) | Answered | Withdrawn, as the room says
     step_done = Signal(object)  # StepEnd
     failed = Signal(str)  # a step, an open or a change could not be done: why, in the person's language
     deleted = Signal(str)  # the room's slug
