@@ -23,7 +23,7 @@ import pytest
 
 from nexus_ark.app import NexusApp
 from nexus_ark.cards_io import export_card, import_card
-from nexus_ark.clock import FixedClock
+from nexus_ark.clock import FixedClock, stored_time
 from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.chatgpt_import import import_chatgpt
@@ -238,12 +238,29 @@ def store(tmp_path: Path) -> Iterator[MemoryStore]:
         opened.close()
 
 
+# Times Python can hold but a persona must never store (issue 33: a year-1 line broke every later turn), and
+# seconds since 1970 that name them (ChatGPT's create_time).
+OUT_OF_RANGE_TIMES = (
+    "0001-01-01T00:00:00",
+    "0001-01-01T00:00:00+05:00",
+    "0001-01-01",
+    "1899-12-31T23:59:59",
+    "9999-12-31T23:59:59-05:00",
+    "9999-12-31",
+)
+OUT_OF_RANGE_EPOCHS = (-62135596800.0, -62135596800.0 + 3600, 253402300799.0, -2208988801.0, 1e15)
+
+
 def _jsonl_case(seed: int, index: int) -> tuple[bytes, list[str]]:
     rnd = case_random(seed, "jsonl", index)
+    dates = case_random(seed, "jsonl-dates", index)  # apart, so the other mutations stay as they were
     mutator = Mutator(rnd, "json")
     lines = []
     for line in JSONL_SEED:
         value = {**line, "id": f"{index}-{line['id']}"}
+        if dates.random() < 0.1:
+            value["timestamp"] = dates.choice(OUT_OF_RANGE_TIMES)
+            mutator.done.append(f"timestamp {value['timestamp']}")
         if rnd.random() < 0.4:
             for _ in range(rnd.randint(1, 2)):
                 value = mutator.mutate_value(value)
@@ -276,6 +293,7 @@ def test_three_hundred_fuzzed_jsonl_files_import_or_are_refused_each_within_ten_
         )
     outcomes.check(JSONLS)
     assert store.db.execute("pragma integrity_check").fetchone()[0] == "ok"
+    _usable_times_only(store)
 
 
 def _chatgpt_case(seed: int, index: int) -> tuple[str, bytes, list[str]]:
@@ -295,6 +313,13 @@ def _chatgpt_case(seed: int, index: int) -> tuple[str, bytes, list[str]]:
             what, value = mutator.replacement()
             rnd.choice(spoken)["content"]["parts"] = [value]
             mutator.done.append(f"{what} as a message's part")
+        dates = case_random(seed, "chatgpt-dates", index)  # apart, so the other mutations stay as they were
+        if dates.random() < 0.3:
+            conversation = dates.choice(conversations)
+            spoken = [n["message"] for n in conversation["mapping"].values() if n.get("message")]
+            target = dates.choice([conversation, *spoken])
+            target["create_time"] = dates.choice(OUT_OF_RANGE_EPOCHS)
+            mutator.done.append(f"create_time {target['create_time']}")
         blob = mutator.mutate(conversations)
     if rnd.random() < 0.1:
         mutator.done.append("zipped")
@@ -320,6 +345,16 @@ def test_one_hundred_fuzzed_chatgpt_exports_import_or_are_refused_each_within_te
         )
     outcomes.check(CHATGPTS)
     assert store.db.execute("pragma integrity_check").fetchone()[0] == "ok"
+    _usable_times_only(store)
+
+
+def _usable_times_only(store: MemoryStore) -> None:
+    """Every time the fuzzed imports stored is one a later turn can compute with, and the archive ranks."""
+    stamps = [
+        r[0] for r in store.db.execute("select created_at from messages union select created_at from items")
+    ]
+    assert stamps and [s for s in stamps if stored_time(s) is None] == []
+    store.archive.search("sister Keiko tea", None, k=50, mode="fts")
 
 
 # -- what the fuzzer found, each on its own --------------------------------------------------------------
