@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import quote
 
-from nexus_ark.clock import Clock, SystemClock
+from nexus_ark.clock import Clock, SystemClock, time_problem
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.db import connect, sqlite
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.notices import notice
+from nexus_ark.notices import clipped, notice
 from nexus_ark.paths import WINDOWS_RESERVED
 
 log = logging.getLogger(__name__)
@@ -114,6 +114,7 @@ def import_memory(store: MemoryStore, folder: Path) -> int:
                 path=str(store.path),
             )
         )
+    _check_times(path, data["tables"])
     written = 0
     with store.db.atomic():
         # The soul's history comes with the memory; what the new persona recorded of its own soul so far
@@ -133,6 +134,37 @@ def import_memory(store: MemoryStore, folder: Path) -> int:
                 )
             written += len(rows)
     return written
+
+
+_TIME_COLUMNS = ("created_at", "updated_at", "time", "timestamp", "read_at", "last_run")
+
+
+def _check_times(path: Path, tables: dict[str, list[dict[str, Any]]]) -> None:
+    """A memory.json from outside may hold a time a persona must never store (a year-1 date broke every
+    later turn): refused whole, naming the table, the row and the value, before anything is written."""
+    for table in TABLES:
+        for number, row in enumerate(tables.get(table, []), start=1):
+            for column in _TIME_COLUMNS:
+                value = row.get(column) if isinstance(row, dict) else None
+                if not isinstance(value, str):
+                    continue
+                try:
+                    parsed = datetime.fromisoformat(value)
+                except ValueError:
+                    continue  # not a time this check can read: the database takes it as it did
+                if problem := time_problem(parsed):
+                    raise NexusArkError(
+                        notice(
+                            "{path}: table {table}, row {row}: {column} {value!r}: {problem}.",
+                            path=str(path),
+                            table=table,
+                            row=number,
+                            column=column,
+                            value=clipped(value),
+                            problem=problem,
+                        ),
+                        hint=notice("Nothing was restored."),
+                    )
 
 
 ENTITY_FILE_CHARS = 100  # far within the 255 bytes a file name may take, in UTF-8 too

@@ -221,3 +221,26 @@ def test_a_chatgpt_zip_of_whitespace_is_read_in_seconds_and_its_conversation_kep
         assert took < 6.0, f"{took:.1f} s"
     finally:
         store.close()
+
+
+def test_a_memory_export_holding_a_year_1_time_is_refused_whole_naming_the_row(tmp_path: Path) -> None:
+    from nexus_ark.memory.portability import import_memory
+
+    source = MemoryStore(tmp_path / "a.db")
+    try:
+        source.messages.add(speaker="user", role="user", content="A day at the sea.")
+        source.messages.add(
+            speaker="user", role="user", content="Long ago.", created_at="0001-01-01T00:00:00"
+        )
+        export_memory(source, tmp_path / "export", "Aria")
+    finally:
+        source.close()
+    target = MemoryStore(tmp_path / "b.db")
+    try:
+        with pytest.raises(NexusArkError) as refused:
+            import_memory(target, tmp_path / "export")
+        assert "table messages, row 2: created_at '0001-01-01T00:00:00'" in refused.value.message
+        assert "out of range" in refused.value.message and refused.value.hint == "Nothing was restored."
+        assert target.messages.count() == 0
+    finally:
+        target.close()
