@@ -14,10 +14,11 @@ Printed for each day: the day's messages (--show-day), then every record the dre
 `faithful` and `worth` left null for the judge to fill.
 
     .venv/bin/python -m bench.dream_judgement [--data ../shared/data/locomo-dev] [--conversations
-        conv-26,conv-30] [--days 3] [--show-day] [--json records.jsonl] [--no-user-name] [--swap]
+        conv-26,conv-30] [--days 3] [--show-day] [--json records.jsonl] [--no-user-name] [--as-user] [--swap]
 
---no-user-name: the person's name is not told (the import maps nobody; both speakers' lines are the
-person's, as before issue 32); --swap: the second speaker is the person.
+--no-user-name: the person's name is not told; --as-user: the person's turns have the speaker "user" (as
+the chat stores them), so only what the words call them names them; --swap: the second speaker is the
+person.
 """
 
 from __future__ import annotations
@@ -73,7 +74,14 @@ def _records(store: MemoryStore, day: str, before: dict[str, str]) -> list[dict[
 
 
 def run(
-    data: Path, conversations: list[str], days: int, *, user_name: bool, swap: bool, show_day: bool
+    data: Path,
+    conversations: list[str],
+    days: int,
+    *,
+    user_name: bool,
+    swap: bool,
+    show_day: bool,
+    as_user: bool = False,
 ) -> list[dict[str, Any]]:
     folder = Path(tempfile.mkdtemp(prefix="nexus-bench-judgement-"))
     shutil.copytree(shipped_personas_dir() / "aria", folder / "personas" / "aria")
@@ -95,7 +103,7 @@ def run(
             ]
             source = folder / f"{conv}.jsonl"
             source.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
-            persona = replace(aria, user_name=person if user_name else "")
+            persona = replace(aria, user_name=person if user_name and not as_user else "")
             last = max(t["timestamp"] for t in turns)
             clock = FixedClock(datetime.fromisoformat(last).replace(hour=23, minute=30).astimezone())
             store = MemoryStore(folder / f"{conv}.db", clock)
@@ -145,6 +153,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the records here, one JSON line each, to judge")
     parser.add_argument("--no-user-name", action="store_true", help="the person's name is not told")
     parser.add_argument("--swap", action="store_true", help="the second speaker is the person")
+    parser.add_argument(
+        "--as-user",
+        action="store_true",
+        help='the person speaks as "user" (as the chat stores them), unnamed',
+    )
     args = parser.parse_args()
     records = run(
         args.data,
@@ -153,6 +166,7 @@ def main() -> None:
         user_name=not args.no_user_name,
         swap=args.swap,
         show_day=args.show_day,
+        as_user=args.as_user,
     )
     print(f"\n{len(records)} records", file=sys.stderr)
     if args.json:

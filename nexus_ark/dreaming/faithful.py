@@ -117,8 +117,7 @@ def _quoted_entities(memory: MemoryStore, material: Material) -> dict[str, Any]:
     for name, mentions in found.items():
         if _write_quotes(memory, material, name, mentions, people, report):
             written.append(name)
-    # What another entity holds is not written twice, and what the episode quotes only where the day
-    # has nothing else the person said of themselves.
+    # What another entity holds is not written twice, nor what the episode quotes where the day has more.
     quoted = {line[0] for line in telling(theirs, people, check.embedder)}
     held = {sentence for mentions in found.values() for _, _, sentence in mentions}
     person = _person_lines(material, theirs, people, quoted, held)
@@ -163,9 +162,9 @@ def _person_lines(
     material: Material, theirs: list[Line], people: People, quoted: set[int], held: set[str]
 ) -> list[tuple[int, str, str]]:
     """The person's own telling sentences about themselves (the first person, news rather than small
-    talk), in the order they were said: the most telling of those the episode does not quote (`quoted`:
-    its message ids) first, then of those it does; none that another entity holds (`held`), and none
-    where the day does not say who the person is."""
+    talk), the most telling, in the order they were said: of those the episode does not quote (`quoted`:
+    its message ids), or where there are none of those, of those it does; none that another entity holds
+    (`held`), and none where the day does not say who the person is."""
     if not people.person_name:
         return []
     mine = [
@@ -180,7 +179,9 @@ def _person_lines(
         if _FIRST_PERSON.search(sentence)
     ]
     telling_ones = [s for s in scored if s[0] >= PERSON_MIN_SCORE and s[3] not in held]
-    best = sorted(telling_ones, key=lambda s: (s[1] in quoted, -s[0]))[:PERSON_SENTENCES]
+    # What the episode quotes only where the day has nothing else the person said of themselves.
+    unquoted = [s for s in telling_ones if s[1] not in quoted]
+    best = sorted(unquoted or telling_ones, key=lambda s: -s[0])[:PERSON_SENTENCES]
     order = {id(s): i for i, s in enumerate(scored)}
     return [
         (mid, speaker, sentence) for _, mid, speaker, sentence in sorted(best, key=lambda s: order[id(s)])

@@ -19,6 +19,8 @@ _FIRST_PERSON = re.compile(
     r"\b(?:I|I'm|I've|I'd|I'll|Im|me|my|mine|myself|we|we're|we've|our|ours|us)\b|私|僕|俺|わたし|あたし|自分",
     re.IGNORECASE,
 )
+# The speaker alone (news of one's own life): "I", "my", 「私」; "we" and "our" are often everyone.
+_MYSELF = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|Im|me|my|mine|myself)\b|私|僕|俺|わたし|あたし", re.I)
 _SECOND_PERSON = re.compile(
     r"\b(?:you|your|you're|you've|you'll|yours|yourself|u|ur)\b|あなた|君は|きみ", re.I
 )
@@ -124,14 +126,19 @@ def sentence_score(sentence: str, people: People) -> float:
     score += 2.0 * bool(_NUMBER.search(sentence))
     score += 2.0 * min(_names(sentence, people), 2)
     first = bool(_FIRST_PERSON.search(sentence))
-    score += 2.0 * first
-    score += 2.0 * bool(_TIME.search(sentence))
+    own = bool(_MYSELF.search(sentence))
+    score += 2.0 * own + 1.0 * (first and not own)
+    dated = bool(_TIME.search(sentence))
+    score += 2.0 * dated
     score += 1.5 * bool(_PLAN.search(sentence))
-    score += 1.5 * bool(_PEOPLE_PLACES.search(sentence))
+    concrete = bool(_PEOPLE_PLACES.search(sentence))
+    score += 1.5 * concrete
     score += 1.0 * bool(_FEELING.search(sentence))
     score += 4.0 * distress(sentence)[1]
     if news_of_distress(sentence):
         score += 6.0  # the person's own loss, failure or scare: the day's news
+    if not (own or dated or concrete or _NUMBER.search(sentence) or _names(sentence, people)):
+        score *= 0.6  # a thought about life in general ("It takes courage to talk about our stories")
     if _REACTION.search(sentence) or vocatives(sentence):
         score *= 0.5  # a reply or a cheer said to the listener
     if sentence.rstrip(" )]」』").endswith(("?", "？")):

@@ -50,6 +50,7 @@ NOT_PROMPTS = {
     # What tells a dream's quotes apart (issue 32): word classes in patterns, read, never sent to a model.
     ("dreaming/informative.py", "_FIRST_PERSON"): "first-person words (a pattern)",
     ("dreaming/informative.py", "_SECOND_PERSON"): "second-person words (a pattern)",
+    ("dreaming/informative.py", "_MYSELF"): "first-person singular words (a pattern)",
     ("dreaming/informative.py", "_TIME"): "words that date an event (a pattern)",
     ("dreaming/informative.py", "_PLAN"): "words of a plan (a pattern)",
     ("dreaming/informative.py", "_PEOPLE_PLACES"): "words for people, pets and places (a pattern)",
