@@ -173,3 +173,36 @@ def test_import_maps_the_speaker_named_as_the_person_and_leaves_others_as_they_w
     finally:
         store.close()
     assert rows == [("Calvin", "user"), ("Aria", "assistant")]
+
+
+def test_below_the_capability_the_personas_own_lines_are_never_a_source(tmp_path: Path):
+    """What the 135M model wrote as the persona ("Arianna", a hike nobody took) is neither quoted in the
+    episode nor filed as an entity; the person's own news is."""
+    from nexus_ark.dreaming.dream import Dreamer
+    from nexus_ark.personas.store import PersonaStore
+    from nexus_ark.providers.scripted import ScriptedBackend
+
+    clock = FixedClock(datetime(2026, 10, 6, 3, tzinfo=UTC))
+    store = MemoryStore(tmp_path / "m.db", clock)
+    talk = [
+        ("user", "user", "Hi Aria! My brother Tomas starts his new job at Orbit Labs on Monday."),
+        ("aria", "assistant", "How lovely! My friend Arianna loved her hike at Mount Kelso last week."),
+        ("user", "user", "He is nervous, but I told him the team seemed kind."),
+        ("aria", "assistant", "Arianna says Mount Kelso is the best place for a picnic."),
+    ]
+    for minute, (speaker, role, text) in enumerate(talk):
+        stamp = iso(datetime(2026, 10, 5, 19, minute, tzinfo=UTC))
+        store.messages.add(speaker=speaker, role=role, content=text, created_at=stamp)
+    persona = PersonaStore(tmp_path / "personas").create("Aria")
+    small = ScriptedBackend(lambda _: "", parameters=135_000_000)
+    try:
+        result = Dreamer(persona, store, small, clock, embedder=E5).run(day=datetime(2026, 10, 5).date())
+        (episode,) = store.components.episodes()
+        names = set(store.components.entity_names())
+    finally:
+        store.close()
+    assert small.requests == []
+    assert "Arianna" not in episode.summary and "Kelso" not in episode.summary
+    assert "Tomas starts his new job" in episode.summary
+    assert {"Tomas", "Orbit Labs"} <= names and not names & {"Arianna", "Mount Kelso", "Aria", "Monday"}
+    assert result.grounding.refused == 0

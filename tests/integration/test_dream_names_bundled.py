@@ -79,3 +79,21 @@ def test_a_dream_files_neither_speaker_nor_a_greeting_and_quotes_the_persons_day
     # A failed test and a doctor's warning are read as distress, however friendly the rest of the day.
     assert results["2026-10-05"]["episode"]["emotional_tone"] in ("stressed", "sadness")
     assert results["2026-10-06"]["episode"]["emotional_tone"] in ("stressed", "sadness")
+
+
+def test_import_without_user_name_maps_the_name_the_app_was_told(data_dir: Path):
+    """The name the person gave the app (setup, Settings) marks their lines when --user-name is not given."""
+    from nexus_ark.app import NexusApp
+
+    app = NexusApp(data_dir).open()
+    try:
+        app.set_user_name("Calvin")
+    finally:
+        app.close()
+    proc = run_cli("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(CONVERSATION))
+    assert proc.returncode == 0, proc.stderr
+    with sqlite3.connect(data_dir / "personas" / "aria" / "memory.db") as conn:
+        roles = dict(
+            conn.execute("select speaker, group_concat(distinct role) from messages group by speaker")
+        )
+    assert roles == {"Calvin": "user", "Aria": "assistant"}
