@@ -197,7 +197,11 @@ def conversation_people(
         for sentence in sentences(text):
             for name in vocatives(sentence):
                 folded = bare(name)
-                if people.who(folded):
+                known = people.who(folded)
+                if known:  # a short form or another spelling: kept, so a quote may say it without a source
+                    {"person": people.person, "persona": people.persona, "speaker": people.others}[known].add(
+                        folded
+                    )
                     continue
                 if roles.get(mid) == "user":
                     people.persona.add(folded)  # the person talks to the persona

@@ -165,14 +165,16 @@ def _not_an_entity(name: str, mentioned: list[str], material: Material, memory: 
 def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -> dict[str, Any]:
     check, report = _grounding(material), GroundingReport()
     people = _people(material)
+    check.known |= people.words  # "Cal" of Calvin needs no source: the day calls him so
     written: list[str] = []
     for note in updates.entities:
         name = " ".join(note.name.split())
         mentioned = _said_in_messages(name, material)
         person = people.who(name) == "person"
         if person and people.person_name:
-            # What the day says about the person is what the persona knows about the person.
-            mentioned = mentioned or [f"msg:{m}" for m, r in material.roles.items() if r == "user"]
+            # What the day says about the person is what the persona knows about the person: it rests on
+            # the person's own messages (where their name is said matters less than what they said).
+            mentioned = [f"msg:{m}" for m, r in material.roles.items() if r == "user"] or mentioned
             name = people.person_name
         if name in written:
             continue

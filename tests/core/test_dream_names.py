@@ -206,3 +206,44 @@ def test_below_the_capability_the_personas_own_lines_are_never_a_source(tmp_path
     assert "Tomas starts his new job" in episode.summary
     assert {"Tomas", "Orbit Labs"} <= names and not names & {"Arianna", "Mount Kelso", "Aria", "Monday"}
     assert result.grounding.refused == 0
+
+
+def test_a_reflecting_model_files_what_it_says_of_the_person_under_the_person_and_no_greeting(tmp_path: Path):
+    """A model that reflects proposes entities: "Cal" (the person by a short form) goes into the entity
+    marked as the person, "Ari" (the persona by a short form) is refused."""
+    import json
+
+    from nexus_ark.dreaming.dream import Dreamer
+    from nexus_ark.personas.store import PersonaStore
+    from nexus_ark.providers.scripted import ScriptedBackend
+
+    def answer(messages) -> str:
+        if '"entities"' in messages[0].content:
+            notes = [("Cal", "Cal failed his driving test today."), ("Ari", "Ari is kind.")]
+            return json.dumps({"entities": [{"name": n, "text": t, "source_ids": []} for n, t in notes]})
+        return "{}"  # every other stage: invalid, skipped
+
+    clock = FixedClock(datetime(2026, 10, 6, 3, tzinfo=UTC))
+    store = MemoryStore(tmp_path / "m.db", clock)
+    talk = [
+        ("user", "user", "Hey Ari! I failed my driving test today."),
+        ("aria", "assistant", "Oh no, Cal! You will pass next time."),
+        ("user", "user", "Thanks, Aria. Bye!"),
+    ]
+    for minute, (speaker, role, text) in enumerate(talk):
+        stamp = iso(datetime(2026, 10, 5, 19, minute, tzinfo=UTC))
+        store.messages.add(speaker=speaker, role=role, content=text, created_at=stamp)
+    folder = PersonaStore(tmp_path / "personas").create("Aria").folder
+    persona = PersonaStore(tmp_path / "personas", default_user_name="Calvin").load(folder.name)
+    try:
+        result = Dreamer(persona, store, ScriptedBackend(answer), clock, embedder=E5).run(
+            day=datetime(2026, 10, 5).date()
+        )
+        names = set(store.components.entity_names())
+        person = store.components.person_entity()
+        calvin = store.components.entity("Calvin")
+    finally:
+        store.close()
+    assert names == {"Calvin"}, result.grounding.refusals
+    assert person == "Calvin" and calvin is not None and "failed his driving test" in calvin.text
+    assert {r.text: r.why for r in result.grounding.refusals}["Ari"] == "the persona itself"
