@@ -105,7 +105,8 @@ def test_a_chatgpt_create_time_of_year_1_is_refused_and_its_message_kept(
     assert "Traceback" not in proc.stderr
     assert proc.returncode == 1, proc.stderr
     assert str(path) in proc.stderr and "'Lighthouse'" in proc.stderr
-    assert "message u1: create_time" in proc.stderr and "(0001-01-01): the year 1 is out of range" in proc.stderr
+    assert "message u1: create_time" in proc.stderr
+    assert "(0001-01-01): the year 1 is out of range" in proc.stderr
     with sqlite3.connect(data_dir / "personas" / "aria" / "memory.db") as db:
         stored = dict(db.execute("select content, created_at from messages where source_id like 'chatgpt:%'"))
     assert set(stored) == {"Do you remember the lighthouse?", "The one by the harbour, yes."}
