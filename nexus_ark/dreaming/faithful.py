@@ -9,6 +9,7 @@ entities, under any name the day gives them (dreaming/names.py)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from nexus_ark.dreaming.extractive import (
@@ -24,9 +25,14 @@ from nexus_ark.dreaming.material import Line, Material, day_messages, message_ro
 from nexus_ark.dreaming.names import GENERIC_SPEAKERS, People, bare
 from nexus_ark.dreaming.tone import day_tone
 from nexus_ark.dreaming.writes import StageSkipped, _grounding, _people
+from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.components import Episode
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.notices import notice
+from nexus_ark.providers.embedders import Embedder
+
+log = logging.getLogger(__name__)
 
 # The person's own sentences kept in their entity a day, and how telling each must be (a sentence with a
 # content word or two and the first person scores about 4; news with a time, a place or a feeling 8+).
@@ -76,25 +82,35 @@ def _quoted_episode(memory: MemoryStore, material: Material) -> dict[str, Any]:
         date=material.day.isoformat(),
         summary=episode_summary(named_lines, people),
         key_events=[],
-        emotional_tone=_tone(memory, theirs),
+        emotional_tone=_tone(memory, theirs, check.embedder),
         source_ids=[f"msg:{mid}" for mid, *_ in picked],
     )
     memory.components.put_episode(episode)
     return {**episode.model_dump(), "grounding": report.model_dump()}
 
 
-def _tone(memory: MemoryStore, lines: list[Line]) -> str:
+def _tone(memory: MemoryStore, lines: list[Line], embedder: Embedder | None = None) -> str:
     """The day's mood as the emotion reader read the person's messages (not a model's guess), with
-    distress weighed above cheer (dreaming/tone.py); '' when nothing was read or said."""
+    distress weighed above cheer (dreaming/tone.py); '' when nothing was read or said. Messages an import
+    left unread (older than the days it reads) are read now, with the same reader, and not logged."""
     if not lines:
         return ""
     ids = [mid for mid, *_ in lines]
     marks = ",".join("?" * len(ids))
-    labels = memory.db.execute(
-        f"select emotion from emotion_log where message_id in ({marks})", ids
-    ).fetchall()
+    labels = [
+        label
+        for (label,) in memory.db.execute(
+            f"select emotion from emotion_log where message_id in ({marks})", ids
+        ).fetchall()
+    ]
+    texts = [text for *_, text in lines]
+    if not labels and embedder is not None:
+        try:
+            labels = [r.label for r in EmotionDetector(embedder).classify_many(texts)]
+        except NexusArkError as exc:  # another embedder's space, a missing head: the words alone
+            log.info("the day's feelings were not read: %s", exc)
     # The log keeps each reading's label, not its probability: each counts once.
-    return day_tone([(label, 1.0) for (label,) in labels], [text for *_, text in lines])
+    return day_tone([(label, 1.0) for label in labels], texts)
 
 
 def _quoted_entities(memory: MemoryStore, material: Material) -> dict[str, Any]:
