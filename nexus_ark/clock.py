@@ -80,7 +80,7 @@ def checked_time(value: str) -> datetime:
     except ValueError:
         raise ValueError(notice("{value!r} is not an ISO-8601 time", value=shown)) from None
     if problem := time_problem(dt):
-        raise ValueError(notice("{value!r}: {problem}", value=shown, problem=problem))
+        raise ValueError(notice("the time {value!r} cannot be kept: {problem}", value=shown, problem=problem))
     return dt
 
 

@@ -27,6 +27,7 @@ LABELS: dict[str, str] = {
     "name": N_("Name"),
     "language": N_("Language"),
     "description": N_("Description"),
+    "user_name": N_("What it calls you"),
     "model": N_("Model"),
     "internal_model": N_("Own internal model"),
     "conversation": N_("Conversation"),
