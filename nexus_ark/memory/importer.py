@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import groupby
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ValidationError, field_validator
 
@@ -76,6 +76,9 @@ def record_import(activity: ActivityLog, report: ImportReport, path: Path, fmt: 
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# The longest JSONL line taken: a message is a few KB; a 10 MB line cost ~8 s of indexing on the persona's
+# queue for text no prompt can hold. Longer lines are refused in words and the rest of the file goes on.
+MAX_LINE_BYTES = 1_000_000
 
 
 class ImportedTurn(BaseModel):
@@ -182,6 +185,20 @@ def speaker_role(speaker: str, persona_names: set[str], user_name: str = "") -> 
     return "assistant" if said in {n.casefold() for n in persona_names} else "user"
 
 
+def _lines(fh: BinaryIO) -> Iterator[tuple[bytes, int]]:
+    """Each line's bytes and its length; a line over MAX_LINE_BYTES is measured, not kept (b"" with its
+    size), so one line of a gigabyte never sits in memory whole."""
+    while raw := fh.readline(MAX_LINE_BYTES + 1):
+        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+            yield raw, len(raw)
+            continue
+        size = len(raw)
+        while (more := fh.readline(1 << 20)) and not more.endswith(b"\n"):
+            size += len(more)
+        size += len(more)
+        yield b"", size
+
+
 def import_jsonl(path: Path, write: WriteGate, persona_names: set[str], user_name: str = "") -> ImportReport:
     """Each line {"id", "speaker", "text", "timestamp"} becomes a message (its id kept as source_id) and an
     archive item. Lines already imported (same source_id) are skipped, so an import can be re-run, also after
@@ -197,7 +214,19 @@ def import_jsonl(path: Path, write: WriteGate, persona_names: set[str], user_nam
     with fh:
         # Bytes, split at \n only: one bad byte costs its line, not the file, and a U+2028 inside a JSON
         # string (valid JSON) does not end a line as str.splitlines() would make it.
-        for number, raw in enumerate(fh, start=1):
+        for number, (raw, size) in enumerate(_lines(fh), start=1):
+            if size > MAX_LINE_BYTES:
+                report.errors.append(
+                    notice(
+                        "{path}:{line}: the line is {size:,} bytes, over the {limit:,} a message may have; "
+                        "this line was skipped",
+                        path=str(path),
+                        line=number,
+                        size=size,
+                        limit=MAX_LINE_BYTES,
+                    )
+                )
+                continue
             try:
                 text = raw.decode("utf-8")
             except UnicodeDecodeError as exc:

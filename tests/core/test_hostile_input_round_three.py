@@ -244,3 +244,31 @@ def test_a_memory_export_holding_a_year_1_time_is_refused_whole_naming_the_row(t
         assert target.messages.count() == 0
     finally:
         target.close()
+
+
+def test_a_ten_megabyte_jsonl_line_is_refused_in_words_and_the_rest_of_the_file_kept(tmp_path: Path) -> None:
+    from nexus_ark.memory.importer import MAX_LINE_BYTES, import_jsonl, on_store
+
+    def line(n: int, text: str) -> str:
+        return json.dumps(
+            {"id": f"l{n}", "speaker": "Mika", "text": text, "timestamp": "2025-03-01T10:00:00"}
+        )
+
+    path = tmp_path / "chat.jsonl"
+    huge = "the tide came in " * (10_000_000 // 17)
+    path.write_text(
+        "\n".join([line(1, "Luna the cat is twelve."), line(2, huge), line(3, "We went to Kyoto.")]) + "\n",
+        encoding="utf-8",
+    )
+    store = MemoryStore(tmp_path / "m.db")
+    try:
+        report = import_jsonl(path, on_store(store), {"aria"})
+        kept = [m.content for m in store.messages.recent(limit=10)]
+    finally:
+        store.close()
+    assert report.imported == 2
+    assert sorted(kept) == ["Luna the cat is twelve.", "We went to Kyoto."]
+    assert len(report.errors) == 1
+    refusal = str(report.errors[0])
+    assert "chat.jsonl:2:" in refusal and f"{MAX_LINE_BYTES:,}" in refusal and "skipped" in refusal
+    assert len(refusal) < 300, "the line itself is not echoed"
