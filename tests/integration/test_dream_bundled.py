@@ -57,9 +57,7 @@ def test_bundled_dreams_write_only_what_the_days_said(data_dir: Path):
             # Only the person's lines (issue 32), their telling sentences ("…" where some were left out).
             pieces = [p.strip() for p in words.split("…") if p.strip()]
             assert speaker == "Mika", episode["summary"]
-            assert any(
-                speaker == s and all(p in text for p in pieces) and d == day for s, text, d in sources
-            )
+            assert any(speaker == s and all(p in text for p in pieces) and d == day for s, text, d in sources)
     assert {"Yui", "Kenji", "Trattoria Luna"} <= {n for r in results for n in r["entities_updated"]}
 
     with sqlite3.connect(db) as conn:
