@@ -69,13 +69,42 @@ def _bracket_label(text: str, final: bool) -> re.Match[str] | None:
     return None
 
 
-def _line_label(line: str) -> bool | None:
-    """Whether a line (without its line break) opens with one of the prompt's headings: True, False, or
-    None while it still may (too few words yet, or a colon still to come)."""
+# Words of a note's line that make a copy of it ("- The basil grows best with six hours of sun").
+NOTE_COPY_WORDS = 5
+
+
+def _without_article(words: list[str]) -> list[str]:
+    """A copy may add or drop a leading article ("The basil grows…" for "Basil grows…")."""
+    return words[1:] if words and words[0] in ("the", "a", "an") else words
+
+
+def note_lines(notes: str) -> tuple[tuple[str, ...], ...]:
+    """The lines of the notes message as words, for the cutter to know a copied one."""
+    found = []
+    for line in notes.splitlines():
+        lead = _LINE_LEAD.match(line)
+        words = tuple(_without_article(_words(line[lead.end() if lead else 0 :])))
+        if len(words) >= NOTE_COPY_WORDS:
+            found.append(words)
+    return tuple(found)
+
+
+def _line_label(line: str, notes: tuple[tuple[str, ...], ...] = ()) -> bool | None:
+    """Whether a line (without its line break) opens with one of the prompt's headings or copies a line
+    of its notes: True, False, or None while it still may (too few words yet, or a colon still to come)."""
     lead = _LINE_LEAD.match(line)
     words = _words(line[lead.end() if lead else 0 :])
     partial = bool(line) and bool(_WORD.match(line[-1]))  # the last word may still grow
     maybe = False
+    said = _without_article(words)
+    for note in notes:
+        same = next((i for i, (a, b) in enumerate(zip(said, note, strict=False)) if a != b), None)
+        same = min(len(said), len(note)) if same is None else same
+        whole = same - (partial and same == len(said) < len(note))  # a half-written word counts not yet
+        if whole >= min(NOTE_COPY_WORDS, len(note)):
+            return True
+        if whole < NOTE_COPY_WORDS and _may_become(said, note, partial):
+            maybe = True
     for label, colon in _LABELS:
         head = tuple(words[: len(label)])
         if head == label:
@@ -101,6 +130,7 @@ class ScaffoldCutter:
     """Feeds on the reply as it streams (`feed` returns what may be shown now, `finish` the rest) and says
     whether it cut (`cut`: the model should stop) and how much of a leading label it skipped."""
 
+    notes: tuple[tuple[str, ...], ...] = ()  # the lines of the prompt's notes (note_lines)
     raw: str = ""
     start: int = 0  # where the reply proper begins (after leading labels skipped)
     out: int = 0  # how much of raw was let out
@@ -160,7 +190,7 @@ class ScaffoldCutter:
             if not line and match.end() == match.start():
                 break
             complete = match.group().endswith("\n") or final
-            verdict = _line_label(line)
+            verdict = _line_label(line, self.notes)
             if verdict or (verdict is None and complete and re.search(r"[:：]", line)):
                 found_at = max(begin, self.out)
                 blank = text.find("\n\n", begin)
@@ -178,6 +208,6 @@ class ScaffoldCutter:
         if open_label and not _SENTENCE_END.search(text, opener + 1):
             safe = min(safe, opener)
         line_start = text.rfind("\n") + 1
-        if line_start >= self.out and _line_label(text[line_start:]) is None:
+        if line_start >= self.out and _line_label(text[line_start:], self.notes) is None:
             safe = min(safe, line_start)
         return max(safe, self.out)

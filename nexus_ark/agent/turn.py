@@ -15,7 +15,7 @@ from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.agent.prompt import for_template, late_system_accepted
 from nexus_ark.agent.recall import PERSON_SPEAKER, keywords_only
 from nexus_ark.agent.reply import Reply, ReplyDelta, TurnResult
-from nexus_ark.agent.reply_scaffold import ScaffoldCutter
+from nexus_ark.agent.reply_scaffold import ScaffoldCutter, note_lines
 from nexus_ark.agent.reply_shape import (
     ReplyShape,
     SentenceGate,
@@ -153,7 +153,8 @@ class SessionTurns:
         messages = for_template(messages, late_system_accepted(caps.chat_template, self.backend.model_id))
         # A reply that starts to copy the prompt's scaffolding ends there (agent.reply_scaffold): what
         # is shown, journaled and stored is what the cutter lets out.
-        cutter = ScaffoldCutter()
+        late = [m.content for m in messages[1:] if m.role == "system"]  # the notes (agent.prompt)
+        cutter = ScaffoldCutter(notes=note_lines("\n".join(late)))
         gate = (
             SentenceGate(shape, earlier_sentences(m.content for m in messages if m.role == "assistant"))
             if shape.small

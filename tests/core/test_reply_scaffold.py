@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus_ark.agent.reply_scaffold import ScaffoldCutter
+from nexus_ark.agent.reply_scaffold import ScaffoldCutter, note_lines
 from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import PersonaStore
@@ -84,3 +84,23 @@ def test_a_turn_shows_and_stores_the_reply_up_to_the_copied_label(persona, tmp_p
     assert stored.content == result.text == "Hello, nice to see you. How was your day?"
     assert shown.strip() == stored.content, "nothing shown that is not stored"
     assert stored.meta["scaffolding_cut"] and result.status == "complete"
+
+
+def test_a_line_copied_from_the_notes_is_cut_where_it_begins():
+    """Measured on the bundled model (docs/benchmarks.md): with the notes in a system message of their own
+    it no longer wrote labels, but 3 of 30 replies went on with one of the notes' lines."""
+    notes = note_lines(
+        "Background for your next reply.\n\nFrom your documents:\n"
+        "- Basil grows best with six hours of sun and moist soil."
+    )
+    for step in (1, 4, 1000):
+        cutter, shown = ScaffoldCutter(notes=notes), ""
+        reply = "The person's cat, Luna!\n- The basil grows best with six hours of sun and moist soil."
+        for i in range(0, len(reply), step):
+            shown += cutter.feed(reply[i : i + step])
+            if cutter.cut:
+                break
+        assert (shown + cutter.finish()).strip() == "The person's cat, Luna!" and cutter.cut
+    kept = ScaffoldCutter(notes=notes)
+    text = "Basil is lovely.\n- Basil grows fast in summer, water it often."
+    assert (kept.feed(text) + kept.finish()) == text, "the reply's own words about basil stay"
