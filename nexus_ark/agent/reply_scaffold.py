@@ -33,6 +33,8 @@ _BRACKET_LABEL = re.compile(r"[(（]\s*([^()（）\n.!?。！？:：]{3,60})[:�
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _LINE_LEAD = re.compile(r"[ \t]*(?:#{1,6}[ \t]*|[-*][ \t]+|[(（][ \t]*)?")
 _WORD = re.compile(r"[^\W_]+")
+_DATED_NOTE = re.compile(r"[ \t]*[-*][ \t]+\d{4}-\d")
+_DATED_START = re.compile(r"[ \t]*[-*](?:[ \t]+\d{0,4}-?)?[ \t]*")
 
 
 def _words(text: str) -> list[str]:
@@ -95,7 +97,9 @@ def _line_label(line: str, notes: tuple[tuple[str, ...], ...] = ()) -> bool | No
     lead = _LINE_LEAD.match(line)
     words = _words(line[lead.end() if lead else 0 :])
     partial = bool(line) and bool(_WORD.match(line[-1]))  # the last word may still grow
-    maybe = False
+    if _DATED_NOTE.match(line):  # the recalled memories' form: "- 2026-11-20: …"
+        return True
+    maybe = bool(_DATED_START.fullmatch(line))  # "- 20" may become one
     said = _without_article(words)
     for note in notes:
         same = next((i for i, (a, b) in enumerate(zip(said, note, strict=False)) if a != b), None)

@@ -36,6 +36,7 @@ CASES = [
     ("That sounds lovely.\n(How you feel now:\n- curious)", "That sounds lovely."),
     ("Nice.\nThings you remember that may matter here:\n- Luna steals basil.", "Nice."),
     ("Nice.\n## Core memory\nMika is my friend.", "Nice."),
+    ("I'm sorry.\n- 2017-3: The person was away for two days.", "I'm sorry."),  # a recalled memory's form
     ("Hi! 今日は（覚えていること：）です", "Hi! 今日は"),
     # A reply that opens with a label goes on after it, not left empty.
     ("(How you feel now:\n- a little lonely)\n\nWelcome back! How was work?", "Welcome back! How was work?"),
