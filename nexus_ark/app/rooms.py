@@ -15,7 +15,15 @@ from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
 from nexus_ark.rooms.conversation import RoomConversation
 from nexus_ark.rooms.journal import RoomJournal
-from nexus_ark.rooms.room import ROOM_FILE, RoomMemberSettings, RoomSettings, RoomStore, checked_settings
+from nexus_ark.rooms.room import (
+    MAX_MEMBERS,
+    MIN_MEMBERS,
+    ROOM_FILE,
+    RoomMemberSettings,
+    RoomSettings,
+    RoomStore,
+    checked_settings,
+)
 from nexus_ark.rooms.turn_taking import Strategy
 
 log = logging.getLogger(__name__)
@@ -69,6 +77,19 @@ class RoomsMixin:
         """A new room of these personas (each must open); returns its slug."""
         for slug in members:
             self.personas.load(slug)  # a clear error for a persona that is not there
+        if not MIN_MEMBERS <= len(set(members)) <= MAX_MEMBERS:
+            # In words: pydantic's own says "List should have at least 2 items" and quotes its objects.
+            raise NexusArkError(
+                notice(
+                    "The room {name} cannot be made: a room needs {low} to {high} different personas, "
+                    "not {count} ({members}).",
+                    name=name,
+                    low=MIN_MEMBERS,
+                    high=MAX_MEMBERS,
+                    count=len(set(members)),
+                    members=", ".join(dict.fromkeys(members)) or notice("none"),
+                )
+            )
         try:
             settings = RoomSettings(
                 name=name, members=[RoomMemberSettings(persona=s) for s in members], strategy=strategy
