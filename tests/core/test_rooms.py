@@ -214,7 +214,7 @@ def test_rooms_are_created_listed_and_deleted_from_the_command_line_and_a_broken
     made = run_cli("--data-dir", str(data_dir), "room", "create", "Study pair", *ARIA_AND_HIKARI_IN_TURN)
     assert made.returncode == 0 and made.stdout.strip() == "study-pair", made.stderr
     alone = run_cli("--data-dir", str(data_dir), "room", "create", "Alone", "--persona", "aria")
-    assert alone.returncode == 2 and "members" in alone.stderr
+    assert alone.returncode == 2 and "a room needs 2 to 6 different personas, not 1" in alone.stderr
     (data_dir / "rooms" / "broken").mkdir()
     (data_dir / "rooms" / "broken" / "room.toml").write_text(
         'name = "B"\nstrategy = "loud"\n', encoding="utf-8"
