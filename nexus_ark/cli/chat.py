@@ -39,8 +39,9 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     app.remember_persona(slug)
-    if not args.model:  # the persona's own model: the window's notice, said once on stderr
-        _language_note(app, slug, session.persona.settings.name)
+    # The persona's own model: the window's notice, said once on stderr.
+    if not args.model and (note := language_note(app, slug, session.persona.settings.name)):
+        print(note, file=sys.stderr)
     runtime = app.runtime(slug)
     if sys.stdin.isatty():
         return _chat_interactive(runtime, session.persona.settings.name, session.model_name)
@@ -55,22 +56,27 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def _language_note(app: NexusApp, slug: str, name: str) -> None:
-    """ひかり on the English-only bundled model writes broken Japanese: say so, and what to get instead."""
+def language_note(app: NexusApp, slug: str, name: str) -> str:
+    """The line a chat prints on stderr when the persona's model does not speak its language (ひかり on the
+    English-only bundled model), and what to get instead; "" when it does (or the catalogue cannot tell).
+    A room prints the same line for each such member (cli/room.py)."""
     try:
         advice = app.language_advice(slug)
     except NexusArkError:  # the catalogue unreadable: nothing to say, the chat goes on
-        return
+        return ""
     if advice is None:
-        return
+        return ""
     language = LANGUAGE_NAMES.get(advice.language, advice.language)
-    line = f"note: {name} speaks {language}, but its model ({advice.model}) does not: replies may be broken."
+    line = (
+        f"note: {name} speaks {language}, but its model ({advice.model_aside}) does not: replies may be"
+        " broken."
+    )
     if advice.suggestion is not None:
         line += (
             f" Suggested for {language}: `nexus-ark model get {advice.suggestion.id}`, then chat with"
             " --model and the spec it prints, or choose it in the window's Model settings."
         )
-    print(line, file=sys.stderr)
+    return line
 
 
 def _chat_interactive(runtime: PersonaRuntime, name: str, model_name: str) -> int:

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from nexus_ark.app import NexusApp
+from nexus_ark.cli.chat import language_note
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
-from nexus_ark.prompts import LANGUAGE_NAMES
 from nexus_ark.rooms.conversation import Answered, RoomConversation, RoomEvent, Speaking, Streamed, Withdrawn
 from nexus_ark.rooms.room import RoomSettings
 
@@ -107,28 +107,6 @@ def run_room_chat(app: NexusApp, args: argparse.Namespace) -> int:
         return 1 if failures else 0
     finally:
         room.close()
-
-
-def language_note(app: NexusApp, slug: str, name: str) -> str:
-    """The line a one-to-one chat prints on stderr when the persona's model does not speak its language
-    (ひかり on the bundled model), and what to get instead; "" when it does (or the catalogue cannot tell)."""
-    try:
-        advice = app.language_advice(slug)
-    except NexusArkError:  # the catalogue unreadable: nothing to say, the chat goes on
-        return ""
-    if advice is None:
-        return ""
-    language = LANGUAGE_NAMES.get(advice.language, advice.language)
-    line = (
-        f"note: {name} speaks {language}, but its model ({advice.model_aside}) does not: replies may be"
-        " broken."
-    )
-    if advice.suggestion is not None:
-        line += (
-            f" Suggested for {language}: `nexus-ark model get {advice.suggestion.id}`, then chat with"
-            " --model and the spec it prints, or choose it in the window's Model settings."
-        )
-    return line
 
 
 def _interactive(room: RoomConversation) -> int:

@@ -51,7 +51,7 @@ def test_personas_are_named_as_the_window_shows_them(data_dir: Path) -> None:
     said = run_cli("--data-dir", str(data_dir), "chat", "ひかり", stdin="こんにちは\n")
     assert said.returncode == 0, said.stderr
     # As the window's notice: ひかり's model, the bundled one, writes no Japanese; the reply alone on stdout.
-    assert "note: ひかり speaks Japanese, but its model (SmolLM2" in said.stderr
+    assert "note: ひかり speaks Japanese, but its model (SmolLM2-135M-Instruct Q4_1) does not" in said.stderr
     assert "nexus-ark model get qwen2.5-1.5b" in said.stderr and "note:" not in said.stdout
     searched = run_cli("--data-dir", str(data_dir), "memory", "search", "--persona", "ひかり", "こんにちは")
     assert searched.returncode == 0 and "user: こんにちは" in searched.stdout, searched.stderr
