@@ -229,7 +229,13 @@ class SessionRoom:
                     others=", ".join(others), person=person or ROOM_PERSON[language]
                 )
                 text = f"{note}\n\n{said}"
-            prompt = self.preview_prompt(text, history[:cut])
+            # The lines answered are in the prompt already: recalled too, the 135M model said them again
+            # ("Ken: Hello, both of you!…") and the reply was left empty once its copy was taken out.
+            self._recall_exclude = {f"msg:{m.id}" for m in unanswered}
+            try:
+                prompt = self.preview_prompt(text, history[:cut])
+            finally:
+                self._recall_exclude = set()
             reply = Reply(started=time.perf_counter())
             reply.meta["room"] = self.room
             # A model that goes on writing the others' lines (or the person's) is stopped at the first.

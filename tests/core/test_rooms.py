@@ -521,3 +521,16 @@ def test_a_reply_that_repeats_another_members_line_is_neither_shown_nor_stored(d
     assert [(ln.author, ln.text) for ln in lines] == [(None, QUESTION), ("aria", said)]
     assert ("assistant", said) not in kept, "not stored as what ひかり said"
     assert room.spoken_since_person == 1
+
+
+def test_the_lines_a_member_answers_are_not_recalled_back_into_its_notes(data_dir: Path) -> None:
+    """The person's words are the turn itself: recalled as a memory too, the bundled model said them again
+    ("Ken: Hello, both of you!…") and, that copy taken out, the member's answer was empty."""
+    backend = ScriptedBackend(_by_persona)
+    with _room_on(data_dir, backend, "list") as (_app, room):
+        _run(room.say("Hello, both of you! What should we have with tea?"))
+    assert len(backend.requests) == 2, "both members answered"
+    for messages in backend.requests:
+        notes = "\n".join(m.content for m in messages[:-1] if m.role == "system")
+        assert "What should we have with tea?" not in notes
+        assert "What should we have with tea?" in messages[-1].content
