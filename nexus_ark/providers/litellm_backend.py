@@ -7,6 +7,7 @@ importing; it is imported on first use (never on the UI thread) with the local p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -185,6 +186,7 @@ class LiteLLMBackend(ChatBackend):
 
         def open_stream() -> Iterator[Any]:
             received = 0
+            stream = None
             try:
                 stream = lib.completion(**kwargs)
                 for chunk in stream:
@@ -192,6 +194,9 @@ class LiteLLMBackend(ChatBackend):
                     yield chunk
             except Exception as exc:
                 raise self._translate(exc) from exc
+            finally:
+                if stream is not None:
+                    _close_now(stream)
             if _ended_unfinished(stream):
                 # LiteLLM ends a body cut without [DONE] or a finish_reason with a "stop" of its own making.
                 where = self._where()
@@ -270,6 +275,24 @@ def _carries_reply(chunk: Any) -> bool:
     """Whether a streamed chunk came from the server: a role, text or a tool call in its delta."""
     delta = getattr(next(iter(getattr(chunk, "choices", None) or []), None), "delta", None)
     return any(getattr(delta, field, None) for field in ("role", "content", "tool_calls"))
+
+
+def _close_now(stream: Any) -> None:
+    """Close an abandoned stream's HTTP response here, on the thread that read it. Left to the garbage
+    collector, the SDK's generator closed its response on whatever thread collected it, sometimes one
+    inside httpcore's connection pool holding the pool's lock, which the close takes again: that thread
+    and every later request to the server waited forever (seen with py-spy in the stream fuzz)."""
+    for part in (getattr(stream, "completion_stream", None), stream):
+        if part is None:
+            continue
+        with contextlib.suppress(Exception):
+            iterator = getattr(part, "_iterator", None)  # the SDK's generator: its finally closes now
+            if iterator is not None and hasattr(iterator, "close"):
+                iterator.close()
+        with contextlib.suppress(Exception):
+            close = getattr(part, "close", None)
+            if callable(close):
+                close()
 
 
 def _ended_unfinished(stream: Any) -> bool:
