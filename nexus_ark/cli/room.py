@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from nexus_ark.app import NexusApp
-from nexus_ark.cli.chat import language_note
+from nexus_ark.cli.chat import language_note, one_line
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
 from nexus_ark.rooms.conversation import Answered, RoomConversation, RoomEvent, Speaking, Streamed, Withdrawn
@@ -101,7 +101,7 @@ def run_room_chat(app: NexusApp, args: argparse.Namespace) -> int:
         failures = 0
         for line in sys.stdin:
             if line.strip():
-                failures += not _show(_events(room, line), sys.stdout)[0]
+                failures += not _show(_events(room, line), sys.stdout, piped=True)[0]
                 for member in room.members:
                     app.runtime(member.slug).queue.wait_idle()
         return 1 if failures else 0
@@ -155,14 +155,16 @@ def _auto(room: RoomConversation) -> None:
 
 
 def _show(
-    events: Iterator[RoomEvent], out: TextIO, cancel: threading.Event | None = None
+    events: Iterator[RoomEvent], out: TextIO, cancel: threading.Event | None = None, *, piped: bool = False
 ) -> tuple[bool, bool]:
     """Print each member's reply behind its name as it streams (the name once its first words come: a
-    reply that only repeated another member's is left out, and says so on stderr). Returns (no reply
-    failed, someone spoke); errors go to stderr."""
+    reply that only repeated another member's is left out, and says so on stderr). Piped, each reply is
+    one line, "Name: " and the reply as stored with its own line breaks as \\n, as a piped chat prints
+    it: a script reads one reply a line. Returns (no reply failed, someone spoke); errors go to stderr."""
     cancel = cancel or threading.Event()
     spoke, ok = False, True
     speaker = ""  # the name not printed yet
+    name = ""
     while True:
         try:
             event = next(events)
@@ -173,7 +175,16 @@ def _show(
             continue
         if isinstance(event, Speaking):
             spoke = True
-            speaker = f"{event.name}: "
+            speaker, name = f"{event.name}: ", event.name
+        elif piped and isinstance(event, Streamed):
+            continue
+        elif piped and isinstance(event, Answered):
+            if event.result.text.strip():
+                out.write(f"{name}: {one_line(event.result.text)}\n")
+            speaker = ""
+            if event.result.error:
+                print(f"error: {event.result.error}", file=sys.stderr)
+                ok = False
         elif isinstance(event, Streamed):
             out.write(speaker + event.text)
             speaker = ""
@@ -184,7 +195,7 @@ def _show(
                 print(f"error: {event.result.error}", file=sys.stderr)
                 ok = False
         elif isinstance(event, Withdrawn):
-            if not speaker:  # its words streamed (a paraphrase): their line ends here
+            if not speaker and not piped:  # its words streamed (a paraphrase): their line ends here
                 out.write("\n")
             speaker = ""
             print(f"note: {event.name} only repeated {event.repeated}: left out.", file=sys.stderr)

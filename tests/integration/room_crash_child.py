@@ -8,13 +8,18 @@ import sys
 import time
 
 from nexus_ark.app import NexusApp
+from nexus_ark.providers.scripted import ScriptedBackend
 from nexus_ark.rooms.conversation import Said, Streamed
 
 ASK = "Aria, tell me a long story about the sea, with many details."
 
 
 def main(data_dir: str) -> None:
-    app = NexusApp(data_dir).open()
+    # What is tested is what a kill leaves on disk, not the model: a scripted answer streamed slowly (the
+    # bundled 135M model sometimes ended its whole story within the second, and there was nothing to cut).
+    story = " ".join(f"The sea was calm on day {n}, and the gulls flew low." for n in range(1, 60))
+    backend = ScriptedBackend([story], delay_s=0.05)
+    app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
     room = app.open_room(app.room_for(["aria", "hikari"], "list"))
     print(f"ROOM {room.slug}", flush=True)
     first = None

@@ -1,7 +1,8 @@
 """A room answer cut by a kill (issue 33, item 4): it stayed, interrupted, in its author's memory but never
 reached the room's journal or the other members. Now, as a conversation alone keeps a cut reply, the next
 open journals it as far as it was said, and every other member hears it, once. A real kill -9 of a child
-process (tests/integration/room_crash_child.py) while Aria's answer streams on the bundled model."""
+process (tests/integration/room_crash_child.py) while Aria's answer streams (a scripted answer, streamed
+slowly: the bundled model's could end within the second)."""
 
 from __future__ import annotations
 

@@ -41,7 +41,11 @@ def test_model_and_api_base_reach_every_member_of_a_room(data_dir: Path, ollama_
     systems = [r["messages"][0]["content"] for r in chats if r.get("messages")]
     assert any(s.startswith("# Aria") for s in systems), "aria answered through the stand-in"
     assert any("ひかり" in s.split("\n", 1)[0] for s in systems), "hikari answered through the stand-in"
-    assert proc.stdout.count("Aria: ") == 1 and proc.stdout.count("ひかり: ") == 1
+    lines = proc.stdout.splitlines()  # piped: one line a reply, behind its author's name
+    # Each answered once at most (an empty answer prints no line), on the stand-in's model.
+    assert sum(ln.startswith("Aria: ") for ln in lines) <= 1, proc.stdout
+    assert sum(ln.startswith("ひかり: ") for ln in lines) <= 1, proc.stdout
+    assert lines, "the room answered"
 
 
 def test_model_bundled_keeps_a_member_configured_for_a_server_local(data_dir: Path) -> None:
