@@ -132,7 +132,8 @@ def test_killing_the_terminal_mid_room_loses_no_message_and_every_member_catches
     try:
         child.stdin.write("\n".join(LINES) + "\n")
         child.stdin.flush()
-        # Killed while the third turn's second answer streams (its name is out, its words are coming).
+        # Killed once the third turn's second answer is out (piped: a reply a line), its after-turn work and
+        # the next turn under way.
         shown, deadline = "", time.monotonic() + 900
         while len(re.findall(r"(?:^|\n)(?:Aria|ひかり): ", shown)) < 6 and time.monotonic() < deadline:
             out = child.stdout.read(1)
