@@ -147,6 +147,19 @@ def undreamt(memory: MemoryStore, day: date) -> bool:
     return bool(day_messages(memory, day, after_id=_dreamt_through(finished)))
 
 
+def finished_results(memory: MemoryStore, limit: int = 100) -> list[tuple[str, int, str, str]]:
+    """The newest finished passes that stored a result, newest first: (finished_at, level, date, result
+    JSON as stored). The dream diary reads them on its own read-only connection."""
+    return [
+        (str(r[0] or ""), int(r[1]), str(r[2]), str(r[3]))
+        for r in memory.db.execute(
+            "select finished_at, level, date, result from dream_jobs "
+            "where state = 'done' and result is not null order by id desc limit ?",
+            [limit],
+        ).fetchall()
+    ]
+
+
 def _already(finished: list[dict[str, Any]], day: date) -> DreamResult:
     """The day's newest highest pass, as stored, saying it was dreamt already."""
     job = max(finished, key=lambda j: (int(j["level"]), int(j["id"])))

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from nexus_ark.dreaming.jobs import finished_results
 from nexus_ark.memory.components import EmotionEntry, Entity, Episode, Goal, Insight, OpenQuestion
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.drives import DriveReport
@@ -68,11 +69,7 @@ def read_snapshot(report: DriveReport, reader: MemoryStore) -> Snapshot:
 def _dreams(reader: MemoryStore, limit: int = 100) -> list[DreamEntry]:
     """Finished dreams that wrote something (their result as stored: nexus_ark.dreaming DreamResult), newest
     first. A pass that was skipped (nothing new to dream of) is no dream."""
-    rows = reader.db.execute(
-        "select finished_at, level, date, result from dream_jobs "
-        "where state = 'done' and result is not null order by id desc limit ?",
-        [limit],
-    ).fetchall()
+    rows = finished_results(reader, limit)  # dream_jobs belongs to nexus_ark.dreaming.jobs
     out = []
     for finished_at, level, day, raw in rows:
         try:
