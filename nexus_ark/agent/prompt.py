@@ -51,6 +51,7 @@ from nexus_ark.prompts.chat import (
 )
 from nexus_ark.prompts.rooms import NOTE_LINE
 from nexus_ark.providers.base import ChatMessage, estimate_tokens
+from nexus_ark.sentences import sentence_ends
 
 log = logging.getLogger(__name__)
 
@@ -95,9 +96,6 @@ _WHAT_TO_SHORTEN: dict[str, tuple[str, str]] = {
     "goals": (notice("The goals"), notice("the goals")),
     "strategy": (notice("The latest dream strategy"), notice("the latest dream strategy")),
 }
-
-# A sentence ends at . ! ? (and their full-width forms) followed by space, or at a line break.
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
 
 
 class EpisodeNote(BaseModel):
@@ -152,7 +150,7 @@ def cut_text(text: str, budget: int, count: Counter) -> str:
     if count(text) <= budget:
         return text
     # Boundaries: offsets just after each sentence, so the kept prefix keeps the original spacing.
-    ends = [m.start() for m in _SENTENCE_END.finditer(text)] + [len(text)]
+    ends = [*sentence_ends(text), len(text)]
     ends = sorted({e for e in ends if text[:e].strip()})
     lo, hi, best = 0, len(ends) - 1, ""
     while lo <= hi:  # binary search: counting is a tokenizer call

@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from nexus_ark.providers.embedders import Embedder
+from nexus_ark.sentences import sentences as split_sentences
 
 # Cosine of multilingual-e5-small passage vectors: a sentence restating a message scores 0.85-1.0, one the
 # conversation never held (a hobby nobody mentioned, a family the person does not have) 0.78-0.83.
@@ -29,8 +30,6 @@ WORDS_MIN = 0.6
 # brings mostly new ones).
 COVER_MIN = 0.3
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])")
-_ABBREVIATION = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|St|Prof)\.$")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*|\d+(?:[.,:/]\d+)*(?:st|nd|rd|th)?", re.UNICODE)
 _POSSESSIVE = re.compile(r"['’]s?$")
 # 'Speaker: "words"', 'Speaker: words' or the words alone: a quote (a speaker's name has no quote mark
@@ -255,14 +254,9 @@ class GroundingReport(BaseModel):
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of a text (English and Japanese ends; "Mr. Sato" is not an end)."""
-    parts: list[str] = []
-    for piece in _SENTENCE_END.split(" ".join(text.split())):
-        if parts and _ABBREVIATION.search(parts[-1]):
-            parts[-1] = f"{parts[-1]} {piece}"
-        elif piece.strip():
-            parts.append(piece.strip())
-    return parts
+    """The claims of a text, a sentence each, read one by one (nexus_ark.sentences, flat: white space
+    collapsed, each stripped; "Mr. Sato" is not an end)."""
+    return split_sentences(text, flat=True)
 
 
 def names_in(text: str) -> list[str]:

@@ -10,24 +10,20 @@ without one gets the plain line. The templates are in nexus_ark/prompts/life.py.
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from nexus_ark.prompts.life import FIRST_WORDS
+from nexus_ark.sentences import ends_sentence, sentences
 
 Language = Literal["en", "ja"]
 
 # The longest quoted detail, in characters: a message written first is a line, not a letter.
 QUOTE_MAX = 90
 
-_FIRST_SENTENCE = re.compile(r"^(.+?[.!?。！？])(?:\s|$)", re.S)
-
 
 def quote(text: str, limit: int = QUOTE_MAX) -> str:
     """The first sentence of `text`, on one line, at most `limit` characters (cut at a word, with "…")."""
-    line = " ".join(text.split())
-    found = _FIRST_SENTENCE.match(line)
-    line = found.group(1) if found else line
+    line = next(iter(sentences(text, flat=True)), "")
     if len(line) <= limit:
         return line
     head = line[:limit]
@@ -38,7 +34,7 @@ def quote(text: str, limit: int = QUOTE_MAX) -> str:
 
 def _ended(text: str, language: Language) -> str:
     """A detail that closes the message ends like a sentence."""
-    if text.endswith(("…", ".", "!", "?", "。", "！", "？", "」")):
+    if ends_sentence(text):
         return text
     return text + ("。" if language == "ja" else ".")
 
