@@ -128,7 +128,7 @@ def run(
         plant(app, "aria", messages)
         plant(app, "hikari", messages)
         results["plant_s"] = round(time.perf_counter() - planted, 1)
-        app.settings.last_persona = "aria"
+        app.state.last_persona = "aria"
         window = MainWindow(app)
         window.resize(1000, 700)
         window.show()

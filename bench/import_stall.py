@@ -153,7 +153,7 @@ def run(pages: int, entries: int, freeze: bool = True) -> dict:
         app = NexusApp(
             folder / "data", clock=FixedClock(NOW), backend_factory=lambda c: ScriptedMind()
         ).open()
-        app.settings.last_persona = "aria"
+        app.state.last_persona = "aria"
         app.embedder().embed_passages(["the model loads once, before the probes"])
         window = MainWindow(app)
         window.resize(1000, 700)

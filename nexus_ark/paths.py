@@ -70,6 +70,11 @@ class DataLayout:
         return self.root / "config.toml"
 
     @property
+    def state_file(self) -> Path:
+        """What the app remembers for itself (nexus_ark/config/app_settings.py AppState)."""
+        return self.root / "state.toml"
+
+    @property
     def personas_dir(self) -> Path:
         return self.root / "personas"
 

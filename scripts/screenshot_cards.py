@@ -226,7 +226,7 @@ def _with_box(window: MainWindow, box: QMessageBox) -> QPixmap:
 def shoot(out: Path, language: str, dark: bool) -> Path:
     data = Path(tempfile.mkdtemp(prefix="nexus-shot-"))
     core = NexusApp(data, clock=FixedClock(NOW), backend_factory=lambda config: ScriptedMind()).open()
-    core.settings.last_persona = "aria" if language == "en" else "hikari"
+    core.state.last_persona = "aria" if language == "en" else "hikari"
     theme.apply_theme("dark" if dark else "light")
     i18n.set_language(language)
     window = MainWindow(core)

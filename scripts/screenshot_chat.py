@@ -74,7 +74,7 @@ def shoot(out: Path, language: str, dark: bool, search: str = "") -> Path:
     core = NexusApp(data, clock=FixedClock(NOW), backend_factory=lambda config: ScriptedMind()).open()
     slug = "aria" if language == "en" else "hikari"
     _plant(core, slug, language)
-    core.settings.last_persona = slug
+    core.state.last_persona = slug
     theme.apply_theme("dark" if dark else "light")
     i18n.set_language(language)
     window = MainWindow(core)

@@ -85,7 +85,7 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
     data = Path(tempfile.mkdtemp(prefix="nexus-shot-"))
     backend = ScriptedBackend(_Members(language), delay_s=0.02, chunk_size=3)  # Japanese has no spaces
     core = NexusApp(data, backend_factory=lambda config: backend).open()
-    core.settings.last_persona = "aria" if language == "en" else "hikari"
+    core.state.last_persona = "aria" if language == "en" else "hikari"
     theme.apply_theme("dark" if dark else "light")
     i18n.set_language(language)
     slug = core.create_room(ROOM[language], ["aria", "hikari"], "list")

@@ -185,7 +185,7 @@ def _toml_seeds(tmp_path: Path) -> dict[str, Any]:
 
     persona = PersonaSettings(name="Aria", description="A warm companion")  # every table, as written
     save_toml_model(tmp_path / "persona.toml", persona)
-    save_toml_model(tmp_path / "config.toml", AppSettings(last_persona="aria", seeded_personas=["aria"]))
+    save_toml_model(tmp_path / "config.toml", AppSettings(language="ja", user_name="Ken", font_size=12))
     return {
         n: tomllib.loads((tmp_path / f"{n}.toml").read_text(encoding="utf-8")) for n in ("persona", "config")
     }

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus_ark.config import AppSettings, load_app_settings, save_toml_model
+from nexus_ark.config import AppSettings, load_app_settings, load_app_state, save_toml_model
 from nexus_ark.errors import ConfigError
 
 
@@ -17,7 +17,7 @@ def test_missing_config_gives_defaults(tmp_path: Path) -> None:
 
 def test_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
-    settings = AppSettings(language="ja", last_persona="hikari", seeded_personas=["aria"])
+    settings = AppSettings(language="ja", user_name="Ken", font_size=12)
     save_toml_model(path, settings)
     assert load_app_settings(path) == settings
     assert not list(tmp_path.glob("*.tmp")), "atomic save must not leave its temp file behind"
@@ -78,11 +78,11 @@ def test_a_setting_from_a_newer_version_survives_this_version_saving_its_own(tmp
     path = tmp_path / "config.toml"
     path.write_text('future_setting = "kept"\nlanguage = "ja"\n\n[future_table]\nx = 1\n', encoding="utf-8")
     settings = load_app_settings(path)
-    settings.last_persona = "aria"  # the older version saves (choosing a persona does)
+    settings.font_size = 12  # the older version saves (changing the text size does)
     save_toml_model(path, settings)
     raw = tomllib.loads(path.read_text(encoding="utf-8"))
     assert raw["future_setting"] == "kept" and raw["future_table"] == {"x": 1}
-    assert raw["last_persona"] == "aria" and load_app_settings(path).language == "ja"
+    assert raw["font_size"] == 12 and load_app_settings(path).language == "ja"
     assert isinstance(settings, AppSettings)
 
 
@@ -147,20 +147,21 @@ def test_settings_changed_from_many_threads_at_once_keep_every_change(tmp_path: 
 
     app = NexusApp(tmp_path / "data").open()
     heard: list[dict] = []
-    app.settings_store.subscribe(heard.append)
+    app.state_store.subscribe(heard.append)
     try:
 
         def dismiss(i: int) -> None:
             for n in range(15):
                 app.dismiss_advice("aria", f"advice-{i}-{n}")
-                app.update_settings(last_persona="aria" if n % 2 else "hikari", font_size=12 + n % 3)
+                app.state_store.update(last_persona="aria" if n % 2 else "hikari")
+                app.update_settings(font_size=12 + n % 3)
 
         threads = [threading.Thread(target=dismiss, args=(i,)) for i in range(8)]
         for t in threads:
             t.start()
         for t in threads:
             t.join(60)
-        on_disk = load_app_settings(app.layout.config_file)
+        on_disk = load_app_state(app.layout.state_file)  # the app's own memory: state.toml
         expected = {f"advice-{i}-{n}" for i in range(8) for n in range(15)}
         assert expected <= set(on_disk.dismissed_advice), len(expected - set(on_disk.dismissed_advice))
         assert len(on_disk.dismissed_advice) == len(set(on_disk.dismissed_advice))

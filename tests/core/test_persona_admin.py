@@ -188,7 +188,7 @@ def test_delete_keeps_a_whole_copy_then_removes_the_folder_even_while_open(app: 
     assert (kept / "persona.toml").is_file() and (kept / "persona.md").is_file()
     assert _messages(kept / "memory.db") == ["Goodbye for now."]
     assert [p.slug for p in app.list_personas()] == ["hikari"]
-    assert app.settings.last_persona == ""
+    assert app.state.last_persona == ""
     with pytest.raises(PersonaError):
         app.delete_persona("../backups")
 
@@ -248,7 +248,7 @@ def test_a_first_start_opens_on_a_persona_of_the_persons_language_and_later_on_t
 ) -> None:
     """A window in Japanese opened first on Aria (the first persona, English) and a Japanese person met an
     English persona; before any persona was used it opens on one that speaks the window's language."""
-    assert app.settings.last_persona == ""
+    assert app.state.last_persona == ""
     assert app.default_persona("ja") == "hikari"
     assert app.default_persona("en") == "aria" and app.default_persona() == "aria"
     assert app.default_persona("fr") == "aria"  # no persona speaks it: the first

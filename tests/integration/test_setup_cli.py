@@ -100,8 +100,8 @@ def test_setup_refuses_a_gguf_file_that_is_not_there_and_changes_nothing(
     proc = run_cli("--data-dir", str(data_dir), "setup", "--model", f"gguf:{missing}", timeout=120)
     assert proc.returncode == 2
     assert str(missing) in proc.stderr and "Traceback" not in proc.stderr
-    config = data_dir / "config.toml"
-    assert "setup_done = true" not in (config.read_text(encoding="utf-8") if config.exists() else "")
+    state = data_dir / "state.toml"
+    assert "setup_done = true" not in (state.read_text(encoding="utf-8") if state.exists() else "")
 
 
 def test_setup_reaches_nothing_beyond_loopback_whatever_the_environment_says(
@@ -202,7 +202,7 @@ def test_setup_on_a_terminal_asks_the_name_then_offers_the_server_and_the_downlo
                 proc.kill()
             os.close(leader)
     config = (data_dir / "config.toml").read_text(encoding="utf-8")
-    assert 'user_name = "Ken"' in config and "setup_done = true" in config
+    assert 'user_name = "Ken"' in config and "setup_done = true" in (data_dir / "state.toml").read_text()
     assert 'spec = "ollama:smollm2:135m"' in config
 
 

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from nexus_ark.app import NexusApp
-from nexus_ark.config import load_app_settings
+from nexus_ark.config import load_app_settings, load_app_state
 from ui.first_start.flow import FirstStartDialog
 from ui.main.main_window import MainWindow
 from ui.util import i18n
@@ -69,7 +69,7 @@ def test_the_first_start_offers_the_servers_models_and_the_download_and_one_clic
         qtbot.mouseClick(flow.next_button, Qt.MouseButton.LeftButton)  # "Start talking": the one click
     assert _flow(window) is None, "it closed"
     settings = load_app_settings(app.layout.config_file)
-    assert settings.user_name == "Ken" and settings.setup_done
+    assert settings.user_name == "Ken" and load_app_state(app.layout.state_file).setup_done
     assert (
         settings.chat_model.spec == "ollama:smollm2:135m" and settings.chat_model.api_base == ollama_wire.url
     )
@@ -93,7 +93,7 @@ def test_skip_closes_it_for_good_and_changes_nothing_else(qtbot, first_window: M
     qtbot.mouseClick(flow.skip_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: _flow(window) is None, timeout=10_000)
     settings = load_app_settings(window.app.layout.config_file)
-    assert settings.setup_done and settings.user_name == "" and settings.chat_model.spec == "bundled"
+    assert load_app_state(window.app.layout.state_file).setup_done and settings.user_name == "" and settings.chat_model.spec == "bundled"
     window.offer_first_start()  # the next start
     assert _flow(window) is None, "once skipped, it does not open by itself again"
 
@@ -102,7 +102,7 @@ def test_settings_set_your_name_and_bring_the_first_start_back(qtbot, first_wind
     from ui.settings.settings_dialog import SettingsDialog
 
     window = first_window
-    window.app.update_settings(setup_done=True)
+    window.app.state_store.update(setup_done=True)
     window.show_settings()
     settings = window.findChild(SettingsDialog)
     assert settings is not None
@@ -156,7 +156,7 @@ def test_a_download_that_fails_offline_says_to_choose_a_file_on_disk_or_a_server
     )
     failed = flow.findChild(type(flow.name_title), "downloadFailed").text()
     assert "GGUF file already on this computer" in failed and "model server" in failed
-    assert not window.app.settings.setup_done, "nothing was chosen yet"
+    assert not window.app.state.setup_done, "nothing was chosen yet"
 
     flow.gguf_path = str(bundled_model_path())
     flow._show_choices()

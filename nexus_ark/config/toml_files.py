@@ -1,26 +1,25 @@
-"""App settings (config.toml) and the one way we read and write TOML settings files."""
+"""The one way we read and write TOML settings files (config.toml, state.toml, persona.toml): refusals that
+name the file, the line and the field; atomic writes; edits that keep the person's comments."""
 
 from __future__ import annotations
 
 import os
 import re
 import tempfile
-import threading
 import tomllib
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import tomli_w
 import tomlkit
 import tomlkit.exceptions
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 from tomlkit.container import Container
 from tomlkit.items import AoT, InlineTable, Table
 
 from nexus_ark.errors import ConfigError
-from nexus_ark.model_config import ModelConfig
 from nexus_ark.notices import Joined, Notice, joined, notice, validation_message
 
 M = TypeVar("M", bound=BaseModel)
@@ -32,53 +31,6 @@ def one_line_name(value: str) -> str:
     if any(unicodedata.category(ch) in ("Cc", "Zl", "Zp") for ch in value):
         raise ValueError(notice("must be one line, without tabs, newlines or other control characters"))
     return value.strip()
-
-
-class AppSettings(BaseModel):
-    """What the app remembers between runs. Never secrets: keys live in the OS keyring or ${ENV}."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    language: Literal["auto", "en", "ja"] = "auto"
-    # What the personas call the person (each persona may override it in persona.toml); empty: not told.
-    user_name: str = Field(default="", max_length=80)
-    # The first-start flow (who you are, which mind) was finished or skipped: it opens by itself no more.
-    setup_done: bool = False
-    last_persona: str = ""
-    # Shipped personas already copied into this data dir; a persona the user deleted stays deleted.
-    seeded_personas: list[str] = Field(default_factory=list)
-    stream_coalesce_ms: int = Field(default=40, ge=10, le=500)
-    # Defaults for personas whose persona.toml leaves the model spec empty.
-    chat_model: ModelConfig = Field(default_factory=lambda: ModelConfig(spec="bundled"))
-    # What turns memories into vectors: "bundled" (multilingual-e5-small) or a spec like the models'.
-    # Changing it re-embeds every memory in the background, into the new model's own index.
-    embedder: ModelConfig = Field(default_factory=lambda: ModelConfig(spec="bundled"))
-    internal_model: ModelConfig | None = None
-    # Closing the window hides it in the tray (where the desktop has one) and personas keep living;
-    # Quit in the tray's menu ends the app.
-    keep_running_in_tray: bool = False
-    # A desktop notification when a persona writes first (the in-app inbox and the tray badge hold the
-    # message either way).
-    desktop_notifications: bool = True
-    # The window's look: "system" follows the desktop's light or dark mode.
-    theme: Literal["system", "light", "dark"] = "system"
-    # The text size in points across the app; 0 keeps the desktop's own.
-    font_size: int = Field(default=0, ge=0, le=32)
-    # Notices the person closed ("persona|model spec|language"): a persona's model that does not speak
-    # its language is said once, not at every start.
-    dismissed_advice: list[str] = Field(default_factory=list)
-
-    @field_validator("user_name")
-    @classmethod
-    def _one_line_user_name(cls, value: str) -> str:
-        return one_line_name(value)
-
-    @field_validator("font_size")
-    @classmethod
-    def _readable_size(cls, value: int) -> int:
-        if 0 < value < 6:
-            raise ValueError(notice("must be 0 (the desktop's size) or 6 to 32 points"))
-        return value
 
 
 # Fields whose value is a secret: a refusal shows at most its first 4 characters (issue 23: a key typed into
@@ -197,12 +149,11 @@ def _line_of_depth(text: str, depth: int) -> int | str:
     return "?"
 
 
-def load_toml_model(path: Path, model: type[M]) -> M:
-    """Read a TOML file into a pydantic model; a missing file gives the defaults."""
-    if not path.exists():
-        return model()
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's values; unreadable bytes, invalid TOML or a failed read are refused naming the file
+    (and the line, where TOML says which)."""
     try:
-        raw = toml_loads(path.read_text(encoding="utf-8"))
+        return toml_loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise ConfigError(
             notice("{path} is not UTF-8 text: {problem}.", path=str(path), problem=exc.reason),
@@ -215,6 +166,17 @@ def load_toml_model(path: Path, model: type[M]) -> M:
         ) from exc
     except OSError as exc:
         raise ConfigError(cannot_read(path, exc.strerror)) from exc
+
+
+def load_toml_model(path: Path, model: type[M]) -> M:
+    """Read a TOML file into a pydantic model; a missing file gives the defaults."""
+    if not path.exists():
+        return model()
+    return model_from_toml(path, read_toml(path), model)
+
+
+def model_from_toml(path: Path, raw: dict[str, Any], model: type[M]) -> M:
+    """A file's values validated into `model`; a refusal names the file and each field."""
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -340,48 +302,3 @@ def _write_atomically(path: Path, text: str) -> None:
             notice("Cannot save {path}: {problem}.", path=str(path), problem=exc.strerror),
             hint=notice("The previous file is unchanged."),
         ) from exc
-
-
-def load_app_settings(path: Path) -> AppSettings:
-    return load_toml_model(path, AppSettings)
-
-
-class SettingsStore:
-    """config.toml's one owner in a process: every change goes through `update` under one lock (the window,
-    its workers and the runtimes' threads all change settings), is validated as a whole, written atomically
-    and then announced to the listeners. Callers on the UI thread hand `update` to a worker: it writes a
-    file. `settings` is the one AppSettings object everyone reads; it changes only here."""
-
-    def __init__(self, path: Path, settings: AppSettings) -> None:
-        self.path = path
-        self.settings = settings
-        self._lock = threading.RLock()
-        self._listeners: list[Callable[[dict[str, Any]], None]] = []
-
-    def update(self, **changes: Any) -> AppSettings:
-        """Change and save; a bad value raises ConfigError naming it and nothing changes."""
-        if not changes:
-            return self.settings
-        with self._lock:
-            try:
-                updated = AppSettings.model_validate({**self.settings.model_dump(), **changes})
-            except ValidationError as exc:
-                raise ConfigError(
-                    notice("The settings were not saved: {problems}.", problems=problem_list(exc))
-                ) from exc
-            save_toml_model(self.path, updated)
-            for name in changes:
-                setattr(self.settings, name, getattr(updated, name))
-        for listener in list(self._listeners):
-            listener(dict(changes))
-        return self.settings
-
-    def change(self, compute: Callable[[AppSettings], dict[str, Any]]) -> AppSettings:
-        """A change computed from the settings as they are, under the lock (two threads adding to a list
-        both keep their item)."""
-        with self._lock:
-            return self.update(**compute(self.settings))
-
-    def subscribe(self, listener: Callable[[dict[str, Any]], None]) -> None:
-        """`listener(changes)` after each saved change, on the thread that made it."""
-        self._listeners.append(listener)
