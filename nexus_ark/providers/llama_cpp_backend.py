@@ -15,13 +15,11 @@ contexts load the same GGUF again, memory-mapped, so the weights' pages are shar
 
 from __future__ import annotations
 
-import itertools
 import os
 import queue
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from nexus_ark.errors import ModelError
 from nexus_ark.notices import notice
@@ -32,7 +30,7 @@ from nexus_ark.providers.base import (
     StreamChunk,
     openai_messages,
 )
-from nexus_ark.providers.llama_cpp_contexts import _CLOSE, _DONE, EvalStats, _Job, _Slot
+from nexus_ark.providers.llama_cpp_contexts import DONE, EvalStats, Job, parameter_count
 from nexus_ark.providers.llama_cpp_inference import InferenceThread
 
 GGUF_MAGIC = b"GGUF"
@@ -64,11 +62,12 @@ def check_gguf_file(path: Path) -> None:
         )
 
 
-class LlamaCppBackend(InferenceThread, ChatBackend):
+class LlamaCppBackend(ChatBackend):
     """`contexts` llama.cpp contexts share the model (see the module's note): with 2 or more, a chat turn
     that follows an internal request (emotion, dreaming) on the same model finds the chat's prefix still
     in its own context. `state_cache_mb` > 0 applies with a single context only: it keeps the KV state of
-    recent prompts in RAM and restores it, copying the whole state each time."""
+    recent prompts in RAM and restores it, copying the whole state each time. The model and its contexts
+    belong to the backend's inference thread (`inference`), which it hands every request."""
 
     structured_mode = "schema"  # JSON-schema-constrained decoding (a grammar built from the schema)
 
@@ -82,42 +81,37 @@ class LlamaCppBackend(InferenceThread, ChatBackend):
         contexts: int = 2,
     ) -> None:
         check_gguf_file(model_path)
-        self.state_cache_mb = state_cache_mb
-        self.contexts = max(1, contexts)
-        self._slots = [_Slot(i) for i in range(self.contexts)]
-        self._clock = 0
-        self.last_eval: EvalStats | None = None  # set on the inference thread before a request ends
         self.model_path = model_path
         self.model_id = f"gguf:{model_path.name}"
         self.n_ctx = n_ctx
-        # llama.cpp defaults to half the cores; a desktop app with one active chat wants them all.
-        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
-        # Requests by priority (the person's before background work), then in order of arrival: a chat
-        # turn waits for the request being generated, never for a queue of a dream's next steps.
-        self._jobs: queue.PriorityQueue[tuple[int, int, _Job | None]] = queue.PriorityQueue()
-        self._arrivals = itertools.count()
-        self._loaded = threading.Event()
-        self._load_error: ModelError | None = None
-        self._llm: Any = None
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name=f"llama-{model_path.stem}", daemon=True)
-        self._thread.start()
+        self.inference = InferenceThread(
+            model_path,
+            n_ctx=n_ctx,
+            # llama.cpp defaults to half the cores; a desktop app with one active chat wants them all.
+            n_threads=n_threads or max(1, os.cpu_count() or 1),
+            contexts=max(1, contexts),
+            state_cache_mb=state_cache_mb,
+        )
+
+    @property
+    def last_eval(self) -> EvalStats | None:
+        """What llama.cpp did for the last finished request (which context, how many tokens evaluated)."""
+        return self.inference.last_eval
 
     # -- public -----------------------------------------------------------------------------------
     def ensure_ready(self) -> None:
-        self._loaded.wait()
-        if self._load_error is not None:
-            raise self._load_error
+        self.inference.ensure_ready()
 
     def describe(self) -> str:
         return self.model_path.stem
 
     def _learn_capabilities(self) -> Capabilities | None:
-        if not self._loaded.is_set() or self._llm is None:
+        llm = self.inference.model
+        if llm is None:
             return None  # known once loaded
         # Below about a billion parameters a model writes tool calls nobody asked for, or none at all.
-        params = self._llm._model.n_params()
-        meta: dict[str, str] = dict(getattr(self._llm, "metadata", None) or {})
+        params = parameter_count(llm)
+        meta: dict[str, str] = dict(getattr(llm, "metadata", None) or {})
         arch = meta.get("general.architecture", "")
         trained = meta.get(f"{arch}.context_length", "")
         # general.languages, where a GGUF has it, is an array GGUF readers give as text ('["en", "ja"]').
@@ -125,7 +119,7 @@ class LlamaCppBackend(InferenceThread, ChatBackend):
         return Capabilities(
             structured=self.structured_mode,
             text_tools=params >= TEXT_TOOLS_MIN_PARAMS,
-            parameters=int(params),
+            parameters=params,
             context_length=int(trained) if trained.isdigit() else self.n_ctx,
             languages=tuple(lang for lang in languages if lang),
             chat_template=meta.get("tokenizer.chat_template", ""),
@@ -136,20 +130,20 @@ class LlamaCppBackend(InferenceThread, ChatBackend):
         thread on purpose: tokenizing reads only the vocabulary, which llama.cpp never changes after
         loading (its server tokenizes on HTTP threads while a slot decodes); the context, which is not
         thread-safe, is not touched. Before the model loads, or after it is unloaded, an estimate."""
-        if self._closed:
+        if self.inference.closed:
             return super().count_tokens(text)
-        self.ensure_ready()
-        llm = self._llm
+        self.inference.ensure_ready()
+        llm = self.inference.model
         if llm is None:
             return super().count_tokens(text)
-        # special=True like the chat template's own tokenization (and _fit_to_context).
+        # special=True like the chat template's own tokenization (and the inference thread's fitting).
         return len(llm.tokenize(text.encode("utf-8", "replace"), add_bos=False, special=True))
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
-        if self._closed:
+        if self.inference.closed:
             raise ModelError(notice("The model {name} has been unloaded.", name=self.model_path.name))
-        self.ensure_ready()
-        job = _Job(
+        self.inference.ensure_ready()
+        job = Job(
             openai_messages(request.messages),
             request.params,
             threading.Event(),
@@ -157,7 +151,7 @@ class LlamaCppBackend(InferenceThread, ChatBackend):
             priority=request.priority,
         )
         outer_cancel = request.cancel
-        self._jobs.put((request.priority, next(self._arrivals), job))
+        self.inference.submit(job)
         finished = False
         try:
             while True:
@@ -169,7 +163,7 @@ class LlamaCppBackend(InferenceThread, ChatBackend):
                     continue
                 if outer_cancel is not None and outer_cancel.is_set():
                     job.cancel.set()
-                if item is _DONE:
+                if item is DONE:
                     finished = True
                     return
                 if isinstance(item, BaseException):
@@ -181,8 +175,4 @@ class LlamaCppBackend(InferenceThread, ChatBackend):
                 job.cancel.set()
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._jobs.put((_CLOSE, next(self._arrivals), None))
-        self._thread.join(timeout=30)
+        self.inference.close()
