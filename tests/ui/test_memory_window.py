@@ -25,7 +25,7 @@ pytestmark = pytest.mark.integration
 def core(data_dir: Path):
     app = NexusApp(data_dir).open()
     i18n.set_language("en")
-    store = app.memory("aria")
+    store = app.personas.memory("aria")
     turns = []
     for text, at in (
         ("My cat Luna hates the vacuum cleaner.", "2026-02-01T10:00:00"),
@@ -49,10 +49,10 @@ def _edit_core_and_luna(
         window.notepad_edit.setPlainText(notepad)
     window.save_core()
     qtbot.waitUntil(lambda: window.status.text() == "Saved.", timeout=30_000)
-    window.entity_name.setText("Luna")
-    window.entity_text.setPlainText(luna)
-    window.save_entity()
-    qtbot.waitUntil(lambda: window.entity_list.count() == 1, timeout=30_000)
+    window.entities.entity_name.setText("Luna")
+    window.entities.entity_text.setPlainText(luna)
+    window.entities.save_entity()
+    qtbot.waitUntil(lambda: window.entities.entity_list.count() == 1, timeout=30_000)
 
 
 def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -> None:
@@ -80,7 +80,7 @@ def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -
     qtbot.waitUntil(lambda: "Deleted 1" in window.status.text(), timeout=30_000)
     assert window.results.rowCount() == 0
     # The message it came from is gone too; the other one (archived, not deleted) is kept.
-    check = core.open_memory("aria", read_only=True)
+    check = core.personas.open_memory("aria", read_only=True)
     try:
         assert [m.content for m in check.messages.recent()] == ["I moved to Osaka last spring."]
         assert check.archive.search("vacuum cleaner", None, mode="fts", include_archived=True) == []
@@ -94,7 +94,9 @@ def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -
         "Mika's cat. Afraid of the vacuum cleaner.",
         notepad="Ask about the move.",
     )
-    assert [window.entity_list.item(i).text() for i in range(window.entity_list.count())] == ["Luna"]
+    assert [
+        window.entities.entity_list.item(i).text() for i in range(window.entities.entity_list.count())
+    ] == ["Luna"]
 
     window.export_to(tmp_path / "export")
     qtbot.waitUntil(lambda: "Exported" in window.status.text(), timeout=30_000)
@@ -102,7 +104,7 @@ def test_search_archive_edit_and_export(qtbot, core: NexusApp, tmp_path: Path) -
     assert "Mika lives in Osaka" in text and "Ask about the move." in text
     window.done(0)
 
-    check = core.open_memory("aria")
+    check = core.personas.open_memory("aria")
     try:
         assert check.components.core_memory() == "I am Aria. Mika lives in Osaka."
         assert check.components.entity("luna").text.startswith("Mika's cat")
@@ -117,18 +119,18 @@ def test_documents_are_added_in_the_background_and_removed(qtbot, core: NexusApp
     bad.write_bytes(b"%PDF-1.4 broken")
     window = MemoryWindow(core, "aria")
     qtbot.addWidget(window)
-    window.add_documents([good, bad])
-    assert not window.progress.isHidden()
-    qtbot.waitUntil(window.progress.isHidden, timeout=60_000)
+    window.knowledge.add_documents([good, bad])
+    assert not window.knowledge.progress.isHidden()
+    qtbot.waitUntil(window.knowledge.progress.isHidden, timeout=60_000)
     statuses = {
-        window.documents.item(r, 0).text(): window.documents.item(r, 1).text()
-        for r in range(window.documents.rowCount())
+        window.knowledge.documents.item(r, 0).text(): window.knowledge.documents.item(r, 1).text()
+        for r in range(window.knowledge.documents.rowCount())
     }
     assert statuses["recipes"] == "ready" and statuses["scan"].startswith("cannot be read")
     assert "scan" in window.status.text()
-    window.documents.selectRow(0)
-    window.remove_documents()
-    qtbot.waitUntil(lambda: window.documents.rowCount() == 1, timeout=30_000)
+    window.knowledge.documents.selectRow(0)
+    window.knowledge.remove_documents()
+    qtbot.waitUntil(lambda: window.knowledge.documents.rowCount() == 1, timeout=30_000)
     window.done(0)
 
 
@@ -146,14 +148,14 @@ def test_document_import_shows_progress_can_be_cancelled_and_resumes(
     window = MemoryWindow(core, "aria")
     qtbot.addWidget(window)
     seen: list[int] = []
-    window.document_progress.connect(lambda title, done, total: seen.append(done))
-    window.document_progress.connect(
-        lambda title, done, total: window.cancel_import.set() if done >= 32 else None
+    window.knowledge.document_progress.connect(lambda title, done, total: seen.append(done))
+    window.knowledge.document_progress.connect(
+        lambda title, done, total: window.knowledge.cancel_import.set() if done >= 32 else None
     )
-    window.add_documents([long_doc])
-    qtbot.waitUntil(window.progress.isHidden, timeout=60_000)
+    window.knowledge.add_documents([long_doc])
+    qtbot.waitUntil(window.knowledge.progress.isHidden, timeout=60_000)
     assert seen and "Stopped" in window.status.text()
-    doc = core.open_memory("aria")
+    doc = core.personas.open_memory("aria")
     try:
         state = doc.knowledge.documents()[0]
         assert state.status == "indexing" and 0 < state.chunks_done < state.chunks_total
@@ -164,14 +166,17 @@ def test_document_import_shows_progress_can_be_cancelled_and_resumes(
     reopened = MemoryWindow(core, "aria")  # resumes by itself
     qtbot.addWidget(reopened)
     qtbot.waitUntil(  # the list arrives from the worker, then the import resumes
-        lambda: reopened.documents.rowCount() == 1 and "ready" in reopened.documents.item(0, 1).text(),
+        lambda: (
+            reopened.knowledge.documents.rowCount() == 1
+            and "ready" in reopened.knowledge.documents.item(0, 1).text()
+        ),
         timeout=120_000,
     )
     reopened.done(0)
 
 
 def test_opening_the_window_while_a_reply_streams_leaves_the_reply_streaming(qtbot, core: NexusApp) -> None:
-    owner = core.memory("aria")
+    owner = core.personas.memory("aria")
     reply = owner.messages.add(speaker="aria", role="assistant", content="Once upon", status="streaming")
     window = MemoryWindow(core, "aria")
     qtbot.addWidget(window)
@@ -179,7 +184,7 @@ def test_opening_the_window_while_a_reply_streams_leaves_the_reply_streaming(qtb
     window.search()
     qtbot.waitUntil(lambda: "found" in window.status.text(), timeout=30_000)
     window.done(0)
-    window.worker.wait()
+    window.lane.wait()
     assert owner.messages.get(reply).status == "streaming"  # still being written: not "interrupted"
 
 
@@ -195,24 +200,24 @@ def test_closing_during_an_import_returns_at_once_and_the_import_resumes(
     window = MemoryWindow(core, "aria")
     qtbot.addWidget(window)
     started: list[int] = []
-    window.document_progress.connect(lambda title, done, total: started.append(done))
-    window.add_documents([long_doc])
+    window.knowledge.document_progress.connect(lambda title, done, total: started.append(done))
+    window.knowledge.add_documents([long_doc])
     qtbot.waitUntil(lambda: bool(started), timeout=60_000)
     window.done(0)  # must not wait for the import: it is told to stop and closes its own connection
-    assert window.cancel_import.is_set() and not window.worker.idle
-    window.worker.wait()
-    store = window._worker.store
+    assert window.knowledge.cancel_import.is_set() and not window.lane.idle
+    window.lane.wait()
+    store = window.lane.store
     assert store is not None
     with pytest.raises(Exception, match="closed"):
         store.db.execute("select 1")
-    doc = core.memory("aria").knowledge.documents()[0]
+    doc = core.personas.memory("aria").knowledge.documents()[0]
     assert doc.status == "indexing" and doc.chunks_done < doc.chunks_total
 
 
 def test_a_lorebook_of_thousands_is_listed_from_the_worker(qtbot, core: NexusApp, monkeypatch) -> None:
     """A card's lorebook makes thousands of people and things: the window reads their names on its worker
     (not on the UI thread, where reading them stalled the window for 140-250 ms) and lists them all."""
-    store = core.memory("aria")
+    store = core.personas.memory("aria")
     with store.db.atomic():
         for i in range(2000):
             store.components.write_entity(f"Place {i:04d}", f"A harbour town, number {i}.")
@@ -232,16 +237,16 @@ def test_a_lorebook_of_thousands_is_listed_from_the_worker(qtbot, core: NexusApp
     monkeypatch.setattr(Components, "entities", lambda self: pytest.fail("every entity read at once"))
     window = MemoryWindow(core, "aria")
     qtbot.addWidget(window)
-    qtbot.waitUntil(lambda: window.entity_list.count() == 2000, timeout=30_000)
-    listed = [window.entity_list.item(i).text() for i in range(window.entity_list.count())]
+    qtbot.waitUntil(lambda: window.entities.entity_list.count() == 2000, timeout=30_000)
+    listed = [window.entities.entity_list.item(i).text() for i in range(window.entities.entity_list.count())]
     assert listed[:2] == ["Place 0000", "Place 0001"] and listed[-1] == "Place 1999"
     shown: list[str] = []
-    window.entity_name.textChanged.connect(shown.append)
-    window.entity_list.setCurrentRow(5)  # passed over before its text arrived: its answer is dropped
-    window.entity_list.setCurrentRow(1234)
-    qtbot.waitUntil(lambda: window.entity_name.text() == "Place 1234", timeout=30_000)
-    assert window.entity_text.toPlainText() == "A harbour town, number 1234."
-    assert "Place 0005" not in shown and not window.entity_text.isReadOnly()
+    window.entities.entity_name.textChanged.connect(shown.append)
+    window.entities.entity_list.setCurrentRow(5)  # passed over before its text arrived: its answer is dropped
+    window.entities.entity_list.setCurrentRow(1234)
+    qtbot.waitUntil(lambda: window.entities.entity_name.text() == "Place 1234", timeout=30_000)
+    assert window.entities.entity_text.toPlainText() == "A harbour town, number 1234."
+    assert "Place 0005" not in shown and not window.entities.entity_text.isReadOnly()
     assert len(readers) == 3 and threading.main_thread().name not in readers  # the names, then each entity
     window.done(0)
 
@@ -251,7 +256,7 @@ def test_the_window_reads_nothing_on_the_ui_thread_and_shows_what_memory_holds(
 ) -> None:
     """The person's window never waits on the disk: the persona, core memory, notepad, documents and a
     selected person are all read on the window's worker, and what arrives is what the database holds."""
-    owner = core.memory("aria")
+    owner = core.personas.memory("aria")
     owner.components.set_core_memory("I am Aria. Mika's oldest friend.")
     owner.components.set_notepad("Mika's birthday is on Friday.")
     owner.components.write_entity("Luna", "Mika's cat.")
@@ -273,18 +278,21 @@ def test_the_window_reads_nothing_on_the_ui_thread_and_shows_what_memory_holds(
     record(Components, "notepad")
     record(Components, "entity")
     record(KnowledgeBase, "documents")
-    record(type(core.personas), "load")
+    record(type(core.personas.store), "load")
 
     window = MemoryWindow(core, "aria", name="Aria")
     qtbot.addWidget(window)
     assert window.windowTitle() == "Memory of Aria"  # right at once, before anything was read
     assert window.core_edit.isReadOnly() and window.core_edit.toPlainText() == ""
     qtbot.waitUntil(lambda: not window.core_edit.isReadOnly(), timeout=30_000)
-    qtbot.waitUntil(lambda: window.entity_list.count() == 1, timeout=30_000)
-    window.entity_list.setCurrentRow(0)
-    qtbot.waitUntil(lambda: window.entity_text.toPlainText() == "Mika's cat.", timeout=30_000)
+    qtbot.waitUntil(lambda: window.entities.entity_list.count() == 1, timeout=30_000)
+    window.entities.entity_list.setCurrentRow(0)
+    qtbot.waitUntil(lambda: window.entities.entity_text.toPlainText() == "Mika's cat.", timeout=30_000)
     qtbot.waitUntil(
-        lambda: window.documents.rowCount() == 1 and "ready" in window.documents.item(0, 1).text(),
+        lambda: (
+            window.knowledge.documents.rowCount() == 1
+            and "ready" in window.knowledge.documents.item(0, 1).text()
+        ),
         timeout=60_000,
     )
     assert sorted(readers) == ["core_memory", "documents", "entity", "load", "notepad"]
@@ -292,11 +300,13 @@ def test_the_window_reads_nothing_on_the_ui_thread_and_shows_what_memory_holds(
     assert all(ui_thread not in threads for threads in readers.values()), readers
 
     monkeypatch.undo()  # the test's own reads below are on this thread
-    check = core.open_memory("aria", read_only=True)
+    check = core.personas.open_memory("aria", read_only=True)
     try:
         assert window.core_edit.toPlainText() == check.components.core_memory()
         assert window.notepad_edit.toPlainText() == check.components.notepad()
-        assert window.documents.item(0, 0).text() == check.knowledge.documents()[0].title == "garden"
+        assert (
+            window.knowledge.documents.item(0, 0).text() == check.knowledge.documents()[0].title == "garden"
+        )
     finally:
         check.close()
     assert window.core_edit.toPlainText() == "I am Aria. Mika's oldest friend."
@@ -308,7 +318,7 @@ def test_core_memory_cannot_be_typed_over_or_saved_before_it_has_loaded(
 ) -> None:
     """Until core memory and the notepad have arrived, their editors refuse typing and Save writes
     nothing: an empty editor is never saved over the real memory."""
-    core.memory("aria").components.set_core_memory("I am Aria. Mika's oldest friend.")
+    core.personas.memory("aria").components.set_core_memory("I am Aria. Mika's oldest friend.")
     arrive = threading.Event()
     core_memory = Components.core_memory
 
@@ -341,7 +351,7 @@ def test_core_memory_cannot_be_typed_over_or_saved_before_it_has_loaded(
     window.save_core_button.click()
     qtbot.waitUntil(lambda: window.status.text() == "Saved.", timeout=30_000)
     window.done(0)
-    check = core.open_memory("aria", read_only=True)
+    check = core.personas.open_memory("aria", read_only=True)
     try:
         assert check.components.core_memory() == "I am Aria. Mika's oldest friend. Loves jasmine tea."
     finally:
@@ -359,8 +369,8 @@ def test_a_persona_that_cannot_be_opened_says_why_in_the_window(qtbot, core: Nex
     closed_at_once = MemoryWindow(core, "aria")  # closed before anything arrived: returns at once
     qtbot.addWidget(closed_at_once)
     closed_at_once.done(0)
-    closed_at_once.worker.wait()
-    store = closed_at_once._worker.store
+    closed_at_once.lane.wait()
+    store = closed_at_once.lane.store
     assert store is not None
     with pytest.raises(Exception, match="closed"):
         store.db.execute("select 1")
@@ -373,7 +383,7 @@ def test_why_a_document_cannot_be_read_is_shown_in_the_persons_language_from_the
     Japanese, a switch to English shows it in English, and the CLI's English text is unchanged."""
     empty = tmp_path / "empty.pdf"
     write_pdf(empty, [[]])  # a valid PDF without text: a scan of images, as far as we can tell
-    knowledge = core.memory("aria").knowledge
+    knowledge = core.personas.memory("aria").knowledge
     knowledge.add(empty)
     knowledge.ingest_pending(default_embedder())
     stored = knowledge.documents()[0]
@@ -383,13 +393,13 @@ def test_why_a_document_cannot_be_read_is_shown_in_the_persons_language_from_the
     try:
         window = MemoryWindow(core, "aria")  # reads the document list again, from the database
         qtbot.addWidget(window)
-        qtbot.waitUntil(lambda: window.documents.rowCount() == 1, timeout=30_000)
-        shown = window.documents.item(0, 1).text()
+        qtbot.waitUntil(lambda: window.knowledge.documents.rowCount() == 1, timeout=30_000)
+        shown = window.knowledge.documents.item(0, 1).text()
         reason = "empty.pdf には読み取れる文字がありません（画像をスキャンしたものでしょうか）。"
         assert shown == f"読み込めません: {reason}"
         i18n.set_language("en")
         window.retranslate()
-        assert window.documents.item(0, 1).text() == "cannot be read: " + stored.error
+        assert window.knowledge.documents.item(0, 1).text() == "cannot be read: " + stored.error
     finally:
         i18n.set_language("en")
     window.done(0)
@@ -405,7 +415,7 @@ def test_every_change_made_in_the_window_is_written_by_the_personas_owner_on_its
     app = NexusApp(data_dir).open()
     i18n.set_language("en")
     try:
-        app.change_memory(
+        app.personas.change_memory(
             "aria",
             "plant",
             lambda store: index_turns(
@@ -418,8 +428,8 @@ def test_every_change_made_in_the_window_is_written_by_the_personas_owner_on_its
         window = MemoryWindow(app, "aria")
         qtbot.addWidget(window)
         _edit_core_and_luna(qtbot, window, "I am Aria. Mika's cat is called Luna.", "Mika's cat.")
-        window.add_documents([doc])
-        qtbot.waitUntil(window.progress.isHidden, timeout=60_000)
+        window.knowledge.add_documents([doc])
+        qtbot.waitUntil(window.knowledge.progress.isHidden, timeout=60_000)
         window.query.setText("vacuum")
         window.search()
         qtbot.waitUntil(lambda: "found" in window.status.text(), timeout=30_000)
@@ -427,7 +437,7 @@ def test_every_change_made_in_the_window_is_written_by_the_personas_owner_on_its
         window.forget_selected(ask=False)
         qtbot.waitUntil(lambda: "Deleted 1" in window.status.text(), timeout=30_000)
         window.done(0)
-        assert "I am Aria. Mika's cat is called Luna." in app.change_memory(
+        assert "I am Aria. Mika's cat is called Luna." in app.personas.change_memory(
             "aria", "check", lambda store: store.components.core_memory()
         )
     finally:
@@ -448,16 +458,18 @@ def test_every_change_made_in_the_window_is_written_by_the_personas_owner_on_its
 
 def test_the_entity_marked_as_the_person_is_shown_as_the_person(qtbot, core: NexusApp) -> None:
     """What a dream wrote about the person (issue 32) is listed as "you", and opens under its own name."""
-    store = core.memory("aria")
+    store = core.personas.memory("aria")
     store.components.write_person("Calvin", "I failed my driving test.")
     store.components.write_entity("Nora", "Calvin's sister.")
     assert store.components.person_entity() == "Calvin"
     window = MemoryWindow(core, "aria", name="Aria")
     qtbot.addWidget(window)
-    qtbot.waitUntil(lambda: window.entity_list.count() == 2, timeout=30_000)
-    shown = [window.entity_list.item(i).text() for i in range(2)]
+    qtbot.waitUntil(lambda: window.entities.entity_list.count() == 2, timeout=30_000)
+    shown = [window.entities.entity_list.item(i).text() for i in range(2)]
     assert shown == ["Calvin (you)", "Nora"]
-    assert window.entity_list.item(0).toolTip() == "What Aria knows about you"
-    window.entity_list.setCurrentRow(0)
-    qtbot.waitUntil(lambda: window.entity_text.toPlainText() == "I failed my driving test.", timeout=30_000)
-    assert window.entity_name.text() == "Calvin"
+    assert window.entities.entity_list.item(0).toolTip() == "What Aria knows about you"
+    window.entities.entity_list.setCurrentRow(0)
+    qtbot.waitUntil(
+        lambda: window.entities.entity_text.toPlainText() == "I failed my driving test.", timeout=30_000
+    )
+    assert window.entities.entity_name.text() == "Calvin"

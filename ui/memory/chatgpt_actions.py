@@ -81,7 +81,7 @@ class ChatGPTImport:
         self.progress.changed.connect(self._show_progress)
         stop, progress = self.stop, self.progress
         run_in_background(
-            lambda: app.import_chatgpt_export(slug, path, progress=progress.report, stop=stop),
+            lambda: app.admin.import_chatgpt_export(slug, path, progress=progress.report, stop=stop),
             self._done,
             self._failed,
         )

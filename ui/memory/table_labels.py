@@ -1,4 +1,4 @@
-"""Relabelling a table's column in the language shown now (the Memory window's tables)."""
+"""The Memory window's tables: relabelling a column in the language shown now, and reading a cell."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QTableWidget
+from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 DATA_ROLE = Qt.ItemDataRole.UserRole  # what a translated cell shows, kept to show it again after a switch
 
@@ -17,3 +17,18 @@ def relabel(table: QTableWidget, column: int, label: Callable[[Any], str]) -> No
         item = table.item(row, column)
         if item is not None and item.data(DATA_ROLE) is not None:
             item.setText(label(item.data(DATA_ROLE)))
+
+
+def cell_text(table: QTableWidget, row: int, column: int) -> str:
+    """A cell's text ("" where the row has no item in that column)."""
+    item = table.item(row, column)
+    return item.text() if item is not None else ""
+
+
+def set_row(table: QTableWidget, row: int, values: list[str], column: int, meaning: object) -> None:
+    """A row's cells; the translated cell in `column` keeps what it stands for (for relabel)."""
+    for col, value in enumerate(values):
+        item = QTableWidgetItem(value)
+        if col == column:
+            item.setData(DATA_ROLE, meaning)
+        table.setItem(row, col, item)

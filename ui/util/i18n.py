@@ -180,13 +180,31 @@ def tr_error(error: BaseException | str) -> str:
     return tr_notice(error)
 
 
-class FollowsLanguage:
-    """For a window whose texts are set in many places: each text set through follow() is set again
-    when the language changes (MainWindow.show_language calls retranslate on every open window).
+class LanguageTexts:
+    """A window's texts that follow the language: each one set through follow() is set again by
+    retranslate() (MainWindow.show_language calls retranslate on every open window). A part the window
+    owns (`self.texts = LanguageTexts()`), handed to the panels it builds so that one retranslate() sets
+    them all again.
 
     follow(lambda: label.setText(tr("Search"))) sets the text now and after every switch; with a key, a
     later follow() under the same key replaces it (a status line shows its latest message, translated).
     """
+
+    def __init__(self) -> None:
+        self._texts: dict[object, Callable[[], object]] = {}
+
+    def follow(self, apply: Callable[[], object], key: str | None = None) -> None:
+        self._texts[key if key is not None else object()] = apply
+        apply()
+
+    def retranslate(self) -> None:
+        for apply in list(self._texts.values()):
+            apply()
+
+
+class FollowsLanguage:
+    """LanguageTexts mixed into a window, for the windows not yet moved to owning one (they keep its
+    state in their own __dict__). New code owns a LanguageTexts instead."""
 
     def follow(self, apply: Callable[[], object], key: str | None = None) -> None:
         texts: dict[object, Callable[[], object]] = self.__dict__.setdefault("_language_texts", {})

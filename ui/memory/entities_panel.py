@@ -1,5 +1,6 @@
 """The Memory window's "People and things" tab: the names the persona knows about, and the one selected to
-read and edit. Mixed into MemoryWindow (ui/memory/memory_window.py); the work runs on the window's worker."""
+read and edit. A panel the window owns (ui/memory/memory_window.py); its reads and saves run on the
+window's lane (ui/memory/memory_lane.py)."""
 
 from __future__ import annotations
 
@@ -16,13 +17,18 @@ from PySide6.QtWidgets import (
 )
 
 from nexus_ark.memory.components import Entity
+from ui.memory.memory_lane import MemoryHost
 from ui.util.i18n import tr
 
 
-class EntitiesTab:
-    """The entities tab's widgets and what they do; needs the window's worker and status line."""
+class EntitiesPanel(QWidget):
+    """The list of names, and the selected one's text to read and edit."""
 
-    def _entities_tab(self) -> QWidget:
+    def __init__(self, host: MemoryHost) -> None:
+        super().__init__()
+        self._host = host
+        self._request = 0  # the selection whose entity is being read; older answers are dropped
+        texts = host.texts
         self.entity_list = QListWidget()
         self.entity_list.setObjectName("entityList")
         self.entity_list.setUniformItemSizes(True)  # one name a row: laid out at once, however many
@@ -31,10 +37,10 @@ class EntitiesTab:
             lambda item, _: self._show_entity(item.data(Qt.ItemDataRole.UserRole) if item else "")
         )
         self.entity_name = QLineEdit()
-        self.follow(lambda: self.entity_name.setPlaceholderText(tr("Name")))
+        texts.follow(lambda: self.entity_name.setPlaceholderText(tr("Name")))
         self.entity_text = QPlainTextEdit()
         save = QPushButton()
-        self.follow(lambda: save.setText(tr("Save")))
+        texts.follow(lambda: save.setText(tr("Save")))
         save.clicked.connect(self.save_entity)
         right = QWidget()
         right_layout = QVBoxLayout(right)
@@ -45,16 +51,18 @@ class EntitiesTab:
         splitter.addWidget(self.entity_list)
         splitter.addWidget(right)
         splitter.setSizes([220, 640])
-        return splitter
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(splitter)
 
-    def _load_entities(self) -> None:
-        """The names are read on the worker: a card's lorebook brings thousands of them."""
-        self._in_background(
+    def load(self) -> None:
+        """The names are read on the lane: a card's lorebook brings thousands of them."""
+        self._host.lane.read(
             lambda store: (store.components.entity_names(), store.components.person_entity()),
-            self._show_entity_names,
+            self._show_names,
         )
 
-    def _show_entity_names(self, found: tuple[list[str], str]) -> None:
+    def _show_names(self, found: tuple[list[str], str]) -> None:
         """The names, the one marked as the person (what the persona knows about you) labelled so."""
         names, person = found
         self.entity_list.clear()
@@ -62,31 +70,31 @@ class EntitiesTab:
             item = QListWidgetItem(tr("{name} (you)", name=name) if name == person else name)
             item.setData(Qt.ItemDataRole.UserRole, name)
             if name == person:
-                item.setToolTip(tr("What {persona} knows about you", persona=self.persona_name))
+                item.setToolTip(tr("What {persona} knows about you", persona=self._host.persona_name))
             self.entity_list.addItem(item)
 
     def _show_entity(self, name: str) -> None:
-        """The selected entity, read on the worker; its fields are read-only until it arrives (so nothing
+        """The selected entity, read on the lane; its fields are read-only until it arrives (so nothing
         typed is overwritten), and an answer for a selection that is no longer current is dropped."""
-        self._entity_request += 1
-        request = self._entity_request
+        self._request += 1
+        request = self._request
         if not name:
-            self._fill_entity(None)
+            self._fill(None)
             return
         self.entity_name.setReadOnly(True)
         self.entity_text.setReadOnly(True)
 
         def arrived(entity: Entity | None) -> None:
-            if request == self._entity_request:
-                self._fill_entity(entity)
+            if request == self._request:
+                self._fill(entity)
 
         def failed() -> None:
-            if request == self._entity_request:
-                self._fill_entity(None)
+            if request == self._request:
+                self._fill(None)
 
-        self._in_background(lambda store: store.components.entity(name), arrived, failed)
+        self._host.lane.read(lambda store: store.components.entity(name), arrived, failed)
 
-    def _fill_entity(self, entity: Entity | None) -> None:
+    def _fill(self, entity: Entity | None) -> None:
         self.entity_name.setText(entity.name if entity else "")
         self.entity_text.setPlainText(entity.text if entity else "")
         self.entity_name.setReadOnly(False)
@@ -94,10 +102,11 @@ class EntitiesTab:
 
     def save_entity(self) -> None:
         name, text = self.entity_name.text(), self.entity_text.toPlainText().strip()
+        say = self._host.say
 
         def saved(_: object) -> None:
-            self._load_entities()
-            self.say(lambda: tr("Saved."))
+            self.load()
+            say(lambda: tr("Saved."))
 
-        self.say(lambda: tr("Saving…"))
-        self._change("save entity", lambda store: store.components.write_entity(name, text), saved)
+        say(lambda: tr("Saving…"))
+        self._host.lane.change("save entity", lambda store: store.components.write_entity(name, text), saved)

@@ -1,11 +1,13 @@
 """The Memory window's knowledge base tab: documents added (txt, md, pdf), their status, adding with progress
-and removing. Mixed into MemoryWindow (ui/memory/memory_window.py); the work runs on the window's worker."""
+and removing. A panel the window owns (ui/memory/memory_window.py); its work runs on the window's lane
+(ui/memory/memory_lane.py)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFileDialog,
@@ -14,7 +16,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -22,7 +23,8 @@ from PySide6.QtWidgets import (
 from nexus_ark.memory.knowledge import KnowledgeDocument
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import from_stored
-from ui.memory.table_labels import DATA_ROLE, relabel
+from ui.memory.memory_lane import MemoryHost
+from ui.memory.table_labels import cell_text, relabel, set_row
 from ui.util.i18n import N_, tr, tr_error
 
 DOCUMENT_STATUS = {
@@ -42,52 +44,74 @@ def _document_status(status: tuple[str, str | None, str | None]) -> str:
     return f"{label}: {tr_error(problem)}" if problem else label
 
 
-class KnowledgeTab:
-    """The knowledge base tab's widgets and what they do; needs the window's worker and status line."""
+class _Progress(QObject):
+    """Progress from the lane, queued to the UI thread. Not owned by the panel: work told to stop may
+    still report once after the window is gone, and it must find a live object to emit on."""
 
-    def _knowledge_tab(self) -> QWidget:
-        self.documents = QTableWidget(0, 4)
-        self.documents.setObjectName("documents")
-        self.follow(
-            lambda: self.documents.setHorizontalHeaderLabels(
-                [tr("Document"), tr("Status"), tr("Chunks"), "id"]
-            )
-        )
-        self.follow(lambda: relabel(self.documents, 1, _document_status))
-        self.documents.setColumnHidden(3, True)
-        self.documents.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.documents.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.documents.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    changed = Signal(str, int, int)
+
+
+class KnowledgePanel(QWidget):
+    """The documents table, the import's progress and its Cancel, Add and Remove."""
+
+    def __init__(self, host: MemoryHost) -> None:
+        super().__init__()
+        self._host = host
+        self.cancel_import = threading.Event()
+        self._progress = _Progress()
+        self.document_progress = self._progress.changed
+        self.document_progress.connect(self._on_document_progress)
+        self.documents = self._documents_table()
         self.progress = QProgressBar()
         self.progress.setVisible(False)
         self.cancel_button = QPushButton()
-        self.follow(lambda: self.cancel_button.setText(tr("Cancel")))
+        host.texts.follow(lambda: self.cancel_button.setText(tr("Cancel")))
         self.cancel_button.setVisible(False)
         self.cancel_button.clicked.connect(self.cancel_import.set)
-        add = QPushButton()
-        self.follow(lambda: add.setText(tr("Add documents…")))
-        add.clicked.connect(self.choose_documents)
-        remove = QPushButton()
-        self.follow(lambda: remove.setText(tr("Remove selected")))
-        remove.clicked.connect(self.remove_documents)
-        buttons = QHBoxLayout()
-        buttons.addWidget(add)
-        buttons.addWidget(remove)
-        buttons.addStretch(1)
-        tab = QWidget()
-        layout = QVBoxLayout(tab)
+        layout = QVBoxLayout(self)
         layout.addWidget(self.documents, 1)
         progress_row = QHBoxLayout()
         progress_row.addWidget(self.progress, 1)
         progress_row.addWidget(self.cancel_button)
         layout.addLayout(progress_row)
-        layout.addLayout(buttons)
-        return tab
+        layout.addLayout(self._buttons())
+
+    def _documents_table(self) -> QTableWidget:
+        table = QTableWidget(0, 4)
+        table.setObjectName("documents")
+        follow = self._host.texts.follow
+        follow(lambda: table.setHorizontalHeaderLabels([tr("Document"), tr("Status"), tr("Chunks"), "id"]))
+        follow(lambda: relabel(table, 1, _document_status))
+        table.setColumnHidden(3, True)
+        table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        return table
+
+    def _buttons(self) -> QHBoxLayout:
+        add = QPushButton()
+        self._host.texts.follow(lambda: add.setText(tr("Add documents…")))
+        add.clicked.connect(self.choose_documents)
+        remove = QPushButton()
+        self._host.texts.follow(lambda: remove.setText(tr("Remove selected")))
+        remove.clicked.connect(self.remove_documents)
+        buttons = QHBoxLayout()
+        buttons.addWidget(add)
+        buttons.addWidget(remove)
+        buttons.addStretch(1)
+        return buttons
+
+    def show_documents(self, docs: list[KnowledgeDocument]) -> None:
+        """Show docs, and resume an import that a cancel, a crash or a closed window stopped (unless one
+        already runs)."""
+        self.refresh_documents(docs)
+        if any(d.status in ("pending", "indexing") for d in docs) and self.progress.isHidden():
+            self.add_documents([])
 
     def refresh_documents(self, docs: list[KnowledgeDocument] | None = None) -> None:
-        """Show docs; without them, the list is read on the worker first."""
+        """Show docs; without them, the list is read on the lane first."""
         if docs is None:
-            self._in_background(lambda store: store.knowledge.documents(), self.refresh_documents)
+            self._host.lane.read(lambda store: store.knowledge.documents(), self.refresh_documents)
             return
         self.documents.setRowCount(len(docs))
         for row, doc in enumerate(docs):
@@ -98,9 +122,7 @@ class KnowledgeTab:
                 f"{doc.chunks_done}/{doc.chunks_total}",
                 str(doc.id),
             ]
-            for col, value in enumerate(values):
-                self.documents.setItem(row, col, QTableWidgetItem(value))
-            self.documents.item(row, 1).setData(DATA_ROLE, status)
+            set_row(self.documents, row, values, 1, status)
 
     def choose_documents(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, tr("Add documents"), "", "Documents (*.txt *.md *.pdf)")
@@ -112,34 +134,35 @@ class KnowledgeTab:
         self.progress.setRange(0, 0)
         self.cancel_button.setVisible(True)
         self.cancel_import.clear()
-        self.say(lambda: tr("Reading documents…"))
+        self._host.say(lambda: tr("Reading documents…"))
 
         progress = self._progress  # kept alive by this task, whatever happens to the window
-        app, slug, cancel = self.app, self.slug, self.cancel_import
+        lane, cancel = self._host.lane, self.cancel_import
+        app, slug = lane.app, lane.slug
         # Written by the persona's owner a batch per step of its queue: a turn waits one batch at most.
-        self._on_worker(
-            lambda: app.add_documents(slug, paths, progress=progress.changed.emit, cancel=cancel),
+        lane.run(
+            lambda: app.admin.add_documents(slug, paths, progress=progress.changed.emit, cancel=cancel),
             self._documents_added,
-            None,
         )
 
     @Slot(str, int, int)
     def _on_document_progress(self, title: str, done: int, total: int) -> None:
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(done)
-        self.say(lambda: tr("Indexing {title}: {done} of {total} parts", title=title, done=done, total=total))
+        self._host.say(
+            lambda: tr("Indexing {title}: {done} of {total} parts", title=title, done=done, total=total)
+        )
 
     def _documents_added(self, docs: list[KnowledgeDocument]) -> None:
         self.progress.setVisible(False)
         self.cancel_button.setVisible(False)
-        if self.cancel_import.is_set():
-            self.refresh_documents(docs)
-            self.say(lambda: tr("Stopped. Adding the documents again continues where it stopped."))
-            return
         self.refresh_documents(docs)
+        if self.cancel_import.is_set():
+            self._host.say(lambda: tr("Stopped. Adding the documents again continues where it stopped."))
+            return
         failed = [d for d in docs if d.status == "error"]
         names = ", ".join(d.title for d in failed)
-        self.say(
+        self._host.say(
             lambda: (
                 tr("Some documents cannot be read: {names}", names=names)
                 if failed
@@ -149,7 +172,7 @@ class KnowledgeTab:
 
     def remove_documents(self) -> None:
         rows = sorted({i.row() for i in self.documents.selectedIndexes()})
-        ids = [int(self.documents.item(r, 3).text()) for r in rows]
+        ids = [int(cell_text(self.documents, r, 3)) for r in rows]
         if not ids:
             return
 
@@ -158,4 +181,4 @@ class KnowledgeTab:
                 store.knowledge.remove(doc_id)
             return store.knowledge.documents()
 
-        self._change("remove documents", remove, self.refresh_documents)
+        self._host.lane.change("remove documents", remove, self.refresh_documents)
