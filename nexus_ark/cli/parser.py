@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from nexus_ark import __version__
+from nexus_ark.cli.tools import add_tools_parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_setup_parsers(sub)
     sub.add_parser("doctor", help="report what works on this machine and what does not")
+    add_tools_parser(sub)
     return parser
 
 
