@@ -19,7 +19,7 @@ Every model: a reply the limit cut is trimmed back to its last whole sentence, w
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from nexus_ark.personas.cards import SOUL_SECTIONS
@@ -75,9 +75,10 @@ def shape_reply(
 ) -> ReplyShape:
     """The generation parameters and the streaming rules for a reply of the model with `caps`; the
     persona's own settings where the model is not small (or asks for less)."""
-    names = {"persona_name": persona_name, "other_names": tuple(other_names), "person_name": person_name}
     if not is_small(caps):
-        return ReplyShape(params=params, **names)
+        return ReplyShape(
+            params=params, persona_name=persona_name, other_names=tuple(other_names), person_name=person_name
+        )
     limit = min(params.max_tokens, SMALL_MAX_TOKENS)
     small = params.model_copy(
         update={
@@ -87,7 +88,14 @@ def shape_reply(
         }
     )
     soft = SMALL_SOFT_TOKENS if limit > SMALL_SOFT_TOKENS else None
-    return ReplyShape(params=small, small=True, soft_tokens=soft, **names)
+    return ReplyShape(
+        params=small,
+        small=True,
+        soft_tokens=soft,
+        persona_name=persona_name,
+        other_names=tuple(other_names),
+        person_name=person_name,
+    )
 
 
 def normalise(sentence: str) -> str:
@@ -120,13 +128,16 @@ def _name_fix_start(text: str, names: str | Sequence[str], person: str = "") -> 
     return fixed
 
 
+def _literal(text: str) -> Callable[[re.Match[str]], str]:
+    """A replacement that is `text` as it is (re.sub would read backslashes in a plain string)."""
+    return lambda _match: text
+
+
 def _name_fix_end(text: str, names: str | Sequence[str], person: str = "") -> str:
     """ "..., Aria!" -> "...!" ("..., Ken!" when the person is Ken)"""
     for name in _names(names):
         to = f", {person}" if person else ""
-        text = re.sub(
-            rf",\s*(?:my dear\s+)?{re.escape(name)}(?=\s*[.!?…])", lambda _m, to=to: to, text, flags=re.I
-        )
+        text = re.sub(rf",\s*(?:my dear\s+)?{re.escape(name)}(?=\s*[.!?…])", _literal(to), text, flags=re.I)
     return text
 
 

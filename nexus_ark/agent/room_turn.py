@@ -14,10 +14,13 @@ from dataclasses import dataclass, replace
 from pydantic import BaseModel
 
 from nexus_ark.agent.prompt import speaker_line
-from nexus_ark.agent.recall import keywords_only
+from nexus_ark.agent.recall import Recall, keywords_only
 from nexus_ark.agent.reply import Reply, ReplyDelta, TurnResult
 from nexus_ark.agent.reply_repeats import may_become_copy, repeated_line
+from nexus_ark.agent.session_state import SessionState
+from nexus_ark.agent.turn import PERSON_WORD, USER_SPEAKER, Turns
 from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.notices import notice
 from nexus_ark.prompts.rooms import PASS_NOTE, PASS_NOTE_RESULTS, ROOM_NOTE, ROOM_PERSON
 from nexus_ark.providers.base import ToolSpec
@@ -25,7 +28,6 @@ from nexus_ark.providers.tools import ToolBox
 
 log = logging.getLogger(__name__)
 
-_PERSON = notice("user")  # the person, as the timeline names them (as in a turn)
 ROOM_SOURCE = "room:{room}:{key}"  # a heard line's source_id: one copy per room message per member
 NOTE_SOURCE = "note:{room}:{key}"
 NOTE_MAX_CHARS = 500
@@ -93,7 +95,7 @@ class _CopyHold:
                 yield ReplyDelta(held)
 
 
-def _person_last(lines: list, person_index: int | None) -> list:
+def _person_last(lines: list[StoredMessage], person_index: int | None) -> list[StoredMessage]:
     """The lines with the person's newest one moved last: the member answers the person first (a line a
     member wrote first meanwhile, or a small model's follower, would otherwise be what it answers)."""
     if person_index is None or person_index == len(lines) - 1:
@@ -101,29 +103,36 @@ def _person_last(lines: list, person_index: int | None) -> list:
     return [*lines[:person_index], *lines[person_index + 1 :], lines[person_index]]
 
 
-class SessionRoom:
+class RoomTurns:
+    """A conversation's part in a room: a part of ChatSession (agent.session), given the session's state,
+    its turns and its recall."""
+
+    def __init__(self, state: SessionState, turns: Turns, recall: Recall) -> None:
+        self.state = state
+        self.turns = turns
+        self.recall = recall
+
+    def _heard_already(self, source: str) -> bool:
+        memory = self.state.memory
+        return (
+            memory.db.execute("select 1 from messages where source_id = ?", [source]).fetchone() is not None
+        )
+
     def keep_note(self, key: str, sender: str, text: str) -> bool:
         """A note another member passed this persona (its words only): a line only this persona hears,
         read on its next turn in the room. False when it was kept already (delivered again)."""
-        source = NOTE_SOURCE.format(room=self.room, key=key)
-        if self.memory.db.execute("select 1 from messages where source_id = ?", [source]).fetchone():
+        source = NOTE_SOURCE.format(room=self.state.room, key=key)
+        if self._heard_already(source):
             return False
-        with self.memory.db.atomic():
-            message_id = self.memory.messages.add(
-                speaker="note",
-                role="user",
-                content=text,
-                room=self.room,
-                source_id=source,
-                meta={"note_from": sender},
-            )
-            self.memory.activity.message(message_id, sender, text, role="user")
+        self.turns.store_incoming(
+            text, speaker="note", name=sender, source_id=source, meta={"note_from": sender}, index=False
+        )
         return True
 
     def _room_tools(self, others: Sequence[str], notes: list[dict[str, str]]) -> ToolBox | None:
         """The persona's tools, and in a room the note it may pass another member (collected in `notes`;
         the room delivers them after the reply)."""
-        box = self._tools()
+        box = self.turns.tools()
         if box is None or not others:
             return box
 
@@ -156,30 +165,23 @@ class SessionRoom:
         """Record lines said by others in the room, each once (a line already heard is skipped, so a room
         can deliver again after a crash); returns how many were new. The person's lines are read for
         feelings as a turn reads them."""
-        store = self.memory.messages
         added = 0
         for line in lines:
-            if line.author == self.persona.slug:
+            if line.author == self.state.persona.slug:
                 continue  # its own answer: in its memory already, as what it said
-            source = ROOM_SOURCE.format(room=self.room, key=line.key)
-            if self.memory.db.execute("select 1 from messages where source_id = ?", [source]).fetchone():
+            source = ROOM_SOURCE.format(room=self.state.room, key=line.key)
+            if self._heard_already(source):
                 continue
             person = line.author is None
-            feeling = self._read_emotion(line.text) if person else None
-            with self.memory.db.atomic():
-                message_id = store.add(
-                    speaker=line.author or "user",
-                    role="user",
-                    content=line.text,
-                    room=self.room,
-                    source_id=source,
-                    meta=None if person else {"name": line.name},
-                    created_at=line.created_at,
-                )
-                self.memory.activity.message(message_id, line.name or _PERSON, line.text, role="user")
-                if feeling is not None:
-                    self._log_emotion(feeling, message_id, line.text)
-            self._index(message_id, line.name or _PERSON, line.text)
+            self.turns.store_incoming(
+                line.text,
+                speaker=line.author or USER_SPEAKER,
+                name=line.name or PERSON_WORD,
+                feeling=self.turns.read_emotion(line.text) if person else None,
+                source_id=source,
+                meta=None if person else {"name": line.name},
+                created_at=line.created_at,
+            )
             added += 1
         return added
 
@@ -202,50 +204,40 @@ class SessionRoom:
         words, or by meaning with the persona's embedder: agent.reply_repeats) is not stored: the
         TurnResult has no reply and meta["repeat_of"] says whose line it repeated; while it streams it
         is held back as long as it may still turn out such a copy."""
-        with self._persons_turn():
-            limit = self.persona.settings.conversation.history_messages
-            history = self.memory.messages.recent(self.room, limit)
+        state = self.state
+        with state.persons_turn():
+            history = state.memory.messages.recent(
+                state.room, state.persona.settings.conversation.history_messages
+            )
             cut = len(history)
             while cut and history[cut - 1].role == "user":
                 cut -= 1
             unanswered = [m for m in history[cut:] if m.content.strip()]
             if not unanswered:
                 raise NexusArkError(
-                    notice("{name} has nothing to answer in this room yet.", name=self.persona.settings.name)
+                    notice("{name} has nothing to answer in this room yet.", name=state.persona.settings.name)
                 )
-            language = "ja" if self.persona.settings.language == "ja" else "en"
-            person = self.persona.user_name
-            shape = self._shape()
-            persons = [
-                i for i, m in enumerate(unanswered) if m.speaker == "user" and "note_from" not in m.meta
-            ]
-            if answering_person or shape.small:
-                unanswered = _person_last(unanswered, persons[-1] if persons else None)
-            said = "\n".join(speaker_line(m, language, person) for m in unanswered)
-            if shape.small:  # a small model repeats a note like this one back: the names must do
-                text = said
-            else:
-                note = ROOM_NOTE[language].format(
-                    others=", ".join(others), person=person or ROOM_PERSON[language]
-                )
-                text = f"{note}\n\n{said}"
+            shape = self.turns.shape()
+            unanswered, text = self._what_was_said(
+                unanswered, others, answering_person or shape.small, shape.small
+            )
             # The lines answered are in the prompt already: recalled too, the 135M model said them again
             # ("Ken: Hello, both of you!…") and the reply was left empty once its copy was taken out.
-            self._recall_exclude = {f"msg:{m.id}" for m in unanswered}
-            try:
-                prompt = self.preview_prompt(text, history[:cut])
-            finally:
-                self._recall_exclude = set()
+            exclude = {f"msg:{m.id}" for m in unanswered}
+            prompt = self.recall.preview_prompt(text, history[:cut], exclude=exclude)
             reply = Reply(started=time.perf_counter())
-            reply.meta["room"] = self.room
+            reply.meta["room"] = state.room
             # A model that goes on writing the others' lines (or the person's) is stopped at the first.
+            person = state.persona.user_name
             speakers = [*others, *([person] if person else [])]
             stops = [*shape.params.stop, *(f"\n{name}:" for name in speakers)]
             shape = replace(shape, params=shape.params.model_copy(update={"stop": stops}))
-            warnings = [keywords_only(self.recall_problem)] if self.recall_problem else []
-            names = [*speakers, self.persona.settings.name]
+            warnings: list[str] = [keywords_only(state.recall_problem)] if state.recall_problem else []
+            names = [*speakers, state.persona.settings.name]
             notes: list[dict[str, str]] = []
-            deltas = self._generate(prompt.messages, shape, cancel, reply, self._room_tools(others, notes))
+            deltas = self.turns.generate(
+                prompt.messages, shape, cancel, reply, self._room_tools(others, notes)
+            )
             hold = _CopyHold(not_again)
             yield from hold(_without_leading_name(deltas, names))
             if notes:
@@ -261,12 +253,29 @@ class SessionRoom:
                     return
             if hold.held:  # held in case it was a copy, and it was not
                 yield ReplyDelta(hold.held)
-            yield self._commit(reply, unanswered[-1].id, warnings)
+            yield self.turns.commit(reply, unanswered[-1].id, warnings)
+
+    def _what_was_said(
+        self, unanswered: list[StoredMessage], others: Sequence[str], person_last: bool, small: bool
+    ) -> tuple[list[StoredMessage], str]:
+        """The lines to answer (the person's newest last when `person_last`) and the text the prompt ends
+        with: the lines by name, after a note that says where the persona is (none for a small model)."""
+        settings = self.state.persona.settings
+        language = "ja" if settings.language == "ja" else "en"
+        person = self.state.persona.user_name
+        persons = [i for i, m in enumerate(unanswered) if m.speaker == "user" and "note_from" not in m.meta]
+        if person_last:
+            unanswered = _person_last(unanswered, persons[-1] if persons else None)
+        said = "\n".join(speaker_line(m, language, person) for m in unanswered)
+        if small:  # a small model repeats a note like this one back: the names must do
+            return unanswered, said
+        note = ROOM_NOTE[language].format(others=", ".join(others), person=person or ROOM_PERSON[language])
+        return unanswered, f"{note}\n\n{said}"
 
     def _repeats(self, text: str, lines: Sequence[str]) -> int | None:
         """Which of the others' lines the reply repeats (by words; by meaning where the embedder works)."""
         try:
-            return repeated_line(text, lines, self.embedder)
+            return repeated_line(text, lines, self.state.embedder)
         except Exception as exc:  # an embedder that fails costs the check its meaning test, not the turn
             log.warning("the room's repeat check by meaning failed: %s", exc)
             return repeated_line(text, lines, None)
@@ -274,9 +283,10 @@ class SessionRoom:
     def _drop_repeat(self, reply: Reply, user_id: int, copied: int, warnings: list[str]) -> TurnResult:
         """A reply that says another member's line again: its draft is removed from this persona's
         memory (it is not what it said), and the room is told whose line it repeated."""
+        state = self.state
         if reply.reply_id is not None:
-            self.memory.messages.delete(reply.reply_id)
-        log.info("%s repeated another member's line in %s: left out", self.persona.settings.name, self.room)
+            state.memory.messages.delete(reply.reply_id)
+        log.info("%s repeated another member's line in %s: left out", state.persona.settings.name, state.room)
         return TurnResult(
             user_message_id=user_id,
             reply_id=None,

@@ -9,54 +9,56 @@ import time
 from collections.abc import Iterator
 
 from nexus_ark.agent.prompt import build_prompt
+from nexus_ark.agent.recall import Recall
 from nexus_ark.agent.reply import Reply, ReplyDelta, TurnResult
+from nexus_ark.agent.session_state import SessionState
+from nexus_ark.agent.turn import Turns
 from nexus_ark.errors import NexusArkError
-from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
-from nexus_ark.personas.store import Persona
 from nexus_ark.prompts.chat import CONTINUE_PROMPT
-from nexus_ark.providers.base import ChatBackend, context_window
+from nexus_ark.providers.base import context_window
 
 
-class SessionVersions:
-    """ChatSession's versions and branches (agent.session composes it)."""
+class Versions:
+    """A conversation's versions and branches: a part of ChatSession (agent.session), given the session's
+    state, its turns and its recall."""
 
-    persona: Persona
-    memory: MemoryStore
-    backend: ChatBackend
-    room: str
+    def __init__(self, state: SessionState, turns: Turns, recall: Recall) -> None:
+        self.state = state
+        self.turns = turns
+        self.recall = recall
 
     def regenerate(
         self, reply_id: int, cancel: threading.Event | None = None
     ) -> Iterator[ReplyDelta | TurnResult]:
         """A new version of a reply. Earlier versions are kept (messages.versions, choose_version); the
         new one is what the conversation shows and the next prompt sees."""
-        with self._persons_turn():
-            store = self.memory.messages
+        state = self.state
+        with state.persons_turn():
+            store = state.memory.messages
             old = store.get(reply_id)
-            if old.role != "assistant" or old.hidden or old.room != self.room:
+            if old.role != "assistant" or old.hidden or old.room != state.room:
                 raise NexusArkError(
                     notice("Only a reply in the conversation as it stands can be regenerated.")
                 )
-            limit = self.persona.settings.conversation.history_messages
-            history = [m for m in store.recent(self.room, limit + 1) if m.id < old.id]
+            limit = state.persona.settings.conversation.history_messages
+            history = [m for m in store.recent(state.room, limit + 1) if m.id < old.id]
             user = next((m for m in reversed(history) if m.role == "user"), None)
             if user is None:
                 raise NexusArkError(
                     notice("This reply answers no message of yours, so there is nothing to redo.")
                 )
             store.hide_from(old.id)  # with anything after it: kept as that version's branch
-            self._recall_exclude = {f"msg:{user.id}"}  # the message answered is in the prompt already
-            try:
-                prompt = self.preview_prompt(user.content, [m for m in history if m.id < user.id])
+            earlier = [m for m in history if m.id < user.id]
+            try:  # the message answered is in the prompt already: not recalled
+                prompt = self.recall.preview_prompt(user.content, earlier, exclude={f"msg:{user.id}"})
             except NexusArkError:
                 store.choose_version(old.id)
                 raise
-            finally:
-                self._recall_exclude = set()
             reply = Reply(started=time.perf_counter(), version_of=old.version_group)
-            yield from self._generate(prompt.messages, self._shape(), cancel, reply, self._tools())
-            result = self._commit(reply, user.id, [])
+            turns = self.turns
+            yield from turns.generate(prompt.messages, turns.shape(), cancel, reply, turns.tools())
+            result = turns.commit(reply, user.id, [])
             if result.reply_id is None:  # nothing came: the conversation keeps the version it had
                 store.choose_version(old.id)
             yield result
@@ -69,16 +71,16 @@ class SessionVersions:
         text = text.strip()
         if not text:
             raise ValueError("empty message")
-        with self._persons_turn():
-            store = self.memory.messages
+        with self.state.persons_turn():
+            store = self.state.memory.messages
             old = store.get(message_id)
-            if old.role != "user" or old.hidden or old.room != self.room:
+            if old.role != "user" or old.hidden or old.room != self.state.room:
                 raise NexusArkError(
                     notice("Only a message of yours in the conversation as it stands can be edited.")
                 )
             store.hide_from(old.id)
             try:
-                yield from self._turn(text, cancel, version_of=old.version_group)
+                yield from self.turns.turn(text, cancel, version_of=old.version_group)
             except NexusArkError:  # not sent (too long, a damaged file): the old wording stays
                 store.choose_version(old.id)
                 raise
@@ -88,32 +90,33 @@ class SessionVersions:
         it lent its neighbours, and every running summary that holds it: those leave the prompt and recall
         at once and are rebuilt from the remaining messages by the next after-turn work); otherwise recall
         and the summary may still hold what was said."""
-        message = self.memory.messages.get(message_id)
+        memory = self.state.memory
+        message = memory.messages.get(message_id)
         if forget:
             items = [
                 r[0]
-                for r in self.memory.db.execute(
+                for r in memory.db.execute(
                     "select id from items where source_id = ?", [message.source_id or f"msg:{message.id}"]
                 ).fetchall()
             ]
-            self.memory.forget(items)  # voids the summaries that held it (memory.summaries)
-            self._summaries().sweep_forgotten(self.room)
-        still_there = self.memory.db.execute("select 1 from messages where id = ?", [message.id]).fetchone()
+            memory.forget(items)  # voids the summaries that held it (memory.summaries)
+            self.recall.summaries().sweep_forgotten(self.state.room)
+        still_there = memory.db.execute("select 1 from messages where id = ?", [message.id]).fetchone()
         if still_there:  # forget() deletes the message with its memory; else it goes on its own
-            self.memory.messages.delete(message.id)
+            memory.messages.delete(message.id)
 
     def continue_reply(
         self, reply_id: int, cancel: threading.Event | None = None
     ) -> Iterator[ReplyDelta | TurnResult]:
         """Go on with a reply the token limit cut short: the next part is appended to the same message."""
-        with self._persons_turn():
-            message = self.memory.messages.get(reply_id)
+        state = self.state
+        settings = state.persona.settings
+        with state.persons_turn():
+            message = state.memory.messages.get(reply_id)
             if message.role != "assistant" or not message.meta.get("cut_by_limit"):
                 raise NexusArkError(notice("Only a reply that the token limit cut short can be continued."))
-            history = self.memory.messages.recent(
-                self.room, self.persona.settings.conversation.history_messages
-            )
-            history = self._after_summary([m for m in history if m.id <= reply_id])
+            history = state.memory.messages.recent(state.room, settings.conversation.history_messages)
+            history = self.recall.after_summary([m for m in history if m.id <= reply_id])
             # It goes on from where the limit stopped it: the words cut off after its last whole sentence
             # (kept in meta, reply_shape) come back first, in the prompt too.
             shown = message.content.removesuffix("…") if message.meta.get("trails_off") else message.content
@@ -122,25 +125,25 @@ class SessionVersions:
             base = shown + restored
             history = [m.model_copy(update={"content": base}) if m.id == reply_id else m for m in history]
             user = next((m for m in reversed(history) if m.role == "user"), None)
-            memory = self._memory_context(user.content if user else message.content, history)
+            memory = self.recall.memory_context(user.content if user else message.content, history)
             messages = build_prompt(
-                self.persona,
+                state.persona,
                 history,
                 CONTINUE_PROMPT,
                 memory,
-                count=self.backend.count_tokens,
-                context_size=context_window(self.backend, self.persona.settings.model.context_size),
-                max_tokens=self.persona.settings.model.max_tokens,
+                count=state.backend.count_tokens,
+                context_size=context_window(state.backend, settings.model.context_size),
+                max_tokens=settings.model.max_tokens,
             ).messages
             reply = Reply(started=time.perf_counter(), reply_id=reply_id, parts=[base])
             reply.meta = {k: v for k, v in message.meta.items() if k == "tool_calls"}
             reply.meta["continued"] = int(message.meta.get("continued", 0)) + 1
             gap = "" if base.endswith((" ", "\n")) else " "
-            deltas = self._generate(messages, self._shape(), cancel, reply, None)
+            deltas = self.turns.generate(messages, self.turns.shape(), cancel, reply, None)
             for i, delta in enumerate(deltas):
                 yield ReplyDelta(restored + gap + delta.text.lstrip()) if i == 0 else delta
                 if i == 0 and len(reply.parts) > 1:
                     reply.parts[1] = gap + reply.parts[1].lstrip()
             if reply.final is not None:  # a small model's sentences: after what was there
                 reply.final = (base + gap + reply.final.lstrip()) if reply.final else base
-            yield self._commit(reply, user.id if user else reply_id, [])
+            yield self.turns.commit(reply, user.id if user else reply_id, [])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,7 +177,7 @@ def stream_tool_loop(
     max_turns: int = 4,
     answer_after_limit: bool = False,
     text_protocol: bool = True,
-) -> Iterator[LoopEvent]:
+) -> Generator[LoopEvent, None, None]:
     """The one tool loop (chat, dreaming and scripts alike). Yields every chunk as it streams (finish
     chunks too), a ToolUse for each call run, and last, exactly one ToolLoopResult.
 
