@@ -98,7 +98,7 @@ def mosaic(window: QWidget, tabs: QTabWidget, indices: list[int], dark: bool) ->
 def _open(language: str, dark: bool, clock: FixedClock) -> NexusApp:
     data = Path(tempfile.mkdtemp(prefix="nexus-shot-"))
     core = NexusApp(data, clock=clock, backend_factory=lambda config: ScriptedMind()).open()
-    core.update_settings(language=language, theme="dark" if dark else "light")
+    core.admin.update_settings(language=language, theme="dark" if dark else "light")
     theme.apply_theme("dark" if dark else "light")
     i18n.set_language(language)
     return core
@@ -138,7 +138,7 @@ def shoot_editor(out: Path, language: str, dark: bool) -> Path:
 def _plant_backups(core: NexusApp, clock: FixedClock, slug: str, language: str) -> None:
     """Five days of talk, a daily copy each day (the runtime takes the first as it opens the memory), and
     yesterday's copy restored, which keeps today's memory as a before-restore copy."""
-    store = core.memory(slug)
+    store = core.personas.memory(slug)
     folder = core.layout.backups_dir / slug
     said, answered = TALK[language]
     for day in range(1, 6):
@@ -148,8 +148,8 @@ def _plant_backups(core: NexusApp, clock: FixedClock, slug: str, language: str) 
             store.messages.add(speaker=slug, role="assistant", content=answered, created_at=when)
         clock.advance(24 * 3600)
         backup_if_due(store, folder, clock=clock)
-    yesterday = core.list_backups(slug)[1]
-    core.restore_backup(slug, yesterday.path)
+    yesterday = core.admin.list_backups(slug)[1]
+    core.admin.restore_backup(slug, yesterday.path)
 
 
 def shoot_settings(out: Path, language: str, dark: bool) -> Path:
@@ -161,11 +161,11 @@ def shoot_settings(out: Path, language: str, dark: bool) -> Path:
     dialog.resize(*SETTINGS_SIZE)
     dialog.show()
     wait_for(
-        lambda: dialog._pickers_ready and dialog.backup_list.topLevelItemCount() > 0,
+        lambda: dialog._pickers_ready and dialog.data.backup_list.topLevelItemCount() > 0,
         "the model catalogue and the backups",
     )
     pump(0.5)
-    dialog.backup_list.setCurrentItem(dialog.backup_list.topLevelItem(0))  # Restore… becomes available
+    dialog.data.backup_list.setCurrentItem(dialog.data.backup_list.topLevelItem(0))  # Restore… becomes available
     target = out / f"settings-{language}{'-dark' if dark else ''}.png"
     mosaic(dialog, dialog.tabs, [0, 1, 2, 3], dark).save(str(target))
     dialog.close()

@@ -88,7 +88,7 @@ def test_settings_window_shows_what_config_toml_holds(qtbot, data_dir: Path) -> 
         assert dialog.font_size.value() == 15
         assert not dialog.notifications_check.isChecked()
         assert dialog.tray_check.isChecked()
-        assert dialog.data_path.text() == str(data_dir.resolve())
+        assert dialog.data.data_path.text() == str(data_dir.resolve())
         chat = dialog.chat_picker
         assert chat.backend_box.currentData() == "ollama"
         assert chat.ollama_model.currentText() == "qwen2.5:1.5b"
@@ -198,7 +198,7 @@ def test_data_folder_is_shown_and_opened_in_the_file_manager(qtbot, core: NexusA
     catcher = _UrlCatcher()
     QDesktopServices.setUrlHandler("file", catcher, "open")
     try:
-        dialog.open_data_button.click()
+        dialog.data.open_data_button.click()
     finally:
         QDesktopServices.unsetUrlHandler("file")
     assert [Path(u.toLocalFile()) for u in catcher.opened] == [core.data_dir]
@@ -221,7 +221,7 @@ def tokyo_clock():
 def test_restoring_a_backup_brings_its_memory_back_and_keeps_the_current_one(
     qtbot, core: NexusApp, tokyo_clock
 ) -> None:
-    memory = core.memory("aria")
+    memory = core.personas.memory("aria")
     memory.messages.add(speaker="Mika", role="user", content="Monday: I adopted a cat.")
     core.clock.advance(3600)  # type: ignore[attr-defined]
     monday = backup(memory, core.layout.backups_dir / "aria", clock=core.clock)
@@ -230,28 +230,28 @@ def test_restoring_a_backup_brings_its_memory_back_and_keeps_the_current_one(
 
     busy = {"aria": True}
     dialog = _dialog(qtbot, core, current_persona="aria", busy=lambda slug: busy.get(slug, False))
-    qtbot.waitUntil(lambda: dialog.backup_list.topLevelItemCount() == 2, timeout=10_000)
-    assert dialog.backup_persona.currentData() == "aria"
-    newest = dialog.backup_list.topLevelItem(0)
+    qtbot.waitUntil(lambda: dialog.data.backup_list.topLevelItemCount() == 2, timeout=10_000)
+    assert dialog.data.backup_persona.currentData() == "aria"
+    newest = dialog.data.backup_list.topLevelItem(0)
     # Taken at 10:00 UTC: shown on the person's clock (the file name keeps UTC).
     assert newest.text(0) == "2026-03-01 19:00" and newest.text(2) == "1"  # one message then
-    dialog.backup_list.setCurrentItem(newest)
-    assert dialog.selected_backup().path == monday
+    dialog.data.backup_list.setCurrentItem(newest)
+    assert dialog.data.selected_backup().path == monday
 
-    dialog.restore_selected(confirm=False)  # a reply is streaming: refused, nothing touched
+    dialog.data.restore_selected(confirm=False)  # a reply is streaming: refused, nothing touched
     assert "is replying" in dialog.status.text()
-    assert len(core.memory("aria").messages.recent()) == 2
+    assert len(core.personas.memory("aria").messages.recent()) == 2
 
     busy["aria"] = False
     with qtbot.waitSignal(dialog.persona_restored, timeout=30_000) as restored:
-        dialog.restore_selected(confirm=False)
+        dialog.data.restore_selected(confirm=False)
     assert restored.args == ["aria"]
-    assert [m.content for m in core.memory("aria").messages.recent()] == ["Monday: I adopted a cat."]
+    assert [m.content for m in core.personas.memory("aria").messages.recent()] == ["Monday: I adopted a cat."]
     assert "as it was on 2026-03-01 19:00" in dialog.status.text()
-    qtbot.waitUntil(lambda: dialog.backup_list.topLevelItemCount() == 3, timeout=10_000)
-    kinds = [dialog.backup_list.topLevelItem(i).text(1) for i in range(3)]
+    qtbot.waitUntil(lambda: dialog.data.backup_list.topLevelItemCount() == 3, timeout=10_000)
+    kinds = [dialog.data.backup_list.topLevelItem(i).text(1) for i in range(3)]
     assert "Before a restore" in kinds
-    kept = next(b for b in dialog._backups if b.kind == "before-restore")
+    kept = next(b for b in dialog.data.backups if b.kind == "before-restore")
     assert kept.messages == 2, "the memory before the restore is kept whole"
 
 

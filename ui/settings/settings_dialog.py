@@ -30,11 +30,10 @@ from PySide6.QtWidgets import (
 
 from nexus_ark.app import NexusApp
 from nexus_ark.config import AppSettings
-from nexus_ark.memory.portability import BackupInfo
 from nexus_ark.model_config import ModelConfig
 from nexus_ark.providers.catalogue import CatalogueEntry, load_catalogue
 from nexus_ark.providers.secrets import store_key
-from ui.settings.data_tab import DataTab
+from ui.settings.data_panel import DataPanel
 from ui.util import i18n, theme
 from ui.util.desktop import tray_available
 from ui.util.i18n import tr
@@ -45,7 +44,10 @@ FONT_MAX = 32
 MODEL_KEYS = {"spec", "api_base", "api_key"}  # what the pickers choose; the rest of a model's settings stay
 
 
-class SettingsDialog(DataTab, QDialog):
+class SettingsDialog(QDialog):
+    """The General, Notifications and Default models tabs are the window's own; Data and backups is a
+    panel it owns (DataPanel), given the app and the status line."""
+
     language_changed = Signal(str)  # the language chosen: "auto", "en" or "ja"
     applied = Signal()  # the settings were saved
     persona_restored = Signal(str)  # a persona's memory now holds a backup's content
@@ -62,19 +64,18 @@ class SettingsDialog(DataTab, QDialog):
         super().__init__(parent)
         self.setObjectName("settingsDialog")
         self.app = app
-        self.busy = busy
-        self._current_persona = current_persona
-        self._backups: list[BackupInfo] = []
         self._pickers_ready = False
         self.setMinimumWidth(620)
         self.tabs = QTabWidget()
         self.tabs.addTab(self._general_tab(), "")
         self.tabs.addTab(self._notifications_tab(), "")
         self.tabs.addTab(self._models_tab(), "")
-        self.tabs.addTab(self._data_tab(), "")
         self.status = QLabel()
         self.status.setObjectName("settingsStatus")
         self.status.setWordWrap(True)
+        self.data = DataPanel(app, self.status.setText, current_persona=current_persona, busy=busy)
+        self.data.persona_restored.connect(self.persona_restored)
+        self.tabs.addTab(self.data, "")
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok
             | QDialogButtonBox.StandardButton.Apply
@@ -92,7 +93,7 @@ class SettingsDialog(DataTab, QDialog):
         layout.addWidget(self.buttons)
         self.show_settings(app.settings)
         self.retranslate()
-        self.refresh_personas()
+        self.data.refresh_personas()
         run_in_background(
             load_catalogue, while_open(self, self._build_pickers), while_open(self, self._show_error)
         )
@@ -216,23 +217,10 @@ class SettingsDialog(DataTab, QDialog):
         self.internal_box.setTitle(tr("Internal work (emotions, dreaming, summaries)"))
         self.same_as_chat.setText(tr("Same as the conversation model"))
         self.models_loading.setText(tr("Loading the model catalogue…"))
-        self.data_label.setText(tr("Data folder (personas, memories, models, logs, backups)"))
-        self.open_data_button.setText(tr("Open folder"))
-        self.backups_box.setTitle(tr("Memory backups"))
-        self.persona_label.setText(tr("Persona"))
-        self.backups_note.setText(
-            tr(
-                "A copy of each persona's memory is taken every day (the last seven are kept). Restoring "
-                "one keeps the memory as it is now as another copy first."
-            )
-        )
-        self.backup_list.setHeaderLabels([tr("Taken"), tr("Kind"), tr("Messages"), tr("Size")])
-        self.restore_button.setText(tr("Restore…"))
-        self.open_backups_button.setText(tr("Open backups folder"))
+        self.data.retranslate()
         self.ok_button.setText("OK")  # the same in both languages
         self.apply_button.setText(tr("Apply"))
         self.cancel_button.setText(tr("Cancel"))
-        self._show_backups(self._backups)
         if self._pickers_ready:
             try:
                 shown = (self.chat_picker.config(), self.internal_picker.config())
@@ -357,7 +345,7 @@ class SettingsDialog(DataTab, QDialog):
             for field, key_name, secret in secrets:
                 reference = store_key(key_name, secret)
                 changes[field] = changes[field].model_copy(update={"api_key": reference})
-            return self.app.update_settings(**changes)
+            return self.app.admin.update_settings(**changes)
 
         run_in_background(
             save, while_open(self, lambda _s: self._saved(close)), while_open(self, self._save_failed)

@@ -1,11 +1,14 @@
 """The Settings window's Data tab: the data folder, and each persona's memory backups (list, open the folder,
-restore one after a confirmation, on a worker). Mixed into SettingsDialog (ui/settings/settings_dialog.py)."""
+restore one after a confirmation, on a worker). A panel the Settings window owns
+(ui/settings/settings_dialog.py), given the app and the window's status line."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC
+from pathlib import Path
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QComboBox,
@@ -21,8 +24,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from nexus_ark.app import NexusApp
 from nexus_ark.memory.portability import BackupInfo
 from nexus_ark.personas.model import PersonaInfo
+from ui.util import theme
 from ui.util.i18n import tr
 from ui.util.tasks import run_in_background, while_open
 
@@ -39,12 +44,28 @@ def _size(size_bytes: int) -> str:
     return f"{size_bytes / 1e6:.1f} MB" if size_bytes >= 100_000 else f"{size_bytes / 1e3:.0f} kB"
 
 
-class DataTab:
-    """The Data tab's widgets and what they do; needs the dialog's `app`, `persona_restored` and `status`."""
+class DataPanel(QWidget):
+    """The data folder and the personas' memory backups. `persona_restored(slug)` once a persona's memory
+    holds a backup's content. say(text) shows a message in the window's status line."""
 
-    def _data_tab(self) -> QWidget:
+    persona_restored = Signal(str)
+
+    def __init__(
+        self,
+        app: NexusApp,
+        say: Callable[[str], None],
+        *,
+        current_persona: str = "",
+        busy: Callable[[str], bool] = lambda _slug: False,
+    ) -> None:
+        super().__init__()
+        self.app = app
+        self._say = say
+        self.busy = busy
+        self._current_persona = current_persona
+        self.backups: list[BackupInfo] = []  # what the list shows, in its order
         self.data_label = QLabel()
-        self.data_path = QLineEdit(str(self.app.data_dir))
+        self.data_path = QLineEdit(str(app.data_dir))
         self.data_path.setObjectName("dataPath")
         self.data_path.setReadOnly(True)
         self.open_data_button = QPushButton()
@@ -53,7 +74,13 @@ class DataTab:
         data_row = QHBoxLayout()
         data_row.addWidget(self.data_path, 1)
         data_row.addWidget(self.open_data_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.data_label)
+        layout.addLayout(data_row)
+        layout.addWidget(self._backups_box(), 1)
+        self._update_buttons()
 
+    def _backups_box(self) -> QGroupBox:
         self.backups_box = QGroupBox()
         self.backup_persona = QComboBox()
         self.backup_persona.setObjectName("backupPersona")
@@ -85,22 +112,34 @@ class DataTab:
         backups.addWidget(self.backups_note)
         backups.addWidget(self.backup_list, 1)
         backups.addLayout(button_row)
+        return self.backups_box
 
-        page = QWidget()
-        layout = QVBoxLayout(page)
-        layout.addWidget(self.data_label)
-        layout.addLayout(data_row)
-        layout.addWidget(self.backups_box, 1)
-        self._update_buttons()
-        return page
+    def retranslate(self) -> None:
+        self.data_label.setText(tr("Data folder (personas, memories, models, logs, backups)"))
+        self.open_data_button.setText(tr("Open folder"))
+        self.backups_box.setTitle(tr("Memory backups"))
+        self.persona_label.setText(tr("Persona"))
+        self.backups_note.setText(
+            tr(
+                "A copy of each persona's memory is taken every day (the last seven are kept). Restoring "
+                "one keeps the memory as it is now as another copy first."
+            )
+        )
+        self.backup_list.setHeaderLabels([tr("Taken"), tr("Kind"), tr("Messages"), tr("Size")])
+        self.restore_button.setText(tr("Restore…"))
+        self.open_backups_button.setText(tr("Open backups folder"))
+        self._show_backups(self.backups)
 
-    def open_folder(self, path) -> bool:
+    def _show_error(self, message: str) -> None:
+        self._say(theme.tinted(message, "error"))
+
+    def open_folder(self, path: Path) -> bool:
         path.mkdir(parents=True, exist_ok=True)
         return QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
 
     def refresh_personas(self) -> None:
         run_in_background(
-            self.app.list_personas,
+            self.app.personas.all,
             while_open(self, self._show_personas),
             while_open(self, self._show_error),
         )
@@ -121,7 +160,7 @@ class DataTab:
             self._show_backups([])
             return
         run_in_background(
-            lambda: (slug, self.app.list_backups(slug)),
+            lambda: (slug, self.app.admin.list_backups(slug)),
             lambda result: (
                 self._show_backups(result[1]) if result[0] == self.backup_persona.currentData() else None
             ),
@@ -129,7 +168,7 @@ class DataTab:
         )
 
     def _show_backups(self, backups: list[BackupInfo]) -> None:
-        self._backups = backups
+        self.backups = backups
         self.backup_list.clear()
         kinds = {"daily": tr("Daily"), "before-restore": tr("Before a restore")}
         for backup in backups:
@@ -148,8 +187,9 @@ class DataTab:
         self._update_buttons()
 
     def selected_backup(self) -> BackupInfo | None:
-        row = self.backup_list.indexOfTopLevelItem(self.backup_list.currentItem())
-        return self._backups[row] if 0 <= row < len(self._backups) else None
+        item = self.backup_list.currentItem()
+        row = self.backup_list.indexOfTopLevelItem(item) if item is not None else -1
+        return self.backups[row] if 0 <= row < len(self.backups) else None
 
     def _update_buttons(self) -> None:
         backup = self.selected_backup()
@@ -181,16 +221,16 @@ class DataTab:
             if answer != QMessageBox.StandardButton.Yes:
                 return
         self.restore_button.setEnabled(False)
-        self.status.setText(tr("Restoring {name}'s memory…", name=name))
+        self._say(tr("Restoring {name}'s memory…", name=name))
         run_in_background(
-            lambda: self.app.restore_backup(slug, backup.path),
+            lambda: self.app.admin.restore_backup(slug, backup.path),
             while_open(self, lambda safety: self._restored(slug, name, when, safety)),
             while_open(self, self._restore_failed),
         )
 
-    def _restored(self, slug: str, name: str, when: str, safety) -> None:
+    def _restored(self, slug: str, name: str, when: str, safety: Path | None) -> None:
         kept = tr(" The memory before it was kept as {file}.", file=safety.name) if safety else ""
-        self.status.setText(tr("{name}'s memory is as it was on {when}.", name=name, when=when) + kept)
+        self._say(tr("{name}'s memory is as it was on {when}.", name=name, when=when) + kept)
         self.persona_restored.emit(slug)
         self.refresh_backups()
 
