@@ -204,6 +204,14 @@ def summarise(
     return text, read, len(pieces)
 
 
+def _window_due(persona: Persona, line: Sequence[StoredMessage], room: int, count: Counter) -> bool:
+    """is_due with the persona's own share and message window."""
+    settings = persona.settings.conversation
+    return is_due(
+        line, room, compress_at=settings.compress_at, history_messages=settings.history_messages, count=count
+    )
+
+
 def compress(
     memory: MemoryStore,
     persona: Persona,
@@ -223,19 +231,7 @@ def compress(
     share, when there is a backlog, or when a voided summary waits to be rebuilt (`rebuild_to`). None when
     nothing was due or there was nothing to compress; raises what the model or the database raises."""
     settings = persona.settings.conversation
-    due = (
-        force
-        or bool(backlog)
-        or rebuild_to is not None
-        or is_due(
-            line,
-            room,
-            compress_at=settings.compress_at,
-            history_messages=settings.history_messages,
-            count=count,
-        )
-    )
-    if not due:
+    if not (force or backlog or rebuild_to is not None or _window_due(persona, line, room, count)):
         return None
     summaries = Summaries(memory.db, memory.archive, memory.activity, memory.messages.clock)
     previous = summaries.current(channel)
