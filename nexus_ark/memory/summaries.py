@@ -102,7 +102,7 @@ class Summaries:
 
     def all(self, room: str, *, stale: bool = False) -> list[ConversationSummary]:
         """The room's summaries in use, oldest first (with `stale`, also those a forgotten message voided)."""
-        where = "" if stale else " and stale = 0"
+        where = "" if stale else f" and stale = {IN_USE}"
         rows = self.db.execute(
             f"select {_COLUMNS} from conversation_summaries where room = ?{where} order by id", [room]
         ).fetchall()

@@ -52,7 +52,6 @@ class WorkItem:
     error: BaseException | None = None
     steps: int = 0
     abandoned: bool = False  # cancelled for good (the person stopped a dream): no further step
-    queued_at: float = field(default_factory=time.monotonic)
     started_at: float | None = None
 
     def wait(self, timeout: float | None = None) -> Any:
@@ -73,7 +72,6 @@ class WorkQueue:
         self._keys: set[str] = set()
         self._current: WorkItem | None = None
         self._stopping = False
-        self._idle_waiters = 0
         self.on_user_waiting: list[Callable[[], None]] = []  # e.g. "compression, give way"
         self._thread = threading.Thread(target=self._loop, name=f"persona-{name}", daemon=True)
         self._thread.start()

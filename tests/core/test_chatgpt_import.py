@@ -28,7 +28,6 @@ MALFORMED = DATA / "malformed.json"
 # (speaker, role): ChatGPT's answers are ChatGPT's, never the persona's own words
 USER, ARIA = ("user", "user"), ("ChatGPT", "assistant")
 CAT_REPLY = "Happy twelfth birthday to Luna! Maine Coons are gentle giants."
-KYOTO_PHOTO = "この写真は伏見稲荷大社です。来月、姉の恵子と京都へ行きます。"  # an image part, then this
 CAT = [
     (*USER, "2024-05-10T09:00:10.000+00:00", "My cat Luna turned twelve today. She is a grey Maine Coon."),
     (

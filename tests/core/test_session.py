@@ -235,8 +235,8 @@ def test_a_failed_turn_is_in_the_timeline(persona, tmp_path: Path) -> None:
 
     class Broken(ScriptedBackend):
         def _stream(self, request):
+            yield from ()  # a generator, as a backend's stream is
             raise ModelError("The model file is damaged.")
-            yield  # pragma: no cover
 
     session = ChatSession(persona, memory, Broken(["unused"]))
     _, result = _run(session, "Hello?")
