@@ -31,7 +31,8 @@ from shiboken6 import isValid
 from nexus_ark.app import NexusApp
 from nexus_ark.memory.inbox import InboxEntry
 from nexus_ark.soul.records import SoulProposal
-from ui.soul.review_window import SoulReviewWindow, local_time
+from ui.soul.proposal_sources import local_time
+from ui.soul.review_window import SoulReviewWindow
 from ui.util.core_events import SOUL_TOPICS, CoreEvents
 from ui.util.i18n import tr
 from ui.util.reasons import why_line
@@ -128,12 +129,12 @@ class InboxWindow(QDialog):
 
     def reload(self) -> None:
         self.status.setText(tr("Loading…"))
-        run_in_background(self.app.inbox, while_open(self, self._show), while_open(self, self._failed))
+        run_in_background(self.app.life.inbox, while_open(self, self._show), while_open(self, self._failed))
         self.reload_proposals()
 
     def reload_proposals(self) -> None:
         run_in_background(
-            self.app.open_soul_proposals,
+            self.app.souls.open_proposals,
             while_open(self, self._show_proposals),
             while_open(self, self._failed),
         )
@@ -263,6 +264,6 @@ class InboxWindow(QDialog):
 
         def run() -> None:
             for slug in slugs:
-                self.app.mark_read(slug)
+                self.app.life.mark_read(slug)
 
         run_in_background(run, lambda _: self.reload(), self._failed)

@@ -5,9 +5,6 @@ worker through NexusApp (the persona's owner writes persona.md and its history);
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
@@ -26,104 +23,14 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from nexus_ark.app import NexusApp
-from nexus_ark.errors import NexusArkError
 from nexus_ark.soul import sections
 from nexus_ark.soul.records import SoulProposal
 from ui.soul.diff_view import SideBySide, shown
+from ui.soul.proposal_sources import Source, local_time, read_sources, section_now, source_line
 from ui.soul.whole_soul import WholeSoulDialog
 from ui.util import theme
-from ui.util.i18n import N_, tr
+from ui.util.i18n import tr
 from ui.util.tasks import run_in_background
-
-SNIPPET = 160  # characters of a source shown in its line (the whole text is its tooltip)
-# What an archive item is, as the Memory window names it.
-ITEM_KINDS = {
-    "message": N_("conversation"),
-    "episode": N_("episode"),
-    "entity": N_("person or thing"),
-    "insight": N_("dream diary"),
-    "goal": N_("goal"),
-    "core": N_("core memory"),
-    "kb_chunk": N_("document"),
-}
-
-
-@dataclass(frozen=True)
-class Source:
-    """One thing the persona drew on, as read from its memory (plain data: made on a worker)."""
-
-    ref: str  # "msg:12", "item:7"
-    found: bool
-    created_at: str = ""
-    speaker: str = ""  # a message's speaker and role
-    role: str = ""
-    kind: str = ""  # an item's kind
-    text: str = ""
-
-
-def read_sources(app: NexusApp, slug: str, refs: list[str]) -> list[Source]:
-    """The proposal's sources from a read-only connection to the persona's memory. Blocks: on a worker."""
-    store = app.open_memory(slug)
-    try:
-        found: list[Source] = []
-        for ref in refs:
-            what, _, raw = ref.partition(":")
-            try:
-                number = int(raw)
-            except ValueError:
-                found.append(Source(ref, False))
-                continue
-            if what == "msg":
-                try:
-                    message = store.messages.get(number)
-                except NexusArkError:  # forgotten since
-                    found.append(Source(ref, False))
-                    continue
-                found.append(
-                    Source(ref, True, message.created_at, message.speaker, message.role, text=message.content)
-                )
-            elif what == "item":
-                item = store.archive.get(number)
-                if item is None:
-                    found.append(Source(ref, False))
-                    continue
-                found.append(
-                    Source(
-                        ref,
-                        True,
-                        str(item.get("created_at") or ""),
-                        kind=str(item.get("kind") or ""),
-                        text=str(item.get("text") or ""),
-                    )
-                )
-            else:
-                found.append(Source(ref, False))
-        return found
-    finally:
-        store.close()
-
-
-def section_now(app: NexusApp, slug: str, heading: str) -> str | None:
-    """The section as persona.md says it now ("" when it has none; None: the file could not be read).
-    Reads the persona's files: on a worker."""
-    try:
-        soul = app.personas.load(slug).soul
-    except NexusArkError:
-        return None
-    found = sections.find(soul, heading)
-    return found.content if found is not None else ""
-
-
-def local_time(stamp: str) -> str:
-    try:
-        return datetime.fromisoformat(stamp).astimezone().strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return stamp
-
-
-def _snippet(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= SNIPPET else flat[: SNIPPET - 1].rstrip() + "…"
 
 
 class SoulReviewWindow(QDialog):
@@ -151,12 +58,26 @@ class SoulReviewWindow(QDialog):
         self.name = name
         self.names = names or {}
         self.now_text = proposal.current_text
-        self.changed_since = False
         self.sources: list[Source] | None = None
         self.sources_error = ""
         self.busy = False
         self.resize(900, 700)
+        self.whole_dialog: WholeSoulDialog | None = None
+        self._build_header(proposal)
+        self._build_comparison()
+        self._build_sources()
+        self._build_editor(proposal)
+        self._build_buttons()
+        self._lay_out()
+        self.retranslate()
+        self._compare()
+        self.editor.setFocus()  # where the person's own words go (not a caret in a read-only pane)
+        self.editor.moveCursor(QTextCursor.MoveOperation.End)
+        self._load()
 
+    # -- building ---------------------------------------------------------------------------------
+    def _build_header(self, proposal: SoulProposal) -> None:
+        """The title, when and how it was proposed, and the persona's reason."""
         self.heading = QLabel()
         self.heading.setObjectName("soulReviewHeading")
         self.heading.setWordWrap(True)
@@ -167,7 +88,6 @@ class SoulReviewWindow(QDialog):
         self.subtitle = QLabel()
         self.subtitle.setObjectName("soulReviewWhen")
         theme.set_tone(self.subtitle, "muted")
-
         self.reason_caption = QLabel()
         self.reason = QLabel(proposal.reason)
         self.reason.setObjectName("soulReason")
@@ -176,12 +96,15 @@ class SoulReviewWindow(QDialog):
         self.reason.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         theme.set_tone(self.reason, "note-box")
 
+    def _build_comparison(self) -> None:
+        """The section now beside the proposal (or the edit), and the note that it changed since."""
         self.diff = SideBySide()
         self.changed_note = QLabel()
         self.changed_note.setObjectName("soulChangedSince")
         self.changed_note.setWordWrap(True)
         self.changed_note.hide()
 
+    def _build_sources(self) -> None:
         self.sources_caption = QLabel()
         self.source_list = QListWidget()
         self.source_list.setObjectName("soulSources")
@@ -189,6 +112,8 @@ class SoulReviewWindow(QDialog):
         self.source_list.setAlternatingRowColors(True)
         self.sources_caption.setBuddy(self.source_list)
 
+    def _build_editor(self, proposal: SoulProposal) -> None:
+        """The proposed text to edit; the comparison follows the edit a moment after typing stops."""
         self.editor_caption = QLabel()
         self.editor_hint = QLabel()
         self.editor_hint.setWordWrap(True)
@@ -202,6 +127,7 @@ class SoulReviewWindow(QDialog):
         self._diff_timer.timeout.connect(self._compare)
         self.editor.textChanged.connect(self._edited)
 
+    def _build_buttons(self) -> None:
         self.status = QLabel()
         self.status.setObjectName("soulReviewStatus")
         self.status.setWordWrap(True)
@@ -218,57 +144,35 @@ class SoulReviewWindow(QDialog):
         self.whole_button = QPushButton()  # the whole soul now and with this change, side by side
         self.whole_button.setObjectName("wholeSoul")
         self.whole_button.clicked.connect(self.show_whole_soul)
-        self.whole_dialog: WholeSoulDialog | None = None
 
-        top = QVBoxLayout()
-        top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(self.diff, 1)
-        top.addWidget(self.changed_note)
-        upper = QWidget()
-        upper.setLayout(top)
-        middle = QVBoxLayout()
-        middle.setContentsMargins(0, 0, 0, 0)
-        middle.addWidget(self.sources_caption)
-        middle.addWidget(self.source_list, 1)
-        sources_part = QWidget()
-        sources_part.setLayout(middle)
-        lower = QVBoxLayout()
-        lower.setContentsMargins(0, 0, 0, 0)
-        lower.addWidget(self.editor_caption)
-        lower.addWidget(self.editor_hint)
-        lower.addWidget(self.editor, 1)
-        editor_part = QWidget()
-        editor_part.setLayout(lower)
+    def _lay_out(self) -> None:
+        """The header above three panes (comparison, sources, editor) that share the height, then the
+        buttons with the status line; captions in bold."""
         self.splitter = QSplitter(Qt.Orientation.Vertical)
         self.splitter.setChildrenCollapsible(False)
-        for part in (upper, sources_part, editor_part):
-            self.splitter.addWidget(part)
+        panes = (  # each pane's widgets, and the one that takes the height left
+            ((self.diff, self.changed_note), self.diff),
+            ((self.sources_caption, self.source_list), self.source_list),
+            ((self.editor_caption, self.editor_hint, self.editor), self.editor),
+        )
+        for widgets, stretched in panes:
+            self.splitter.addWidget(_pane(widgets, stretched))
         for index, share in enumerate((5, 2, 3)):  # a section is short: the comparison needs no more
             self.splitter.setStretchFactor(index, share)
-
         buttons = QHBoxLayout()
         buttons.addWidget(self.whole_button)
         buttons.addWidget(self.status, 1)
-        buttons.addWidget(self.decline_button)
-        buttons.addWidget(self.later_button)
-        buttons.addWidget(self.accept_button)
+        for button in (self.decline_button, self.later_button, self.accept_button):
+            buttons.addWidget(button)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.subtitle)
-        layout.addWidget(self.reason_caption)
-        layout.addWidget(self.reason)
+        for label in (self.heading, self.subtitle, self.reason_caption, self.reason):
+            layout.addWidget(label)
         layout.addWidget(self.splitter, 1)
         layout.addLayout(buttons)
-
         for caption in (self.reason_caption, self.sources_caption, self.editor_caption):
             bold = caption.font()
             bold.setBold(True)
             caption.setFont(bold)
-        self.retranslate()
-        self._compare()
-        self.editor.setFocus()  # where the person's own words go (not a caret in a read-only pane)
-        self.editor.moveCursor(QTextCursor.MoveOperation.End)
-        self._load()
 
     # -- texts ------------------------------------------------------------------------------------
     def title_text(self) -> str:
@@ -332,7 +236,7 @@ class SoulReviewWindow(QDialog):
         if not isValid(self) or now is None:
             return
         if sections.normalised(now) != sections.normalised(self.proposal.current_text):
-            self.now_text, self.changed_since = now, True
+            self.now_text = now
             self.changed_note.show()
             self._compare()
 
@@ -353,19 +257,7 @@ class SoulReviewWindow(QDialog):
             self.source_list.addItem(item)
 
     def source_line(self, source: Source) -> str:
-        if not source.found:
-            return tr("{ref}: no longer in memory", ref=source.ref)
-        when = local_time(source.created_at)
-        if source.kind:  # a memory
-            kind = tr(ITEM_KINDS[source.kind]) if source.kind in ITEM_KINDS else source.kind
-            return f"{when} · {kind}: {_snippet(source.text)}"
-        if source.role == "user":
-            who = tr("You")
-        elif source.speaker in (self.slug, "assistant"):
-            who = self.name
-        else:
-            who = self.names.get(source.speaker, source.speaker)
-        return f"{when} · {who}: {_snippet(source.text)}"
+        return source_line(source, self.slug, self.name, self.names)
 
     def show_whole_soul(self) -> None:
         """persona.md now and with this change (the edit as it stands), side by side: read on a worker."""
@@ -416,7 +308,7 @@ class SoulReviewWindow(QDialog):
         edited = text if self.edited() else None  # None: exactly what was proposed
         self._work(tr("Changing the soul…"))
         run_in_background(
-            lambda: app.accept_soul_proposal(slug, proposal_id, edited),
+            lambda: app.souls.accept(slug, proposal_id, edited),
             lambda _version: self._answered("accepted"),
             self._refused,
         )
@@ -450,7 +342,7 @@ class SoulReviewWindow(QDialog):
         slug, proposal_id, app = self.slug, self.proposal.id, self.app
         self._work(tr("Declining…"))
         run_in_background(
-            lambda: app.decline_soul_proposal(slug, proposal_id),
+            lambda: app.souls.decline(slug, proposal_id),
             lambda _proposal: self._answered("declined"),
             self._refused,
         )
@@ -485,3 +377,14 @@ class SoulReviewWindow(QDialog):
         theme.set_tone(self.status, "error")
         self.decline_button.setEnabled(True)
         self.accept_button.setEnabled(bool(self.editor.toPlainText().strip()))
+
+
+def _pane(widgets: tuple[QWidget, ...], stretched: QWidget) -> QWidget:
+    """Widgets one above the other, `stretched` taking what height is left (a pane of the splitter)."""
+    column = QVBoxLayout()
+    column.setContentsMargins(0, 0, 0, 0)
+    for widget in widgets:
+        column.addWidget(widget, 1 if widget is stretched else 0)
+    pane = QWidget()
+    pane.setLayout(column)
+    return pane
