@@ -21,6 +21,12 @@ TOOL_CALL_ERROR = "<tool_result>error: {problem}</tool_result>"
 # A tool's output when it could not run: the model reads it and may try again.
 NO_SUCH_TOOL = "error: there is no tool named {name!r}; available: {available}"
 TOOL_FAILED = "error: {error_type}: {error}"
+# An MCP tool that did not run (nexus_ark/mcp_tools/offer.py): the model reads why, in words, and goes on.
+TOOL_NEVER = "error: the person does not allow {tool}; do not call it again, answer without it"
+TOOL_DECLINED = "error: the person declined to run {tool} this time; answer without it"
+TOOL_NEEDS_PERSON = "error: {tool} needs the person's approval and they are not here now; go on without it"
+TOOL_UNAVAILABLE = "error: {tool} is not available right now ({problem}); answer without it"
+TOOL_REPORTED_ERROR = "error reported by the tool: {text}"
 # Why a <tool_call> block could not be read.
 BAD_TOOL_CALL = "tool call {block!r} is not valid: {problem}"
 TOOL_CALL_SHAPE = 'expected {{"name": ..., "arguments": {{...}}}}'
