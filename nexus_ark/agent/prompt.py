@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
+from nexus_ark.memory.room_keys import is_room_key
 from nexus_ark.notices import notice
 from nexus_ark.personas.cards import soul_for_prompt
 from nexus_ark.personas.store import Persona
@@ -241,7 +242,7 @@ def speaker_line(message: StoredMessage, language: str = "en", person: str = "")
     if sender := message.meta.get("note_from"):
         return NOTE_LINE["ja" if language == "ja" else "en"].format(name=sender, text=message.content)
     name = message.meta.get("name")
-    if not name and person and message.room.startswith("room:") and message.speaker == "user":
+    if not name and person and is_room_key(message.room) and message.speaker == "user":
         name = person
     return f"{name}: {message.content}" if name else message.content
 
