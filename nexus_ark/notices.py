@@ -10,12 +10,24 @@ elsewhere (a library's message, an OS error, a path) are values and stay as they
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from typing import Any
+
+
+class NoticeKind(StrEnum):
+    """What a sentence announces, where code acts on it and not only shows it: code matches the kind,
+    never the English template (issue 34)."""
+
+    # A persona would like to change its soul; values `persona` and `proposal` (not in the sentence) say
+    # which proposal a click on the notification opens for review.
+    SOUL_PROPOSAL = "soul_proposal"
 
 
 class Notice(str):
     template: str
     values: dict[str, object]
+    kind: NoticeKind | None = None  # set by of_kind(); copies and pickles keep it (it is in __dict__)
 
     def __new__(cls, template: str, **values: object) -> Notice:
         made = super().__new__(cls, template.format(**values))
@@ -27,6 +39,12 @@ class Notice(str):
         # A copy or a pickle is made again from the template, not from the English text (which may hold
         # braces a value brought in).
         return (self.template,), self.values
+
+    def of_kind(self, kind: NoticeKind) -> Notice:
+        """The same sentence, marked as announcing `kind`."""
+        made = Notice(self.template, **self.values)
+        made.kind = kind
+        return made
 
 
 class Joined(str):
@@ -63,7 +81,7 @@ def joined(parts: Iterable[str], sep: str) -> Joined:
     return Joined(parts, sep)
 
 
-def validation_message(error: dict) -> str:
+def validation_message(error: Mapping[str, Any]) -> str:
     """What one of pydantic's errors (an item of ValidationError.errors()) says: the Notice our own
     validator raised when it raised one (so the window translates it), else pydantic's words (English)."""
     raised = (error.get("ctx") or {}).get("error")

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
-from nexus_ark.notices import Notice
+from nexus_ark.notices import Notice, NoticeKind
 from nexus_ark.paths import assets_dir
 from ui.util import i18n, theme
 from ui.util.i18n import tr, tr_error, tr_notice
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
     from nexus_ark.notify import Notifier, OnClick
 
 log = logging.getLogger(__name__)
-
-# The runtime's notification of a persona's proposal to change its soul (nexus_ark/runtime/soul_owner.py):
-# a click on it opens the proposal's review (and the inbox, where it waits with any others).
-SOUL_PROPOSAL_NOTICE = "{name} would like to change “{section}” in its soul. Review it in the inbox."
 
 # The windows a person opens from the menus, imported after the main window shows (import_in_background).
 WINDOW_MODULES = (
@@ -60,7 +56,7 @@ class TranslatedNotifier:
         if (
             self.open_review is not None
             and isinstance(body, Notice)
-            and body.template == SOUL_PROPOSAL_NOTICE
+            and body.kind is NoticeKind.SOUL_PROPOSAL
         ):
             slug, proposal = body.values.get("persona"), body.values.get("proposal")
             if isinstance(slug, str) and isinstance(proposal, int):
@@ -134,7 +130,7 @@ def _run_window(data_dir: str | None) -> int:
     from ui.main.main_window import MainWindow
 
     inbox_on_click = InboxOnClick(qt_app)
-    core.notifier = TranslatedNotifier(
+    core.life.notifications.notifier = TranslatedNotifier(
         default_notifier(assets_dir() / "icons" / "app.png"), inbox_on_click.clicked.emit
     )
     window = MainWindow(core)
