@@ -7,7 +7,6 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from nexus_ark.dreaming.jobs import finished_results
 from nexus_ark.memory.components import EmotionEntry, Entity, Episode, Goal, Insight, OpenQuestion
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.drives import DriveReport
@@ -69,9 +68,8 @@ def read_snapshot(report: DriveReport, reader: MemoryStore) -> Snapshot:
 def _dreams(reader: MemoryStore, limit: int = 100) -> list[DreamEntry]:
     """Finished dreams that wrote something (their result as stored: nexus_ark.dreaming DreamResult), newest
     first. A pass that was skipped (nothing new to dream of) is no dream."""
-    rows = finished_results(reader, limit)  # dream_jobs belongs to nexus_ark.dreaming.jobs
     out = []
-    for finished_at, level, day, raw in rows:
+    for finished_at, level, day, raw in reader.dream_jobs.finished_results(limit):
         try:
             result = json.loads(raw)
         except ValueError:
@@ -96,13 +94,8 @@ def _dreams(reader: MemoryStore, limit: int = 100) -> list[DreamEntry]:
 
 def _held_back(reader: MemoryStore) -> dict[str, str]:
     """The latest finished dream's reason for not reflecting (nexus_ark.dreaming: DreamResult.reflection)."""
-    row = reader.db.execute(
-        "select json_extract(result, '$.reflection'), json_extract(result, '$.model') from dream_jobs "
-        "where state != 'running' and result is not null order by id desc limit 1"
-    ).fetchone()
-    if not row or not row[0]:
-        return {}
-    return {"held_back": str(row[0]), "held_back_model": str(row[1] or "")}
+    held = reader.dream_jobs.held_back()
+    return {"held_back": held.reason, "held_back_model": held.model} if held is not None else {}
 
 
 def timestamp(stamp: str) -> float:
