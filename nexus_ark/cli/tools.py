@@ -20,6 +20,7 @@ from nexus_ark.mcp_tools.servers import (
     add_servers,
     describe,
     parse_servers,
+    remove_server,
     servers_for,
 )
 from nexus_ark.notices import notice
@@ -37,13 +38,21 @@ def add_tools_parser(sub: Any) -> None:
     add = tsub.add_parser("add", help="add a server, app-wide or for one persona")
     add.add_argument("name", help="the server's name (letters, digits, '.', '_', '-')")
     where = add.add_mutually_exclusive_group(required=True)
-    where.add_argument("--command", dest="program", metavar="COMMAND", help='the program and its arguments, e.g. "npx -y @scope/server /path"')
+    where.add_argument(
+        "--command",
+        dest="program",
+        metavar="COMMAND",
+        help='the program and its arguments, e.g. "npx -y @scope/server /path"',
+    )
     where.add_argument("--url", help="a streamable HTTP (or SSE) server's address")
     add.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="for a command")
     add.add_argument("--header", action="append", default=[], metavar="NAME=VALUE", help="for a URL")
     add.add_argument("--sse", action="store_true", help="the URL speaks only SSE (older servers)")
     add.add_argument("--use-when", default="", help="when the persona should reach for it, in a sentence")
     add.add_argument("--persona", help="add it to this persona only")
+    remove = tsub.add_parser("remove", help="remove a server (app-wide, or a persona's own)")
+    remove.add_argument("name")
+    remove.add_argument("--persona", help="remove this persona's own server of that name")
     imp = tsub.add_parser("import", help="add the servers of an mcpServers JSON (Claude Desktop, LM Studio…)")
     imp.add_argument("file", type=Path)
     imp.add_argument("--persona", help="add them to this persona only")
@@ -81,6 +90,11 @@ def run_tools_command(layout: DataLayout, args: argparse.Namespace) -> int:
         return _add(target, args)
     if command == "import":
         return _import(target, args.file)
+    if command == "remove":
+        if not remove_server(target, args.name):
+            return _refuse(notice("No MCP server named {name} in {path}.", name=args.name, path=str(target)))
+        print(args.name)
+        return 0
     hub = McpHub(_resolve)
     try:
         if command == "list":

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from nexus_ark.mcp_tools.approvals import decide, load_decisions, may_run, tool_key
+from nexus_ark.mcp_tools.approvals import decide, load_decisions, may_run
 from nexus_ark.mcp_tools.faults import ToolFault, ToolFaultError, ToolInfo, ToolOutcome
 from nexus_ark.mcp_tools.hub import McpHub
 from nexus_ark.mcp_tools.servers import ServerConfig
@@ -153,6 +153,3 @@ class ToolRunner:
         self.record(ToolRun(tool, arguments, outcome, None, decision))
         return TOOL_REPORTED_ERROR.format(text=outcome.text) if outcome.is_error else outcome.text
 
-
-def keys(tools: Sequence[ToolInfo]) -> list[str]:
-    return [tool_key(t.server, t.name) for t in tools]

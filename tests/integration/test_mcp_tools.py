@@ -219,6 +219,10 @@ def test_the_terminal_imports_a_claude_desktop_config_lists_and_calls_without_a_
     wrong = _cli(data, "call", "test:add", "--args", '{"a": 1}')
     assert wrong.returncode == 2 and "'b' is a required property" in wrong.stderr and wrong.stdout == ""
 
+    removed = _cli(data, "remove", "test")
+    assert removed.returncode == 0 and removed.stdout.strip() == "test"
+    assert json.loads(_cli(data, "list", "--json").stdout) == {"servers": []}
+
 
 @pytest.mark.parametrize(
     ("text", "named"),
