@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QTableView,
     QTextBrowser,
     QVBoxLayout,
+    QWidget,
 )
 
 from nexus_ark.app import NexusApp
@@ -51,15 +52,15 @@ from ui.life.activity_model import (
     error_colour,
     kind_label,
 )
-from ui.util.i18n import FollowsLanguage, sources_saying, tr
+from ui.util.i18n import N_, LanguageTexts, sources_saying, tr
 from ui.util.tasks import SerialWorker
 
 POLL_MS = 5000  # while the window is open, look for new entries this often (an indexed query that finds none)
 FILTER_DELAY_MS = 300  # typing in the filter waits this long for the next key before querying
 
 
-class ActivityWindow(QDialog, FollowsLanguage):
-    """Every text is set through follow(): a language switch shows them all again in the new language."""
+class ActivityWindow(QDialog):
+    """Every text is set through self.texts: a language switch shows them all again in the new language."""
 
     def __init__(self, app: NexusApp, slug: str, parent=None, name: str | None = None) -> None:
         """name: the persona's name when the caller knows it; the slug stands in until the worker has read
@@ -67,6 +68,7 @@ class ActivityWindow(QDialog, FollowsLanguage):
         super().__init__(parent)
         self.app = app
         self.slug = slug
+        self.texts = LanguageTexts()
         self._show_name(name or slug)
         self.resize(980, 640)
 
@@ -81,6 +83,39 @@ class ActivityWindow(QDialog, FollowsLanguage):
         self.filters = Filters()
         self.total = 0
 
+        filters = self._build_filters()
+        self._build_table()
+        self.details = QTextBrowser()
+        self.details.setObjectName("activityDetails")
+        self.details.setOpenLinks(False)
+        self.texts.follow(lambda: self.details.setPlaceholderText(tr("Choose an entry to see its details.")))
+        self.status = QLabel()
+        self.status.setObjectName("activityStatus")
+        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.details)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([440, 150])
+        layout = QVBoxLayout(self)
+        layout.addLayout(filters)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.status)
+
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self.load_newer)
+        self.texts.follow(self._label_choices)
+        self.texts.follow(self._label_table)
+        self.reload()
+
+    def retranslate(self) -> None:
+        self.texts.retranslate()
+
+    # -- building ---------------------------------------------------------------------------------
+    def _build_filters(self) -> QHBoxLayout:
+        """The kind and time choices, the words to look for (read a moment after typing stops), Refresh."""
         self.kind_combo = QComboBox()
         self.kind_combo.setObjectName("activityKind")
         self.kind_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
@@ -93,7 +128,7 @@ class ActivityWindow(QDialog, FollowsLanguage):
         self.since_combo.currentIndexChanged.connect(self.reload)
         self.text_filter = QLineEdit()
         self.text_filter.setObjectName("activityFilter")
-        self.follow(lambda: self.text_filter.setPlaceholderText(tr("Filter the summaries…")))
+        self.texts.follow(lambda: self.text_filter.setPlaceholderText(tr("Filter the summaries…")))
         self.text_filter.setClearButtonEnabled(True)
         self._filter_timer = QTimer(self)
         self._filter_timer.setSingleShot(True)
@@ -102,12 +137,28 @@ class ActivityWindow(QDialog, FollowsLanguage):
         self.text_filter.textEdited.connect(lambda _text: self._filter_timer.start())
         self.text_filter.returnPressed.connect(self.reload)
         self.refresh_button = QPushButton()
-        self.follow(lambda: self.refresh_button.setText(tr("Refresh")))
+        self.texts.follow(lambda: self.refresh_button.setText(tr("Refresh")))
         self.refresh_button.setObjectName("activityRefresh")
         self.refresh_button.setAutoDefault(False)  # Enter in the filter reloads once, not twice
         self.refresh_button.setShortcut(QKeySequence.StandardKey.Refresh)
         self.refresh_button.clicked.connect(self.reload)
+        filters = QHBoxLayout()
+        for caption, combo in ((N_("Kind:"), self.kind_combo), (N_("Since:"), self.since_combo)):
+            filters.addWidget(self._caption(caption, combo))
+            filters.addWidget(combo)
+            filters.addSpacing(12)
+        filters.addWidget(self.text_filter, 1)
+        filters.addWidget(self.refresh_button)
+        return filters
 
+    def _caption(self, text: str, buddy: QWidget) -> QLabel:
+        label = QLabel()
+        self.texts.follow(lambda: label.setText(tr(text)))
+        label.setBuddy(buddy)
+        return label
+
+    def _build_table(self) -> None:
+        """The entries, fetched as they scroll into view: one compact line each, widths from the font."""
         self.model = ActivityModel(self)
         self.model.more_wanted.connect(self._fetch_older)
         self.table = QTableView()
@@ -133,51 +184,9 @@ class ActivityWindow(QDialog, FollowsLanguage):
         header.resizeSection(0, metrics.horizontalAdvance("0000-00-00 00:00:00") + 24)
         self.table.selectionModel().currentRowChanged.connect(self._show_details)
 
-        self.details = QTextBrowser()
-        self.details.setObjectName("activityDetails")
-        self.details.setOpenLinks(False)
-        self.follow(lambda: self.details.setPlaceholderText(tr("Choose an entry to see its details.")))
-
-        self.status = QLabel()
-        self.status.setObjectName("activityStatus")
-        self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
-        filters = QHBoxLayout()
-        kind_label_widget = QLabel()
-        self.follow(lambda: kind_label_widget.setText(tr("Kind:")))
-        kind_label_widget.setBuddy(self.kind_combo)
-        since_label = QLabel()
-        self.follow(lambda: since_label.setText(tr("Since:")))
-        since_label.setBuddy(self.since_combo)
-        filters.addWidget(kind_label_widget)
-        filters.addWidget(self.kind_combo)
-        filters.addSpacing(12)
-        filters.addWidget(since_label)
-        filters.addWidget(self.since_combo)
-        filters.addSpacing(12)
-        filters.addWidget(self.text_filter, 1)
-        filters.addWidget(self.refresh_button)
-        splitter = QSplitter(Qt.Orientation.Vertical)
-        splitter.addWidget(self.table)
-        splitter.addWidget(self.details)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 1)
-        splitter.setSizes([440, 150])
-        layout = QVBoxLayout(self)
-        layout.addLayout(filters)
-        layout.addWidget(splitter, 1)
-        layout.addWidget(self.status)
-
-        self._poll = QTimer(self)
-        self._poll.setInterval(POLL_MS)
-        self._poll.timeout.connect(self.load_newer)
-        self.follow(self._label_choices)
-        self.follow(self._label_table)
-        self.reload()
-
     def _show_name(self, name: str) -> None:
         self.persona_name = name
-        self.follow(lambda: self.setWindowTitle(tr("Activity of {name}", name=name)), key="title")
+        self.texts.follow(lambda: self.setWindowTitle(tr("Activity of {name}", name=name)), key="title")
 
     def _label_choices(self) -> None:
         """The filters' choices in the person's language (their data, what is chosen, stay as they are)."""
@@ -201,7 +210,7 @@ class ActivityWindow(QDialog, FollowsLanguage):
 
     def say(self, text: Callable[[], str]) -> None:
         """The status line; text() is asked again after a language switch (the latest message only)."""
-        self.follow(lambda: self.status.setText(text()), key="status")
+        self.texts.follow(lambda: self.status.setText(text()), key="status")
 
     # -- queries, on the worker thread ----------------------------------------------------------------
     def _ask(self, query, on_done) -> None:
