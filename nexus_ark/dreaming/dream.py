@@ -27,6 +27,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
@@ -34,13 +35,12 @@ from nexus_ark.clock import Clock, iso
 from nexus_ark.dreaming.ask import DreamAsking
 from nexus_ark.dreaming.grounding import Grounding, GroundingReport
 from nexus_ark.dreaming.jobs import (
-    DreamJobs,
     DreamProgress,
     DreamResult,
-    _already,
-    _dreamt,
-    _dreamt_through,
-    _merge,
+    already_dreamt,
+    dreamt_line,
+    dreamt_through,
+    merge_stage,
 )
 from nexus_ark.dreaming.jobs import undreamt as undreamt  # runtime/schedule.py asks it here
 from nexus_ark.dreaming.levels import choose_level, record_level
@@ -49,6 +49,7 @@ from nexus_ark.dreaming.soul_stage import SoulContext
 from nexus_ark.dreaming.stages import NEEDS_REFLECTION, Stage, stage_word, stages_for
 from nexus_ark.dreaming.writes import StageSkipped
 from nexus_ark.errors import NexusArkError, ProviderError, StructuredOutputError
+from nexus_ark.memory.dream_jobs import DreamJobs
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import Joined, Notice, notice
 from nexus_ark.personas.store import Persona
@@ -68,6 +69,19 @@ def _first_line(exc: Exception) -> str:
     text = (str(exc).splitlines() or [""])[0]
     said = exc.message if isinstance(exc, NexusArkError) else (exc.args[0] if exc.args else None)
     return said if isinstance(said, Notice | Joined) and said == text else text
+
+
+@dataclass
+class _Pass:
+    """The pass a dream runs: its level, its job (0: not started yet), the messages it covers (after
+    after_id, through through_id) and the stages an earlier run of it completed."""
+
+    level: int
+    job_id: int
+    after_id: int | None
+    through_id: int | None
+    completed: dict[str, Any]
+    since: str  # when the pass began (a soul proposal cites what was said since)
 
 
 class Dreamer(DreamAsking):
@@ -152,50 +166,94 @@ class Dreamer(DreamAsking):
         started = time.monotonic()
         today = self.clock.now().astimezone().date()
         day = day or latest_day(self.memory, today) or today
-        jobs = DreamJobs(self.memory, self.clock)
+        jobs = DreamJobs(self.memory.db, self.clock)
+        plan = self._plan(jobs, day, level)
+        if isinstance(plan, DreamResult):
+            return plan
+        material = self._material(plan, day)
+        result, reflects = self._new_result(plan.level, day, material)
+        if not material.message_ids and plan.level == 1:
+            result.skipped = f"no conversation on {day.isoformat()} to dream about"
+            result.outcome = "no_conversation"
+            return result
+        job_id = plan.job_id or jobs.start(
+            plan.level, day, plan.after_id, plan.through_id or None, plan.completed
+        )
+        stages = stages_for(plan.level)
+        if not self.continuing:
+            self._say_start(result, plan.level, day, plan.completed)
+        for index, stage in enumerate(stages, 1):
+            if stage.name in plan.completed:
+                self._recall_stage(result, stage.name, plan.completed[stage.name])
+                continue
+            if self.cancel.is_set():
+                return self._gave_way(result, started)
+            if self.progress is not None:
+                self.progress(
+                    DreamProgress(
+                        level=plan.level,
+                        date=day.isoformat(),
+                        stage=stage.name,
+                        index=index,
+                        total=len(stages),
+                    )
+                )
+            self._run_stage(jobs, job_id, stage, material, result, reflects=reflects)
+        if self.cancel.is_set() and any(s.name not in result.stages for s in stages):
+            return self._gave_way(result, started)  # cut off inside the last stage: it resumes next time
+        self._finish(jobs, job_id, plan.level, day, stages, result, started)
+        return result
+
+    def _plan(self, jobs: DreamJobs, day: date, level: int | None) -> _Pass | DreamResult:
+        """The pass to run over `day`: one cut off by a crash, a shutdown or a cancel, resumed as it was;
+        else a new one over what earlier passes did not cover. A DreamResult: nothing new to dream."""
         job = jobs.running(day)
-        if job is not None:  # a pass cut off by a crash, a shutdown or a cancel: resumed as it was
-            level, job_id = int(job["level"]), int(job["id"])
-            after_id, through_id = job["after_id"], job["through_id"]
-            completed: dict[str, Any] = json.loads(job["stages"])
-        else:
-            finished = jobs.finished(day)
-            # What earlier passes covered: a row from before passes were recorded covered the whole day.
-            after_id = _dreamt_through(finished)
-            new = day_messages(self.memory, day, after_id=after_id)
-            top = max((int(j["level"]) for j in finished), default=0)
-            if finished and not new and (level or 0) <= top:
-                return _already(finished, day)
-            level = level or choose_level(self.memory.components.reflection_meta(), day)
-            through_id = new[-1][0] if new else None
-            completed = {}
-            if finished and not new:
-                # A higher level on a day dreamt already: only the stages the earlier passes did not run
-                # (they read the same messages; running them again wrote a second insight).
-                completed = {s.name: {"state": "done earlier"} for s in stages_for(top)}
-                # The higher stages read the whole day, up to where the earlier passes stopped.
-                whole = day_messages(self.memory, day)
-                after_id, through_id = None, whole[-1][0] if whole else None
-            job_id = 0
+        if job is not None:
+            return _Pass(
+                level=int(job["level"]),
+                job_id=int(job["id"]),
+                after_id=job["after_id"],
+                through_id=job["through_id"],
+                completed=json.loads(job["stages"]),
+                since=str(job["started_at"]),
+            )
+        finished = jobs.finished(day)
+        # What earlier passes covered: a row from before passes were recorded covered the whole day.
+        after_id = dreamt_through(finished)
+        new = day_messages(self.memory, day, after_id=after_id)
+        top = max((int(j["level"]) for j in finished), default=0)
+        if finished and not new and (level or 0) <= top:
+            return already_dreamt(finished, day)
+        level = level or choose_level(self.memory.components.reflection_meta(), day)
+        through_id = new[-1][0] if new else None
+        completed: dict[str, Any] = {}
+        if finished and not new:
+            # A higher level on a day dreamt already: only the stages the earlier passes did not run
+            # (they read the same messages; running them again wrote a second insight).
+            completed = {s.name: {"state": "done earlier"} for s in stages_for(top)}
+            # The higher stages read the whole day, up to where the earlier passes stopped.
+            whole = day_messages(self.memory, day)
+            after_id, through_id = None, whole[-1][0] if whole else None
+        return _Pass(level, 0, after_id, through_id, completed, iso(self.clock.now()))
+
+    def _material(self, plan: _Pass, day: date) -> Material:
+        """The day's messages (what the pass covers) within the model's budget, with the persona's soul
+        and the grounding check over them."""
         budget = min(MATERIAL_MAX_TOKENS, int(self._context_size() * MATERIAL_SHARE))
         material = gather(
             self.memory,
             day,
-            level,
+            plan.level,
             self.backend.count_tokens,
             budget,
-            after_id=after_id,
-            through_id=through_id,
+            after_id=plan.after_id,
+            through_id=plan.through_id,
         )
         material.persona = self.persona.settings.name
         material.user_name = self.persona.user_name
         soul = self.persona.settings.soul
         material.soul = SoulContext(
-            self.persona.folder,
-            self.clock,
-            since=str(job["started_at"]) if job is not None else iso(self.clock.now()),
-            fixed=tuple(soul.fixed),
-            enabled=soul.proposals,
+            self.persona.folder, self.clock, since=plan.since, fixed=tuple(soul.fixed), enabled=soul.proposals
         )
         material.grounding = Grounding(
             material.texts,
@@ -203,6 +261,10 @@ class Dreamer(DreamAsking):
             known={material.persona, material.user_name, *material.speakers},
             context=material.context.splitlines(),
         )
+        return material
+
+    def _new_result(self, level: int, day: date, material: Material) -> tuple[DreamResult, bool]:
+        """The pass's result as it starts, and whether the model is asked to reflect."""
         caps = self.backend.capabilities()
         result = DreamResult(level=level, date=day.isoformat(), model=self.backend.describe())
         result.parameters = caps.parameters
@@ -211,38 +273,34 @@ class Dreamer(DreamAsking):
             result.reflection = NEEDS_REFLECTION
         if material.message_ids:
             result.messages = [material.message_ids[0], material.message_ids[-1]]
-        if not material.message_ids and level == 1:
-            result.skipped = f"no conversation on {day.isoformat()} to dream about"
-            return result
-        if not job_id:
-            job_id = jobs.start(level, day, after_id, through_id or None, completed)
-        stages = stages_for(level)
-        if not self.continuing:
-            self._say_start(result, level, day, completed)
-        for index, stage in enumerate(stages, 1):
-            if stage.name in completed:
-                record = completed[stage.name]
-                result.stages[stage.name] = record.get("state", "done")
-                _merge(result, stage.name, record.get("output") or {})
-                if record.get("grounding"):
-                    result.grounding.add(record["grounding"])
-                continue
-            if self.cancel.is_set():
-                result.skipped = "cancelled: the dream resumes from this stage next time"
-                result.seconds = round(time.monotonic() - started, 2)
-                return result
-            if self.progress is not None:
-                self.progress(
-                    DreamProgress(
-                        level=level, date=day.isoformat(), stage=stage.name, index=index, total=len(stages)
-                    )
-                )
-            self._run_stage(jobs, job_id, stage, material, result, reflects=reflects)
-        if self.cancel.is_set() and any(s.name not in result.stages for s in stages):
-            # Cut off inside the last stage: not finished, so the next run resumes it.
-            result.skipped = "cancelled: the dream resumes from this stage next time"
-            result.seconds = round(time.monotonic() - started, 2)
-            return result
+        return result, reflects
+
+    @staticmethod
+    def _recall_stage(result: DreamResult, name: str, record: dict[str, Any]) -> None:
+        """A stage an earlier run of this pass completed: its record counts in the result."""
+        result.stages[name] = record.get("state", "done")
+        merge_stage(result, name, record.get("output") or {})
+        if record.get("grounding"):
+            result.grounding.add(record["grounding"])
+
+    @staticmethod
+    def _gave_way(result: DreamResult, started: float) -> DreamResult:
+        result.skipped = "cancelled: the dream resumes from this stage next time"
+        result.outcome = "cancelled"
+        result.seconds = round(time.monotonic() - started, 2)
+        return result
+
+    def _finish(
+        self,
+        jobs: DreamJobs,
+        job_id: int,
+        level: int,
+        day: date,
+        stages: list[Stage],
+        result: DreamResult,
+        started: float,
+    ) -> None:
+        """Every stage ran: the pass is finished, recorded and said in the timeline, in one transaction."""
         with self.memory.db.atomic():
             record_level(self.memory.components, level, day)
             result.seconds = round(time.monotonic() - started, 2)
@@ -255,11 +313,12 @@ class Dreamer(DreamAsking):
                     v in ("done earlier", f"skipped: {NEEDS_REFLECTION}") for v in result.stages.values()
                 )
                 result.skipped = NEEDS_REFLECTION if held else "no stage produced anything valid"
-            jobs.finish(job_id, state, result)
+                result.outcome = "skipped"
+            jobs.finish(job_id, state, result.model_dump_json())
             ran = [s for s in stages if result.stages.get(s.name) != "done earlier"]
             self.memory.activity.append(
                 "dream",
-                _dreamt(level, day, len(done), len(ran), result.insight),
+                dreamt_line(level, day, len(done), len(ran), result.insight),
                 data={
                     "level": level,
                     "date": day.isoformat(),
@@ -268,7 +327,6 @@ class Dreamer(DreamAsking):
                     "refused": result.grounding.refused,
                 },
             )
-        return result
 
     def _context_size(self) -> int:
         settings = self.persona.settings
@@ -297,7 +355,7 @@ class Dreamer(DreamAsking):
                     output = stage.faithful(self.memory, material)  # type: ignore[misc]
                 jobs.mark_stage(job_id, stage.name, {"state": "done", "output": output})
             result.stages[stage.name] = "done"
-            _merge(result, stage.name, output)
+            merge_stage(result, stage.name, output)
             return
         except ProviderError:
             raise  # the model is unreachable or timed out: the job stays resumable, the caller says why

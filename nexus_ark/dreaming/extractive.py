@@ -15,17 +15,17 @@ from collections import Counter
 
 import numpy as np
 
-from nexus_ark.dreaming.grounding import _COMMON, _KATAKANA, _content_words, sentences
+from nexus_ark.dreaming.grounding import COMMON_WORDS, KATAKANA
 from nexus_ark.dreaming.informative import message_score, small_talk, telling_sentences
 from nexus_ark.dreaming.material import Line
 from nexus_ark.dreaming.names import NEVER_NAMES, People, never_a_name
 from nexus_ark.providers.embedders import Embedder
+from nexus_ark.sentences import sentences
 
 EPISODE_MESSAGES = 3
 QUOTE_CHARS = 240
 ENTITIES_PER_PASS = 4
 SENTENCES_PER_ENTITY = 3
-INFORMATIVE = 0.004
 # How much the day's centre (e5 similarity to the rest) adds to a message's score, at most.
 CENTRE_WEIGHT = 2.0
 
@@ -34,7 +34,7 @@ _NAME = re.compile(r"\b(?:(?:Mr|Mrs|Ms|Dr|Prof)\. )?[A-Z][a-z]+(?:[ -][A-Z][a-z]
 _OPENING = re.compile(r"^[\W_]+")
 # Capitalized words that are not names of people, places or things.
 NOT_NAMES = (
-    _COMMON
+    COMMON_WORDS
     | NEVER_NAMES
     | frozenset(
         [
@@ -63,33 +63,11 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
     if len(said) <= limit:
         return said
     kept = ""
-    for sentence in sentences(said):
+    for sentence in sentences(said, flat=True):
         if len(kept) + len(sentence) + 1 > limit:
             break
         kept = f"{kept} {sentence}".strip()
     return f"{kept or said[:limit].rsplit(' ', 1)[0]} …"
-
-
-def central(lines: list[Line], embedder: Embedder | None, k: int = EPISODE_MESSAGES) -> list[Line]:
-    """The k messages closest to the rest of the day, in the order they were said."""
-    if len(lines) <= k:
-        return list(lines)
-    texts = [text for *_, text in lines]
-    if embedder is not None:
-        vectors = embedder.embed_passages(texts)
-        sims = vectors @ vectors.T
-        np.fill_diagonal(sims, 0.0)
-        scores = sims.sum(axis=1) / (len(lines) - 1)
-        # e5 rates a short question ("What did the bowl look like?") close to everything: a message that
-        # says more (content words) wins a near tie.
-        scores += INFORMATIVE * np.array([min(len(_content_words(t)), 10) for t in texts])
-    else:
-        words = [_content_words(t) for t in texts]
-        scores = np.array(
-            [sum(len(w & o) for j, o in enumerate(words) if j != i) for i, w in enumerate(words)], float
-        )
-    picked = sorted(np.argsort(-scores, kind="stable")[:k])
-    return [lines[i] for i in picked]
 
 
 def telling(
@@ -119,8 +97,9 @@ def quote_telling(text: str, people: People, limit: int = QUOTE_CHARS) -> str:
     said = telling_sentences(text, people)
     if not said:
         return quote(text, limit)
-    every = sentences(text)
-    kept, last, size = [], -1, 0
+    every = sentences(text, flat=True)
+    kept: list[str] = []
+    last, size = -1, 0
     for sentence in said:
         at = every.index(sentence, last + 1)
         piece = sentence if last == -1 or at == last + 1 else f"… {sentence}"
@@ -150,7 +129,7 @@ def _candidates(sentence: str) -> list[tuple[str, bool]]:
             words, dropped = words[1:], dropped + 1
         if words and len(" ".join(words)) > 1:
             found.append((" ".join(words), match.start() == opening and not dropped))
-    return found + [(k, False) for k in _KATAKANA.findall(sentence)]
+    return found + [(k, False) for k in KATAKANA.findall(sentence)]
 
 
 def named_inside(name: str, texts: list[str]) -> bool:
@@ -158,7 +137,7 @@ def named_inside(name: str, texts: list[str]) -> bool:
     class" makes pottery a thing said, not a sentence opener)."""
     folded = name.casefold()
     for text in texts:
-        for sentence in sentences(text):
+        for sentence in sentences(text, flat=True):
             at = sentence.casefold().find(folded, 1)
             opening = len(sentence) - len(_OPENING.sub("", sentence))
             while at != -1:
@@ -180,7 +159,7 @@ def named(
     said = [
         (mid, speaker, sentence)
         for mid, _, speaker, text in lines
-        for sentence in sentences(text)
+        for sentence in sentences(text, flat=True)
         if people is None or not small_talk(sentence, people)
     ]
     # A capitalized word opening a sentence ("Pottery makes me calm") is a name only where it is also

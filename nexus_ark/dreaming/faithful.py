@@ -19,18 +19,19 @@ from nexus_ark.dreaming.extractive import (
     quote_telling,
     telling,
 )
-from nexus_ark.dreaming.grounding import GroundingReport, sentences
-from nexus_ark.dreaming.informative import _FIRST_PERSON, sentence_score
-from nexus_ark.dreaming.material import Line, Material, day_messages, message_roles
+from nexus_ark.dreaming.grounding import GroundingReport
+from nexus_ark.dreaming.informative import in_first_person, sentence_score
+from nexus_ark.dreaming.material import Line, Material, day_messages
 from nexus_ark.dreaming.names import GENERIC_SPEAKERS, People, bare
 from nexus_ark.dreaming.tone import day_tone
-from nexus_ark.dreaming.writes import StageSkipped, _grounding, _people
+from nexus_ark.dreaming.writes import StageSkipped, grounding_check, people_in
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.components import Episode
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.notices import notice
 from nexus_ark.providers.embedders import Embedder
+from nexus_ark.sentences import sentences
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +55,14 @@ def _day(memory: MemoryStore, material: Material) -> tuple[list[Line], dict[int,
     """The whole day so far (a later pass chooses again from it), the roles and the day's people."""
     through = max(material.message_ids) if material.message_ids else None
     day = day_messages(memory, material.day, through_id=through)
-    roles, imported = message_roles(memory, [mid for mid, *_ in day])
-    return day, roles, _people(material, day, roles, imported)
+    roles, imported = memory.messages.roles_of([mid for mid, *_ in day])
+    return day, roles, people_in(material, day, roles, imported)
 
 
-def _quoted_episode(memory: MemoryStore, material: Material) -> dict[str, Any]:
+def quoted_episode(memory: MemoryStore, material: Material) -> dict[str, Any]:
     """The day's most telling messages of the person, quoted (a later pass: chosen again from the whole
     day so far)."""
-    check, report = _grounding(material), GroundingReport()
+    check, report = grounding_check(material), GroundingReport()
     day, roles, people = _day(memory, material)
     check.known |= people.words
     theirs = the_persons(day, roles)
@@ -113,11 +114,11 @@ def _tone(memory: MemoryStore, lines: list[Line], embedder: Embedder | None = No
     return day_tone([(label, 1.0) for label in labels], texts)
 
 
-def _quoted_entities(memory: MemoryStore, material: Material) -> dict[str, Any]:
+def quoted_entities(memory: MemoryStore, material: Material) -> dict[str, Any]:
     """Names of others the person spoke of in the pass's messages, each with the sentences that say them,
     quoted; and the person's own telling sentences in the entity marked as the person."""
-    check, report = _grounding(material), GroundingReport()
-    people = _people(material)
+    check, report = grounding_check(material), GroundingReport()
+    people = people_in(material)
     check.known |= people.words
     theirs = the_persons(material.messages, material.roles)
     skip = {material.persona, *material.speakers}
@@ -155,7 +156,7 @@ def _write_quotes(
     person: bool = False,
 ) -> bool:
     """Add the mentions that pass the check to the entity (the person's: marked as the person)."""
-    check = _grounding(material)
+    check = grounding_check(material)
     lines, sources = [], []
     for mid, speaker, sentence in mentions:
         said = f'{_speaker(speaker, people)}: "{quote(sentence)}"'
@@ -191,8 +192,8 @@ def _person_lines(
     scored = [
         (sentence_score(sentence, people), mid, speaker, sentence)
         for mid, _, speaker, text in mine
-        for sentence in sentences(text)
-        if _FIRST_PERSON.search(sentence)
+        for sentence in sentences(text, flat=True)
+        if in_first_person(sentence)
     ]
     telling_ones = [s for s in scored if s[0] >= PERSON_MIN_SCORE and s[3] not in held]
     # What the episode quotes only where the day has nothing else the person said of themselves.

@@ -35,9 +35,9 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 # 'Speaker: "words"', 'Speaker: words' or the words alone: a quote (a speaker's name has no quote mark
 # or colon in it).
 _QUOTED = re.compile(r'^(?:([^":]{1,80}): )?"?(.+?)"?$')
-_KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
+KATAKANA = re.compile(r"[\u30a1-\u30fa\u30fc]{2,}")
 # Words that open an English sentence without being names (a capital letter there proves nothing).
-_COMMON = frozenset(
+COMMON_WORDS = frozenset(
     [
         "a",
         "about",
@@ -209,7 +209,7 @@ _COMMON = frozenset(
         "sunday",
     ]
 )
-_STOP = _COMMON | frozenset(
+_STOP = COMMON_WORDS | frozenset(
     [
         "very",
         "really",
@@ -267,12 +267,12 @@ def names_in(text: str) -> list[str]:
         bare = _POSSESSIVE.sub("", word)
         if word[0].isdigit():
             found.append(word)
-        elif bare[:1].isupper() and bare.casefold() not in _COMMON and len(bare) > 1:
+        elif bare[:1].isupper() and bare.casefold() not in COMMON_WORDS and len(bare) > 1:
             found.append(bare)
-    return found + _KATAKANA.findall(text)
+    return found + KATAKANA.findall(text)
 
 
-def _content_words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
     return {w.casefold()[:6] for w in _WORD.findall(text) if len(w) >= 4 and w.casefold() not in _STOP}
 
 
@@ -300,12 +300,6 @@ class Grounding:
         self.report = GroundingReport()
 
     # -- the parts ---------------------------------------------------------------------------------
-    def _vector(self, key: str, text: str) -> np.ndarray:
-        if key not in self._vectors:
-            assert self.embedder is not None
-            self._vectors[key] = self.embedder.embed_passages([text])[0]
-        return self._vectors[key]
-
     def _prepare(self, keys: list[str]) -> None:
         """One batch for the sources not yet embedded (a day's messages: one call, not one each)."""
         if self.embedder is None:
@@ -359,7 +353,7 @@ class Grounding:
             return f"not in its sources: {', '.join(missing)}", []
         if names_only:
             return "", []
-        words = _content_words(claim)
+        words = content_words(claim)
         found = {w for w in words if w in pool}
         if words and not found:  # not one word of it was said: whatever the similarity, it is not theirs
             return f"none of its words are in its sources ({', '.join(sorted(words))})", []

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 
-from nexus_ark.dreaming.grounding import _COMMON, _content_words, sentences
+from nexus_ark.dreaming.grounding import COMMON_WORDS, content_words
 from nexus_ark.dreaming.names import NEVER_NAMES, People, never_a_name, vocatives
 from nexus_ark.dreaming.tone import distress, news_of_distress
+from nexus_ark.sentences import sentences
 
 _FIRST_PERSON = re.compile(
     r"\b(?:I|I'm|I've|I'd|I'll|Im|me|my|mine|myself|we|we're|we've|our|ours|us)\b|私|僕|俺|わたし|あたし|自分",
@@ -84,10 +85,15 @@ _JA_WORD = re.compile(r"[一-龥々]{2,}|[ァ-ヺー]{2,}")
 _CAPITALIZED = re.compile(r"\b[A-Z][a-zA-Z]+\b")
 
 
+def in_first_person(text: str) -> bool:
+    """Whether `text` speaks as I or we (English or Japanese)."""
+    return bool(_FIRST_PERSON.search(text))
+
+
 def _words(sentence: str) -> int:
     """Content words: English ones of four letters and more that are not function words; Japanese kanji
     and katakana runs (the script of what a sentence is about)."""
-    return len(_content_words(sentence)) + len(_JA_WORD.findall(sentence))
+    return len(content_words(sentence)) + len(_JA_WORD.findall(sentence))
 
 
 def _names(sentence: str, people: People) -> int:
@@ -99,7 +105,7 @@ def _names(sentence: str, people: People) -> int:
         if i == 0 and match.start() == 0:
             continue
         folded = word.casefold()
-        if folded in _COMMON or folded in NEVER_NAMES or never_a_name(word) or people.who(word):
+        if folded in COMMON_WORDS or folded in NEVER_NAMES or never_a_name(word) or people.who(word):
             continue
         found.add(folded)
     return len(found)
@@ -152,7 +158,11 @@ def sentence_score(sentence: str, people: People) -> float:
 def message_score(text: str, people: People) -> float:
     """A message's most telling sentence, and half its second (a long message does not win by length
     alone)."""
-    scores = [*sorted((sentence_score(s, people) for s in sentences(text)), reverse=True), 0.0, 0.0]
+    scores = [
+        *sorted((sentence_score(s, people) for s in sentences(text, flat=True)), reverse=True),
+        0.0,
+        0.0,
+    ]
     return scores[0] + 0.5 * scores[1]
 
 
@@ -161,7 +171,7 @@ def telling_sentences(text: str, people: People) -> list[str]:
     not a reply said to the listener where the message says more than that."""
     told = [
         s
-        for s in sentences(text)
+        for s in sentences(text, flat=True)
         if sentence_score(s, people) > 0 and not s.rstrip(" )]」』").endswith(("?", "？"))
     ]
     own = [s for s in told if not (_REACTION.search(s) or vocatives(s))]

@@ -4,17 +4,20 @@ and a day dreamt already is not dreamt again; what a pass reports (DreamResult) 
 
 from __future__ import annotations
 
-import json
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from nexus_ark.clock import Clock, iso
 from nexus_ark.dreaming.grounding import GroundingReport
 from nexus_ark.dreaming.material import day_messages
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import joined, notice
+
+# done: the pass ran its stages (some may have been skipped, see `stages`); skipped: no stage wrote
+# anything; already_dreamt: nothing new since the day's earlier passes; no_conversation: nothing to dream;
+# cancelled: it gave way (to the person, or a shutdown) and resumes from its next stage.
+DreamOutcome = Literal["done", "skipped", "already_dreamt", "no_conversation", "cancelled"]
 
 
 class DreamProgress(BaseModel):
@@ -48,70 +51,11 @@ class DreamResult(BaseModel):
     grounding: GroundingReport = Field(default_factory=GroundingReport)  # what the check refused
     messages: list[int] = Field(default_factory=list)  # [first, last] message id this pass covered
     soul_proposal: dict[str, Any] | None = None  # {"soul_proposal": id, "section"}: waits for the person
+    # How the pass ended, for code to decide on (`skipped` says why in words, for people).
+    outcome: DreamOutcome = "done"
 
 
-class DreamJobs:
-    """dream_jobs rows: one per pass over a day (a level, and the messages it covered)."""
-
-    def __init__(self, memory: MemoryStore, clock: Clock) -> None:
-        self.db = memory.db
-        self.clock = clock
-
-    def running(self, day: date) -> dict[str, Any] | None:
-        rows = list(
-            self.db.query(
-                "select * from dream_jobs where date = ? and state = 'running' order by id desc limit 1",
-                [day.isoformat()],
-            )
-        )
-        return rows[0] if rows else None
-
-    def finished(self, day: date) -> list[dict[str, Any]]:
-        """The day's finished passes, oldest first."""
-        return list(
-            self.db.query(
-                "select * from dream_jobs where date = ? and state != 'running' order by id",
-                [day.isoformat()],
-            )
-        )
-
-    def start(
-        self, level: int, day: date, after_id: int | None, through_id: int | None, stages: dict[str, Any]
-    ) -> int:
-        now = iso(self.clock.now())
-        with self.db.atomic():
-            cur = self.db.execute(
-                "insert into dream_jobs (level, date, state, stages, started_at, updated_at, after_id, "
-                "through_id) values (?,?,?,?,?,?,?,?)",
-                [
-                    level,
-                    day.isoformat(),
-                    "running",
-                    json.dumps(stages, ensure_ascii=False),
-                    now,
-                    now,
-                    after_id,
-                    through_id,
-                ],
-            )
-        return int(cur.lastrowid)
-
-    def mark_stage(self, job_id: int, name: str, record: dict[str, Any]) -> None:
-        self.db.execute(
-            "update dream_jobs set stages = json_set(stages, '$.' || ?, json(?)), updated_at = ? "
-            "where id = ?",
-            [name, json.dumps(record, ensure_ascii=False), iso(self.clock.now()), job_id],
-        )
-
-    def finish(self, job_id: int, state: str, result: DreamResult) -> None:
-        now = iso(self.clock.now())
-        self.db.execute(
-            "update dream_jobs set state = ?, result = ?, updated_at = ?, finished_at = ? where id = ?",
-            [state, result.model_dump_json(), now, now, job_id],
-        )
-
-
-def _dreamt(level: int, day: date, done: int, total: int, insight: dict[str, Any] | None) -> str:
+def dreamt_line(level: int, day: date, done: int, total: int, insight: dict[str, Any] | None) -> str:
     """The timeline's line for a finished dream (a notice: the window shows it translated)."""
     written = notice(
         "level {level} dream of {date}: {done}/{total} stages written",
@@ -125,7 +69,7 @@ def _dreamt(level: int, day: date, done: int, total: int, insight: dict[str, Any
     return joined((written, notice("insight: {insight}", insight=insight["insight"])), "; ")
 
 
-def _dreamt_through(finished: list[dict[str, Any]]) -> int | None:
+def dreamt_through(finished: list[dict[str, Any]]) -> int | None:
     """The last message id the day's finished passes covered (None: none did). A pass from before
     passes were recorded (no through_id) covered the whole day as it was: every message there now."""
     if not finished:
@@ -138,38 +82,27 @@ def _dreamt_through(finished: list[dict[str, Any]]) -> int | None:
 def undreamt(memory: MemoryStore, day: date) -> bool:
     """Whether `day` has messages no finished pass covered (the scheduler's question: said after the
     last dream of it, or never dreamt)."""
-    finished = list(
-        memory.db.query(
-            "select after_id, through_id from dream_jobs where date = ? and state != 'running'",
-            [day.isoformat()],
-        )
-    )
-    return bool(day_messages(memory, day, after_id=_dreamt_through(finished)))
+    finished = memory.dream_jobs.finished(day)
+    return bool(day_messages(memory, day, after_id=dreamt_through(finished)))
 
 
 def finished_results(memory: MemoryStore, limit: int = 100) -> list[tuple[str, int, str, str]]:
     """The newest finished passes that stored a result, newest first: (finished_at, level, date, result
     JSON as stored). The dream diary reads them on its own read-only connection."""
-    return [
-        (str(r[0] or ""), int(r[1]), str(r[2]), str(r[3]))
-        for r in memory.db.execute(
-            "select finished_at, level, date, result from dream_jobs "
-            "where state = 'done' and result is not null order by id desc limit ?",
-            [limit],
-        ).fetchall()
-    ]
+    return list(memory.dream_jobs.finished_results(limit))
 
 
-def _already(finished: list[dict[str, Any]], day: date) -> DreamResult:
+def already_dreamt(finished: list[dict[str, Any]], day: date) -> DreamResult:
     """The day's newest highest pass, as stored, saying it was dreamt already."""
     job = max(finished, key=lambda j: (int(j["level"]), int(j["id"])))
     stored = DreamResult.model_validate_json(job["result"]) if job["result"] else None
     result = stored or DreamResult(level=job["level"], date=day.isoformat())
     result.skipped = f"already dreamt (level {job['level']}) on {day.isoformat()}"
+    result.outcome = "already_dreamt"
     return result
 
 
-def _merge(result: DreamResult, stage: str, output: dict[str, Any]) -> None:
+def merge_stage(result: DreamResult, stage: str, output: dict[str, Any]) -> None:
     if output.get("grounding"):
         result.grounding.add(output["grounding"])
         output = {k: v for k, v in output.items() if k != "grounding"}

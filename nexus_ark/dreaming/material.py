@@ -74,13 +74,7 @@ def day_messages(
     """(id, local time HH:MM, speaker, text) of the day's messages on the conversation's line, in every
     room: in a room of several personas another member speaks under its name (what this persona heard)."""
     lo, hi = (day - timedelta(days=1)).isoformat(), (day + timedelta(days=2)).isoformat()
-    rows = memory.db.execute(
-        "select id, created_at, coalesce(json_extract(meta, '$.name'), json_extract(meta, '$.note_from'), "
-        "speaker), content from messages where created_at >= ? and created_at < ? "
-        "and hidden = 0 and status in ('complete', 'stopped', 'interrupted') and content != '' "
-        "order by created_at, id",
-        [lo, hi],
-    ).fetchall()
+    rows = memory.messages.said_between(lo, hi)
     out = []
     for mid, stamp, speaker, content in rows:
         if local_day(stamp) != day:
@@ -93,28 +87,10 @@ def day_messages(
     return out
 
 
-def message_roles(memory: MemoryStore, ids: list[int]) -> tuple[dict[int, str], set[int]]:
-    """Each message's role, and the ids of those that were imported (they carry a source id)."""
-    roles: dict[int, str] = {}
-    imported: set[int] = set()
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" * len(chunk))
-        for mid, role, source in memory.db.execute(
-            f"select id, role, source_id from messages where id in ({marks})", chunk
-        ).fetchall():
-            roles[int(mid)] = role
-            if source is not None:
-                imported.add(int(mid))
-    return roles, imported
-
-
 def latest_day(memory: MemoryStore, today: date) -> date | None:
     """The newest local date (up to today) with a message."""
-    rows = memory.db.execute(
-        "select created_at from messages where hidden = 0 order by created_at desc limit 200"
-    ).fetchall()
-    days = [d for (stamp,) in rows if (d := local_day(stamp)) is not None and d <= today]
+    stamps = memory.messages.newest_times(200)
+    days = [d for stamp in stamps if (d := local_day(stamp)) is not None and d <= today]
     return max(days) if days else None
 
 
@@ -155,7 +131,7 @@ def gather(
         head += LEFT_OUT.format(count=len(lines) - len(kept))
     body = "\n".join([head, *kept]) if messages else NO_CONVERSATION.format(day=day.isoformat())
     text = f"{context}\n\n{body}" if context else body
-    roles, imported = message_roles(memory, [m[0] for m in messages])
+    roles, imported = memory.messages.roles_of([m[0] for m in messages])
     return Material(
         day=day,
         roles=roles,

@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from nexus_ark.sentences import sentences
+
 # Speakers that name a role, not a person ("user" is how the chat stores the person's turns).
 GENERIC_SPEAKERS = frozenset(["user", "you", "me", "person", "human", "assistant", "system", "note", ""])
 
@@ -175,7 +177,6 @@ def conversation_people(
     the person's turns, what the persona's turns call them), the persona (its names, what the person's
     turns call it) and other speakers. `trusted`: ids of persona turns that were not written by the
     persona's model (an imported conversation), whose vocatives may name the person's entity."""
-    from nexus_ark.dreaming.grounding import sentences  # grounding imports nothing from here
 
     people = People()
     for name in persona_names:
@@ -194,7 +195,7 @@ def conversation_people(
     for speaker in person_speakers:
         people.person |= _names_of(speaker)
     for mid, _, _, text in lines:
-        for sentence in sentences(text):
+        for sentence in sentences(text, flat=True):
             for name in vocatives(sentence):
                 folded = bare(name)
                 known = people.who(folded)

@@ -78,7 +78,7 @@ class DreamAnswer(BaseModel):
 
 
 SourceIds = list[str]
-_SOURCES = Field(default_factory=list, max_length=8)
+_SOURCES: list[str] = Field(default_factory=list, max_length=8)
 
 
 class InsightDraft(DreamAnswer):

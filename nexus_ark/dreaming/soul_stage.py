@@ -13,7 +13,7 @@ from typing import Any
 from nexus_ark.clock import Clock
 from nexus_ark.dreaming.material import Material
 from nexus_ark.dreaming.schemas import SoulEditDraft
-from nexus_ark.dreaming.writes import StageSkipped, _cited
+from nexus_ark.dreaming.writes import StageSkipped, cited_ids
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
 from nexus_ark.prompts.dreaming import SOUL_FIXED, SOUL_SECTIONS, SOUL_WAITING, STAGE_TASKS
@@ -65,7 +65,7 @@ def apply_soul_edit(memory: MemoryStore, draft: SoulEditDraft, material: Materia
             [ctx.since, INSIGHT_SOURCES],
         ).fetchall()
     ]
-    cited = _cited(draft.source_ids, material) or [f"msg:{i}" for i in material.shown_ids[-4:]]
+    cited = cited_ids(draft.source_ids, material) or [f"msg:{i}" for i in material.shown_ids[-4:]]
     keeper = SoulKeeper(ctx.folder, memory, ctx.clock)
     try:
         proposal = keeper.propose(

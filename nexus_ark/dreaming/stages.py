@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from nexus_ark.dreaming.faithful import _quoted_entities, _quoted_episode
+from nexus_ark.dreaming.faithful import quoted_entities, quoted_episode
 from nexus_ark.dreaming.material import Material
 from nexus_ark.dreaming.schemas import (
     EntityUpdates,
@@ -24,12 +24,12 @@ from nexus_ark.dreaming.schemas import (
 from nexus_ark.dreaming.soul_stage import apply_soul_edit, soul_task
 from nexus_ark.dreaming.writes import (
     Apply,
-    _entities,
-    _episode,
-    _goal_changes,
-    _insight_stage,
-    _nothing,
-    _questions,
+    goal_changes,
+    insight_stage,
+    write_entities,
+    write_episode,
+    write_nothing,
+    write_questions,
 )
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
@@ -59,58 +59,58 @@ STAGES: tuple[Stage, ...] = (
         1,
         InsightDraft,
         STAGE_TASKS["insight"],
-        _insight_stage("insight"),
+        insight_stage("insight"),
     ),
     Stage(
         "entities",
         1,
         EntityUpdates,
         STAGE_TASKS["entities"],
-        _entities,
-        _quoted_entities,
+        write_entities,
+        quoted_entities,
     ),
     Stage(
         "episode",
         1,
         EpisodeDraft,
         STAGE_TASKS["episode"],
-        _episode,
-        _quoted_episode,
+        write_episode,
+        quoted_episode,
     ),
     Stage(
         "questions",
         1,
         QuestionDrafts,
         STAGE_TASKS["questions"],
-        _questions,
+        write_questions,
     ),
     Stage(
         "week",
         2,
         InsightDraft,
         STAGE_TASKS["week"],
-        _insight_stage("week"),
+        insight_stage("week"),
     ),
     Stage(
         "short_goals",
         2,
         GoalChanges,
         STAGE_TASKS["short_goals"],
-        _goal_changes("short"),
+        goal_changes("short"),
     ),
     Stage(
         "values",
         3,
         InsightDraft,
         STAGE_TASKS["values"],
-        _insight_stage("values"),
+        insight_stage("values"),
     ),
     Stage(
         "long_goals",
         3,
         GoalChanges,
         STAGE_TASKS["long_goals"],
-        _goal_changes("long"),
+        goal_changes("long"),
     ),
     Stage(
         "soul",
@@ -125,7 +125,7 @@ STAGES: tuple[Stage, ...] = (
         1,
         None,
         STAGE_TASKS["consolidate"],
-        _nothing,
+        write_nothing,
     ),
 )
 

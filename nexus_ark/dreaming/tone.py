@@ -11,8 +11,10 @@ short Reddit comments, reads "I failed my aptitude test, but thanks for cheering
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable
+
+from nexus_ark.sentences import sentences
 
 NEGATIVE = frozenset(["sadness", "anger", "fear", "anxious", "tired", "stressed", "disgust"])
 POSITIVE = frozenset(["joy", "happy", "surprise"])
@@ -68,9 +70,8 @@ _JAPANESE = re.compile(r"[ぁ-んァ-ン一-龥]")
 def news_of_distress(text: str) -> bool:
     """Whether a message tells of the speaker's own loss, failure or scare ("I failed my test", "Lost my
     job yesterday", 「試験に落ちた」), not a worry in passing nor a loss long past said of others."""
-    from nexus_ark.dreaming.grounding import sentences  # grounding imports nothing from here
 
-    for sentence in sentences(text):
+    for sentence in sentences(text, flat=True):
         calm = _REASSURED.sub(" ", sentence)
         if (_LOSS.search(calm) or _SCARE.search(calm)) and (
             _FIRST_PERSON.search(calm) or _JAPANESE.search(calm)
@@ -97,7 +98,7 @@ def day_tone(readings: Iterable[tuple[str, float]], texts: Iterable[str]) -> str
     messages' words: distress (a negative reading, a distress word) wins where it is a fair share of the
     day's feeling; else the commonest feeling other than neutral; neutral; '' when nothing was read."""
     readings = list(readings)
-    weight: Counter[str] = Counter()
+    weight: defaultdict[str, float] = defaultdict(float)
     for label, confidence in readings:
         if label in NEGATIVE:
             weight[label] += DISTRESS_WEIGHT * max(confidence, 0.3)

@@ -43,13 +43,13 @@ def _sources(ids: list[str], material: Material, fallback: list[str] | None = No
     return cited or fallback or [f"msg:{i}" for i in material.shown_ids] or material.source_ids
 
 
-def _cited(ids: list[str], material: Material) -> list[str]:
+def cited_ids(ids: list[str], material: Material) -> list[str]:
     """Only the ids the model cited that are the pass's messages (none: the check reads them all)."""
     known = set(material.source_ids)
     return [i for i in dict.fromkeys(ids) if i in known]
 
 
-def _grounding(material: Material) -> Grounding:
+def grounding_check(material: Material) -> Grounding:
     """The check set by the dream; a stage applied on its own (a test) gets one on words alone."""
     if material.grounding is None:
         material.grounding = Grounding(material.texts, None, known={material.persona, *material.speakers})
@@ -61,10 +61,10 @@ def _written_from(cited: list[str], supporting: list[str], material: Material) -
     return cited or supporting or _sources([], material)
 
 
-def _insight_stage(stage: str) -> Apply:
+def insight_stage(stage: str) -> Apply:
     def apply(memory: MemoryStore, draft: InsightDraft, material: Material) -> dict[str, Any]:
-        check, report = _grounding(material), GroundingReport()
-        cited = _cited(draft.source_ids, material)
+        check, report = grounding_check(material), GroundingReport()
+        cited = cited_ids(draft.source_ids, material)
         higher = stage != "insight"  # the week's and month's rest on the period's episodes too
         # Every sentence of it: one true sentence must not carry an invented one ("Daichi wants help moving.
         # He will bring you a birthday gift.").
@@ -121,7 +121,7 @@ def _add_to_entity(
     return True
 
 
-def _people(
+def people_in(
     material: Material,
     lines: list[Line] | None = None,
     roles: dict[int, str] | None = None,
@@ -148,7 +148,7 @@ def _not_an_entity(name: str, mentioned: list[str], material: Material, memory: 
         return "the persona itself"
     if name.casefold() in NOT_NAMES or never_a_name(name):
         return "a common word, not a name"
-    who = _people(material).who(name)
+    who = people_in(material).who(name)
     if who == "persona":
         return "the persona itself"
     if who == "speaker":
@@ -162,9 +162,9 @@ def _not_an_entity(name: str, mentioned: list[str], material: Material, memory: 
     return ""
 
 
-def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -> dict[str, Any]:
-    check, report = _grounding(material), GroundingReport()
-    people = _people(material)
+def write_entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -> dict[str, Any]:
+    check, report = grounding_check(material), GroundingReport()
+    people = people_in(material)
     check.known |= people.words  # "Cal" of Calvin needs no source: the day calls him so
     written: list[str] = []
     for note in updates.entities:
@@ -187,7 +187,7 @@ def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -
             report.refused += 1
             report.refusals.append(Refusal(stage="entities", text=name, why=why))
             continue
-        cited = [i for i in _cited(note.source_ids, material) if i in mentioned] or mentioned
+        cited = [i for i in cited_ids(note.source_ids, material) if i in mentioned] or mentioned
         text, _ = check.keep_supported("entities", note.text, cited, report=report)
         if text and _add_to_entity(memory, name, text, material, cited, person=person):
             written.append(name)
@@ -198,9 +198,9 @@ def _entities(memory: MemoryStore, updates: EntityUpdates, material: Material) -
     return {"entities_updated": written, "grounding": report.model_dump()}
 
 
-def _episode(memory: MemoryStore, draft: EpisodeDraft, material: Material) -> dict[str, Any]:
-    check, report = _grounding(material), GroundingReport()
-    cited = _cited(draft.source_ids, material)
+def write_episode(memory: MemoryStore, draft: EpisodeDraft, material: Material) -> dict[str, Any]:
+    check, report = grounding_check(material), GroundingReport()
+    cited = cited_ids(draft.source_ids, material)
     summary, support = check.keep_supported("episode", draft.summary, cited, report=report)
     if not summary:
         raise StageSkipped(notice("no sentence of the episode was supported by the day's messages"), report)
@@ -238,15 +238,15 @@ def _put_episode(memory: MemoryStore, episode: Episode, material: Material) -> N
     memory.components.put_episode(episode)
 
 
-def _questions(memory: MemoryStore, drafts: QuestionDrafts, material: Material) -> dict[str, Any]:
-    check, report = _grounding(material), GroundingReport()
+def write_questions(memory: MemoryStore, drafts: QuestionDrafts, material: Material) -> dict[str, Any]:
+    check, report = grounding_check(material), GroundingReport()
     known = {q.question.casefold().strip() for q in memory.components.open_questions(include_resolved=True)}
     added = []
     for d in drafts.questions:
         text = " ".join(d.question.split())
         if text.casefold() in known:
             continue
-        cited = _cited(d.source_ids, material)
+        cited = cited_ids(d.source_ids, material)
         support = check.check("questions", text, cited, report=report)
         if support is None or any(
             check.check("questions", said, cited, names_only=True, report=report) is None
@@ -269,12 +269,12 @@ def _questions(memory: MemoryStore, drafts: QuestionDrafts, material: Material) 
     return {"open_questions": added, "grounding": report.model_dump()}
 
 
-def _goal_changes(term: GoalTerm) -> Apply:
+def goal_changes(term: GoalTerm) -> Apply:
     stage = f"{term}_goals"
 
     def apply(memory: MemoryStore, changes: GoalChanges, material: Material) -> dict[str, Any]:
         c = memory.components
-        check, report = _grounding(material), GroundingReport()
+        check, report = grounding_check(material), GroundingReport()
         active = {g.id: g for g in c.goals(term, "active")}
         done: list[dict[str, Any]] = []
         existing = {g.goal.casefold() for g in active.values()}
@@ -312,5 +312,5 @@ def _goal_changes(term: GoalTerm) -> Apply:
     return apply
 
 
-def _nothing(memory: MemoryStore, answer: Any, material: Material) -> dict[str, Any]:
+def write_nothing(memory: MemoryStore, answer: Any, material: Material) -> dict[str, Any]:
     return {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import sqlite_utils
 from pydantic import BaseModel
@@ -57,7 +57,7 @@ class MessageStore:
     ) -> int:
         now = iso(self.clock.now())
         with self.db.atomic():
-            table = self.db["messages"].insert(
+            table = self.db.table("messages").insert(
                 {
                     "room": room,
                     "speaker": speaker,
@@ -71,7 +71,7 @@ class MessageStore:
                     "version_of": version_of,
                 }
             )
-        return int(table.last_pk)
+        return int(cast(int, table.last_pk))
 
     def update_content(
         self,
@@ -87,7 +87,7 @@ class MessageStore:
         if meta is not None:
             changes["meta"] = json.dumps(meta)
         with self.db.atomic():
-            self.db["messages"].update(message_id, changes)
+            self.db.table("messages").update(message_id, changes)
 
     def recent(self, room: str = DEFAULT_ROOM, limit: int = 200) -> list[StoredMessage]:
         return self.select(
@@ -102,7 +102,7 @@ class MessageStore:
 
     def get(self, message_id: int) -> StoredMessage:
         try:
-            return self._to_model(self.db["messages"].get(message_id))
+            return self._to_model(self.db.table("messages").get(message_id))
         except NotFoundError:
             raise NexusArkError(notice("There is no message {message_id}.", message_id=message_id)) from None
 
@@ -165,6 +165,96 @@ class MessageStore:
         if room is None:
             return self.db["messages"].count
         return self.db.execute("select count(*) from messages where room = ?", [room]).fetchone()[0]
+
+    def last_from_person(self) -> str | None:
+        """When the person last wrote (the stored time as written; None: never)."""
+        row = self.db.execute("select max(created_at) from messages where role = 'user'").fetchone()
+        return str(row[0]) if row and row[0] else None
+
+    # -- reading by meaning (callers outside memory/ ask these, never SQL) -----------------------
+    def exists(self, message_id: int) -> bool:
+        return self.db.execute("select 1 from messages where id = ?", [message_id]).fetchone() is not None
+
+    def has_source(self, source_id: str) -> bool:
+        """Whether a message with this source id is stored (a line delivered or imported before)."""
+        return (
+            self.db.execute("select 1 from messages where source_id = ?", [source_id]).fetchone() is not None
+        )
+
+    def hidden_ids(self, room: str) -> set[int]:
+        """The room's messages taken off the conversation's line (other branches, hidden versions)."""
+        return {
+            int(r[0])
+            for r in self.db.execute(
+                "select id from messages where room = ? and hidden = 1", [room]
+            ).fetchall()
+        }
+
+    def shown_between(self, room: str, after_id: int, before_id: int, limit: int) -> list[StoredMessage]:
+        """The room's messages on the line with after_id < id < before_id, oldest first, at most `limit`."""
+        return self.select(
+            "select * from messages where room = ? and hidden = 0 and id > ? and id < ? order by id limit ?",
+            [room, after_id, before_id, limit],
+        )
+
+    def newest_ids(self, room: str, limit: int) -> list[int]:
+        """The room's newest message ids (any but failed replies), newest first."""
+        return [
+            int(r[0])
+            for r in self.db.execute(
+                "select id from messages where room = ? and status != 'error' order by id desc limit ?",
+                [room, limit],
+            ).fetchall()
+        ]
+
+    def said_between(self, since: str, until: str) -> list[tuple[int, str, str, str]]:
+        """(id, created_at, who said it, text) of the finished, shown, non-empty messages created in
+        [since, until), in every room, in the order said. In a room of several personas another member
+        speaks under its name; a note passed on, under its sender's."""
+        rows = self.db.execute(
+            "select id, created_at, "
+            "coalesce(json_extract(meta, '$.name'), json_extract(meta, '$.note_from'), speaker), content "
+            "from messages where created_at >= ? and created_at < ? "
+            "and hidden = 0 and status in ('complete', 'stopped', 'interrupted') and content != '' "
+            "order by created_at, id",
+            [since, until],
+        ).fetchall()
+        return [(int(r[0]), r[1], r[2], r[3]) for r in rows]
+
+    def roles_of(self, ids: list[int]) -> tuple[dict[int, str], set[int]]:
+        """Each message's role, and the ids of those that were imported (they carry a source id)."""
+        roles: dict[int, str] = {}
+        imported: set[int] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for mid, role, source in self.db.execute(
+                f"select id, role, source_id from messages where id in ({marks})", chunk
+            ).fetchall():
+                roles[int(mid)] = role
+                if source is not None:
+                    imported.add(int(mid))
+        return roles, imported
+
+    def newest_times(self, limit: int = 200) -> list[str]:
+        """When the newest shown messages were written (stored times), newest first."""
+        return [
+            str(r[0])
+            for r in self.db.execute(
+                "select created_at from messages where hidden = 0 order by created_at desc limit ?", [limit]
+            ).fetchall()
+        ]
+
+    def unread_feelings(self, limit: int) -> list[tuple[int, str, str]]:
+        """(id, created_at, text) of the person's newest shown messages that have no emotion reading in
+        emotion_log yet (an import's older lines), newest first, at most `limit`."""
+        rows = self.db.execute(
+            "select m.id, m.created_at, m.content from messages m where m.role = 'user' and m.hidden = 0 "
+            "and m.content != '' and not exists (select 1 from emotion_log e where e.message_id = m.id) "
+            "order by m.created_at desc limit ?",
+            [limit],
+        ).fetchall()
+        return [(int(r[0]), r[1], r[2]) for r in rows]
 
     def recover_interrupted(self) -> int:
         """Replies still 'streaming' at start-up were cut off by a crash: keep the text, mark them. A draft

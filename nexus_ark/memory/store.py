@@ -22,6 +22,8 @@ from nexus_ark.memory.archive import Archive
 from nexus_ark.memory.components import Components
 from nexus_ark.memory.conversation_index import forget_in_neighbours
 from nexus_ark.memory.db import connect, database_error, sqlite
+from nexus_ark.memory.dream_jobs import DreamJobs
+from nexus_ark.memory.job_runs import JobRuns
 from nexus_ark.memory.knowledge import KnowledgeBase
 from nexus_ark.memory.messages import MessageStore
 from nexus_ark.memory.migrations import check_current, migrate
@@ -50,6 +52,8 @@ class MemoryStore:
             self.knowledge = KnowledgeBase(
                 self.db, self.archive, path.parent / "knowledge", clock, activity=self.activity
             )
+            self.dream_jobs = DreamJobs(self.db, clock)  # the dreams' passes (a reader's: the dream diary)
+            self.job_runs = JobRuns(self.db)  # when each scheduled job last ran
             self.recovered = self.messages.recover_interrupted() if role == "owner" else 0
         except sqlite.Error as exc:
             self.db.close()

@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 from apscheduler.triggers.cron import CronTrigger
 from pydantic import BaseModel, Field
 
-from nexus_ark.clock import iso, stored_time
+from nexus_ark.clock import stored_time
 from nexus_ark.dreaming.dream import undreamt
 from nexus_ark.dreaming.material import latest_day
 from nexus_ark.memory.store import MemoryStore
@@ -85,13 +85,8 @@ def read_state(memory: MemoryStore, now: datetime) -> ScheduleState:
     """What the schedule decides on, from memory.db: when each job last ran, when the person last wrote, and
     the latest finished day with conversation not yet dreamt, or talked on after its dream (`now`: the
     persona's local time)."""
-    runs = {
-        job: when
-        for job, stamp in memory.db.execute("select job, last_run from job_runs").fetchall()
-        if (when := stored_time(stamp)) is not None
-    }
-    row = memory.db.execute("select max(created_at) from messages where role = 'user'").fetchone()
-    last_user = stored_time(row[0]) if row and row[0] else None  # None too for a time no longer usable
+    runs = memory.job_runs.last_runs()
+    last_user = stored_time(memory.messages.last_from_person())  # None too for a time no longer usable
     today = now.date()
     day = latest_day(memory, today - timedelta(days=1))
     if day is not None and not undreamt(memory, day):  # dreamt, and nothing said since
@@ -101,9 +96,4 @@ def read_state(memory: MemoryStore, now: datetime) -> ScheduleState:
 
 def record_run(memory: MemoryStore, job: str, when: datetime) -> None:
     """A job ran at `when`: persisted, so a restart neither repeats it nor forgets it was missed."""
-    with memory.db.atomic():
-        memory.db.execute(
-            "insert into job_runs (job, last_run) values (?, ?) "
-            "on conflict(job) do update set last_run = excluded.last_run",
-            [job, iso(when)],
-        )
+    memory.job_runs.record(job, when)

@@ -1,25 +1,34 @@
-"""The soul's rows in memory.db (migration m016): soul_versions, every persona.md there has been, and
-soul_proposals, the changes the persona asked for. Plain reads and writes; soul/keeper.py decides when."""
+"""The soul's rows as the soul's rules read them: the versions and proposals in memory.db, through their
+owners in nexus_ark/memory/soul_rows.py, and what makes two proposals the same (their fingerprint). Plain
+reads and writes; soul/keeper.py decides when."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-from typing import Any, Literal
-
-from pydantic import BaseModel
-
-from nexus_ark.clock import Clock, SystemClock, iso
+from nexus_ark.clock import Clock, SystemClock
+from nexus_ark.memory.soul_rows import (
+    Author,
+    Origin,
+    ProposalState,
+    SoulProposal,
+    SoulProposals,
+    SoulVersion,
+    SoulVersions,
+    sha256,
+)
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.soul.sections import fold, normalised
 
-Author = Literal["first", "editor", "proposal", "outside", "restore", "import"]
-Origin = Literal["dream", "tool"]
-ProposalState = Literal["open", "accepted", "declined", "withdrawn"]
-
-
-def sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+# The rows' types live with their tables (memory/); the soul's callers and the window name them here.
+__all__ = [
+    "Author",
+    "Origin",
+    "ProposalState",
+    "SoulProposal",
+    "SoulRecords",
+    "SoulVersion",
+    "fingerprint",
+    "sha256",
+]
 
 
 def fingerprint(section: str, text: str) -> str:
@@ -27,69 +36,26 @@ def fingerprint(section: str, text: str) -> str:
     return sha256(f"{fold(section)}\n{normalised(text).casefold()}")
 
 
-class SoulVersion(BaseModel):
-    id: int
-    created_at: str
-    author: Author
-    reason: str = ""
-    proposal_id: int | None = None
-    sha256: str
-    text: str
-    applied: bool = True
-
-
-class SoulProposal(BaseModel):
-    id: int
-    created_at: str
-    section: str
-    current_text: str  # the section's text when proposed ("" for a new section)
-    proposed_text: str
-    reason: str
-    sources: list[str]  # "msg:ID" (a message), "item:ID" (an insight or another memory)
-    origin: Origin
-    state: ProposalState = "open"
-    decided_at: str | None = None
-    accepted_text: str | None = None  # what the person accepted, after their edit
-    version_id: int | None = None
-
-
-_VERSION_COLUMNS = "id, created_at, author, reason, proposal_id, sha256, text, applied"
-_PROPOSAL_COLUMNS = (
-    "id, created_at, section, current_text, proposed_text, reason, sources, origin, state, decided_at, "
-    "accepted_text, version_id"
-)
-
-
 class SoulRecords:
     def __init__(self, memory: MemoryStore, clock: Clock | None = None) -> None:
-        self.db = memory.db
-        self.clock = clock or SystemClock()
+        clock = clock or SystemClock()
+        self._versions = SoulVersions(memory.db, clock)
+        self._proposals = SoulProposals(memory.db, clock)
 
     # -- versions ---------------------------------------------------------------------------------
     def versions(self) -> list[SoulVersion]:
         """Every version, oldest first."""
-        rows = self.db.execute(f"select {_VERSION_COLUMNS} from soul_versions order by id").fetchall()
-        return [_version(r) for r in rows]
+        return self._versions.all()
 
     def version(self, version_id: int) -> SoulVersion | None:
-        row = self.db.execute(
-            f"select {_VERSION_COLUMNS} from soul_versions where id = ?", [version_id]
-        ).fetchone()
-        return _version(row) if row else None
+        return self._versions.get(version_id)
 
     def latest(self) -> SoulVersion | None:
-        row = self.db.execute(
-            f"select {_VERSION_COLUMNS} from soul_versions order by id desc limit 1"
-        ).fetchone()
-        return _version(row) if row else None
+        return self._versions.latest()
 
     def version_before(self, version_id: int) -> SoulVersion | None:
         """The version recorded just before `version_id` (None for the first)."""
-        row = self.db.execute(
-            f"select {_VERSION_COLUMNS} from soul_versions where id < ? order by id desc limit 1",
-            [version_id],
-        ).fetchone()
-        return _version(row) if row else None
+        return self._versions.before(version_id)
 
     def add_version(
         self,
@@ -100,43 +66,25 @@ class SoulRecords:
         proposal_id: int | None = None,
         applied: bool = True,
     ) -> SoulVersion:
-        cur = self.db.execute(
-            "insert into soul_versions (created_at, author, reason, proposal_id, sha256, text, applied) "
-            "values (?, ?, ?, ?, ?, ?, ?)",
-            [iso(self.clock.now()), author, reason, proposal_id, sha256(text), text, int(applied)],
-        )
-        found = self.version(int(cur.lastrowid or 0))
-        assert found is not None
-        return found
+        return self._versions.add(text, author, reason, proposal_id, applied)
 
     def mark_applied(self, version_id: int) -> None:
-        self.db.execute("update soul_versions set applied = 1 where id = ?", [version_id])
+        self._versions.mark_applied(version_id)
 
     # -- proposals --------------------------------------------------------------------------------
     def proposals(self, state: ProposalState | None = None) -> list[SoulProposal]:
         """Newest first; one state or all."""
-        where, args = ("where state = ?", [state]) if state else ("", [])
-        rows = self.db.execute(
-            f"select {_PROPOSAL_COLUMNS} from soul_proposals {where} order by id desc", args
-        ).fetchall()
-        return [_proposal(r) for r in rows]
+        return self._proposals.all(state)
 
     def proposal(self, proposal_id: int) -> SoulProposal | None:
-        row = self.db.execute(
-            f"select {_PROPOSAL_COLUMNS} from soul_proposals where id = ?", [proposal_id]
-        ).fetchone()
-        return _proposal(row) if row else None
+        return self._proposals.get(proposal_id)
 
     def open_for(self, section: str) -> SoulProposal | None:
         wanted = fold(section)
         return next((p for p in self.proposals("open") if fold(p.section) == wanted), None)
 
     def declined(self, section: str, text: str) -> bool:
-        row = self.db.execute(
-            "select 1 from soul_proposals where fingerprint = ? and state = 'declined' limit 1",
-            [fingerprint(section, text)],
-        ).fetchone()
-        return row is not None
+        return self._proposals.declined(fingerprint(section, text))
 
     def add_proposal(
         self,
@@ -147,23 +95,9 @@ class SoulRecords:
         sources: list[str],
         origin: Origin,
     ) -> SoulProposal:
-        cur = self.db.execute(
-            "insert into soul_proposals (created_at, section, current_text, proposed_text, reason, sources, "
-            "origin, fingerprint) values (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                iso(self.clock.now()),
-                section,
-                current_text,
-                proposed_text,
-                reason,
-                json.dumps(sources),
-                origin,
-                fingerprint(section, proposed_text),
-            ],
+        return self._proposals.add(
+            section, current_text, proposed_text, reason, sources, origin, fingerprint(section, proposed_text)
         )
-        found = self.proposal(int(cur.lastrowid or 0))
-        assert found is not None
-        return found
 
     def decide(
         self,
@@ -173,38 +107,4 @@ class SoulRecords:
         accepted_text: str | None = None,
         version_id: int | None = None,
     ) -> None:
-        self.db.execute(
-            "update soul_proposals set state = ?, decided_at = ?, accepted_text = ?, version_id = ? "
-            "where id = ?",
-            [state, iso(self.clock.now()), accepted_text, version_id, proposal_id],
-        )
-
-
-def _version(row: Any) -> SoulVersion:
-    return SoulVersion(
-        id=row[0],
-        created_at=row[1],
-        author=row[2],
-        reason=row[3],
-        proposal_id=row[4],
-        sha256=row[5],
-        text=row[6],
-        applied=bool(row[7]),
-    )
-
-
-def _proposal(row: Any) -> SoulProposal:
-    return SoulProposal(
-        id=row[0],
-        created_at=row[1],
-        section=row[2],
-        current_text=row[3],
-        proposed_text=row[4],
-        reason=row[5],
-        sources=json.loads(row[6] or "[]"),
-        origin=row[7],
-        state=row[8],
-        decided_at=row[9],
-        accepted_text=row[10],
-        version_id=row[11],
-    )
+        self._proposals.decide(proposal_id, state, accepted_text, version_id)
