@@ -9,7 +9,7 @@ proposal was accepted, a version restored), keeping the versions the person was 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -35,14 +35,16 @@ from nexus_ark.soul.records import SoulVersion
 from ui.soul import history_text
 from ui.util import theme
 from ui.util.core_events import CoreEvents
-from ui.util.i18n import FollowsLanguage, tr
+from ui.util.i18n import LanguageTexts, tr
 from ui.util.tasks import run_in_background, while_open
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 TEXT_PAGE, COMPARISON_PAGE = 0, 1
 
 
-class SoulHistoryWindow(QDialog, FollowsLanguage):
+class SoulHistoryWindow(QDialog):
+    """Every text is set through self.texts: a language switch shows them all again in the new language."""
+
     loaded = Signal()  # the versions were read and are shown
     restored = Signal(int)  # the version (id) the restore made
 
@@ -58,10 +60,33 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         self._restoring = False
         self._confirm: QMessageBox | None = None
         self._told = False  # the status line says how a restore went: a later read leaves it
+        self.texts = LanguageTexts()
         self.resize(1040, 640)
-
         self.intro = QLabel()
         self.intro.setWordWrap(True)
+        split = QSplitter(Qt.Orientation.Vertical)  # the list full width: its reasons are read whole
+        split.addWidget(self._build_list())
+        split.addWidget(self._build_version_view())
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 5)
+        split.setSizes([170, 430])
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.intro)
+        layout.addWidget(split, 1)
+        layout.addLayout(self._build_buttons())
+
+        self.core_events = CoreEvents(app.events, slug, topics=("soul_changed",), parent=self)
+        self.core_events.happened.connect(lambda _topic, _payload: self.load())
+        self.texts.follow(self._texts)
+        self.texts.follow(lambda: self.status.setText(tr("Reading the history…")), key="status")
+        self.load()
+
+    def retranslate(self) -> None:
+        self.texts.retranslate()
+
+    # -- building ---------------------------------------------------------------------------------
+    def _build_list(self) -> QTreeWidget:
+        """The versions, newest first, one row each."""
         self.list = QTreeWidget()
         self.list.setObjectName("soulVersions")
         self.list.setColumnCount(4)
@@ -73,7 +98,10 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
         self.list.currentItemChanged.connect(lambda *_: self._show_selected())
+        return self.list
 
+    def _build_version_view(self) -> QWidget:
+        """What to compare the chosen version with, its caption, and its text or the comparison."""
         self.caption = QLabel()
         self.caption.setObjectName("soulVersionCaption")
         self.caption.setWordWrap(True)
@@ -104,13 +132,9 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         right_layout.addLayout(compare_row)
         right_layout.addWidget(self.caption)
         right_layout.addWidget(self.pages, 1)
-        split = QSplitter(Qt.Orientation.Vertical)  # the list full width: its reasons are read whole
-        split.addWidget(self.list)
-        split.addWidget(right)
-        split.setStretchFactor(0, 2)
-        split.setStretchFactor(1, 5)
-        split.setSizes([170, 430])
+        return right
 
+    def _build_buttons(self) -> QHBoxLayout:
         self.status = QLabel()
         self.status.setObjectName("soulHistoryStatus")
         self.status.setWordWrap(True)
@@ -124,19 +148,9 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         self.close_button.clicked.connect(self.close)
         bottom = QHBoxLayout()
         bottom.addWidget(self.status, 1)
-        bottom.addWidget(self.restore_button)
-        bottom.addWidget(self.refresh_button)
-        bottom.addWidget(self.close_button)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.intro)
-        layout.addWidget(split, 1)
-        layout.addLayout(bottom)
-
-        self.core_events = CoreEvents(app.events, slug, topics=("soul_changed",), parent=self)
-        self.core_events.happened.connect(lambda _topic, _payload: self.load())
-        self.follow(self._texts)
-        self.follow(lambda: self.status.setText(tr("Reading the history…")), key="status")
-        self.load()
+        for button in (self.restore_button, self.refresh_button, self.close_button):
+            bottom.addWidget(button)
+        return bottom
 
     # -- texts ------------------------------------------------------------------------------------
     def _texts(self) -> None:
@@ -168,7 +182,7 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         self._loading = True
         slug = self.slug
         run_in_background(
-            lambda: self.app.soul_versions(slug),
+            lambda: self.app.souls.versions(slug),
             while_open(self, self._loaded),
             while_open(self, self._load_failed),
         )
@@ -182,7 +196,7 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         self.versions = versions
         self._fill()
         if not self._told:
-            self.follow(lambda: self.status.setText(self._count_text()), key="status")
+            self.texts.follow(lambda: self.status.setText(self._count_text()), key="status")
         self.loaded.emit()
 
     def _count_text(self) -> str:
@@ -191,7 +205,7 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
     def _load_failed(self, message: str) -> None:
         self._loading = False
         self._stale = False
-        self.follow(lambda: self._say(_escape(message), "error"), key="status")
+        self.texts.follow(lambda: self._say(_escape(message), "error"), key="status")
 
     # -- the list ---------------------------------------------------------------------------------
     def _fill(self) -> None:
@@ -236,7 +250,7 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         self.compare_choice.blockSignals(False)
         for row in range(self.list.topLevelItemCount()):
             item = self.list.topLevelItem(row)
-            if item.data(0, ID_ROLE) == version_id:
+            if item is not None and item.data(0, ID_ROLE) == version_id:
                 self.list.setCurrentItem(item)
                 break
         self._show_selected()
@@ -332,7 +346,7 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         yes = box.button(QMessageBox.StandardButton.Yes)
-        box.finished.connect(lambda _result: box.clickedButton() is yes and self._restore(chosen.id))
+        box.finished.connect(lambda _result: self._restore(chosen.id) if box.clickedButton() is yes else None)
         self._confirm = box
         box.open()
 
@@ -342,10 +356,10 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         self._told = True
         self.restore_button.setEnabled(False)
         number = history_text.title(self.version(version_id) or self.versions[-1])
-        self.follow(lambda: self._say(tr("Restoring {version}…", version=number)), key="status")
+        self.texts.follow(lambda: self._say(tr("Restoring {version}…", version=number)), key="status")
         slug = self.slug
         run_in_background(
-            lambda: self.app.restore_soul(slug, version_id),
+            lambda: self.app.souls.restore(slug, version_id),
             while_open(self, lambda made: self._restored(number, made)),
             while_open(self, self._restore_failed),
         )
@@ -353,10 +367,10 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
     def _restored(self, number: str, made: SoulVersion | None) -> None:
         self._restoring = False
         if made is None:
-            self.follow(lambda: self._say(tr("The soul already says this.")), key="status")
+            self.texts.follow(lambda: self._say(tr("The soul already says this.")), key="status")
             self._show_selected()
             return
-        self.follow(
+        self.texts.follow(
             lambda: self._say(
                 tr(
                     "Restored {old} as {new}. {name} speaks from it from the next message.",
@@ -370,14 +384,14 @@ class SoulHistoryWindow(QDialog, FollowsLanguage):
         )
         self.restored.emit(made.id)
         self.versions = [*self.versions, made]  # shown at once; the read the core's event starts confirms it
-        self.list.setCurrentItem(None)
+        self.list.setCurrentIndex(QModelIndex())  # no current version until the one made is selected
         self._fill()
         self.select(made.id)
         self.load()
 
     def _restore_failed(self, message: str) -> None:
         self._restoring = False
-        self.follow(lambda: self._say(_escape(message), "error"), key="status")
+        self.texts.follow(lambda: self._say(_escape(message), "error"), key="status")
         self._show_selected()
 
     # -- closing ----------------------------------------------------------------------------------
