@@ -26,7 +26,7 @@ CHUNK = 1 << 20
 
 
 @dataclass
-class _Written:
+class Written:
     """How much of the part file is written, and the hash of those bytes."""
 
     have: int
@@ -43,7 +43,10 @@ def _http_problem(status: int, url: str, source: HubFile) -> DownloadError:
     if status in (401, 403):
         return DownloadError(
             notice(
-                "{server} refused {file} (HTTP {status}).", server=_host(url), file=source.file, status=status
+                "{server} refused {file} (HTTP {status}).",
+                server=host_of(url),
+                file=source.file,
+                status=status,
             ),
             hint=notice(
                 "The model's page may ask you to accept its terms or sign in first: {page}",
@@ -54,7 +57,7 @@ def _http_problem(status: int, url: str, source: HubFile) -> DownloadError:
         return DownloadError(
             notice(
                 "{server} has no {file} in {repo} at revision {revision} (HTTP 404).",
-                server=_host(url),
+                server=host_of(url),
                 file=source.file,
                 repo=source.repo,
                 revision=source.revision[:12],
@@ -63,21 +66,24 @@ def _http_problem(status: int, url: str, source: HubFile) -> DownloadError:
         )
     return DownloadError(
         notice(
-            "{server} answered HTTP {status} for {file}.", server=_host(url), status=status, file=source.file
+            "{server} answered HTTP {status} for {file}.",
+            server=host_of(url),
+            status=status,
+            file=source.file,
         ),
         hint=notice("Try again later."),
     )
 
 
-def _host(url: str) -> str:
+def host_of(url: str) -> str:
     return httpx.URL(url).host or url
 
 
-def _unreachable(url: str, exc: Exception, kept: int, total: int) -> DownloadError:
+def unreachable(url: str, exc: Exception, kept: int, total: int) -> DownloadError:
     """The server could not be reached (or stopped answering): what happened in words, what of the file is
     kept, and what works offline instead."""
     return DownloadError(
-        notice("{server} cannot be reached: {problem}.", server=_host(url), problem=transport_problem(exc)),
+        notice("{server} cannot be reached: {problem}.", server=host_of(url), problem=transport_problem(exc)),
         hint=joined(
             (
                 kept_hint(kept, total),
@@ -141,7 +147,7 @@ def probe(client: httpx.Client, url: str, source: HubFile, kept: int = 0) -> str
     try:
         head = client.head(url, follow_redirects=False)
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise _unreachable(url, exc, kept, source.size) from exc
+        raise unreachable(url, exc, kept, source.size) from exc
     if head.status_code >= 400:
         raise _http_problem(head.status_code, url, source)
     linked_sha = head.headers.get("x-linked-etag", "").strip('"').removeprefix("W/").strip('"')
@@ -153,7 +159,7 @@ def probe(client: httpx.Client, url: str, source: HubFile, kept: int = 0) -> str
             notice(
                 "{server} offers a different {file} than the catalogue names "
                 "(sha256 {theirs}…, expected {ours}…).",
-                server=_host(url),
+                server=host_of(url),
                 file=source.file,
                 theirs=linked_sha[:12],
                 ours=source.sha256[:12],
@@ -164,7 +170,7 @@ def probe(client: httpx.Client, url: str, source: HubFile, kept: int = 0) -> str
         raise DownloadError(
             notice(
                 "{server} offers {file} with {theirs} bytes; the catalogue expects {ours}.",
-                server=_host(url),
+                server=host_of(url),
                 file=source.file,
                 theirs=linked_size,
                 ours=source.size,
@@ -175,7 +181,7 @@ def probe(client: httpx.Client, url: str, source: HubFile, kept: int = 0) -> str
 
 
 @contextlib.contextmanager
-def _http(client: httpx.Client | None, connect_s: float, read_s: float) -> Iterator[httpx.Client]:
+def http_client(client: httpx.Client | None, connect_s: float, read_s: float) -> Iterator[httpx.Client]:
     """The caller's client, or one of our own for this download."""
     if client is not None:
         yield client
@@ -187,17 +193,17 @@ def _http(client: httpx.Client | None, connect_s: float, read_s: float) -> Itera
         yield own
 
 
-def _fetch_from(
+def fetch_rest(
     client: httpx.Client,
     url: str,
     source: HubFile,
     part: Path,
-    written: _Written,
+    written: Written,
     cancel: threading.Event,
     progress: ProgressFn | None,
     rate: TransferRate,
     resumed_from: int,
-) -> tuple[int, Any]:
+) -> None:
     """One GET from what is written to the end, appended to the part file. `written` follows every chunk,
     so a connection dropped half-way leaves it true to the file for the next attempt."""
     have = written.have
@@ -213,7 +219,7 @@ def _fetch_from(
             raise _http_problem(response.status_code, url, source)
         if have and response.status_code == 200:
             # The server ignored the range (or the file changed under If-Range): the whole file comes.
-            log.info("%s sent the whole file instead of bytes %d-: starting over", _host(url), have)
+            log.info("%s sent the whole file instead of bytes %d-: starting over", host_of(url), have)
             written.have, written.hasher, written.restarted = 0, hashlib.sha256(), True
             have = resumed_from = 0  # progress must not say "resumed at" what was thrown away
             part.unlink(missing_ok=True)
@@ -221,7 +227,7 @@ def _fetch_from(
             raise DownloadError(
                 notice(
                     "{server} answered a resume of {file} with the wrong bytes ({range}).",
-                    server=_host(url),
+                    server=host_of(url),
                     file=source.file,
                     range=response.headers.get("content-range", "no Content-Range"),
                 ),
@@ -237,7 +243,7 @@ def _fetch_from(
                         raise WrongBytes(
                             notice(
                                 "{server} sent more of {file} than its size.",
-                                server=_host(url),
+                                server=host_of(url),
                                 file=source.file,
                             ),
                             hint=notice(

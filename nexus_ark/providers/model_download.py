@@ -40,15 +40,15 @@ from nexus_ark.providers.hub_file import (
 )
 from nexus_ark.providers.hub_transfer import (
     CHUNK,
+    Written,
     WrongBytes,
-    _fetch_from,
-    _host,
-    _http,
-    _unreachable,
-    _Written,
+    fetch_rest,
+    host_of,
+    http_client,
     kept_hint,
     probe,
     transport_problem,
+    unreachable,
 )
 
 __all__ = [
@@ -153,79 +153,117 @@ def download_hub_file(
     part, meta = part_path(dest), _meta_path(dest)
     with (
         _one_writer(dest, source.file),
-        _http(client, connect_timeout_s, read_timeout_s) as client,
+        http_client(client, connect_timeout_s, read_timeout_s) as client,
         _no_stray_meta(part, meta),
     ):
-        etag = probe(client, url, source, part.stat().st_size if part.is_file() else 0)
-        previous = _read_meta(meta)
-        if part.exists() and previous.get("sha256") not in ("", source.sha256):
-            part.unlink()  # a part of another version of the file: start over
-        have = part.stat().st_size if part.exists() else 0
-        if have > source.size:
-            part.unlink()
-            have = 0
-        check_free_space(dest.parent, source.size - have)
-        _write_meta(meta, {"url": url, "etag": etag, "sha256": source.sha256, "size": source.size})
-        written = _Written(0, hashlib.sha256())
-        if have:
-            written.have = _hash_existing(part, written.hasher, cancel)
-        resumed_from = have = written.have
-        fetched, attempts, stalled = 0, 0, 0
-        rate = TransferRate()
-        while have < source.size:
-            if cancel.is_set():
-                raise DownloadCancelled(notice("The download was cancelled."))
-            attempts += 1
-            before = have
-            try:
-                _fetch_from(client, url, source, part, written, cancel, progress, rate, resumed_from)
-            except WrongBytes:
-                part.unlink(missing_ok=True)  # bytes of no use: resuming them would fail this way again
-                raise
-            except httpx.TransportError as exc:
-                have = written.have
-                # A dropped connection or a stall: go on from what arrived, while something keeps arriving.
-                stalled = 0 if have > before else stalled + 1
-                log.info("download of %s interrupted at %d bytes: %r", source.file, have, exc)
-                if stalled >= STALLED_ATTEMPTS:
-                    raise _unreachable(url, exc, have, source.size) from exc
-                cancel.wait(retry_pause_s * min(stalled + 1, 4))
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # a redirect loop, a Location not a URL
-                raise DownloadError(
-                    notice(
-                        "{server} sent {file} in a way that cannot be followed: {problem}",
-                        server=_host(url),
-                        file=source.file,
-                        problem=transport_problem(exc),
-                    ),
-                    hint=joined((kept_hint(written.have, source.size), notice("Try again later.")), "\n"),
-                ) from exc
-            have = written.have
-            if written.restarted:  # the server ignored the range: nothing was resumed after all
-                resumed_from, written.restarted = 0, False
-                fetched += have
-            else:
-                fetched += max(0, have - before)
+        written = _start_part(client, url, source, part, meta, cancel)
+        tally = _Tally(resumed_from=written.have)
+        _fetch_all(client, url, source, part, written, tally, cancel, progress, retry_pause_s)
         if progress:
-            progress(Progress(have, source.size, 0.0, resumed_from, "verifying"))
-        digest = written.hasher.hexdigest()
-        if digest != source.sha256:
-            part.unlink(missing_ok=True)
-            meta.unlink(missing_ok=True)
-            raise DownloadError(
-                notice(
-                    "{file} did not match its checksum (sha256 {got}…, expected {want}…) and was removed.",
-                    file=source.file,
-                    got=digest[:12],
-                    want=source.sha256[:12],
-                ),
-                hint=notice("The download was damaged or the server sent another file. Try again."),
-            )
+            progress(Progress(written.have, source.size, 0.0, tally.resumed_from, "verifying"))
+        _verify(source, part, meta, written)
         os.replace(part, dest)
         meta.unlink(missing_ok=True)
         if progress:
-            progress(Progress(source.size, source.size, 0.0, resumed_from, "done"))
-        return DownloadReport(dest, source.size, fetched, resumed_from, time.monotonic() - started, attempts)
+            progress(Progress(source.size, source.size, 0.0, tally.resumed_from, "done"))
+        seconds = time.monotonic() - started
+        return DownloadReport(dest, source.size, tally.fetched, tally.resumed_from, seconds, tally.attempts)
+
+
+@dataclass
+class _Tally:
+    """What one download_hub_file call did: where it resumed, what came over the network, how many GETs."""
+
+    resumed_from: int
+    fetched: int = 0
+    attempts: int = 0
+
+
+def _start_part(
+    client: httpx.Client, url: str, source: HubFile, part: Path, meta: Path, cancel: threading.Event
+) -> Written:
+    """The part file made ready to append to: one of another version (or longer than the file) goes,
+    free space is checked for the rest, and what is kept is hashed."""
+    etag = probe(client, url, source, part.stat().st_size if part.is_file() else 0)
+    previous = _read_meta(meta)
+    if part.exists() and previous.get("sha256") not in ("", source.sha256):
+        part.unlink()  # a part of another version of the file: start over
+    have = part.stat().st_size if part.exists() else 0
+    if have > source.size:
+        part.unlink()
+        have = 0
+    check_free_space(part.parent, source.size - have)
+    _write_meta(meta, {"url": url, "etag": etag, "sha256": source.sha256, "size": source.size})
+    written = Written(0, hashlib.sha256())
+    if have:
+        written.have = _hash_existing(part, written.hasher, cancel)
+    return written
+
+
+def _fetch_all(
+    client: httpx.Client,
+    url: str,
+    source: HubFile,
+    part: Path,
+    written: Written,
+    tally: _Tally,
+    cancel: threading.Event,
+    progress: ProgressFn | None,
+    retry_pause_s: float,
+) -> None:
+    """GETs until the part holds the whole file: a dropped connection is resumed while bytes keep coming."""
+    have, stalled, rate = written.have, 0, TransferRate()
+    while have < source.size:
+        if cancel.is_set():
+            raise DownloadCancelled(notice("The download was cancelled."))
+        tally.attempts += 1
+        before = have
+        try:
+            fetch_rest(client, url, source, part, written, cancel, progress, rate, tally.resumed_from)
+        except WrongBytes:
+            part.unlink(missing_ok=True)  # bytes of no use: resuming them would fail this way again
+            raise
+        except httpx.TransportError as exc:
+            have = written.have
+            # A dropped connection or a stall: go on from what arrived, while something keeps arriving.
+            stalled = 0 if have > before else stalled + 1
+            log.info("download of %s interrupted at %d bytes: %r", source.file, have, exc)
+            if stalled >= STALLED_ATTEMPTS:
+                raise unreachable(url, exc, have, source.size) from exc
+            cancel.wait(retry_pause_s * min(stalled + 1, 4))
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # a redirect loop, a Location not a URL
+            raise DownloadError(
+                notice(
+                    "{server} sent {file} in a way that cannot be followed: {problem}",
+                    server=host_of(url),
+                    file=source.file,
+                    problem=transport_problem(exc),
+                ),
+                hint=joined((kept_hint(written.have, source.size), notice("Try again later.")), "\n"),
+            ) from exc
+        have = written.have
+        if written.restarted:  # the server ignored the range: nothing was resumed after all
+            tally.resumed_from, written.restarted = 0, False
+            tally.fetched += have
+        else:
+            tally.fetched += max(0, have - before)
+
+
+def _verify(source: HubFile, part: Path, meta: Path, written: Written) -> None:
+    """The whole file's sha256 against the catalogue's; a file that does not match is removed."""
+    digest = written.hasher.hexdigest()
+    if digest != source.sha256:
+        part.unlink(missing_ok=True)
+        meta.unlink(missing_ok=True)
+        raise DownloadError(
+            notice(
+                "{file} did not match its checksum (sha256 {got}…, expected {want}…) and was removed.",
+                file=source.file,
+                got=digest[:12],
+                want=source.sha256[:12],
+            ),
+            hint=notice("The download was damaged or the server sent another file. Try again."),
+        )
 
 
 @contextlib.contextmanager
