@@ -34,6 +34,7 @@ from nexus_ark.model_config import ModelConfig
 from nexus_ark.providers.catalogue import CatalogueEntry, load_catalogue
 from nexus_ark.providers.secrets import store_key
 from ui.settings.data_panel import DataPanel
+from ui.settings.tools_panel import ToolsPanel
 from ui.util import i18n, theme
 from ui.util.desktop import tray_available
 from ui.util.i18n import tr
@@ -76,6 +77,8 @@ class SettingsDialog(QDialog):
         self.data = DataPanel(app, self.status.setText, current_persona=current_persona, busy=busy)
         self.data.persona_restored.connect(self.persona_restored)
         self.tabs.addTab(self.data, "")
+        self.tools = ToolsPanel(app, self.status.setText, current_persona=current_persona)
+        self.tabs.addTab(self.tools, "")
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok
             | QDialogButtonBox.StandardButton.Apply
@@ -179,7 +182,7 @@ class SettingsDialog(QDialog):
     def retranslate(self) -> None:
         self.setWindowTitle(tr("Settings"))
         for index, title in enumerate(
-            (tr("General"), tr("Notifications"), tr("Default models"), tr("Data and backups"))
+            (tr("General"), tr("Notifications"), tr("Default models"), tr("Data and backups"), tr("Tools"))
         ):
             self.tabs.setTabText(index, title)
         self.user_name_label.setText(tr("Your name"))
@@ -218,6 +221,7 @@ class SettingsDialog(QDialog):
         self.same_as_chat.setText(tr("Same as the conversation model"))
         self.models_loading.setText(tr("Loading the model catalogue…"))
         self.data.retranslate()
+        self.tools.retranslate()
         self.ok_button.setText("OK")  # the same in both languages
         self.apply_button.setText(tr("Apply"))
         self.cancel_button.setText(tr("Cancel"))
