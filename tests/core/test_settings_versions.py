@@ -137,3 +137,18 @@ def test_a_store_refuses_a_name_its_file_does_not_hold(tmp_path: Path) -> None:
     with pytest.raises(KeyError, match="language"):
         SettingsStore(tmp_path / "state.toml", state).update(language="ja")
     assert not (tmp_path / "config.toml").exists()
+
+
+def test_choosing_a_persona_writes_state_toml_and_never_the_persons_config(tmp_path: Path) -> None:
+    from nexus_ark.app import NexusApp
+
+    config = tmp_path / "config.toml"
+    mine = f'# set by hand\nschema_version = {SETTINGS_VERSION}\nlanguage = "en"  # keep this\n'
+    config.write_text(mine, encoding="utf-8")
+    with NexusApp(tmp_path) as app:
+        app.admin.remember_persona("hikari")
+        assert app.state.last_persona == "hikari"
+    assert config.read_text(encoding="utf-8") == mine, "the person's file is untouched, comments and all"
+    assert load_app_state(tmp_path / "state.toml").last_persona == "hikari"
+    with NexusApp(tmp_path) as app:
+        assert app.admin.default_persona() == "hikari", "the next start opens it again"
