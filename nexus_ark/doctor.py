@@ -47,18 +47,9 @@ def check_python() -> Check:
 
 def check_sqlite() -> Check:
     try:
-        from nexus_ark.memory.db import connect, sqlite, vec_version
+        from nexus_ark.memory.db import capabilities
 
-        db = connect(":memory:")
-        try:
-            db.execute("create virtual table t using fts5(x, tokenize='trigram')")
-            detail = (
-                f"SQLite {db.execute('select sqlite_version()').fetchone()[0]} via {sqlite.__name__}, "
-                f"sqlite-vec {vec_version(db)}, FTS5 with trigram"
-            )
-        finally:
-            db.close()
-        return Check("memory (sqlite-vec)", "ok", detail)
+        return Check("memory (sqlite-vec)", "ok", capabilities())
     except Exception as exc:
         return Check("memory (sqlite-vec)", "fail", str(exc))
 

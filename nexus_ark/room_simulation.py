@@ -12,23 +12,18 @@ import random
 import shutil
 import time as wall
 from datetime import datetime, time, timedelta
+from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
+from nexus_ark.memory.db import database_bytes
 from nexus_ark.rooms.conversation import Answered, room_key
 from nexus_ark.rooms.turn_taking import Strategy
 from nexus_ark.runtime.life import tick
-from nexus_ark.simulation import (
-    _LINES,
-    SimModel,
-    _db_bytes,
-    backends,
-    copy_personas,
-    quarter_hours,
-)
+from nexus_ark.simulation import SimModel, backends, copy_personas, person_lines, quarter_hours
 
 
 class RoomSimulationReport(BaseModel):
@@ -70,7 +65,7 @@ def simulate_room(
         written_first=dict.fromkeys(slugs, 0),
     )
     try:
-        slug = app.create_room("Simulated room", slugs, strategy)
+        slug = app.rooms.create("Simulated room", slugs, strategy)
         key = room_key(slug)
 
         def written(topic: str, payload: dict) -> None:
@@ -78,8 +73,8 @@ def simulate_room(
                 report.written_first[payload["persona"]] += 1
 
         app.events.subscribe("autonomous_message", written)
-        room = app.open_room(slug, random.Random(seed))
-        runtimes = [app.runtime(s) for s in slugs]
+        room = app.rooms.open(slug, random.Random(seed))
+        runtimes = [app.personas.runtime(s) for s in slugs]
         language = "ja" if runtimes[0].persona.settings.language == "ja" else "en"
 
         def settle() -> None:
@@ -91,7 +86,7 @@ def simulate_room(
             for _day, talking, _ in quarter_hours(clock, first, days, rng, talk_share):
                 if talking:
                     for _ in range(rng.randint(1, 3)):
-                        for event in room.say(rng.choice(_LINES[language])):
+                        for event in room.say(rng.choice(person_lines(language))):
                             if isinstance(event, Answered):
                                 report.answers[event.slug] += 1
                         report.person_messages += 1
@@ -105,7 +100,7 @@ def simulate_room(
             room.close()
         for runtime in runtimes:
             report.db_bytes[runtime.slug] = runtime.queue.call(
-                "size", lambda rt=runtime: _db_bytes(rt.memory)
+                "size", partial(database_bytes, runtime.memory.db)
             )
     finally:
         app.close()

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
+from nexus_ark.memory.db import database_bytes
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.providers.registry import BackendFactory, default_factory
 from nexus_ark.runtime.autonomy import in_quiet_hours
@@ -56,6 +57,11 @@ _LINES = {
 }
 
 
+def person_lines(language: str) -> list[str]:
+    """What the simulated person may say, in `language` (ja or en)."""
+    return _LINES[language]
+
+
 class AutonomousEntry(BaseModel):
     time: str  # ISO-8601, the persona's local time
     drive: str | None
@@ -80,12 +86,6 @@ class SimulationReport(BaseModel):
     quiet_hours: str = ""
     in_quiet_hours: int = 0  # autonomous messages written in quiet hours (must be 0)
     seconds: float = 0.0
-
-
-def _db_bytes(memory: MemoryStore) -> int:
-    """The database's own size (pages in use and free), not the write-ahead log's, which comes and goes."""
-    pages = memory.db.execute("pragma page_count").fetchone()[0]
-    return int(pages * memory.db.execute("pragma page_size").fetchone()[0])
 
 
 def simulate(
@@ -114,7 +114,7 @@ def simulate(
     app.open()
     report = SimulationReport(days=days, model=model)
     try:
-        runtime = app.runtime(slug)
+        runtime = app.personas.runtime(slug)
         persona = runtime.persona
         language = "ja" if persona.settings.language == "ja" else "en"
         report.quiet_hours = persona.settings.autonomy.quiet_hours
@@ -150,7 +150,7 @@ def simulate(
             tick(runtime)
             runtime.queue.wait_idle()
             if day_over:
-                report.db_bytes.append(runtime.queue.call("size", lambda: _db_bytes(runtime.memory)))
+                report.db_bytes.append(runtime.queue.call("size", lambda: database_bytes(runtime.memory.db)))
                 if progress is not None:
                     progress(day + 1, report)
         if at_end is not None:
@@ -207,14 +207,8 @@ def _move_to(clock: FixedClock, when: datetime) -> None:
 
 def _count(memory: MemoryStore, report: SimulationReport) -> None:
     """What the days left in memory; on the persona's queue (the owner connection is used there only)."""
-    for level, count in memory.db.execute(
-        "select level, count(*) from dream_jobs where state = 'done' group by level"
-    ).fetchall():
+    for level, count in memory.dream_jobs.done_per_level().items():
         report.dreams[str(level)] = count
-    report.goals["created"] = memory.db.execute("select count(*) from goals").fetchone()[0]
-    report.goals["completed"] = memory.db.execute(
-        "select count(*) from goals where status = 'completed'"
-    ).fetchone()[0]
-    report.open_questions = memory.db.execute(
-        "select count(*) from open_questions where resolved_at is null"
-    ).fetchone()[0]
+    report.goals["created"] = len(memory.components.goals(status=None))
+    report.goals["completed"] = len(memory.components.goals(status="completed"))
+    report.open_questions = len(memory.components.open_questions())

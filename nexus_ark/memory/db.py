@@ -278,3 +278,23 @@ def database_error(exc: BaseException, path: Path | str) -> DatabaseError:
 
 def vec_version(db: sqlite_utils.Database) -> str:
     return db.execute("select vec_version()").fetchone()[0]
+
+
+def database_bytes(db: sqlite_utils.Database) -> int:
+    """The database's own size (pages in use and free), not the write-ahead log's, which comes and goes."""
+    pages = db.execute("pragma page_count").fetchone()[0]
+    return int(pages * db.execute("pragma page_size").fetchone()[0])
+
+
+def capabilities() -> str:
+    """What this machine's SQLite offers memory.db, in a line (`nexus-ark doctor`): its version and driver,
+    sqlite-vec's version and FTS5 with the trigram tokenizer. Raises what a missing piece raises."""
+    db = connect(":memory:")
+    try:
+        db.execute("create virtual table t using fts5(x, tokenize='trigram')")
+        return (
+            f"SQLite {db.execute('select sqlite_version()').fetchone()[0]} via {sqlite.__name__}, "
+            f"sqlite-vec {vec_version(db)}, FTS5 with trigram"
+        )
+    finally:
+        db.close()
