@@ -9,7 +9,7 @@ field named and its widget marked.
 
 from __future__ import annotations
 
-import tempfile
+import html
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,9 +33,9 @@ from PySide6.QtWidgets import (
 from shiboken6 import isValid
 
 from nexus_ark.app import NexusApp
-from nexus_ark.errors import PersonaError
 from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona
+from ui.personas.avatar_file import avatar_png
 from ui.personas.soul_growth import PersonaForm
 from ui.util import theme
 from ui.util.avatars import avatar_image
@@ -45,38 +45,7 @@ from ui.util.i18n import tr, tr_notice
 from ui.util.settings_form import GENERAL
 from ui.util.tasks import run_in_background, while_open
 
-AVATAR_PX = 256  # stored size; shown smaller
 AVATAR_SHOWN_PX = 72
-AVATAR_MAX_FILE = 20 * 1024 * 1024  # a photo straight from a phone fits; a 50 MB file is refused unread
-
-
-# -- avatar --------------------------------------------------------------------------------------------
-def avatar_png(path: Path, size: int = AVATAR_PX) -> tuple[bytes, QImage]:
-    """A PNG or JPEG file cropped to a centred square and scaled to `size` px, as PNG bytes (and the
-    image). Runs on a worker: QImage, unlike QPixmap, may be used off the UI thread."""
-    try:
-        if path.stat().st_size > AVATAR_MAX_FILE:
-            raise PersonaError(
-                tr("{file} is too large for an avatar (at most 20 MB).", file=path.name),
-            )
-        data = path.read_bytes()
-    except OSError as exc:
-        raise PersonaError(tr("Cannot read {file}: {reason}", file=path.name, reason=exc.strerror)) from exc
-    if not (data.startswith(b"\x89PNG\r\n\x1a\n") or data.startswith(b"\xff\xd8\xff")):
-        raise PersonaError(tr("{file} is not a PNG or JPEG image.", file=path.name))
-    image = QImage.fromData(data)
-    if image.isNull():
-        raise PersonaError(tr("{file} is damaged: it could not be read as an image.", file=path.name))
-    side = min(image.width(), image.height())
-    square = image.copy((image.width() - side) // 2, (image.height() - side) // 2, side, side)
-    scaled = square.scaled(
-        size, size, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
-    )
-    with tempfile.TemporaryDirectory() as folder:
-        target = Path(folder) / "avatar.png"
-        if not scaled.save(str(target), "PNG"):
-            raise PersonaError(tr("The avatar could not be converted to PNG."))
-        return target.read_bytes(), scaled
 
 
 # -- the window ----------------------------------------------------------------------------------------
@@ -105,7 +74,25 @@ class PersonaEditor(QDialog):
         self._working = False
         self._close_after_save = False
         self.resize(900, 640)
+        self.form = PersonaForm()
+        self.form.growth.history_button.clicked.connect(
+            lambda: self.history_requested.emit(self.slug, self.title.text())
+        )
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._build_soul_page(), "")
+        for page in self.form.pages.values():
+            self.tabs.addTab(page, "")
+        layout = QVBoxLayout(self)
+        layout.addLayout(self._build_header())
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(self._build_buttons())
+        self._set_enabled(False)
+        self.retranslate()
+        self.load(slug)
 
+    # -- building ---------------------------------------------------------------------------------
+    def _build_header(self) -> QHBoxLayout:
+        """The avatar, the persona's name and folder, and what is done to the whole persona."""
         self.avatar = QLabel()
         self.avatar.setObjectName("avatar")
         self.avatar.setFixedSize(AVATAR_SHOWN_PX, AVATAR_SHOWN_PX)
@@ -133,10 +120,12 @@ class PersonaEditor(QDialog):
         header = QHBoxLayout()
         header.addWidget(self.avatar)
         header.addLayout(titles, 1)
-        header.addWidget(self.avatar_button)
-        header.addWidget(self.duplicate_button)
-        header.addWidget(self.delete_button)
+        for button in (self.avatar_button, self.duplicate_button, self.delete_button):
+            header.addWidget(button)
+        return header
 
+    def _build_soul_page(self) -> QWidget:
+        """persona.md beside its preview, which follows the text a moment after typing stops."""
         self.soul_edit = QPlainTextEdit()
         self.soul_edit.setObjectName("soulEdit")
         self.soul_edit.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
@@ -157,16 +146,9 @@ class PersonaEditor(QDialog):
         soul_layout = QVBoxLayout(soul_page)
         soul_layout.addWidget(self.soul_hint)
         soul_layout.addWidget(soul_split, 1)
+        return soul_page
 
-        self.form = PersonaForm()
-        self.form.growth.history_button.clicked.connect(
-            lambda: self.history_requested.emit(self.slug, self.title.text())
-        )
-        self.tabs = QTabWidget()
-        self.tabs.addTab(soul_page, "")
-        for page in self.form.pages.values():
-            self.tabs.addTab(page, "")
-
+    def _build_buttons(self) -> QHBoxLayout:
         self.status = QLabel()
         self.status.setObjectName("editorStatus")
         self.status.setWordWrap(True)
@@ -181,14 +163,7 @@ class PersonaEditor(QDialog):
         bottom.addWidget(self.status, 1)
         bottom.addWidget(self.save_button)
         bottom.addWidget(self.close_button)
-
-        layout = QVBoxLayout(self)
-        layout.addLayout(header)
-        layout.addWidget(self.tabs, 1)
-        layout.addLayout(bottom)
-        self._set_enabled(False)
-        self.retranslate()
-        self.load(slug)
+        return bottom
 
     # -- texts ------------------------------------------------------------------------------------
     def retranslate(self) -> None:
@@ -217,7 +192,7 @@ class PersonaEditor(QDialog):
 
         def read() -> tuple[Persona, QImage]:
             persona = self.app.personas.load(slug)
-            picture = self.app.personas.avatar_file(slug)
+            picture = self.app.personas.store.avatar_file(slug)
             return persona, avatar_image(persona.settings.name, picture, AVATAR_SHOWN_PX)
 
         run_in_background(read, while_open(self, self._show), while_open(self, self._load_failed))
@@ -296,7 +271,7 @@ class PersonaEditor(QDialog):
         self._working = True
         self.status.setText(tr("Saving…"))
         run_in_background(
-            lambda: self.app.save_persona(slug, soul=soul if soul_changed else None, settings=changes),
+            lambda: self.app.admin.save_persona(slug, soul=soul if soul_changed else None, settings=changes),
             while_open(self, self._saved),
             while_open(self, self._failed),
         )
@@ -353,7 +328,7 @@ class PersonaEditor(QDialog):
 
         def store() -> QImage:
             png, image = avatar_png(Path(path))
-            self.app.set_persona_avatar(slug, png)
+            self.app.admin.set_avatar(slug, png)
             return image
 
         self.status.setText(tr("Saving the avatar…"))
@@ -380,7 +355,7 @@ class PersonaEditor(QDialog):
         self._working = True
         self.status.setText(tr("Copying…"))
         run_in_background(
-            lambda: self.app.duplicate_persona(slug, name),
+            lambda: self.app.admin.duplicate_persona(slug, name),
             while_open(self, self._duplicated),
             while_open(self, self._failed),
         )
@@ -416,7 +391,7 @@ class PersonaEditor(QDialog):
         self._working = True
         self.status.setText(tr("Deleting {name}…", name=name))
         run_in_background(
-            lambda: self.app.delete_persona(slug),
+            lambda: self.app.admin.delete_persona(slug),
             lambda kept: self._deleted(slug, kept),
             while_open(self, self._failed),
         )
@@ -451,6 +426,4 @@ class PersonaEditor(QDialog):
 
 
 def _escape(text: str) -> str:
-    import html
-
     return html.escape(text).replace("\n", "<br>")
