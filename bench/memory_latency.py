@@ -134,7 +134,7 @@ def synthetic_rows(start: int, count: int, rng: random.Random, dim: int):
 def grow(store: MemoryStore, table: str, model: str, start: int, count: int, dim: int) -> None:
     rng = random.Random(start)
     db = store.db
-    center = store.archive._center(table)
+    center = store.archive.vectors.center(table)
     with db.atomic():
         for text, vector in synthetic_rows(start, count, rng, dim):
             h = content_hash(text)

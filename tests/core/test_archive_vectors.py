@@ -158,7 +158,7 @@ def test_two_embedding_passes_at_once_store_each_vector_once(path: Path, other: 
 
     first, second = MemoryStore(path), MemoryStore(path)
     if other == "another process":  # no shared claims: only the database can keep it whole
-        second.archive._db_key = lambda: "elsewhere"  # type: ignore[method-assign]
+        second.archive.vectors.db_key = lambda: "elsewhere"  # type: ignore[method-assign]
     results: dict[str, int] = {}
     errors: list[BaseException] = []
 

@@ -429,7 +429,7 @@ def test_what_a_dream_writes_has_its_vectors_when_it_returns(persona, memory, cl
     written = [
         r[0] for r in memory.db.execute("select id from items where kind in ('insight', 'entity', 'episode')")
     ]
-    pending = set(memory.archive._pending_ids(memory.archive.vec_table(E5)).tolist())
+    pending = set(memory.archive.vectors.pending_ids(memory.archive.vec_table(E5)).tolist())
     assert len(written) == 3 and not pending & set(written)
 
 

@@ -11,6 +11,7 @@ import sqlite_utils
 from pydantic import BaseModel, Field
 
 from nexus_ark.clock import Clock, iso
+from nexus_ark.memory.archive.vectors import ArchiveVectors
 
 # Neighbouring messages belong to one exchange when they are this close in time.
 CONTEXT_WINDOW_S = 6 * 3600
@@ -33,11 +34,13 @@ def content_hash(text: str) -> str:
 
 
 class ArchiveItems:
-    """Archive's item rows (nexus_ark.memory.archive composes it); removing an item's vectors is
-    ArchiveVectors.drop_vectors."""
+    """The archive's item rows: what is written, changed, moved aside, deleted and read back. An item
+    changed or deleted loses its vectors through `vectors` (embedded anew where it stays)."""
 
-    db: sqlite_utils.Database
-    clock: Clock
+    def __init__(self, db: sqlite_utils.Database, clock: Clock, vectors: ArchiveVectors) -> None:
+        self.db = db
+        self.clock = clock
+        self.vectors = vectors
 
     def add(self, item: NewItem, *, context: str = "", embed_text: str | None = None) -> int:
         return self.add_many([(item, context, embed_text)])[0]
@@ -69,7 +72,7 @@ class ArchiveItems:
                         json.dumps(item.meta) if item.meta else None,
                     ],
                 )
-                ids.append(int(cur.lastrowid))
+                ids.append(int(cur.lastrowid or 0))  # an insert always sets it
         return ids
 
     def update_text(self, item_id: int, text: str) -> None:
@@ -78,7 +81,7 @@ class ArchiveItems:
                 "update items set text = ?, embed_text = null, embed_hash = ?, updated_at = ? where id = ?",
                 [text, content_hash(text), iso(self.clock.now()), item_id],
             )
-            self.drop_vectors([item_id])  # made of the old text: pending again, embedded anew
+            self.vectors.drop_vectors([item_id])  # made of the old text: pending again, embedded anew
 
     def set_context(self, item_id: int, context: str) -> None:
         with self.db.atomic():
@@ -95,7 +98,7 @@ class ArchiveItems:
                 "update items set embed_text = ?, embed_hash = ? where id = ?",
                 [embed_text, content_hash(embed_text if embed_text is not None else row[0]), item_id],
             )
-            self.drop_vectors([item_id])
+            self.vectors.drop_vectors([item_id])
 
     def archive(self, item_id: int, reason: str) -> None:
         """Move an item aside: it leaves recall but is never deleted."""
@@ -119,7 +122,7 @@ class ArchiveItems:
             return
         marks = ",".join("?" * len(item_ids))
         with self.db.atomic():
-            self.drop_vectors(item_ids)
+            self.vectors.drop_vectors(item_ids)
             self.db.execute(f"delete from items where id in ({marks})", list(item_ids))
 
     def get(self, item_id: int) -> dict[str, Any] | None:
@@ -130,3 +133,26 @@ class ArchiveItems:
         if kind is None:
             return self.db.execute("select count(*) from items").fetchone()[0]
         return self.db.execute("select count(*) from items where kind = ?", [kind]).fetchone()[0]
+
+    def ids_of_source(self, source_id: str) -> list[int]:
+        """The items made from one source (a message, a document chunk), oldest first."""
+        rows = self.db.execute("select id from items where source_id = ? order by id", [source_id])
+        return [int(r[0]) for r in rows.fetchall()]
+
+    def written_since(self, since: str, kinds: Sequence[str]) -> list[int]:
+        """The items of these kinds written or changed at `since` or later."""
+        if not kinds:
+            return []
+        marks = ",".join("?" * len(kinds))
+        rows = self.db.execute(
+            f"select id from items where kind in ({marks}) and updated_at >= ?", [*kinds, since]
+        )
+        return [int(r[0]) for r in rows.fetchall()]
+
+    def newest_ids(self, kind: str, created_since: str, limit: int) -> list[int]:
+        """At most `limit` items of a kind created at `created_since` or later, newest first."""
+        rows = self.db.execute(
+            "select id from items where kind = ? and created_at >= ? order by id desc limit ?",
+            [kind, created_since, limit],
+        )
+        return [int(r[0]) for r in rows.fetchall()]

@@ -157,11 +157,12 @@ def trigram_terms(query: str) -> list[str]:
 
 
 class KeywordRanking:
-    """Archive's keyword rankings over items_fts and items_tri (nexus_ark.memory.archive composes it)."""
+    """The archive's keyword rankings over items_fts (porter) and items_tri (trigram)."""
 
-    db: sqlite_utils.Database
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
 
-    def _keyword_ranking(
+    def ranking(
         self,
         table: str,
         terms: list[str],

@@ -4,7 +4,6 @@ nudged by importance and recency."""
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
@@ -14,9 +13,9 @@ import sqlite_utils
 from pydantic import BaseModel
 
 from nexus_ark.clock import Clock, stored_time
-from nexus_ark.memory.archive.keywords import CANDIDATES, porter_terms, trigram_terms
+from nexus_ark.memory.archive.keywords import CANDIDATES, KeywordRanking, porter_terms, trigram_terms
 from nexus_ark.memory.archive.mirror import pack_bits
-from nexus_ark.memory.archive.vectors import clip_for_embedding, vectors_from_bytes
+from nexus_ark.memory.archive.vectors import ArchiveVectors, clip_for_embedding, vectors_from_bytes
 from nexus_ark.providers.embedders import Embedder
 
 SearchMode = Literal["hybrid", "fts", "vector"]
@@ -45,11 +44,16 @@ def _parse_time(value: str) -> datetime | None:
 
 
 class ArchiveSearch:
-    """Archive's recall (nexus_ark.memory.archive composes it): the rankings, fused."""
+    """The archive's recall: the vector ranking (from `vectors`) and the keyword rankings (`keywords`),
+    fused."""
 
-    db: sqlite_utils.Database
-    clock: Clock
-    _mirror_lock: threading.Lock
+    def __init__(
+        self, db: sqlite_utils.Database, clock: Clock, vectors: ArchiveVectors, keywords: KeywordRanking
+    ) -> None:
+        self.db = db
+        self.clock = clock
+        self.vectors = vectors
+        self.keywords = keywords
 
     def search(
         self,
@@ -78,7 +82,7 @@ class ArchiveSearch:
             # Alone, a keyword ranking is better off with every item it finds at full weight.
             beside_vectors = any(ranking for ranking, _ in rankings)
             for table, terms in (("items_fts", porter_terms(query)), ("items_tri", trigram_terms(query))):
-                rankings.append(self._keyword_ranking(table, terms, fts_where, params, beside_vectors))
+                rankings.append(self.keywords.ranking(table, terms, fts_where, params, beside_vectors))
         fused: dict[int, float] = {}
         for ranking, share in rankings:
             for rank, item_id in enumerate(ranking):
@@ -87,8 +91,11 @@ class ArchiveSearch:
             return []
         return self._rank(fused, k, include_archived)
 
-    def _filters(self, kinds, since, until, include_archived) -> tuple[str, list[Any]]:
-        clauses, params = [], []
+    def _filters(
+        self, kinds: Iterable[str] | None, since: str | None, until: str | None, include_archived: bool
+    ) -> tuple[str, list[Any]]:
+        clauses: list[str] = []
+        params: list[Any] = []
         if not include_archived:
             clauses.append("i.archived = 0")
         kinds = list(kinds or [])
@@ -115,9 +122,7 @@ class ArchiveSearch:
         vector = np.asarray(vector, dtype=np.float32)
         # Over-fetch when filters will drop some candidates.
         want = VECTOR_CANDIDATES * (4 if params else 1)
-        query_bits = pack_bits(vector, self._center(table))
-        with self._mirror_lock:
-            candidates = [int(i) for i in self._mirror(table).nearest(query_bits, want)]
+        candidates = self.vectors.nearest(table, pack_bits(vector, self.vectors.center(table)), want)
         if not candidates:
             return []
         rows = self.db.execute(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import overload
 
 import numpy as np
 import sqlite_utils
@@ -144,12 +145,14 @@ CENTER_PROBES = (
 
 
 class ArchiveVectors:
-    """Archive's vector indexes (nexus_ark.memory.archive composes it)."""
+    """The archive's vector indexes: one vec0 table per embedding model, the in-memory mirrors of their bits
+    (shared by the threads using this archive) and the resumable embedding passes."""
 
-    db: sqlite_utils.Database
-    _vec_lock: threading.Lock
-    _mirror_lock: threading.Lock
-    _mirrors: dict[str, BitMirror]
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+        self._vec_lock = threading.Lock()
+        self._mirror_lock = threading.Lock()
+        self._mirrors: dict[str, BitMirror] = {}
 
     def drop_vectors(self, item_ids: Sequence[int]) -> None:
         """Remove these items' vectors from every model's index (they are pending again until embedded)."""
@@ -160,7 +163,13 @@ class ArchiveVectors:
                     self.db.execute(f"delete from {table} where item_id = ?", [item_id])
                 self._log_vectors(table, [(item_id, None) for item_id in item_ids])
 
+    @overload
+    def vec_table(self, embedder: Embedder) -> str: ...
+    @overload
+    def vec_table(self, embedder: Embedder, create: bool) -> str | None: ...
     def vec_table(self, embedder: Embedder, create: bool = True) -> str | None:
+        """The vec0 table of `embedder`'s model; made (with the model's centre) unless `create` is False,
+        then None when the model has none yet."""
         with self._vec_lock:
             row = self.db.execute(
                 "select vec_table from embedding_models where model = ?", [embedder.model_id]
@@ -194,7 +203,7 @@ class ArchiveVectors:
                 raise
             return table
 
-    def _center(self, table: str) -> np.ndarray:
+    def center(self, table: str) -> np.ndarray:
         row = self.db.execute("select center from embedding_models where vec_table = ?", [table]).fetchone()
         return np.frombuffer(row[0], dtype=np.float32)
 
@@ -238,7 +247,7 @@ class ArchiveVectors:
                 self.db.execute("commit")
         return mirror
 
-    def _pending_ids(self, table: str) -> np.ndarray:
+    def pending_ids(self, table: str) -> np.ndarray:
         """Ids of items without a vector in `table`, ascending. (Asking vec0 item by item costs 150 ms
         at 100k items; the mirror already knows which ids it holds.)"""
         with self._mirror_lock:
@@ -247,8 +256,13 @@ class ArchiveVectors:
         ids = np.array([r[0] for r in self.db.execute("select id from items order by id")], dtype=np.int64)
         return ids[~np.isin(ids, held, assume_unique=True)]
 
+    def nearest(self, table: str, query_bits: bytes, want: int) -> list[int]:
+        """The ids of the `want` items of `table` nearest `query_bits` by Hamming distance, nearest first."""
+        with self._mirror_lock:
+            return [int(i) for i in self._mirror(table).nearest(query_bits, want)]
+
     def pending_vectors(self, embedder: Embedder) -> int:
-        return len(self._pending_ids(self.vec_table(embedder)))
+        return len(self.pending_ids(self.vec_table(embedder)))
 
     def embed_pending(
         self,
@@ -269,8 +283,8 @@ class ArchiveVectors:
         between them. `limit`: at most this many, newest first (what a turn just said, not a backlog).
         `only`: just these items (what a dream wrote), not the rest of a backlog."""
         table = self.vec_table(embedder)
-        key = (self._db_key(), table)
-        pending = self._pending_ids(table)
+        key = (self.db_key(), table)
+        pending = self.pending_ids(table)
         if only is not None:
             pending = pending[np.isin(pending, np.asarray(list(only), dtype=np.int64))]
         todo = [int(i) for i in (pending[::-1][:limit] if limit is not None else pending)]
@@ -305,7 +319,7 @@ class ArchiveVectors:
             item_ids,
         ).fetchall()
 
-    def _db_key(self) -> str:
+    def db_key(self) -> str:
         """The database file, the same for every connection to it in this process."""
         path = self.db.execute("pragma database_list").fetchone()[2]
         return str(Path(path).resolve()) if path else f":memory:{id(self.db.conn)}"
@@ -322,7 +336,7 @@ class ArchiveVectors:
             ).fetchall()
         }
         missing = list(dict.fromkeys((h, t) for _, t, h in rows if h not in known))
-        center = self._center(table)
+        center = self.center(table)
         fresh = (
             embedder.embed_passages([clip_for_embedding(t) for _, t in missing])
             if missing
