@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
+    QWidget,
 )
 
 from nexus_ark.app import NexusApp
@@ -52,7 +53,7 @@ class GetModelDialog(QDialog):
         self,
         app: NexusApp,
         slug: str | None,
-        parent=None,
+        parent: QWidget | None = None,
         *,
         name: str = "",
         choose: str = "",
@@ -75,6 +76,24 @@ class GetModelDialog(QDialog):
         self.setWindowTitle(tr("Get a model"))
         self.setMinimumSize(960, 440)
 
+        self._build_table()
+        self._build_details()
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.details)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.progress_label)
+        layout.addLayout(self._build_buttons(slug is not None))
+
+        self._timer = QTimer(self)
+        self._timer.setInterval(100)
+        self._timer.timeout.connect(self._show_progress)
+        self._enable()
+        self.refresh()
+
+    # -- building ---------------------------------------------------------------------------------
+    def _build_table(self) -> None:
+        """The models one can get, a row each: the name takes the width, a licence's name may be long."""
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("modelTable")
         self.table.setHorizontalHeaderLabels([tr(c) for c in COLUMNS])
@@ -92,6 +111,8 @@ class GetModelDialog(QDialog):
         self.table.setWordWrap(False)
         self.table.itemSelectionChanged.connect(self._show_chosen)
 
+    def _build_details(self) -> None:
+        """The chosen model's details, and the download's progress with what it says."""
         self.details = QLabel(tr("Loading…"))
         self.details.setObjectName("modelDetails")
         self.details.setWordWrap(True)
@@ -106,6 +127,8 @@ class GetModelDialog(QDialog):
         # width, never cut at it.
         self.progress_label.setWordWrap(True)
         self.progress_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+    def _build_buttons(self, for_a_persona: bool) -> QHBoxLayout:
         self.download_button = QPushButton(tr("Download"))
         self.download_button.setObjectName("downloadButton")
         self.download_button.clicked.connect(self.download)
@@ -113,31 +136,21 @@ class GetModelDialog(QDialog):
         self.cancel_button.setObjectName("cancelDownloadButton")
         self.cancel_button.clicked.connect(self.cancel_download)
         self.cancel_button.setVisible(False)
-        self.use_button = QPushButton(tr("Use for {name}", name=self.persona_name) if slug else tr("Use"))
+        self.use_button = QPushButton(
+            tr("Use for {name}", name=self.persona_name) if for_a_persona else tr("Use")
+        )
         self.use_button.setObjectName("useButton")
         self.use_button.clicked.connect(self.use)
-        self.use_button.setVisible(slug is not None)
+        self.use_button.setVisible(for_a_persona)
         close = QPushButton(tr("Close"))
         close.clicked.connect(self.reject)
-
         buttons = QHBoxLayout()
         buttons.addWidget(self.download_button)
         buttons.addWidget(self.cancel_button)
         buttons.addWidget(self.use_button)
         buttons.addStretch(1)
         buttons.addWidget(close)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.table, 1)
-        layout.addWidget(self.details)
-        layout.addWidget(self.progress)
-        layout.addWidget(self.progress_label)
-        layout.addLayout(buttons)
-
-        self._timer = QTimer(self)
-        self._timer.setInterval(100)
-        self._timer.timeout.connect(self._show_progress)
-        self._enable()
-        self.refresh()
+        return buttons
 
     # -- the list ---------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -145,13 +158,14 @@ class GetModelDialog(QDialog):
         app = self.app
 
         def read() -> tuple[list[ModelStatus], str]:
-            return [s for s in app.model_statuses(slug) if s.entry.obtainable], app.ollama_host(slug)
+            return [s for s in app.models.statuses(slug) if s.entry.obtainable], app.models.ollama_host(slug)
 
         run_in_background(read, while_open(self, self._listed), while_open(self, self._failed))
 
     def _listed(self, read: tuple[list[ModelStatus], str]) -> None:
         statuses, self.ollama_host = read
-        chosen = self._chosen().entry.id if self._chosen() else self.choose
+        current = self._chosen()
+        chosen = current.entry.id if current is not None else self.choose
         self.statuses = statuses
         self.table.setRowCount(len(statuses))
         for row, status in enumerate(statuses):
@@ -179,9 +193,9 @@ class GetModelDialog(QDialog):
         self._show_chosen()
         if self.start_at_once:
             self.start_at_once = False
-            status = self._chosen()
-            if status is not None and status.installed:
-                self._downloaded(status.spec)
+            picked = self._chosen()
+            if picked is not None and picked.installed:
+                self._downloaded(picked.spec)
             else:
                 self.download()
 
@@ -238,7 +252,7 @@ class GetModelDialog(QDialog):
             def note(p: Progress) -> None:
                 latest.progress = p
 
-            return app.get_model(entry, slug=slug, accepted_license=True, progress=note, cancel=cancel)
+            return app.models.get(entry, slug=slug, accepted_license=True, progress=note, cancel=cancel)
 
         run_in_background(fetch, while_open(self, self._downloaded), while_open(self, self._not_downloaded))
 
@@ -321,7 +335,9 @@ class GetModelDialog(QDialog):
             return
         self.use_button.setEnabled(False)
         run_in_background(
-            lambda: self.app.use_model(slug, spec), while_open(self, lambda _: self.accept()), self._failed
+            lambda: self.app.personas.use_model(slug, spec),
+            while_open(self, lambda _: self.accept()),
+            self._failed,
         )
 
     def reject(self) -> None:
