@@ -42,12 +42,7 @@ def read_feelings(write: WriteGate, detector: EmotionDetector) -> int:
 
 
 def _unread(memory: MemoryStore) -> list[tuple[int, str, str]]:
-    rows = memory.db.execute(
-        "select m.id, m.created_at, m.content from messages m where m.role = 'user' and m.hidden = 0 "
-        "and m.content != '' and not exists (select 1 from emotion_log e where e.message_id = m.id) "
-        "order by m.created_at desc limit ?",
-        [READ_MAX],
-    ).fetchall()
+    rows = memory.messages.unread_feelings(READ_MAX)
     # A message whose stored time is no usable time (a year-1 line an older version imported) has no
     # day to read a feeling for: left out, never a traceback.
     rows = [r for r in rows if stored_time(r[1]) is not None]
