@@ -50,7 +50,7 @@ WORDS = SENTENCE.split()
 
 
 def plant(app: NexusApp, slug: str, count: int) -> None:
-    store = app.memory(slug)
+    store = app.personas.memory(slug)
     start = NOW - timedelta(minutes=count)
     rows = []
     for i in range(count):
@@ -175,7 +175,7 @@ def run(
         results["search_far_back"] = probe.stop()
 
         # A long reply streamed in.
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         runtime.use_backend(ScriptedBackend([reply], delay_s=0.002))
         probe.start()
         window.input.setPlainText("Tell me a long story.")

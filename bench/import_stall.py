@@ -154,7 +154,7 @@ def run(pages: int, entries: int, freeze: bool = True) -> dict:
             folder / "data", clock=FixedClock(NOW), backend_factory=lambda c: ScriptedMind()
         ).open()
         app.state.last_persona = "aria"
-        app.embedder().embed_passages(["the model loads once, before the probes"])
+        app.models.embedder().embed_passages(["the model loads once, before the probes"])
         window = MainWindow(app)
         window.resize(1000, 700)
         window.show()
@@ -188,7 +188,7 @@ def run(pages: int, entries: int, freeze: bool = True) -> dict:
         idle(0.5)
 
         # A character card with a 5,000-entry lorebook, through File > Import a character card….
-        before = {p.slug for p in app.list_personas()}
+        before = {p.slug for p in app.personas.all()}
         probe.start()
         started = time.monotonic()
         card_actions.import_card_file(window, app, card, window._on_card_imported)

@@ -124,7 +124,7 @@ def plant(app: NexusApp, slug: str, count: int, text: str) -> None:
             journal.add(author, {None: "", "aria": "Aria", "hikari": "ひかり"}[author], f"{n}: {text}", "")
     finally:
         journal.close()
-    app.open_room(slug).close()
+    app.rooms.open(slug).close()
 
 
 def run(messages: int, reply_words: int, delay_ms: float, history: int) -> dict:
@@ -141,7 +141,7 @@ def run(messages: int, reply_words: int, delay_ms: float, history: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         backend = ScriptedBackend(_answers(reply), delay_s=delay_ms / 1000)
         app = NexusApp(Path(tmp) / "data", backend_factory=lambda config: backend).open()
-        slug = app.create_room("Lighthouse", ["aria", "hikari"], "list")
+        slug = app.rooms.create("Lighthouse", ["aria", "hikari"], "list")
         window = MainWindow(app)
         window.resize(1000, 700)
         window.show()

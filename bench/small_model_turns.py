@@ -139,7 +139,7 @@ def write_first_now(runtime: Any) -> TurnResult | None:
 
 def run(turns: int, first: int, show: bool) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as data_dir, NexusApp(data_dir) as app:
-        runtime = app.runtime(PERSONA)
+        runtime = app.personas.runtime(PERSONA)
         session = runtime.session()
         session.emotions = None  # the reply is what is measured; emotion reading is benched elsewhere
         name = session.persona.settings.name

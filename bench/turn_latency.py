@@ -108,12 +108,12 @@ def cold_backend(n_ctx: int, threads: int) -> LlamaCppBackend:
 def run_conversation(turns: int, max_tokens: int, cold: LlamaCppBackend) -> list[dict[str, float]]:
     rows: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as data_dir, NexusApp(data_dir) as app:
-        session = app.session(PERSONA)
+        session = app.personas.session(PERSONA)
         # A short reply keeps the run short; the prompt's budgets follow the persona's own settings.
         session.persona.settings.model.max_tokens = max_tokens
         backend = session.backend
         persona = app.personas.load(PERSONA)
-        internal = app.backend(app.model_config(persona, "internal"))
+        internal = app.models.backend(app.models.model_config(persona, "internal"))
         sent: list[Sequence[ChatMessage]] = []
         original = backend.stream_chat
 

@@ -122,7 +122,7 @@ def run(messages: int) -> dict:
         baseline = probe.stop()
 
         handlers = _time_handlers(window)
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         yesterday = app.clock.now() - timedelta(days=1)
         for i, text in enumerate(YESTERDAY):
             runtime.queue.call(

@@ -69,7 +69,7 @@ def run() -> dict:
             Path(tmp) / "data", clock=FixedClock(NOW), backend_factory=lambda c: ScriptedMind()
         ).open()
         app.state.last_persona = "aria"
-        app.embedder().embed_passages(["the model loads once, before the probes"])
+        app.models.embedder().embed_passages(["the model loads once, before the probes"])
         window = MainWindow(app)
         window.resize(1000, 700)
         window.show()

@@ -82,7 +82,7 @@ def import_card(app: NexusApp, path: Path) -> CardImport:
     thread."""
     card = read_card_file(path)
     plan = plan_persona(card)
-    persona = app.personas.create(plan.name, plan.language, plan.description)
+    persona = app.personas.store.create(plan.name, plan.language, plan.description)
     slug, folder = persona.slug, persona.folder
     backups = app.layout.backups_dir / slug
     had_backups = backups.exists()
@@ -93,7 +93,7 @@ def import_card(app: NexusApp, path: Path) -> CardImport:
         if card.avatar is not None:
             _write(folder / AVATAR_FILE, card.avatar)
         meta = import_meta(card, plan, iso(app.clock.now()))
-        runtime = app.runtime(slug)
+        runtime = app.personas.runtime(slug)
         opened = True
         # On the persona's own queue: its memory has one writer, whoever else is running.
         greeting_id = runtime.queue.call(
@@ -103,7 +103,7 @@ def import_card(app: NexusApp, path: Path) -> CardImport:
         _write(folder / CARD_META_FILE, _json_bytes(meta))
     except BaseException:
         if opened:
-            app.release_persona(slug)
+            app.personas.release(slug)
         shutil.rmtree(folder, ignore_errors=True)
         if not had_backups:
             shutil.rmtree(backups, ignore_errors=True)
@@ -182,7 +182,7 @@ def export_card(app: NexusApp, slug: str, out: Path | str, fmt: CardFormat | Non
     entities: dict[str, EntityState | None] = {}
     names = list(meta.get("lore_entities", {}).values()) if raw is not None else []
     if names:
-        store = app.open_memory(slug, read_only=True)
+        store = app.personas.open_memory(slug, read_only=True)
         try:
             for name in names:
                 entity = store.components.entity(name)

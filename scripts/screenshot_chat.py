@@ -47,7 +47,7 @@ TALK = {
 
 
 def _plant(core: NexusApp, slug: str, language: str) -> None:
-    store = core.memory(slug)
+    store = core.personas.memory(slug)
     start = NOW - timedelta(minutes=30)
     last = 0
     for i, (role, text) in enumerate(TALK[language]):

@@ -85,7 +85,7 @@ MIND = {
 def _open(language: str) -> NexusApp:
     data = Path(tempfile.mkdtemp(prefix="nexus-shot-"))
     core = NexusApp(data, clock=FixedClock(NOW), backend_factory=lambda config: ScriptedMind()).open()
-    core.update_settings(language=language, theme="dark")
+    core.admin.update_settings(language=language, theme="dark")
     theme.apply_theme("dark")
     i18n.set_language(language)
     return core
@@ -93,7 +93,7 @@ def _open(language: str) -> NexusApp:
 
 def _plant(core: NexusApp, language: str) -> None:
     slug, mind = SLUGS[language], MIND[language]
-    store = core.memory(slug)
+    store = core.personas.memory(slug)
     c = store.components
     first = None
     for n, (text, emotion, value) in enumerate(mind["said"]):

@@ -88,7 +88,7 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
     core.state.last_persona = "aria" if language == "en" else "hikari"
     theme.apply_theme("dark" if dark else "light")
     i18n.set_language(language)
-    slug = core.create_room(ROOM[language], ["aria", "hikari"], "list")
+    slug = core.rooms.create(ROOM[language], ["aria", "hikari"], "list")
     window = MainWindow(core)
     window.show_language(language)
     window.resize(1000, 700)

@@ -30,10 +30,10 @@ ROOM = {"en": "Lighthouse club", "ja": "灯台クラブ"}
 def shoot(out: Path, language: str) -> Path:
     data = Path(tempfile.mkdtemp(prefix="nexus-shot-"))
     core = NexusApp(data, backend_factory=lambda config: ScriptedBackend(["…"])).open()
-    core.personas.create("Kai", language)
+    core.personas.store.create("Kai", language)
     theme.apply_theme("light")
     i18n.set_language(language)
-    slug = core.create_room(ROOM[language], ["aria", "hikari", "kai"], "natural")
+    slug = core.rooms.create(ROOM[language], ["aria", "hikari", "kai"], "natural")
     window = MainWindow(core)
     window.show_language(language)
     window.resize(1000, 700)

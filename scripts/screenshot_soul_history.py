@@ -75,29 +75,29 @@ def plant(core: NexusApp, clock: FixedClock, language: str) -> None:
     story = STORY[language]
     slug = story["slug"]
     soul_file = core.layout.personas_dir / slug / "persona.md"
-    core.soul_versions(slug)  # history begins with the shipped soul
+    core.souls.versions(slug)  # history begins with the shipped soul
     clock.advance(3 * 3600)
     old, new = story["edit"]
-    core.save_persona(slug, soul=soul_file.read_text(encoding="utf-8").replace(old, new))
+    core.admin.save_persona(slug, soul=soul_file.read_text(encoding="utf-8").replace(old, new))
     clock.advance(20 * 3600)
-    proposal = core.runtime(slug).soul_call(
+    proposal = core.personas.runtime(slug).soul_call(
         "propose",
         lambda keeper: keeper.propose(story["section"], story["proposed"], story["reason"], [], "dream"),
     )
-    core.accept_soul_proposal(slug, proposal.id)
+    core.souls.accept(slug, proposal.id)
     clock.advance(5 * 3600)
     before, after = story["outside"]
     soul_file.write_bytes(soul_file.read_bytes().replace(before.encode(), after.encode()))
-    core.soul_versions(slug)  # the outside edit is noticed and kept
+    core.souls.versions(slug)  # the outside edit is noticed and kept
     clock.advance(2 * 3600)
-    core.restore_soul(slug, 2)
+    core.souls.restore(slug, 2)
 
 
 def shoot(out: Path, language: str, dark: bool = False) -> Path:
     clock = FixedClock(NOW - timedelta(days=2))
     data = Path(tempfile.mkdtemp(prefix="nexus-shot-"))
     core = NexusApp(data, clock=clock, backend_factory=lambda config: ScriptedMind()).open()
-    core.update_settings(language=language, theme="dark" if dark else "light")
+    core.admin.update_settings(language=language, theme="dark" if dark else "light")
     theme.apply_theme("dark" if dark else "light")
     i18n.set_language(language)
     plant(core, clock, language)

@@ -74,10 +74,10 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
     slug = str(story["slug"])
     data = Path(tempfile.mkdtemp(prefix="nexus-shot-"))
     core = NexusApp(data, clock=FixedClock(NIGHT), backend_factory=lambda config: ScriptedMind()).open()
-    core.update_settings(language=language, theme="dark" if dark else "light")
+    core.admin.update_settings(language=language, theme="dark" if dark else "light")
     theme.apply_theme("dark" if dark else "light")
     i18n.set_language(language)
-    memory = core.memory(slug)
+    memory = core.personas.memory(slug)
     sources = [
         "msg:"
         + str(
@@ -93,7 +93,7 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
     item = memory.archive.add(NewItem(kind="insight", text=str(story["insight"]), created_at=iso(NIGHT)))
     sources.append(f"item:{item}")
     section, text, reason = str(story["section"]), str(story["text"]), str(story["reason"])
-    core.runtime(slug).soul_call("propose", lambda k: k.propose(section, text, reason, sources, "dream"))
+    core.personas.runtime(slug).soul_call("propose", lambda k: k.propose(section, text, reason, sources, "dream"))
 
     inbox = InboxWindow(core, NAMES)
     inbox.show()

@@ -10,14 +10,11 @@ network on loopback: never on the UI thread.
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from nexus_ark.app.download_speed import measured_download_speed
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.notices import notice
 from nexus_ark.providers.catalogue import (
@@ -29,7 +26,6 @@ from nexus_ark.providers.catalogue import (
     total_ram_gb,
 )
 from nexus_ark.providers.local_servers import Candidate, FoundServer, probe_servers
-from nexus_ark.providers.model_download import Progress, ProgressFn
 
 if TYPE_CHECKING:
     from nexus_ark.app import NexusApp
@@ -40,9 +36,6 @@ BUILT_IN_LIMIT = notice(
     "really speak Japanese, and it is too small to reflect on your days."
 )
 MODEL_KEYS = {"spec", "api_base", "api_key"}
-# The speed the last download on this computer reached, in the data folder's models/: the next estimate's.
-SPEED_FILE = ".download-speed.json"
-MEASURED_AFTER_BYTES = 4_000_000  # a rate over the first few hundred KB says little about the line
 
 
 class SetupReport(BaseModel):
@@ -101,7 +94,7 @@ def setup_report(app: NexusApp, *, targets: list[Candidate] | None = None) -> Se
     path = installed_path(recommendation.entry, app.layout.models_dir) if recommendation else None
     return SetupReport(
         user_name=app.settings.user_name,
-        setup_done=app.settings.setup_done,
+        setup_done=app.state.setup_done,
         chat_model=app.settings.chat_model.spec or "bundled",
         servers=probe_servers(targets),
         recommended=recommendation,
@@ -122,11 +115,11 @@ def use_as_default(app: NexusApp, config: ModelConfig) -> list[str]:
     that were switched; one that chose another model keeps it."""
     ModelSpec.parse(config.spec)  # refused in words before anything is written
     chosen = app.settings.chat_model.model_copy(update=config.model_dump(include=MODEL_KEYS))
-    app.update_settings(chat_model=chosen)
+    app.admin.update_settings(chat_model=chosen)
     if chosen.parsed().kind == "bundled":
         return []
     switched = []
-    for info in app.list_personas():
+    for info in app.personas.all():
         if not info.ok:
             continue
         persona = app.personas.load(info.slug)
@@ -134,7 +127,7 @@ def use_as_default(app: NexusApp, config: ModelConfig) -> list[str]:
             continue
         own = persona.settings.internal_model
         internal = own if own is not None and not own.is_default() else None
-        app.save_persona_models(info.slug, {"spec": "", "api_base": "", "api_key": ""}, internal)
+        app.personas.save_models(info.slug, {"spec": "", "api_base": "", "api_key": ""}, internal)
         switched.append(info.slug)
     return switched
 
@@ -143,50 +136,8 @@ def apply_setup(app: NexusApp, *, name: str | None = None, model: ModelConfig | 
     """Set what was chosen (None leaves it as it is) and mark the first start done. Returns the personas
     switched to the chosen model."""
     if name is not None:
-        app.set_user_name(name)
+        app.admin.set_user_name(name)
     switched = use_as_default(app, model) if model is not None else []
-    if not app.settings.setup_done:
-        app.update_settings(setup_done=True)
+    if not app.state.setup_done:
+        app.state_store.update(setup_done=True)
     return switched
-
-
-class SpeedRecorder:
-    """A download's progress callback that also remembers how fast the bytes came (the rate over the last
-    seconds once a few MB arrived), written to the data folder when the download ends."""
-
-    def __init__(self, models_dir: Path, inner: ProgressFn | None = None) -> None:
-        self.models_dir = models_dir
-        self.inner = inner
-        self.bytes_per_s = 0.0
-
-    def __call__(self, progress: Progress) -> None:
-        moved = progress.done - progress.resumed_from
-        if progress.stage == "downloading" and progress.bytes_per_s > 0 and moved >= MEASURED_AFTER_BYTES:
-            self.bytes_per_s = progress.bytes_per_s
-        if self.inner is not None:
-            self.inner(progress)
-
-    def save(self) -> None:
-        """Remember the rate measured (a download that ended early still measured the line)."""
-        if self.bytes_per_s > 0:
-            remember_download_speed(self.models_dir, self.bytes_per_s)
-
-
-def remember_download_speed(models_dir: Path, bytes_per_s: float) -> None:
-    """Written whole or not at all; a folder that cannot be written keeps the estimate assumed, no more."""
-    try:
-        models_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=models_dir, delete=False, suffix=".tmp") as out:
-            json.dump({"bytes_per_s": round(bytes_per_s)}, out)
-        os.replace(out.name, models_dir / SPEED_FILE)
-    except OSError:
-        pass
-
-
-def measured_download_speed(models_dir: Path) -> float | None:
-    """The speed the last download here reached; None when none was measured (or the file is unreadable)."""
-    try:
-        value = json.loads((models_dir / SPEED_FILE).read_text(encoding="utf-8")).get("bytes_per_s")
-    except (OSError, ValueError, AttributeError):
-        return None
-    return float(value) if isinstance(value, int | float) and value > 0 else None

@@ -104,16 +104,16 @@ def _persona_slugs(app: NexusApp, args: argparse.Namespace) -> None:
         args.persona = [*(args.persona or []), *named]
     given = getattr(args, "persona", None)
     if isinstance(given, str):
-        args.persona = app.personas.slug_for(given)
+        args.persona = app.personas.store.slug_for(given)
     elif isinstance(given, list):
-        args.persona = [app.personas.slug_for(name) for name in given]
+        args.persona = [app.personas.store.slug_for(name) for name in given]
     if getattr(args, "persona_command", None) == "export":
-        args.name = app.personas.slug_for(args.name)
+        args.name = app.personas.store.slug_for(args.name)
 
 
 def _persona(app: NexusApp, args: argparse.Namespace) -> int:
     if args.persona_command == "list":
-        for p in app.list_personas():
+        for p in app.personas.all():
             if p.ok:
                 fields = [p.slug, p.name, p.language, p.description]
             else:
@@ -124,7 +124,7 @@ def _persona(app: NexusApp, args: argparse.Namespace) -> int:
         return 0
     if args.persona_command in ("import", "export"):
         return _card(app, args)
-    info = app.create_persona(args.name, args.language, args.description)
+    info = app.personas.create(args.name, args.language, args.description)
     print(info.slug)
     print(f"created {info.folder}; edit persona.md there to shape who {info.name} is.", file=sys.stderr)
     return 0
@@ -153,7 +153,7 @@ def _card(app: NexusApp, args: argparse.Namespace) -> int:
 
 def _prompt(app: NexusApp, args: argparse.Namespace) -> int:
     """`nexus-ark prompt`: what a message would send, as text to read or one JSON object."""
-    built = app.preview_prompt(args.persona or app.default_persona(), args.text)
+    built = app.personas.preview_prompt(args.persona or app.admin.default_persona(), args.text)
     for warning in built.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     if args.json:
@@ -181,7 +181,7 @@ def _activity(app: NexusApp, args: argparse.Namespace) -> int:
     from nexus_ark.memory.db import database_error, sqlite
 
     persona = app.personas.load(args.persona)
-    store = app.open_memory(persona.slug, read_only=True)
+    store = app.personas.open_memory(persona.slug, read_only=True)
     try:
         entries = store.activity.query(since=args.since, until=args.until, kinds=args.kind, limit=args.limit)
         present = set(store.activity.kinds())

@@ -29,20 +29,20 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
         from nexus_ark.cli.room import run_room_chat
 
         return run_room_chat(app, args)
-    slug = args.persona[0] if args.persona else app.default_persona()
+    slug = args.persona[0] if args.persona else app.admin.default_persona()
     try:
-        session = app.session(slug, model_override=args.model, api_base=args.api_base)
+        session = app.personas.session(slug, model_override=args.model, api_base=args.api_base)
     except ProviderError as exc:
         if not exc.transient:  # a model not installed, a key missing: what was asked for is wrong (2)
             raise
         # The server is down or did not answer: the input was right and no reply came (1, as a failed reply).
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    app.remember_persona(slug)
+    app.admin.remember_persona(slug)
     # The persona's own model: the window's notice, said once on stderr.
     if not args.model and (note := language_note(app, slug, session.persona.settings.name)):
         print(note, file=sys.stderr)
-    runtime = app.runtime(slug)
+    runtime = app.personas.runtime(slug)
     if sys.stdin.isatty():
         return _chat_interactive(runtime, session.persona.settings.name, session.model_name)
     # Piped (scripts, evaluations): deterministic. Each line's after-turn work is done before the next line
@@ -61,7 +61,7 @@ def language_note(app: NexusApp, slug: str, name: str) -> str:
     English-only bundled model), and what to get instead; "" when it does (or the catalogue cannot tell).
     A room prints the same line for each such member (cli/room.py)."""
     try:
-        advice = app.language_advice(slug)
+        advice = app.models.language_advice(slug)
     except NexusArkError:  # the catalogue unreadable: nothing to say, the chat goes on
         return ""
     if advice is None:

@@ -126,11 +126,11 @@ def simulate_command(args: argparse.Namespace) -> int:
 def run_command(app: NexusApp, args: argparse.Namespace) -> int:
     from nexus_ark.notify import default_notifier
 
-    app.notifier = default_notifier()
+    app.life.notifications.notifier = default_notifier()
     if args.persona:
-        runtimes = [app.runtime(app.personas.load(name).slug) for name in args.persona]
+        runtimes = [app.personas.runtime(app.personas.load(name).slug) for name in args.persona]
     else:
-        runtimes = app.open_runtimes()
+        runtimes = app.personas.open_all()
     if not runtimes:
         print("error: no persona to run", file=sys.stderr)
         return 2
@@ -162,7 +162,7 @@ def run_command(app: NexusApp, args: argparse.Namespace) -> int:
     print(
         f"running {names}; Ctrl-C stops (a dream in progress resumes next time)", file=sys.stderr, flush=True
     )
-    app.start_life(args.interval)
+    app.life.start(args.interval)
     while not stop.wait(0.5):
         pass
     print("stopping…", file=sys.stderr, flush=True)

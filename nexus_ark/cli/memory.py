@@ -28,14 +28,14 @@ def run_memory_command(app: NexusApp, args: argparse.Namespace) -> int:
     try:
         if args.memory_command == "search":
             _check_times(args)
-            store = app.open_memory(persona.slug, read_only=True)  # a search writes nothing
+            store = app.personas.open_memory(persona.slug, read_only=True)  # a search writes nothing
             try:
                 return _search(app, store, args)
             finally:
                 store.close()
         # A write runs on the persona's queue, on its owner connection, like every other write (issue 22).
         name = f"memory {args.memory_command}"
-        return app.change_memory(persona.slug, name, lambda store: _write_command(app, store, args, persona))
+        return app.personas.change_memory(persona.slug, name, lambda store: _write_command(app, store, args, persona))
     except sqlite.Error as exc:  # a damaged or unwritable file: say which, and what to do
         raise database_error(exc, persona.memory_path) from exc
 
@@ -96,7 +96,7 @@ def _import(app: NexusApp, store, args: argparse.Namespace, persona: Persona) ->
     record_import(store.activity, report, args.file, args.format)
     if report.imported:  # how the person felt, as a live turn reads it: the drives need it
         try:
-            read_unread_feelings(store, app.emotions)
+            read_unread_feelings(store, app.models.emotions)
         except NexusArkError as exc:
             print(f"warning: feelings not read: {exc}", file=sys.stderr)
 
@@ -136,7 +136,7 @@ def _embed(app: NexusApp, store: MemoryStore, progress=None) -> int:
     """Vectors for what is new; when the embedder cannot be had, the items stay pending (keyword search
     finds them now, vectors follow when it works again) and the command says so instead of failing."""
     try:
-        return store.archive.embed_pending(app.embedder(), progress=progress)
+        return store.archive.embed_pending(app.models.embedder(), progress=progress)
     except NexusArkError as exc:
         print(f"\nwarning: not embedded now (keyword search still finds everything): {exc}", file=sys.stderr)
         return 0
@@ -145,7 +145,7 @@ def _embed(app: NexusApp, store: MemoryStore, progress=None) -> int:
 def _searcher(app: NexusApp, store: MemoryStore, mode: str):
     """search(query) for the chosen mode. Hybrid falls back to keywords, with a warning, when the
     embedder is down; --mode vector has nothing to fall back to and fails with the reason."""
-    embedder = app.embedder() if mode != "fts" else None
+    embedder = app.models.embedder() if mode != "fts" else None
     warned = False
 
     def search(query: str, **options) -> list[SearchHit]:
@@ -208,7 +208,7 @@ def _knowledge(app: NexusApp, store, args: argparse.Namespace) -> int:
         def progress(title: str, done: int, total: int) -> None:
             print(f"\rindexing {title}: {done}/{total}", end="", file=sys.stderr, flush=True)
 
-        kb.ingest_pending(app.embedder(), progress=progress)
+        kb.ingest_pending(app.models.embedder(), progress=progress)
         print(file=sys.stderr)
     elif args.action == "remove":
         for doc_id in ids:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -112,7 +112,7 @@ def report_json(report: DriveReport) -> dict[str, Any]:
 def run_mind_command(app: NexusApp, args: argparse.Namespace) -> int:
     persona = app.personas.load(args.persona)
     if args.command == "drives":
-        report = app.drives(persona.slug, record=not args.no_record)
+        report = app.personas.drives(persona.slug, record=not args.no_record)
         if args.json:
             print(json.dumps(report_json(report), ensure_ascii=False))
             return 0
@@ -132,8 +132,8 @@ def run_mind_command(app: NexusApp, args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _memory(app: NexusApp, slug: str, *, read_only: bool) -> Iterator[MemoryStore]:
-    store = app.open_memory(slug, read_only=read_only)
+def _memory(app: NexusApp, slug: str, *, read_only: Literal[True]) -> Iterator[MemoryStore]:
+    store = app.personas.open_memory(slug, read_only=read_only)
     try:
         yield store
     finally:
@@ -171,7 +171,7 @@ def _goals(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
             return c.add_progress(args.id, args.note, ["user"])
         return c.set_goal_status(args.id, "completed" if action == "complete" else "abandoned", args.note)
 
-    goal = app.change_memory(slug, f"goals {action}", change)
+    goal = app.personas.change_memory(slug, f"goals {action}", change)
     print(goal.id)
     app.events.publish("mind_changed", persona=slug, what="goals")
     return 0
@@ -195,7 +195,7 @@ def _questions(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
         else:
             store.components.delete_question(args.id)
 
-    app.change_memory(slug, f"questions {action}", change)
+    app.personas.change_memory(slug, f"questions {action}", change)
     print(f"{action}d question {args.id}", file=sys.stderr)
     app.events.publish("mind_changed", persona=slug, what="questions")
     return 0
@@ -207,7 +207,7 @@ def _dream(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
     def progress(step: DreamProgress) -> None:
         print(f"dreaming ({step.index}/{step.total}): {step.stage}", file=sys.stderr, flush=True)
 
-    result = app.dream(slug, level=args.level, day=args.date, progress=progress)
+    result = app.personas.dream(slug, level=args.level, day=args.date, progress=progress)
     if args.json:
         print(result.model_dump_json())
         return 0

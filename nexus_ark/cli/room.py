@@ -23,7 +23,7 @@ from nexus_ark.rooms.room import RoomSettings
 
 def run_room_command(app: NexusApp, args: argparse.Namespace) -> int:
     if args.room_command == "list":
-        for slug, settings in app.rooms.list():
+        for slug, settings in app.rooms.all():
             if isinstance(settings, RoomSettings):
                 members = ",".join(settings.slugs)
                 print(f"{slug}\t{settings.name}\t{members}\t{settings.strategy}")
@@ -33,7 +33,7 @@ def run_room_command(app: NexusApp, args: argparse.Namespace) -> int:
         return 0
     if args.room_command == "create":
         slugs = [app.personas.load(p).slug for p in args.persona]
-        print(app.create_room(args.name, slugs, args.strategy))
+        print(app.rooms.create(args.name, slugs, args.strategy))
         return 0
     if args.room_command == "set":
         return _set(app, args)
@@ -72,7 +72,7 @@ def _set(app: NexusApp, args: argparse.Namespace) -> int:
     for field, value in (("strategy", args.strategy), ("cap", args.cap), ("pause_s", args.pause)):
         if value is not None:
             changes[field] = value
-    app.rooms.save(args.name, settings.model_copy(update=changes))
+    app.rooms.store.save(args.name, settings.model_copy(update=changes))
     saved = app.rooms.load(args.name)
     muted = ",".join(m.persona for m in saved.members if m.muted) or "-"
     print(f"{args.name}\t{saved.name}\t{','.join(saved.slugs)}\t{saved.strategy}\tmuted: {muted}")
@@ -84,13 +84,13 @@ def run_room_chat(app: NexusApp, args: argparse.Namespace) -> int:
         slug = args.room
         if args.strategy:
             settings = app.rooms.load(slug)
-            app.rooms.save(slug, settings.model_copy(update={"strategy": args.strategy}))
+            app.rooms.store.save(slug, settings.model_copy(update={"strategy": args.strategy}))
     else:
-        slug = app.room_for([app.personas.load(p).slug for p in args.persona], args.strategy)
+        slug = app.rooms.room_for([app.personas.load(p).slug for p in args.persona], args.strategy)
     if args.model or args.api_base:  # --model / --api-base: every member talks on it (was ignored)
         for member_slug in app.rooms.load(slug).slugs:
-            app.session(member_slug, model_override=args.model, api_base=args.api_base)
-    room = app.open_room(slug)
+            app.personas.session(member_slug, model_override=args.model, api_base=args.api_base)
+    room = app.rooms.open(slug)
     for member in room.members:
         if note := language_note(app, member.slug, member.name):
             print(note, file=sys.stderr)
@@ -103,7 +103,7 @@ def run_room_chat(app: NexusApp, args: argparse.Namespace) -> int:
             if line.strip():
                 failures += not _show(_events(room, line), sys.stdout, piped=True)[0]
                 for member in room.members:
-                    app.runtime(member.slug).queue.wait_idle()
+                    app.personas.runtime(member.slug).queue.wait_idle()
         return 1 if failures else 0
     finally:
         room.close()

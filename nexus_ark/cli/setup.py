@@ -158,7 +158,7 @@ def _download(app: NexusApp, report: SetupReport, ask: Ask, out: TextIO) -> Mode
             return None
     meter, cancel = _Progress(out), threading.Event()
     try:
-        spec = app.get_model(rec.entry, accepted_license=True, progress=meter, cancel=cancel)
+        spec = app.models.get(rec.entry, accepted_license=True, progress=meter, cancel=cancel)
     except KeyboardInterrupt:
         cancel.set()
         meter.end()

@@ -69,7 +69,7 @@ def run_soul_command(app: NexusApp, args: argparse.Namespace) -> int:
     slug = app.personas.load(args.persona).slug
     command = args.soul_command
     if command == "history":
-        for v in app.soul_versions(slug):
+        for v in app.souls.versions(slug):
             if args.json:
                 print(v.model_dump_json(exclude={"text"}))
             else:
@@ -82,12 +82,12 @@ def run_soul_command(app: NexusApp, args: argparse.Namespace) -> int:
         sys.stdout.flush()
         return 0
     if command == "diff":
-        old = app.soul_version(slug, args.old)
+        old = app.souls.version(slug, args.old)
         new = _version(app, slug, args.new)
         sys.stdout.writelines(unified(old.text, new.text, f"version {old.id}", f"version {new.id}"))
         return 0
     if command == "restore":
-        restored = app.restore_soul(slug, args.version)
+        restored = app.souls.restore(slug, args.version)
         if restored is None:
             print(f"persona.md already is version {args.version}; nothing changed.", file=sys.stderr)
             return 0
@@ -99,8 +99,8 @@ def run_soul_command(app: NexusApp, args: argparse.Namespace) -> int:
 
 def _version(app: NexusApp, slug: str, version_id: int | None) -> SoulVersion:
     if version_id is not None:
-        return app.soul_version(slug, version_id)
-    versions = app.soul_versions(slug)
+        return app.souls.version(slug, version_id)
+    versions = app.souls.versions(slug)
     if not versions:
         raise ConfigError(notice("{slug} has no persona.md and no soul history yet.", slug=slug))
     return versions[-1]
@@ -120,19 +120,19 @@ def _proposal_line(p: SoulProposal) -> str:
 
 def _proposals(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
     if args.action == "list":
-        for p in app.soul_proposals(slug, None if args.all else "open"):
+        for p in app.souls.proposals(slug, None if args.all else "open"):
             print(p.model_dump_json() if args.json else _proposal_line(p))
         return 0
     if args.id is None:
         raise ConfigError(notice("soul proposals {action} needs the proposal's ID.", action=args.action))
     if args.action == "show":
-        p = app.soul_proposal(slug, args.id)
+        p = app.souls.proposal(slug, args.id)
         print(_proposal_line(p))
         print(f"sources: {', '.join(p.sources) or '-'}")
         sys.stdout.writelines(unified(p.current_text + "\n", p.proposed_text + "\n", "now", "proposed"))
         return 0
     if args.action == "decline":
-        p = app.decline_soul_proposal(slug, args.id)
+        p = app.souls.decline(slug, args.id)
         print(json.dumps({"id": p.id, "state": p.state}))
         return 0
     text = None
@@ -143,6 +143,6 @@ def _proposals(app: NexusApp, slug: str, args: argparse.Namespace) -> int:
             raise ConfigError(
                 notice("Cannot read {path}: {problem}.", path=str(args.text_file), problem=str(exc))
             ) from exc
-    version = app.accept_soul_proposal(slug, args.id, text)
+    version = app.souls.accept(slug, args.id, text)
     print(json.dumps({"id": args.id, "state": "accepted", "version": version.id}))
     return 0

@@ -4,8 +4,10 @@ model and memory), and each answer reaches the others as a line they heard. Noth
 tools, drives or notes is passed on: only what it said.
 
 Driven from one thread (the terminal's, or the window's room lane); the members' work runs on their queues.
-Its settings change while it is open (update_settings, through NexusApp.update_room): between turns, so an
-answer under way finishes on the settings it began with, and no reopening.
+Opened by the rooms service (rooms/service.py), which gives it the room's journal and the one way a line
+enters the room (RoomService.deliver). Its settings change while it is open (update_settings, through
+app.rooms.update): between turns, so an answer under way finishes on the settings it began with, and no
+reopening.
 """
 
 from __future__ import annotations
@@ -14,17 +16,17 @@ import logging
 import random
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from nexus_ark.agent.reply import ReplyDelta, TurnResult
 from nexus_ark.agent.room_turn import HeardLine
-from nexus_ark.clock import iso
 from nexus_ark.config import load_toml_model
 from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.room_keys import room_key
 from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona
 from nexus_ark.rooms.journal import RoomJournal
@@ -79,9 +81,21 @@ RoomEvent = Said | Speaking | Streamed | Answered | Withdrawn
 REPEAT_WINDOW = 12
 
 
-def room_key(slug: str) -> str:
-    """The room's name in each member's memory (messages.room)."""
-    return f"room:{slug}"
+class Deliver(Protocol):
+    """How a line enters the room (RoomService.deliver): into the journal, then to each of `to` but the
+    author; returned once each has heard it."""
+
+    def __call__(
+        self,
+        slug: str,
+        author: str | None,
+        name: str,
+        text: str,
+        reply_id: int | None = None,
+        *,
+        to: Sequence[str],
+        wait: bool = True,
+    ) -> HeardLine: ...
 
 
 class RoomConversation:
@@ -90,18 +104,19 @@ class RoomConversation:
         slug: str,
         settings: RoomSettings,
         folder: Path,
+        journal: RoomJournal,
+        deliver: Deliver,
         runtime: Callable[[str], PersonaRuntime],
         persona: Callable[[str], Persona],
-        now: Callable[[], datetime],
         rng: random.Random | None = None,
     ) -> None:
         self.slug = slug
         self.key = room_key(slug)
         self.folder = folder
         self.settings = settings
+        self._deliver = deliver
         self._runtime = runtime
         self._persona = persona
-        self._now = now
         self.rng = rng or random.Random()
         self.members = [_member(persona(m.persona), m.talkativeness, m.muted) for m in settings.members]
         self.names = {m.slug: m.name for m in self.members}
@@ -112,7 +127,7 @@ class RoomConversation:
         self._busy = 0
         # room.toml as last seen: a change made outside the app is taken between turns (_changed_outside).
         self._file_seen = _stamp(folder / ROOM_FILE)
-        self.journal = RoomJournal(folder)
+        self.journal = journal  # the rooms service's, shared with the lines members write first
         # Members' lines since the person last spoke, as the journal ends (the cap holds across a reopen).
         tail = self.journal.lines(settings.cap + 1)
         self.spoken_since_person = 0
@@ -130,7 +145,7 @@ class RoomConversation:
         returns how many lines were delivered in all."""
         self._journal_cut_replies()
         lines = self.journal.lines(CATCH_UP_LINES)
-        return sum(self._runtime(m.slug).hear(self.key, lines) for m in self.members) if lines else 0
+        return sum(self._runtime(m.slug).rooms.hear(self.key, lines) for m in self.members) if lines else 0
 
     def _journal_cut_replies(self) -> None:
         """A member's answer a kill cut off stayed in its own memory only (interrupted): it enters the
@@ -140,7 +155,7 @@ class RoomConversation:
         since = last[0].created_at if last else ""
         for member in self.members:
             journaled = self.journal.reply_ids(member.slug)
-            for message in self._runtime(member.slug).cut_replies(self.key, since):
+            for message in self._runtime(member.slug).rooms.cut_replies(self.key, since):
                 if message.id not in journaled:
                     said = (message.content, message.created_at, message.id)
                     self.journal.add(member.slug, member.name, *said)
@@ -153,7 +168,7 @@ class RoomConversation:
         changes. Taken at once when no part of a turn runs, else as soon as the part under way ends: the
         answer being written finishes; an answer planned before the change is not asked of a member muted
         or removed since, nor past the new cap. A member added hears what was said before it came.
-        Saving them is the caller's (NexusApp.update_room). Returns whether they were taken at once."""
+        Saving them is the caller's (app.rooms.update). Returns whether they were taken at once."""
         prepared = self._prepared(checked_settings(settings, self.folder / ROOM_FILE))
         with self._lock:
             self._pending = prepared
@@ -185,7 +200,7 @@ class RoomConversation:
         try:
             settings = load_toml_model(path, RoomSettings)
             if settings == (self._pending[0] if self._pending is not None else self.settings):
-                return  # this room's own change, saved by NexusApp.update_room
+                return  # this room's own change, saved by app.rooms.update
             self._pending = self._prepared(settings)
         except NexusArkError as exc:
             log.warning("%s changed, and the open room keeps its settings: %s", path, exc)
@@ -205,7 +220,7 @@ class RoomConversation:
         if newcomers:
             lines = self.journal.lines(CATCH_UP_LINES)
             for slug in newcomers:
-                self._runtime(slug).hear(self.key, lines)
+                self._runtime(slug).rooms.hear(self.key, lines)
 
     @contextmanager
     def _part(self) -> Iterator[None]:
@@ -292,18 +307,15 @@ class RoomConversation:
         )
 
     def close(self) -> None:
+        """The conversation ends here; the journal stays the rooms service's (it closes it with the app)."""
         self.closed = True
-        self.journal.close()
 
     # -- inside -------------------------------------------------------------------------------------
     def _enter(self, author: str | None, text: str, reply_id: int | None = None) -> HeardLine:
-        """Into the journal (committed), then to every member but the author (who said it already)."""
+        """Into the journal (committed), then to every member but the author (who said it already), each
+        having heard it before the next answer begins."""
         name = self.names[author] if author is not None else ""
-        line = self.journal.add(author, name, text, iso(self._now()), reply_id)
-        for member in self.members:
-            if member.slug != author:
-                self._runtime(member.slug).hear(self.key, [line])
-        return line
+        return self._deliver(self.slug, author, name, text, reply_id, to=[m.slug for m in self.members])
 
     def _answer(
         self, slug: str, cancel: threading.Event | None, *, answering_person: bool = False
@@ -314,7 +326,7 @@ class RoomConversation:
         recent = [ln for ln in self.journal.lines(REPEAT_WINDOW) if ln.author not in (None, slug)]
         yield Speaking(slug, name)
         result: TurnResult | None = None
-        answers = self._runtime(slug).respond(
+        answers = self._runtime(slug).rooms.respond(
             self.key,
             others,
             cancel,
@@ -334,7 +346,7 @@ class RoomConversation:
         yield Answered(slug, result)
         for note in result.meta.get("notes", []):  # private: to the one member named, in its words
             recipient = self.member_slug(note["to"])
-            self._runtime(recipient).receive_note(self.key, uuid.uuid4().hex, name, note["text"])
+            self._runtime(recipient).rooms.receive_note(self.key, uuid.uuid4().hex, name, note["text"])
         if result.text.strip() and result.status in ("complete", "stopped"):
             self.spoken_since_person += 1
             yield Said(self._enter(slug, result.text, result.reply_id))

@@ -11,10 +11,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from nexus_ark.config import describe_validation_error, load_toml_model, save_toml_model
 from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.room_keys import RoomKey
 from nexus_ark.notices import clipped, notice
 from nexus_ark.paths import is_folder_name
 from nexus_ark.personas.store import slugify
-from nexus_ark.rooms.turn_taking import STRATEGIES, Strategy
+from nexus_ark.rooms.turn_taking import Strategy
 
 ROOM_FILE = "room.toml"
 MIN_MEMBERS, MAX_MEMBERS = 2, 6
@@ -104,6 +105,16 @@ class RoomStore:
         path = self.folder(slug) / ROOM_FILE
         save_toml_model(path, checked_settings(settings, path))
 
+    def title(self, key: str) -> str | None:
+        """The title of the room a member knows as `key` ("room:<slug>"); None when it is not there."""
+        room = RoomKey.parse(key)
+        if room is None:
+            return None
+        try:
+            return self.load(room.slug).name
+        except NexusArkError:
+            return None
+
     def delete(self, slug: str) -> None:
         """The room and its journal go; every member keeps what it heard and said there."""
         self.load(slug)  # a clear error for a room that is not there
@@ -118,9 +129,3 @@ def checked_settings(settings: RoomSettings | dict, path: Path) -> RoomSettings:
         return RoomSettings.model_validate(data)
     except ValidationError as exc:
         raise NexusArkError(describe_validation_error(path, exc)) from None
-
-
-def check_strategy(value: str) -> Strategy:
-    if value not in STRATEGIES:
-        raise NexusArkError(notice("{value} is not a reply order: use natural, list or manual.", value=value))
-    return value  # type: ignore[return-value]

@@ -112,7 +112,7 @@ def _runtime(
     app = NexusApp(
         tmp_path / "data", backend_factory=lambda config: internal if "summariser" in config.spec else chat
     ).open()
-    app.personas.save_settings(
+    app.personas.store.save_settings(
         "aria",
         {
             "model": {"context_size": 1024, "max_tokens": 64},
@@ -120,7 +120,7 @@ def _runtime(
             "conversation": {"compress_at": 0.6},
         },
     )
-    return app, app.runtime("aria")
+    return app, app.personas.runtime("aria")
 
 
 def _compression_started(internal: HeldSummariser, runtime: PersonaRuntime) -> bool:
@@ -169,7 +169,7 @@ def test_the_terminal_chat_sends_the_next_line_while_a_slow_compression_runs_and
     chat = _chat_backend()
     app, runtime = _runtime(tmp_path, chat, internal)
     # The test reads on a connection of its own (the owner's belongs to the persona's queue thread).
-    memory = app.open_memory("aria", read_only=True)
+    memory = app.personas.open_memory("aria", read_only=True)
     summaries = Summaries(memory.db, memory.archive, memory.activity)
     seen_at_send: list[tuple[int, int]] = []  # (summaries stored, compressions cancelled) when a turn began
 
@@ -254,7 +254,7 @@ def test_leaving_the_terminal_chat_interrupts_a_compression_and_it_is_done_at_th
     internal.release.set()
     app, runtime = _runtime(tmp_path, _chat_backend(), internal)
     try:
-        memory = app.memory("aria")
+        memory = app.personas.memory("aria")
         assert (
             runtime.queue.call(
                 "summaries", lambda: Summaries(memory.db, memory.archive, memory.activity).all("main")

@@ -34,13 +34,13 @@ def test_memories_imported_while_the_embedding_finishes_get_vectors_without_a_re
 
     monkeypatch.setattr(Archive, "embed_pending", embed_then_linger)
     try:
-        assert app.import_chatgpt_export("aria", EXPORT).imported == 9
+        assert app.admin.import_chatgpt_export("aria", EXPORT).imported == 9
         assert lingering.wait(120)
-        later = app.import_chatgpt_export("aria", MALFORMED)  # its good conversations, while that finishes
+        later = app.admin.import_chatgpt_export("aria", MALFORMED)  # its good conversations, while that finishes
         assert later.imported > 0
         go_on.set()
-        embedder = app.embedder()
-        reader = app.open_memory("aria", read_only=True)
+        embedder = app.models.embedder()
+        reader = app.personas.open_memory("aria", read_only=True)
         try:
             deadline = time.monotonic() + 120
             while reader.archive.pending_vectors(embedder) and time.monotonic() < deadline:

@@ -93,14 +93,14 @@ def test_a_restored_backup_keeps_the_live_memory_in_wal_mode_and_leaves_no_files
     clock = FixedClock(datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
     app = NexusApp(tmp_path / "data", clock=clock, shipped_personas=shipped_personas_dir()).open()
     try:
-        memory = app.memory("aria")
+        memory = app.personas.memory("aria")
         memory.messages.add(speaker="user", role="user", content="before the backup")
         folder = app.layout.backups_dir / "aria"
         chosen = backup(memory, folder, clock=clock)
         memory.messages.add(speaker="user", role="user", content="after the backup")
-        safety = app.restore_backup("aria", chosen)
+        safety = app.admin.restore_backup("aria", chosen)
         assert safety is not None and verify_backup(safety) == 2
-        restored = app.memory("aria")
+        restored = app.personas.memory("aria")
         assert [m.content for m in restored.messages.recent(limit=10)] == ["before the backup"]
         assert restored.db.execute("pragma journal_mode").fetchone()[0] == "wal"
         list_backups(folder)

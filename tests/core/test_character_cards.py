@@ -46,22 +46,22 @@ def app(tmp_path: Path):
 
 def _folder_listing(app: NexusApp) -> tuple[list[str], list[str]]:
     backups = app.layout.backups_dir
-    return sorted(app.personas.slugs()), sorted(p.name for p in backups.iterdir()) if backups.is_dir() else []
+    return sorted(app.personas.store.slugs()), sorted(p.name for p in backups.iterdir()) if backups.is_dir() else []
 
 
 def _greetings(app: NexusApp, slug: str) -> list[tuple[str, bool]]:
     """The opening message and its other versions: (text, hidden), in order."""
-    store = app.memory(slug)
+    store = app.personas.memory(slug)
     first = store.messages.recent()[0]
     return [(m.content, m.hidden) for m in store.messages.versions(first.id)]
 
 
 def _entities(app: NexusApp, slug: str) -> dict[str, str]:
-    return {e.name: e.text for e in app.memory(slug).components.entities()}
+    return {e.name: e.text for e in app.personas.memory(slug).components.entities()}
 
 
 def _stored(app: NexusApp, slug: str) -> dict[str, Any]:
-    return json.loads((app.personas.root / slug / "card.json").read_text(encoding="utf-8"))
+    return json.loads((app.personas.store.root / slug / "card.json").read_text(encoding="utf-8"))
 
 
 def test_the_fixtures_are_the_cards_the_maker_builds(tmp_path: Path) -> None:
@@ -199,7 +199,7 @@ def test_lore_is_recalled_by_a_key_that_only_its_keys_hold(app: NexusApp) -> Non
     japanese = import_card(app, CARDS / "shizuku_v3.json").slug
 
     def entities_for(slug: str, text: str) -> list[str]:
-        context = gather_inputs(app.memory(slug), text, [], [], lookback_days=0, now=NOW, recall_k=3)
+        context = gather_inputs(app.personas.memory(slug), text, [], [], lookback_days=0, now=NOW, recall_k=3)
         return context.entities
 
     found = entities_for(english, "Do you still wear the lunar pendant?")
@@ -292,7 +292,7 @@ def test_export_carries_the_persons_edits_but_not_what_conversation_wrote(
     persona = app.personas.load(slug)
     soul = persona.soul.replace("Curious, patient, dry humour;", "Bold, impatient;")
     (persona.folder / "persona.md").write_text(soul, encoding="utf-8")
-    store = app.memory(slug)
+    store = app.personas.memory(slug)
     # The person edits an entry in the window (the dashboard's entity editor writes no sources)...
     store.components.write_entity("Eldoria", "Eldoria's isles sink at night.\nKeys: Eldoria, sinking isles")
     # ...a conversation rewrote another (what it learned may be about the person: not for a card)...
@@ -319,7 +319,7 @@ def test_export_carries_the_persons_edits_but_not_what_conversation_wrote(
 
 
 def test_persona_made_here_exports_with_the_app_icon_and_no_lorebook(app: NexusApp, tmp_path: Path) -> None:
-    store = app.memory("aria")
+    store = app.personas.memory("aria")
     store.components.write_entity("Mika", "The user's sister; lives in Osaka.", ["msg:1"])  # private
     out = export_card(app, "aria", tmp_path / "aria.png").path
     chunks = read_png_chunks(out.read_bytes(), out.name)
@@ -484,7 +484,7 @@ def test_failure_while_writing_memory_removes_the_half_made_persona(
     with pytest.raises(OSError, match="No space left"):
         import_card(app, CARDS / "seraphina_v2.png")
     assert _folder_listing(app) == before
-    assert "seraphina-vale" not in [r.slug for r in app.runtimes()]
+    assert "seraphina-vale" not in [r.slug for r in app.personas.runtimes()]
     monkeypatch.setattr(Components, "write_entity", real)
     done = import_card(app, CARDS / "seraphina_v2.png")  # and the same card imports cleanly afterwards
     assert done.slug == "seraphina-vale" and len(_entities(app, done.slug)) == 2

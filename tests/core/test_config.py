@@ -152,9 +152,9 @@ def test_settings_changed_from_many_threads_at_once_keep_every_change(tmp_path: 
 
         def dismiss(i: int) -> None:
             for n in range(15):
-                app.dismiss_advice("aria", f"advice-{i}-{n}")
+                app.models.dismiss_advice("aria", f"advice-{i}-{n}")
                 app.state_store.update(last_persona="aria" if n % 2 else "hikari")
-                app.update_settings(font_size=12 + n % 3)
+                app.admin.update_settings(font_size=12 + n % 3)
 
         threads = [threading.Thread(target=dismiss, args=(i,)) for i in range(8)]
         for t in threads:

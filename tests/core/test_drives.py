@@ -345,10 +345,10 @@ def test_a_turn_moves_the_drives_and_tells_the_window(tmp_path: Path):
     try:
         seen: list[tuple[str, dict]] = []
         app.events.subscribe("*", lambda topic, payload: seen.append((topic, payload)))
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         list(runtime.send("I failed my driving test and I feel awful."))
         assert runtime.queue.wait_idle(60)  # the after-turn work
-        (point,) = state.history(app.memory("aria"))
+        (point,) = state.history(app.personas.memory("aria"))
         assert point.trigger == "interaction" and point.levels["boredom"] == 0.0
         topics = [t for t, _ in seen]
         assert topics.index("drives_changed") < topics.index("turn_done")

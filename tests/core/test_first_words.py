@@ -33,16 +33,16 @@ def _app(data: Path, clock: FixedClock, mind: ScriptedMind) -> NexusApp:
 
 
 def _step(app: NexusApp, slug: str) -> None:
-    tick(app.runtime(slug))
+    tick(app.personas.runtime(slug))
     for _ in range(2):  # what the tick queued, then what that queued
-        for runtime in app.runtimes():
+        for runtime in app.personas.runtimes():
             assert runtime.queue.wait_idle(60)
 
 
 def _written_first(app: NexusApp, slug: str) -> list[tuple[str, dict]]:
     return [
         (m.content, m.meta)
-        for m in app.memory(slug).messages.recent(limit=50)
+        for m in app.personas.memory(slug).messages.recent(limit=50)
         if m.role == "assistant" and "autonomous" in m.meta
     ]
 
@@ -89,7 +89,7 @@ def test_a_small_model_writes_first_with_the_template_in_the_personas_language(
     clock, mind = FixedClock(NOON), ScriptedMind(parameters=SMALL)
     app = _app(tmp_path, clock, mind)
     try:
-        app.memory(slug).messages.add(
+        app.personas.memory(slug).messages.add(
             speaker="user", role="user", content="See you!", created_at=iso(clock.now() - timedelta(days=3))
         )
         asked_before = mind.requests
@@ -98,7 +98,7 @@ def test_a_small_model_writes_first_with_the_template_in_the_personas_language(
         assert text == expected
         assert meta["template"] is True and meta["autonomous"]["drive"] == "boredom"
         assert mind.requests == asked_before, "nothing was generated for it"
-        assert app.runtime(slug).inbox.unread() == 1  # delivered like any message written first
+        assert app.personas.runtime(slug).inbox.unread() == 1  # delivered like any message written first
     finally:
         app.close()
 
@@ -107,7 +107,7 @@ def test_a_small_model_quotes_the_persons_last_worry_an_open_question_and_its_go
     clock = FixedClock(NOON)
     app = _app(tmp_path, clock, ScriptedMind(parameters=SMALL))
     try:
-        components = app.memory("aria").components
+        components = app.personas.memory("aria").components
         for snippet in (
             "I'm nervous about the dentist tomorrow.",
             "My knee hurts again.",
@@ -127,7 +127,7 @@ def test_a_small_model_quotes_the_persons_last_worry_an_open_question_and_its_go
     clock = FixedClock(NOON)
     app = _app(tmp_path / "q", clock, ScriptedMind(parameters=SMALL))
     try:
-        components = app.memory("aria").components
+        components = app.personas.memory("aria").components
         for question in (
             "Does Luna like the balcony?",
             "What is the sister's name?",
@@ -147,7 +147,7 @@ def test_a_small_model_quotes_the_persons_last_worry_an_open_question_and_its_go
     clock = FixedClock(NOON - timedelta(days=5))
     app = _app(tmp_path / "g", clock, ScriptedMind(parameters=SMALL))
     try:
-        app.memory("aria").components.put_goal(Goal(term="short", goal="Learn which books the person loves"))
+        app.personas.memory("aria").components.put_goal(Goal(term="short", goal="Learn which books the person loves"))
         clock.advance(5 * 86400)  # no progress for five days: the goal pulls
         _step(app, "aria")
         ((text, meta),) = _written_first(app, "aria")
@@ -161,7 +161,7 @@ def test_a_capable_model_still_writes_its_own_message(tmp_path: Path):
     clock, mind = FixedClock(NOON), ScriptedMind(parameters=7_000_000_000)
     app = _app(tmp_path, clock, mind)
     try:
-        app.memory("aria").messages.add(
+        app.personas.memory("aria").messages.add(
             speaker="user", role="user", content="See you!", created_at=iso(clock.now() - timedelta(days=3))
         )
         asked_before = mind.requests

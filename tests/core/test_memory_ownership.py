@@ -27,20 +27,20 @@ def test_other_connections_leave_a_streaming_reply_alone_and_the_next_start_reco
     data_dir: Path,
 ) -> None:
     app = NexusApp(data_dir, backend_factory=_scripted).open()
-    owner = app.memory("aria")
+    owner = app.personas.memory("aria")
     reply = owner.messages.add(speaker="aria", role="assistant", content="Once upon", status="streaming")
     # A memory window, a background embedding pass and a search each open their own connection.
     for read_only in (False, True):
-        other = app.open_memory("aria", read_only=read_only)
+        other = app.personas.open_memory("aria", read_only=read_only)
         assert other.recovered == 0
         other.close()
-    assert app.memory("aria") is owner  # opened once per process
+    assert app.personas.memory("aria") is owner  # opened once per process
     assert owner.messages.get(reply).status == "streaming"
     app.close()  # "crash": the reply was never finished
 
     again = NexusApp(data_dir, backend_factory=_scripted).open()
     try:
-        recovered = again.memory("aria")
+        recovered = again.personas.memory("aria")
         assert recovered.recovered == 1
         message = recovered.messages.get(reply)
         assert message.status == "interrupted" and message.content == "Once upon"
@@ -51,13 +51,13 @@ def test_other_connections_leave_a_streaming_reply_alone_and_the_next_start_reco
 def test_a_read_only_connection_refuses_writes_with_a_message_about_permissions(data_dir: Path) -> None:
     app = NexusApp(data_dir, backend_factory=_scripted).open()
     try:
-        reader = app.open_memory("aria", read_only=True)
+        reader = app.personas.open_memory("aria", read_only=True)
         with pytest.raises(sqlite.Error) as caught:
             reader.messages.add(speaker="user", role="user", content="hello")
         reader.close()
         problem = database_error(caught.value, reader.path)
         assert "read-only" in problem.message and "writable" in problem.hint
-        assert app.memory("aria").messages.count() == 0
+        assert app.personas.memory("aria").messages.count() == 0
     finally:
         app.close()
 
@@ -94,8 +94,8 @@ def test_one_personas_model_load_does_not_stall_another_personas_turn(data_dir: 
 
     app = NexusApp(data_dir, backend_factory=factory).open()
     try:
-        app.save_persona_models("aria", {"spec": "ollama:slow"}, None)
-        loading = threading.Thread(target=app.session, args=("aria",), daemon=True)
+        app.personas.save_models("aria", {"spec": "ollama:slow"}, None)
+        loading = threading.Thread(target=app.personas.session, args=("aria",), daemon=True)
         loading.start()
         deadline = time.monotonic() + 10
         while not app.pool._backends and time.monotonic() < deadline:  # aria's load has begun
@@ -106,9 +106,9 @@ def test_one_personas_model_load_does_not_stall_another_personas_turn(data_dir: 
         replies: list[str] = []
 
         def hikari_turn() -> None:
-            turn = app.runtime("hikari").send("こんにちは")
+            turn = app.personas.runtime("hikari").send("こんにちは")
             replies.extend(item.text for item in turn if hasattr(item, "status"))
-            app.embedder()
+            app.models.embedder()
             done.set()
 
         threading.Thread(target=hikari_turn, daemon=True).start()
@@ -137,7 +137,7 @@ def test_the_newest_backup_holds_the_latest_days_conversation(data_dir: Path) ->
     for text in ("Day one: I planted tulips.", "Day two: the tulips came up!"):
         app = NexusApp(data_dir, backend_factory=_scripted, clock=clock).open()
         try:
-            runtime = app.runtime("aria")
+            runtime = app.personas.runtime("aria")
             list(runtime.send(text))
             assert runtime.queue.wait_idle(60)  # the after-turn work (a backup among it) is done
             # Already after the day's first turn, not only at close.
@@ -152,10 +152,10 @@ def test_the_newest_backup_holds_the_latest_days_conversation(data_dir: Path) ->
 def test_each_message_of_yours_gets_its_emotion_logged_with_the_message(data_dir: Path) -> None:
     app = NexusApp(data_dir, backend_factory=_scripted).open()
     try:
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         result = [item for item in runtime.send("My grandmother died last night. I can't stop crying.")][-1]
         assert runtime.queue.wait_idle(60)
-        memory = app.memory("aria")
+        memory = app.personas.memory("aria")
         logged = memory.components.emotions()
         assert len(logged) == 1 and logged[0].message_id == result.user_message_id
         assert logged[0].value < 0 and logged[0].emotion in ("sadness", "fear", "anxious", "stressed")

@@ -25,7 +25,7 @@ def _scripted(config: ModelConfig) -> ScriptedBackend:
 def test_the_owner_connection_refuses_a_statement_from_another_thread_and_names_it(data_dir: Path) -> None:
     app = NexusApp(data_dir, backend_factory=_scripted).open()
     try:
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         memory = runtime.memory  # the owner connection itself, not borrowed: this thread is a stranger
         with pytest.raises(OwnerThreadError) as caught:
             memory.messages.add(speaker="user", role="user", content="written from the wrong thread")
@@ -42,7 +42,7 @@ def test_the_owner_connection_refuses_a_statement_from_another_thread_and_names_
         with pytest.raises(OwnerThreadError), memory.db.conn:
             pass
         # Nothing was written; on its queue's thread the same connection works.
-        assert app.change_memory("aria", "count", lambda owner: owner.messages.count()) == 0
+        assert app.personas.change_memory("aria", "count", lambda owner: owner.messages.count()) == 0
     finally:
         app.close()
 

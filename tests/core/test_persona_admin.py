@@ -127,10 +127,10 @@ def test_app_settings_old_config_loads_and_changes_persist_across_a_restart(data
             True,
         )
         held = core.settings
-        core.update_settings(theme="dark", font_size=14, desktop_notifications=False, language="en")
+        core.admin.update_settings(theme="dark", font_size=14, desktop_notifications=False, language="en")
         assert held.theme == "dark", "windows holding the settings object see the change"
         with pytest.raises(ConfigError, match="font_size"):
-            core.update_settings(font_size=3)
+            core.admin.update_settings(font_size=3)
         assert core.settings.font_size == 14
     with NexusApp(data_dir) as again:
         s = again.settings
@@ -149,22 +149,22 @@ def test_desktop_notifications_off_sends_none(app: NexusApp) -> None:
         def close(self) -> None:
             pass
 
-    app.notifier = Recorder()  # type: ignore[assignment]
-    assert app._notify("Aria", "hello", "aria") is True
-    app.update_settings(desktop_notifications=False)
-    assert app._notify("Aria", "hello again", "aria") is False
+    app.life.notifications.notifier = Recorder()  # type: ignore[assignment]
+    assert app.life.notifications.notify("Aria", "hello", "aria") is True
+    app.admin.update_settings(desktop_notifications=False)
+    assert app.life.notifications.notify("Aria", "hello again", "aria") is False
     assert sent == ["Aria"]
 
 
 def test_duplicate_copies_folder_memory_and_comments_under_a_new_slug(app: NexusApp) -> None:
-    memory = app.memory("aria")
+    memory = app.personas.memory("aria")
     memory.messages.add(speaker="Mika", role="user", content="Remember my cat Luna.")
     settings_file = app.layout.personas_dir / "aria" / "persona.toml"
     settings_file.write_text("# mine\n" + settings_file.read_text(encoding="utf-8"), encoding="utf-8")
     (app.layout.personas_dir / "aria" / "knowledge").mkdir()
     (app.layout.personas_dir / "aria" / "knowledge" / "notes.txt").write_text("a note", encoding="utf-8")
 
-    info = app.duplicate_persona("aria", "Aria Two")
+    info = app.admin.duplicate_persona("aria", "Aria Two")
 
     assert info.slug == "aria-two" and info.name == "Aria Two"
     folder = app.layout.personas_dir / "aria-two"
@@ -173,24 +173,24 @@ def test_duplicate_copies_folder_memory_and_comments_under_a_new_slug(app: Nexus
     assert _messages(folder / "memory.db") == ["Remember my cat Luna."]
     assert app.personas.load("aria").settings.name == "Aria", "the original is untouched"
     with pytest.raises(ConfigError):
-        app.duplicate_persona("aria", "   ")
-    assert sorted(p.slug for p in app.list_personas()) == ["aria", "aria-two", "hikari"]
+        app.admin.duplicate_persona("aria", "   ")
+    assert sorted(p.slug for p in app.personas.all()) == ["aria", "aria-two", "hikari"]
 
 
 def test_delete_keeps_a_whole_copy_then_removes_the_folder_even_while_open(app: NexusApp) -> None:
-    app.memory("aria").messages.add(speaker="Mika", role="user", content="Goodbye for now.")
-    app.remember_persona("aria")
+    app.personas.memory("aria").messages.add(speaker="Mika", role="user", content="Goodbye for now.")
+    app.admin.remember_persona("aria")
 
-    kept = app.delete_persona("aria")
+    kept = app.admin.delete_persona("aria")
 
     assert not (app.layout.personas_dir / "aria").exists()
     assert kept == app.layout.backups_dir / "aria" / "deleted-20260301-090000"
     assert (kept / "persona.toml").is_file() and (kept / "persona.md").is_file()
     assert _messages(kept / "memory.db") == ["Goodbye for now."]
-    assert [p.slug for p in app.list_personas()] == ["hikari"]
+    assert [p.slug for p in app.personas.all()] == ["hikari"]
     assert app.state.last_persona == ""
     with pytest.raises(PersonaError):
-        app.delete_persona("../backups")
+        app.admin.delete_persona("../backups")
 
 
 def test_avatar_must_be_png_and_is_stored_in_the_persona_folder(store: PersonaStore) -> None:
@@ -207,40 +207,40 @@ def test_avatar_must_be_png_and_is_stored_in_the_persona_folder(store: PersonaSt
 
 
 def test_restore_replaces_memory_keeping_the_current_one_first(app: NexusApp) -> None:
-    memory = app.memory("aria")
+    memory = app.personas.memory("aria")
     memory.messages.add(speaker="Mika", role="user", content="Monday: I adopted a cat.")
     folder = app.layout.backups_dir / "aria"
     app.clock.advance(3600)  # type: ignore[attr-defined]
     monday = backup(memory, folder, clock=app.clock)
     memory.messages.add(speaker="Mika", role="user", content="Tuesday: the cat is called Luna.")
 
-    backups = app.list_backups("aria")
+    backups = app.admin.list_backups("aria")
     assert backups[0].path == monday and backups[0].messages == 1 and backups[0].kind == "daily"
 
     app.clock.advance(60)  # type: ignore[attr-defined]
-    safety = app.restore_backup("aria", monday)
+    safety = app.admin.restore_backup("aria", monday)
 
     assert safety is not None and safety.name.startswith("before-restore-")
     assert _messages(safety) == ["Monday: I adopted a cat.", "Tuesday: the cat is called Luna."]
-    reopened = app.memory("aria")
+    reopened = app.personas.memory("aria")
     assert reopened is not memory, "the runtime was closed and opened again on the restored file"
     assert [m.content for m in reopened.messages.recent()] == ["Monday: I adopted a cat."]
     reopened.messages.add(speaker="Mika", role="user", content="Wednesday.")  # the owner writes again
-    kinds = {b.kind for b in app.list_backups("aria")}
+    kinds = {b.kind for b in app.admin.list_backups("aria")}
     assert kinds == {"daily", "before-restore"}
 
 
 def test_restore_refuses_a_file_that_is_not_a_backup_and_changes_nothing(app: NexusApp) -> None:
-    app.memory("aria").messages.add(speaker="Mika", role="user", content="Still here.")
+    app.personas.memory("aria").messages.add(speaker="Mika", role="user", content="Still here.")
     folder = app.layout.backups_dir / "aria"
     broken = folder / "memory-20260301-120000.db"
     broken.write_bytes(b"this is not a database")
     assert next(b for b in list_backups(folder) if b.path == broken).messages is None
     with pytest.raises(NexusArkError, match="not a readable memory backup"):
-        app.restore_backup("aria", broken)
+        app.admin.restore_backup("aria", broken)
     with pytest.raises(NexusArkError, match="not a readable memory backup"):
-        app.restore_backup("aria", app.layout.personas_dir / "hikari" / "persona.toml")
-    assert [m.content for m in app.memory("aria").messages.recent()] == ["Still here."]
+        app.admin.restore_backup("aria", app.layout.personas_dir / "hikari" / "persona.toml")
+    assert [m.content for m in app.personas.memory("aria").messages.recent()] == ["Still here."]
 
 
 def test_a_first_start_opens_on_a_persona_of_the_persons_language_and_later_on_the_last_used(
@@ -249,8 +249,8 @@ def test_a_first_start_opens_on_a_persona_of_the_persons_language_and_later_on_t
     """A window in Japanese opened first on Aria (the first persona, English) and a Japanese person met an
     English persona; before any persona was used it opens on one that speaks the window's language."""
     assert app.state.last_persona == ""
-    assert app.default_persona("ja") == "hikari"
-    assert app.default_persona("en") == "aria" and app.default_persona() == "aria"
-    assert app.default_persona("fr") == "aria"  # no persona speaks it: the first
-    app.remember_persona("aria")
-    assert app.default_persona("ja") == "aria"  # the one the person chose last wins
+    assert app.admin.default_persona("ja") == "hikari"
+    assert app.admin.default_persona("en") == "aria" and app.admin.default_persona() == "aria"
+    assert app.admin.default_persona("fr") == "aria"  # no persona speaks it: the first
+    app.admin.remember_persona("aria")
+    assert app.admin.default_persona("ja") == "aria"  # the one the person chose last wins

@@ -164,7 +164,7 @@ def test_model_change_keeps_comments_order_and_other_settings(tmp_path: Path, sh
     path = shipped_copy / "aria" / "persona.toml"
     path.write_text(HAND_EDITED, encoding="utf-8")
     with NexusApp(tmp_path / "data", shipped_personas=shipped_copy) as app:
-        app.save_persona_models(
+        app.personas.save_models(
             "aria",
             {"spec": "ollama:qwen2.5:1.5b", "api_base": "http://127.0.0.1:11434", "api_key": ""},
             ModelConfig(spec="bundled"),
@@ -189,7 +189,7 @@ def test_model_change_keeps_comments_order_and_other_settings(tmp_path: Path, sh
         assert persona.settings.internal_model.spec == "bundled"
 
         # "Same as the conversation model" removes the internal table and nothing else.
-        app.save_persona_models("aria", {"spec": "bundled", "api_base": "", "api_key": ""}, None)
+        app.personas.save_models("aria", {"spec": "bundled", "api_base": "", "api_key": ""}, None)
         text = saved.read_text(encoding="utf-8")
         assert "internal_model" not in text
         assert "# warmer than the default, on purpose" in text and "history_messages = 40" in text

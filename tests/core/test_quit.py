@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import nexus_ark.app.runtimes as runtimes_module
+import nexus_ark.app.personas.runtimes as runtimes_module
 from nexus_ark.agent.session import CONVERSATION_END_KEY
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
@@ -29,7 +29,7 @@ def _open(data_dir: Path, clock: FixedClock, mind: ScriptedMind) -> NexusApp:
 def test_closing_asks_the_model_nothing_and_the_next_start_ends_the_conversation(data_dir: Path) -> None:
     clock, mind = FixedClock(START), ScriptedMind()
     app = _open(data_dir, clock, mind)
-    runtime = app.runtime("aria")
+    runtime = app.personas.runtime("aria")
     runtime.queue.call(
         "ask", lambda: runtime.memory.components.add_question(OpenQuestion(question="Who is Keiko?"))
     )
@@ -43,7 +43,7 @@ def test_closing_asks_the_model_nothing_and_the_next_start_ends_the_conversation
     mind = ScriptedMind()
     app = _open(data_dir, clock, mind)
     try:
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         key = CONVERSATION_END_KEY.format(room=runtime.session().room)
 
         def ended() -> str | None:
@@ -79,10 +79,10 @@ def test_a_start_that_meets_close_leaves_nothing_running(
 
     def wake() -> None:
         try:
-            outcome.append(app.runtime("aria"))
+            outcome.append(app.personas.runtime("aria"))
         except PersonaError as exc:
             outcome.append(exc)
-        app.start_life()
+        app.life.start()
 
     waker = threading.Thread(target=wake, name="wake")
     waker.start()
@@ -92,7 +92,7 @@ def test_a_start_that_meets_close_leaves_nothing_running(
     waker.join(30)
     assert not waker.is_alive()
     assert isinstance(outcome[0], PersonaError), "a runtime opened during close() was handed out"
-    assert app.runtimes() == []
-    assert not app.scheduler.running, "the scheduler started after close()"
+    assert app.personas.runtimes() == []
+    assert not app.life.scheduler.running, "the scheduler started after close()"
     alive = [t.name for t in threading.enumerate() if t.name in ("persona-aria", "APScheduler")]
     assert alive == [], f"still running after close(): {alive}"

@@ -44,7 +44,7 @@ def _room_on(data_dir: Path, backend: ScriptedBackend, strategy: str) -> Iterato
     """Aria and ひかり in a room, all answers from `backend`."""
     app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
     try:
-        room = app.open_room(app.create_room("Room", ["aria", "hikari"], strategy=strategy), random.Random(0))
+        room = app.rooms.open(app.rooms.create("Room", ["aria", "hikari"], strategy=strategy), random.Random(0))
         try:
             yield app, room
         finally:
@@ -54,8 +54,8 @@ def _room_on(data_dir: Path, backend: ScriptedBackend, strategy: str) -> Iterato
 
 
 def test_the_person_s_message_is_answered_first_by_the_persona_it_names_then_the_room_goes_on(app) -> None:
-    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
-    room = app.open_room(slug, random.Random(1))
+    slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="list")
+    room = app.rooms.open(slug, random.Random(1))
     try:
         events = _run(room.say("ひかりさん、週末に灯台へ行きませんか?"))
     finally:
@@ -77,8 +77,8 @@ def test_the_person_s_message_is_answered_first_by_the_persona_it_names_then_the
 def test_every_member_holds_each_room_message_once_with_its_speaker_and_nothing_of_the_others_prompt(
     app,
 ) -> None:
-    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
-    room = app.open_room(slug, random.Random(1))
+    slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="list")
+    room = app.rooms.open(slug, random.Random(1))
     try:
         _run(room.say("Shall we visit the lighthouse on Sunday?"))
         _run(room.say("Aria, what should we bring?"))
@@ -88,7 +88,7 @@ def test_every_member_holds_each_room_message_once_with_its_speaker_and_nothing_
     key = room_key(slug)
 
     def rows(persona: str) -> list[tuple[str, str, str, str | None]]:
-        return app.change_memory(
+        return app.personas.change_memory(
             persona,
             "read",
             lambda store: [
@@ -116,8 +116,8 @@ def test_every_member_holds_each_room_message_once_with_its_speaker_and_nothing_
 
 
 def test_manual_order_answers_only_whom_the_person_picks(app) -> None:
-    slug = app.create_room("Pick", ["aria", "hikari"], strategy="manual")
-    room = app.open_room(slug, random.Random(3))
+    slug = app.rooms.create("Pick", ["aria", "hikari"], strategy="manual")
+    room = app.rooms.open(slug, random.Random(3))
     try:
         first = _run(room.say("Good evening, everyone."))
         assert [e for e in first if isinstance(e, Speaking)] == []
@@ -163,11 +163,11 @@ def test_a_note_passed_with_the_tool_reaches_only_the_member_named_in_the_sender
 
         def read(persona: str) -> list[tuple[str, str]]:
             rows = lambda store: [(m.speaker, m.content) for m in store.messages.recent(room.key, 50)]  # noqa: E731
-            return app.change_memory(persona, "read", rows)
+            return app.personas.change_memory(persona, "read", rows)
 
         aria_rows, hikari_rows = read("aria"), read("hikari")
         tool_uses = {  # the tool call is in the timeline of the member that made it, and only there
-            persona: app.change_memory(
+            persona: app.personas.change_memory(
                 persona,
                 "tools",
                 lambda store: store.db.execute(
@@ -190,14 +190,14 @@ def test_a_dream_reads_the_room_with_who_said_what(app) -> None:
     """What a member heard in a room reaches its dreams under the speaker's name."""
     from nexus_ark.dreaming.material import day_messages
 
-    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
-    room = app.open_room(slug, random.Random(1))
+    slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="list")
+    room = app.rooms.open(slug, random.Random(1))
     try:
         _run(room.say("Shall we visit the lighthouse on Sunday?"))
     finally:
         room.close()
     today = app.clock.now().astimezone().date()
-    lines = app.change_memory("aria", "dream material", lambda store: day_messages(store, today))
+    lines = app.personas.change_memory("aria", "dream material", lambda store: day_messages(store, today))
     assert [(speaker, text) for _, _, speaker, text in lines] == [
         ("user", "Shall we visit the lighthouse on Sunday?"),
         ("aria", ARIA_SAYS),
@@ -254,8 +254,8 @@ def test_each_member_answers_on_its_own_model(data_dir: Path) -> None:
         data_dir, backend_factory=lambda config: ollama if config.spec.startswith("ollama:") else bundled
     ).open()
     try:
-        app.save_persona_models("aria", {"spec": "ollama:qwen2.5:1.5b"}, None)
-        room = app.open_room(app.create_room("Two models", ["aria", "hikari"], strategy="list"))
+        app.personas.save_models("aria", {"spec": "ollama:qwen2.5:1.5b"}, None)
+        room = app.rooms.open(app.rooms.create("Two models", ["aria", "hikari"], strategy="list"))
         try:
             said = {e.line.author: e.line.text for e in room.say("Hello, you two.") if isinstance(e, Said)}
         finally:
@@ -283,13 +283,13 @@ def test_a_room_of_two_lives_through_simulated_days_and_every_line_is_accounted_
 
 
 def test_a_reopened_room_keeps_counting_toward_the_cap_and_bad_settings_are_refused_by_name(app) -> None:
-    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
-    room = app.open_room(slug, random.Random(1))
+    slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="list")
+    room = app.rooms.open(slug, random.Random(1))
     try:
         _run(room.say("Shall we visit the lighthouse on Sunday?"))  # both answer: 2 of the cap of 3
     finally:
         room.close()
-    again = app.open_room(slug, random.Random(1))
+    again = app.rooms.open(slug, random.Random(1))
     try:
         assert again.spoken_since_person == 2
         assert [e for e in _run(again.go_on()) if isinstance(e, Speaking)]  # the third may still go on
@@ -298,7 +298,7 @@ def test_a_reopened_room_keeps_counting_toward_the_cap_and_bad_settings_are_refu
         again.close()
     settings = app.rooms.load(slug)
     with pytest.raises(NexusArkError, match=r"room\.toml") as refused:
-        app.rooms.save(slug, settings.model_copy(update={"members": settings.members[:1]}))
+        app.rooms.store.save(slug, settings.model_copy(update={"members": settings.members[:1]}))
     assert "members" in str(refused.value) and app.rooms.load(slug).slugs == ["aria", "hikari"]
 
 
@@ -310,17 +310,17 @@ def _speakers(events) -> list[str]:
 
 
 def test_an_open_room_takes_new_settings_on_its_next_turn_and_a_muted_member_is_never_picked(app) -> None:
-    slug = app.create_room("Trip", ["aria", "hikari"], strategy="natural")
-    room = app.open_room(slug, random.Random(5))
+    slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="natural")
+    room = app.rooms.open(slug, random.Random(5))
     try:
-        app.update_room(slug, {"members": [{"persona": "aria", "talkativeness": 0.0}, {"persona": "hikari"}]})
-        app.update_room(slug, {"members": [{"persona": "aria"}, {"persona": "hikari", "muted": True}]})
+        app.rooms.update(slug, {"members": [{"persona": "aria", "talkativeness": 0.0}, {"persona": "hikari"}]})
+        app.rooms.update(slug, {"members": [{"persona": "aria"}, {"persona": "hikari", "muted": True}]})
         # Named, talked about, left alone: ひかり never answers, in any order, nor goes on in auto mode.
         heard = []
         for text in ("ひかりさん、灯台はどう?", "Hello?", "What about the sea, Hikari?", "Anyone?"):
             heard += _speakers(_run(room.say(text)))
             heard += _speakers(_run(room.go_on()))
-        app.update_room(slug, {"strategy": "list"})
+        app.rooms.update(slug, {"strategy": "list"})
         heard += _speakers(_run(room.say("ひかりさん、いますか?")))
         heard += _speakers(_run(room.go_on()))
         assert heard and set(heard) == {"aria"}
@@ -330,7 +330,7 @@ def test_an_open_room_takes_new_settings_on_its_next_turn_and_a_muted_member_is_
 
         # Talkativeness on the next turn: the one at 1.0 always answers, the one at 0.0 never does.
         for loud, quiet in (("hikari", "aria"), ("aria", "hikari")):
-            app.update_room(
+            app.rooms.update(
                 slug,
                 {
                     "strategy": "natural",
@@ -344,14 +344,14 @@ def test_an_open_room_takes_new_settings_on_its_next_turn_and_a_muted_member_is_
                 assert _speakers(_run(room.say(text))) == [loud]
 
         # The cap and the order on the next turn: in turn, one reply, then the person's floor; manual: none.
-        app.update_room(slug, {"strategy": "list", "cap": 1})
+        app.rooms.update(slug, {"strategy": "list", "cap": 1})
         assert _speakers(_run(room.say("Shall we go on Sunday?"))) == ["aria"]  # first in the room now
         assert _run(room.go_on()) == []
-        app.update_room(slug, {"strategy": "manual", "cap": 3})
+        app.rooms.update(slug, {"strategy": "manual", "cap": 3})
         assert _speakers(_run(room.say("Good night, both."))) == []
     finally:
         room.close()
-    again = app.open_room(slug)
+    again = app.rooms.open(slug)
     try:
         assert again.settings.strategy == "manual" and again.settings.cap == 3
         assert [m.talkativeness for m in again.members] == [1.0, 0.0]
@@ -367,8 +367,8 @@ def test_an_open_room_takes_room_toml_edited_by_hand_and_keeps_its_settings_when
     (`nexus-ark room set` is refused while the app holds the data folder, and says so.)"""
     from tests.conftest import run_cli
 
-    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
-    room = app.open_room(slug, random.Random(5))
+    slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="list")
+    room = app.rooms.open(slug, random.Random(5))
     try:
         assert _speakers(_run(room.say("Hello, both."))) == ["aria", "hikari"]
         refused = run_cli("--data-dir", str(data_dir), "room", "set", slug, "--mute", "hikari")
@@ -392,8 +392,8 @@ def test_an_open_room_takes_room_toml_edited_by_hand_and_keeps_its_settings_when
 def test_settings_changed_while_a_member_answers_wait_for_that_answer_then_hold(app) -> None:
     """Muted while Aria writes (list order planned Aria, then ひかり): Aria's answer finishes, ひかり is not
     asked after it."""
-    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
-    room = app.open_room(slug, random.Random(1))
+    slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="list")
+    room = app.rooms.open(slug, random.Random(1))
     events = []
     try:
         for event in room.say("Shall we visit the lighthouse?"):
@@ -412,8 +412,8 @@ def test_settings_changed_while_a_member_answers_wait_for_that_answer_then_hold(
 
 
 def test_a_bad_setting_for_an_open_room_is_refused_naming_room_toml_and_nothing_changes(app) -> None:
-    slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
-    room = app.open_room(slug, random.Random(1))
+    slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="list")
+    room = app.rooms.open(slug, random.Random(1))
     path = app.rooms.folder(slug) / "room.toml"
     before, file_before = room.settings, path.read_bytes()
     try:
@@ -426,10 +426,10 @@ def test_a_bad_setting_for_an_open_room_is_refused_naming_room_toml_and_nothing_
             ({"volume": 3}, "volume"),
         ):
             with pytest.raises(NexusArkError, match=r"room\.toml") as refused:
-                app.update_room(slug, changes)
+                app.rooms.update(slug, changes)
             assert field in str(refused.value)
         with pytest.raises(NexusArkError, match="kai"):
-            app.update_room(slug, {"members": [{"persona": "aria"}, {"persona": "kai"}]})
+            app.rooms.update(slug, {"members": [{"persona": "aria"}, {"persona": "kai"}]})
         with pytest.raises(NexusArkError, match=r"room\.toml"):  # a copy is not validated: the room does
             room.update_settings(before.model_copy(update={"cap": 99}))
         assert room.settings is before and path.read_bytes() == file_before
@@ -448,17 +448,17 @@ def test_a_member_added_to_an_open_room_hears_what_was_said_and_answers(data_dir
     backend = ScriptedBackend(by_name)
     app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
     try:
-        app.personas.create("Kai")
-        slug = app.create_room("Trip", ["aria", "hikari"], strategy="list")
-        room = app.open_room(slug, random.Random(1))
+        app.personas.store.create("Kai")
+        slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="list")
+        room = app.rooms.open(slug, random.Random(1))
         try:
             _run(room.say("The ferry leaves at nine."))
-            app.update_room(slug, {"members": [{"persona": "aria"}, {"persona": "kai"}]})  # ひかり leaves
+            app.rooms.update(slug, {"members": [{"persona": "aria"}, {"persona": "kai"}]})  # ひかり leaves
             assert [m.name for m in room.members] == ["Aria", "Kai"]
             said = [(e.line.author, e.line.text) for e in room.say("Who has the map?") if isinstance(e, Said)]
         finally:
             room.close()
-        heard_by_kai = app.change_memory(
+        heard_by_kai = app.personas.change_memory(
             "kai", "read", lambda store: [m.content for m in store.messages.recent(room_key(slug), 20)]
         )
     finally:
@@ -495,7 +495,7 @@ def test_the_person_is_named_in_a_rooms_prompt_and_its_note(data_dir: Path) -> N
         lambda m: "Green tea and mochi." if "ひかり" not in m[0].content else "いいね。"
     )
     with _room_on(data_dir, backend, "list") as (app, room):
-        app.set_user_name("Ken")
+        app.admin.set_user_name("Ken")
         _run(room.say(QUESTION))
         _run(room.say("And a biscuit?"))
     last = backend.requests[-1]  # ひかり, second round: her history holds the first
@@ -511,7 +511,7 @@ def test_a_reply_that_repeats_another_members_line_is_neither_shown_nor_stored(d
     with _room_on(data_dir, backend, "list") as (app, room):
         events = _run(room.say(QUESTION))
         lines = room.lines()
-        kept = app.change_memory(
+        kept = app.personas.change_memory(
             "hikari",
             "read",
             lambda store: [(m.role, m.content) for m in store.messages.recent(room_key(room.slug), 20)],

@@ -34,8 +34,8 @@ def _write(folder: Path, text: str) -> None:
 
 def test_internal_defaults_to_the_chat_model(app: NexusApp) -> None:
     persona = app.personas.load("aria")
-    assert app.model_config(persona, "chat").spec == "bundled"
-    assert app.model_config(persona, "internal") == app.model_config(persona, "chat")
+    assert app.models.model_config(persona, "chat").spec == "bundled"
+    assert app.models.model_config(persona, "internal") == app.models.model_config(persona, "chat")
 
 
 def test_persona_routes_internal_work_elsewhere(app: NexusApp) -> None:
@@ -46,8 +46,8 @@ def test_persona_routes_internal_work_elsewhere(app: NexusApp) -> None:
         '[internal_model]\nspec = "bundled"\n',
     )
     persona = app.personas.load("aria")
-    assert app.model_config(persona, "chat").spec == "ollama:qwen2.5:7b"
-    assert app.model_config(persona, "internal").spec == "bundled"
+    assert app.models.model_config(persona, "chat").spec == "ollama:qwen2.5:7b"
+    assert app.models.model_config(persona, "internal").spec == "bundled"
 
 
 def test_empty_spec_uses_the_app_default(app: NexusApp) -> None:
@@ -57,23 +57,23 @@ def test_empty_spec_uses_the_app_default(app: NexusApp) -> None:
     folder = app.personas.load("aria").folder
     _write(folder, 'name = "Aria"\n[model]\nspec = ""\ncontext_size = 2048\n')
     persona = app.personas.load("aria")
-    chat = app.model_config(persona, "chat")
+    chat = app.models.model_config(persona, "chat")
     assert (chat.spec, chat.api_base, chat.context_size) == (
         "litellm:openai/local",
         "http://127.0.0.1:8000/v1",
         2048,
     )
-    assert app.model_config(persona, "internal").spec == "bundled"
+    assert app.models.model_config(persona, "internal").spec == "bundled"
 
 
 def test_personas_on_one_model_share_one_backend(app: NexusApp) -> None:
-    a = app.session("aria")
-    h = app.session("hikari")
+    a = app.personas.session("aria")
+    h = app.personas.session("hikari")
     assert a.backend is h.backend and len(app.made) == 1
 
 
 def test_save_persona_models_round_trips(app: NexusApp) -> None:
-    app.save_persona_models(
+    app.personas.save_models(
         "aria", {"spec": "ollama:llama3.2", "api_base": "http://127.0.0.1:11434"}, ModelConfig(spec="bundled")
     )
     persona = app.personas.load("aria")
@@ -138,7 +138,7 @@ def test_personas_with_their_own_timeouts_get_their_own_backend(app: NexusApp) -
         folder,
         'name = "Aria"\n[model]\nspec = "bundled"\ntemperature = 0.3\n[model.timeouts]\nfirst_token_s = 7\n',
     )
-    aria, hikari = app.session("aria"), app.session("hikari")
+    aria, hikari = app.personas.session("aria"), app.personas.session("hikari")
     assert aria.backend is not hikari.backend
     made = {config.timeouts.first_token_s for config in app.made}
     assert made == {7.0, 120.0}, "each backend is built with its own persona's timeouts"
@@ -147,7 +147,7 @@ def test_personas_with_their_own_timeouts_get_their_own_backend(app: NexusApp) -
 def test_sampling_settings_alone_do_not_split_a_shared_model(app: NexusApp) -> None:
     folder = app.personas.load("aria").folder
     _write(folder, 'name = "Aria"\n[model]\nspec = "bundled"\ntemperature = 0.3\n')
-    assert app.session("aria").backend is app.session("hikari").backend
+    assert app.personas.session("aria").backend is app.personas.session("hikari").backend
 
 
 def test_structured_output_setting_reaches_the_litellm_backend() -> None:

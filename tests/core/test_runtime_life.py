@@ -39,19 +39,19 @@ def make_app(data: Path, clock: FixedClock, mind: ScriptedMind | None = None, no
 
 
 def settle(app: NexusApp) -> None:
-    for runtime in app.runtimes():
+    for runtime in app.personas.runtimes():
         assert runtime.queue.wait_idle(60)
 
 
 def step(app: NexusApp, slug: str = "aria") -> None:
-    tick(app.runtime(slug))
+    tick(app.personas.runtime(slug))
     settle(app)
     settle(app)  # what the tick queued, then anything that queued
 
 
 def said_long_ago(app: NexusApp, clock: FixedClock, days: float = 3) -> None:
     """The person last wrote `days` ago: boredom is over its threshold (0.15·ln(1+72 h) ≈ 0.64)."""
-    memory = app.memory("aria")
+    memory = app.personas.memory("aria")
     memory.messages.add(
         speaker="user",
         role="user",
@@ -61,7 +61,7 @@ def said_long_ago(app: NexusApp, clock: FixedClock, days: float = 3) -> None:
 
 
 def written_first(app: NexusApp, slug: str = "aria") -> list[dict]:
-    rows = app.memory(slug).db.execute(
+    rows = app.personas.memory(slug).db.execute(
         "select m.content, json_extract(m.meta, '$.autonomous') from inbox i join messages m "
         "on m.id = i.message_id order by i.created_at"
     )
@@ -112,9 +112,9 @@ def test_a_strong_drive_outside_quiet_hours_writes_first_with_its_reason_an_inbo
         assert message["trigger"] == "drive" and message["drive"] == "boredom" and message["level"] >= 0.6
         assert "boredom" in message["why"] and message["narrative"] and message["inputs"]["boredom"]
         assert notes.sent == [("Aria", message["text"].splitlines()[0])]
-        assert events[0]["unread"] == 1 and app.runtime("aria").inbox.unread() == 1
-        app.runtime("aria").inbox.mark_read()
-        assert app.runtime("aria").inbox.unread() == 0
+        assert events[0]["unread"] == 1 and app.personas.runtime("aria").inbox.unread() == 1
+        app.personas.runtime("aria").inbox.mark_read()
+        assert app.personas.runtime("aria").inbox.unread() == 0
     finally:
         app.close()
 
@@ -123,7 +123,7 @@ def test_quiet_hours_typing_pause_cooldown_cap_and_unanswered_messages_each_hold
     clock = FixedClock(datetime(2026, 11, 22, 3, 0, tzinfo=UTC))  # 3:00, quiet hours 0:00-7:00
     app = make_app(data_dir, clock)
     try:
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         said_long_ago(app, clock)
         step(app)
         assert written_first(app) == []  # quiet hours
@@ -132,11 +132,11 @@ def test_quiet_hours_typing_pause_cooldown_cap_and_unanswered_messages_each_hold
         step(app)
         assert written_first(app) == []  # the person is typing
         runtime.set_typing(False)
-        app.set_autonomy_paused(True)
+        app.life.set_paused(True)
         clock.advance(15 * 60)
         step(app)
         assert written_first(app) == []  # paused from the tray
-        app.set_autonomy_paused(False)
+        app.life.set_paused(False)
         clock.advance(15 * 60)
         step(app)
         assert len(written_first(app)) == 1
@@ -151,7 +151,7 @@ def test_quiet_hours_typing_pause_cooldown_cap_and_unanswered_messages_each_hold
         assert len(written_first(app)) == 2
         reasons = [
             e.summary
-            for e in app.memory("aria").activity.query(kinds=["heartbeat"], limit=50)
+            for e in app.personas.memory("aria").activity.query(kinds=["heartbeat"], limit=50)
             if "unanswered" in e.summary
         ]
         assert reasons
@@ -202,7 +202,7 @@ def test_a_planned_event_fires_after_a_restart_and_a_newer_plan_with_its_key_rep
     clock = FixedClock(NOON)
     app = make_app(data_dir, clock)
     try:
-        memory = app.memory("aria")
+        memory = app.personas.memory("aria")
         queue = EventQueue(memory, clock)
         queue.enqueue("reminder", {"what": "ask how the exam went"}, key="exam", delay=timedelta(hours=1))
         queue.enqueue(
@@ -219,7 +219,7 @@ def test_a_planned_event_fires_after_a_restart_and_a_newer_plan_with_its_key_rep
         (message,) = written_first(again)
         assert message["trigger"] == "event" and message["why"] == "planned: ask how the pastry exam went"
         states = dict(
-            again.memory("aria").db.execute("select json_extract(payload, '$.what'), state from events")
+            again.personas.memory("aria").db.execute("select json_extract(payload, '$.what'), state from events")
         )
         assert states == {"ask how the exam went": "cancelled", "ask how the pastry exam went": "done"}
     finally:
@@ -231,7 +231,7 @@ def test_scheduled_jobs_do_not_run_again_after_a_restart_within_their_period(dat
     app = make_app(data_dir, clock)
     try:
         step(app)
-        runs = dict(app.memory("aria").db.execute("select job, last_run from job_runs").fetchall())
+        runs = dict(app.personas.memory("aria").db.execute("select job, last_run from job_runs").fetchall())
         assert {"drives", "backup", "heartbeat"} <= set(runs)
     finally:
         app.close()
@@ -239,7 +239,7 @@ def test_scheduled_jobs_do_not_run_again_after_a_restart_within_their_period(dat
     again = make_app(data_dir, clock)
     try:
         step(again)
-        after = dict(again.memory("aria").db.execute("select job, last_run from job_runs").fetchall())
+        after = dict(again.personas.memory("aria").db.execute("select job, last_run from job_runs").fetchall())
         assert after == runs
     finally:
         again.close()
@@ -251,7 +251,7 @@ def test_a_missed_nights_dream_runs_once_at_start(data_dir: Path):
     app = make_app(data_dir, clock)
     try:
         for text in ("My sister Yui turns twenty on Friday.", "I made Yui a blue bowl in pottery class."):
-            list(app.runtime("aria").send(text))
+            list(app.personas.runtime("aria").send(text))
             clock.advance(60)
         settle(app)
     finally:
@@ -261,7 +261,7 @@ def test_a_missed_nights_dream_runs_once_at_start(data_dir: Path):
     try:
         step(again)
         step(again)
-        rows = again.memory("aria").db.execute("select level, date, state from dream_jobs").fetchall()
+        rows = again.personas.memory("aria").db.execute("select level, date, state from dream_jobs").fetchall()
         assert rows == [(1, "2026-11-20", "done")]
     finally:
         again.close()
@@ -296,8 +296,8 @@ def test_the_persons_turn_is_served_while_a_dream_runs_and_the_dream_then_finish
     mind = SlowDreams(step_s=1.0)
     app = make_app(data_dir, clock, mind=mind)
     try:
-        runtime = app.runtime("aria")
-        memory = app.memory("aria")
+        runtime = app.personas.runtime("aria")
+        memory = app.personas.memory("aria")
         for i, text in enumerate(("Yui loved the bowl.", "Kenji moved the deadline again.")):
             memory.messages.add(
                 speaker="user",
@@ -370,9 +370,9 @@ def test_a_model_override_never_loads_the_personas_own_model_first(data_dir: Pat
 
     app = NexusApp(data_dir, clock=FixedClock(NOON), backend_factory=factory).open()
     try:
-        session = app.session("aria", model_override="ollama:tiny")
+        session = app.personas.session("aria", model_override="ollama:tiny")
         assert session.backend.model_id == "ollama:tiny"
-        assert "".join(getattr(i, "text", "") for i in app.runtime("aria").send("Hello there")).strip()
+        assert "".join(getattr(i, "text", "") for i in app.personas.runtime("aria").send("Hello there")).strip()
     finally:
         app.close()
 
@@ -384,7 +384,7 @@ def test_a_dream_asked_for_while_a_cut_off_dream_resumes_joins_it(data_dir: Path
     clock = FixedClock(datetime(2026, 11, 21, 2, 0, tzinfo=UTC))
     app = make_app(data_dir, clock)
     try:
-        memory = app.memory("aria")
+        memory = app.personas.memory("aria")
         memory.messages.add(
             speaker="user",
             role="user",
@@ -403,8 +403,8 @@ def test_a_dream_asked_for_while_a_cut_off_dream_resumes_joins_it(data_dir: Path
         app.close()
     app = make_app(data_dir, clock)
     try:
-        result = app.runtime("aria").dream(**asked)
-        jobs = app.change_memory(
+        result = app.personas.runtime("aria").dream(**asked)
+        jobs = app.personas.change_memory(
             "aria",
             "jobs",
             lambda store: store.db.execute(
@@ -432,8 +432,8 @@ def test_a_persona_writes_first_in_the_room_where_the_person_last_spoke_with_it_
     clock, notes = FixedClock(NOON - timedelta(days=3)), Notes()
     app = make_app(data_dir, clock, notes=notes)
     try:
-        slug = app.create_room("Tea time", ["aria", "hikari"], strategy="manual")
-        room = app.open_room(slug)
+        slug = app.rooms.create("Tea time", ["aria", "hikari"], strategy="manual")
+        room = app.rooms.open(slug)
         try:
             list(room.say("I am off on a trip, see you both soon."))
         finally:
@@ -443,16 +443,16 @@ def test_a_persona_writes_first_in_the_room_where_the_person_last_spoke_with_it_
         settle(app)
         (message,) = written_first(app)
         assert notes.sent[0][0] == "Aria · Tea time"
-        ((persona, entry),) = app.inbox()
+        ((persona, entry),) = app.life.inbox()
         assert (persona, entry.room, entry.room_title) == ("aria", room_key(slug), "Tea time")
-        room = app.open_room(slug)
+        room = app.rooms.open(slug)
         try:
             lines = [(line.author, line.text) for line in room.lines()]
         finally:
             room.close()
         assert lines[-1] == ("aria", message["text"])
         heard = (
-            app.memory("hikari")
+            app.personas.memory("hikari")
             .db.execute(
                 "select speaker, content from messages where room = ? and role = 'user' order by id",
                 [room_key(slug)],
@@ -461,7 +461,7 @@ def test_a_persona_writes_first_in_the_room_where_the_person_last_spoke_with_it_
         )
         assert heard[-1] == ("aria", message["text"])
         # ひかり may not write first there within the minute (one message written first per room and tick).
-        hikari = app.runtime("hikari")
+        hikari = app.personas.runtime("hikari")
         assert hikari.queue.call("where", lambda: _where_to_write(hikari)) == (None, "Tea time")
         clock.advance(61)
         session, title = hikari.queue.call("where", lambda: _where_to_write(hikari))

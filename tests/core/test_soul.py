@@ -66,7 +66,7 @@ def make_app(tmp_path: Path, model: ScriptedBackend, notes: Notes | None = None)
 
 
 def plant_day(app: NexusApp, day: date = DAY) -> list[int]:
-    memory = app.memory("aria")
+    memory = app.personas.memory("aria")
     return [
         memory.messages.add(
             speaker=role,
@@ -87,9 +87,9 @@ def test_a_level_three_dream_proposes_a_change_with_its_sources_and_tells_the_pe
     with make_app(tmp_path, model, notes) as app:
         before = soul_file(app).read_bytes()
         ids = plant_day(app)
-        result = app.dream("aria", level=3, day=DAY)
+        result = app.personas.dream("aria", level=3, day=DAY)
         assert result.stages["soul"] == "done"
-        [proposal] = app.soul_proposals("aria", "open")
+        [proposal] = app.souls.proposals("aria", "open")
         assert result.soul_proposal == {"soul_proposal": proposal.id, "section": "How you speak"}
         assert proposal.origin == "dream"
         assert proposal.proposed_text == NEW_VOICE.strip()
@@ -103,7 +103,7 @@ def test_a_level_three_dream_proposes_a_change_with_its_sources_and_tells_the_pe
         assert any("How you speak" in body and title == "Aria" for title, body in notes.sent)
         # Told once: a later dream does not announce it again.
         count = len(notes.sent)
-        app.runtime("aria").queue.call("again", app.runtime("aria").announce_soul_proposals)
+        app.personas.runtime("aria").queue.call("again", app.personas.runtime("aria").announce_soul_proposals)
         assert len(notes.sent) == count
 
 
@@ -111,10 +111,10 @@ def test_accepting_applies_exactly_the_reviewed_text_and_the_next_turn_speaks_fr
     with make_app(tmp_path, ScriptedBackend(proposing())) as app:
         before = soul_file(app).read_text(encoding="utf-8")
         plant_day(app)
-        app.dream("aria", level=3, day=DAY)
-        [proposal] = app.soul_proposals("aria", "open")
+        app.personas.dream("aria", level=3, day=DAY)
+        [proposal] = app.souls.proposals("aria", "open")
         edited = "- Short replies; a haiku now and then, when asked.\n- One question at a time."
-        version = app.accept_soul_proposal("aria", proposal.id, edited)
+        version = app.souls.accept("aria", proposal.id, edited)
         expected = before.replace(
             "- Short, natural replies in English, like a message from a friend.\n"
             "- One question at a time; never a lecture.\n",
@@ -122,38 +122,38 @@ def test_accepting_applies_exactly_the_reviewed_text_and_the_next_turn_speaks_fr
         )
         assert soul_file(app).read_text(encoding="utf-8") == expected
         assert version.author == "proposal" and version.proposal_id == proposal.id and version.applied
-        decided = app.soul_proposal("aria", proposal.id)
+        decided = app.souls.proposal("aria", proposal.id)
         assert decided.state == "accepted" and decided.accepted_text == edited
-        assert edited in app.preview_prompt("aria", "hello").messages[0].content
+        assert edited in app.personas.preview_prompt("aria", "hello").messages[0].content
         with pytest.raises(SoulRefused, match="accepted already"):
-            app.accept_soul_proposal("aria", proposal.id)
+            app.souls.accept("aria", proposal.id)
 
 
 def test_declining_leaves_the_soul_byte_identical_and_the_same_proposal_is_not_made_again(tmp_path: Path):
     with make_app(tmp_path, ScriptedBackend(proposing())) as app:
         before = soul_file(app).read_bytes()
         plant_day(app)
-        app.dream("aria", level=3, day=DAY)
-        [proposal] = app.soul_proposals("aria", "open")
-        assert app.decline_soul_proposal("aria", proposal.id).state == "declined"
+        app.personas.dream("aria", level=3, day=DAY)
+        [proposal] = app.souls.proposals("aria", "open")
+        assert app.souls.decline("aria", proposal.id).state == "declined"
         assert soul_file(app).read_bytes() == before
         later = DAY + timedelta(days=31)
         plant_day(app, later)
-        result = app.dream("aria", level=3, day=later)
+        result = app.personas.dream("aria", level=3, day=later)
         assert "declined" in result.stages["soul"]
-        assert app.soul_proposals("aria", "open") == []
+        assert app.souls.proposals("aria", "open") == []
         assert soul_file(app).read_bytes() == before
 
 
 def test_a_fixed_section_is_never_proposed_and_is_marked_fixed_when_asked(tmp_path: Path):
     model = ScriptedBackend(proposing())
     with make_app(tmp_path, model) as app:
-        app.save_persona("aria", settings={"soul": {"fixed": ["how you speak"]}})
+        app.admin.save_persona("aria", settings={"soul": {"fixed": ["how you speak"]}})
         before = soul_file(app).read_bytes()
         plant_day(app)
-        result = app.dream("aria", level=3, day=DAY)
+        result = app.personas.dream("aria", level=3, day=DAY)
         assert result.stages["soul"].startswith("skipped") and "fixed" in result.stages["soul"]
-        assert app.soul_proposals("aria") == []
+        assert app.souls.proposals("aria") == []
         assert soul_file(app).read_bytes() == before
         asked = next(m for m in model.requests if '"section"' in m[0].content)
         assert "- How you speak (fixed" in asked[-1].content
@@ -163,12 +163,12 @@ def test_a_model_too_small_to_reflect_never_proposes_and_is_not_offered_the_tool
     model = ScriptedBackend(proposing(), parameters=135_000_000, text_tools=True)
     with make_app(tmp_path, model) as app:
         plant_day(app)
-        result = app.dream("aria", level=3, day=DAY)
+        result = app.personas.dream("aria", level=3, day=DAY)
         assert result.stages["soul"] == f"skipped: {NEEDS_REFLECTION}"
         assert not any('"section"' in m[0].content for m in model.requests)
-        list(app.runtime("aria").send("hello"))  # the chat turn's tools: listed in its system prompt
+        list(app.personas.runtime("aria").send("hello"))  # the chat turn's tools: listed in its system prompt
         assert "propose_soul_edit" not in model.requests[-1][0].content
-        assert app.soul_proposals("aria") == []
+        assert app.souls.proposals("aria") == []
 
 
 def test_the_propose_soul_edit_tool_records_a_proposal_from_the_conversation(tmp_path: Path):
@@ -190,13 +190,13 @@ def test_the_propose_soul_edit_tool_records_a_proposal_from_the_conversation(tmp
 
     notes = Notes()
     with make_app(tmp_path, ScriptedBackend(chat, text_tools=True), notes) as app:
-        list(app.runtime("aria").send("The rain on the window is my favourite sound."))
-        app.runtime("aria").queue.wait_idle(30)
-        [proposal] = app.soul_proposals("aria", "open")
+        list(app.personas.runtime("aria").send("The rain on the window is my favourite sound."))
+        app.personas.runtime("aria").queue.wait_idle(30)
+        [proposal] = app.souls.proposals("aria", "open")
         assert (proposal.section, proposal.origin, proposal.current_text) == ("Small joys", "tool", "")
         assert proposal.sources and all(s.startswith("msg:") for s in proposal.sources)
         assert any("Small joys" in body for _, body in notes.sent)
-        version = app.accept_soul_proposal("aria", proposal.id)
+        version = app.souls.accept("aria", proposal.id)
         assert (
             soul_file(app).read_text(encoding="utf-8").endswith("\n\n## Small joys\n- Rain on the window.\n")
         )
@@ -205,7 +205,7 @@ def test_the_propose_soul_edit_tool_records_a_proposal_from_the_conversation(tmp
 
 def test_one_open_proposal_per_section(tmp_path: Path):
     with make_app(tmp_path, ScriptedBackend(proposing())) as app:
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         first = runtime.soul_call("p", lambda k: k.propose("Who you are", "- Calm.", "why", [], "tool"))
         assert first.section == "Who you are"
         with pytest.raises(SoulRefused, match="already waiting"):
@@ -227,25 +227,25 @@ def test_one_open_proposal_per_section(tmp_path: Path):
 def test_an_outside_edit_becomes_a_version_at_the_next_open_and_restore_is_byte_for_byte(tmp_path: Path):
     model = ScriptedBackend(["ok"])
     with make_app(tmp_path, model) as app:
-        first = app.soul_versions("aria")
+        first = app.souls.versions("aria")
         assert [v.author for v in first] == ["first"]
     path = tmp_path / "data" / "personas" / "aria" / "persona.md"
     outside = "# Aria\r\n\r\nYou are Aria — 雨が好き.\r\n\r\n## Who you are\r\n- Quiet.\r\n"
     path.write_bytes(outside.encode("utf-8"))  # CRLF and Japanese, as a Windows editor writes it
     with make_app(tmp_path, model) as app:
-        app.runtime("aria")
-        versions = app.soul_versions("aria")
+        app.personas.runtime("aria")
+        versions = app.souls.versions("aria")
         assert [v.author for v in versions] == ["first", "outside"]
         assert versions[-1].text == outside
-        app.save_persona("aria", soul="# Aria\n\nSomeone else entirely.\n")
-        assert app.soul_versions("aria")[-1].author == "editor"
-        restored = app.restore_soul("aria", versions[-1].id)
+        app.admin.save_persona("aria", soul="# Aria\n\nSomeone else entirely.\n")
+        assert app.souls.versions("aria")[-1].author == "editor"
+        restored = app.souls.restore("aria", versions[-1].id)
         assert restored is not None and restored.author == "restore"
         assert path.read_bytes() == outside.encode("utf-8")
-        assert app.restore_soul("aria", versions[-1].id) is None  # it already is
-        first_back = app.restore_soul("aria", first[0].id)
+        assert app.souls.restore("aria", versions[-1].id) is None  # it already is
+        first_back = app.souls.restore("aria", first[0].id)
         assert first_back is not None and path.read_bytes() == first[0].text.encode("utf-8")
-        assert [v.author for v in app.soul_versions("aria")] == [
+        assert [v.author for v in app.souls.versions("aria")] == [
             "first",
             "outside",
             "editor",
@@ -256,10 +256,10 @@ def test_an_outside_edit_becomes_a_version_at_the_next_open_and_restore_is_byte_
 
 def test_the_memory_export_carries_the_soul_history(tmp_path: Path):
     with make_app(tmp_path, ScriptedBackend(proposing())) as app:
-        app.save_persona("aria", soul="# Aria\n\nA second soul.\n")
+        app.admin.save_persona("aria", soul="# Aria\n\nA second soul.\n")
         out = tmp_path / "export"
-        app.runtime("aria").queue.call(
-            "export", lambda: export_memory(app.runtime("aria").memory, out, "Aria")
+        app.personas.runtime("aria").queue.call(
+            "export", lambda: export_memory(app.personas.runtime("aria").memory, out, "Aria")
         )
     data = json.loads((out / "memory.json").read_text(encoding="utf-8"))
     texts = [row["text"] for row in data["tables"]["soul_versions"]]

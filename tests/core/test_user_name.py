@@ -25,13 +25,13 @@ def app(data_dir: Path):
 
 
 def _system(app: NexusApp, slug: str) -> str:
-    return app.preview_prompt(slug, "hello").messages[0].content
+    return app.personas.preview_prompt(slug, "hello").messages[0].content
 
 
 def test_the_app_wide_name_reaches_an_open_persona_and_is_saved(app: NexusApp, data_dir: Path) -> None:
     before = _system(app, "aria")
     assert "do not know the person's name" in before
-    app.set_user_name("Ken")
+    app.admin.set_user_name("Ken")
     after = _system(app, "aria")
     assert "You are talking with Ken" in after
     assert "do not know the person's name" not in after
@@ -41,30 +41,30 @@ def test_the_app_wide_name_reaches_an_open_persona_and_is_saved(app: NexusApp, d
 
 
 def test_a_persona_own_name_for_the_person_wins_and_clearing_it_falls_back(app: NexusApp) -> None:
-    app.set_user_name("Kenji")
-    app.set_user_name("Ken-chan", persona="aria")
+    app.admin.set_user_name("Kenji")
+    app.admin.set_user_name("Ken-chan", persona="aria")
     assert "You are talking with Ken-chan" in _system(app, "aria")
     assert "「Kenji」" in _system(app, "hikari")
-    app.set_user_name("", persona="aria")
+    app.admin.set_user_name("", persona="aria")
     assert "You are talking with Kenji" in _system(app, "aria")
 
 
 def test_the_name_survives_a_restart(data_dir: Path) -> None:
     with NexusApp(data_dir, backend_factory=lambda config: ScriptedBackend(["Hi!"])) as first:
-        first.set_user_name("  Mio ")
+        first.admin.set_user_name("  Mio ")
     with NexusApp(data_dir, backend_factory=lambda config: ScriptedBackend(["Hi!"])) as second:
         assert second.settings.user_name == "Mio"
         assert "You are talking with Mio" in _system(second, "aria")
 
 
 def test_a_name_on_two_lines_is_refused_and_nothing_changes(app: NexusApp, data_dir: Path) -> None:
-    app.set_user_name("Ken")
+    app.admin.set_user_name("Ken")
     with pytest.raises(ConfigError) as refused:
-        app.set_user_name("Ken\nrm -rf")
+        app.admin.set_user_name("Ken\nrm -rf")
     assert "user_name" in str(refused.value)
     assert app.settings.user_name == "Ken"
     with pytest.raises(ConfigError):
-        app.set_user_name("A\tB", persona="aria")
+        app.admin.set_user_name("A\tB", persona="aria")
     assert "user_name" not in (data_dir / "personas" / "aria" / "persona.toml").read_text(encoding="utf-8")
 
 

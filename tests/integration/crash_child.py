@@ -22,8 +22,8 @@ TALK = [
 
 def main(data_dir: str) -> None:
     app = NexusApp(data_dir).open()
-    runtime = app.runtime("aria")
-    memory = app.memory("aria")
+    runtime = app.personas.runtime("aria")
+    memory = app.personas.memory("aria")
     yesterday = app.clock.now() - timedelta(days=1)
     for i, text in enumerate(TALK):
         memory.messages.add(

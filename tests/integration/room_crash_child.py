@@ -20,7 +20,7 @@ def main(data_dir: str) -> None:
     story = " ".join(f"The sea was calm on day {n}, and the gulls flew low." for n in range(1, 60))
     backend = ScriptedBackend([story], delay_s=0.05)
     app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
-    room = app.open_room(app.room_for(["aria", "hikari"], "list"))
+    room = app.rooms.open(app.rooms.room_for(["aria", "hikari"], "list"))
     print(f"ROOM {room.slug}", flush=True)
     first = None
     for event in room.say(ASK):

@@ -22,7 +22,7 @@ def die(*_args: object, **_kwargs: object) -> None:
 
 def main(data_dir: str, point: str) -> None:
     app = NexusApp(data_dir).open()
-    runtime = app.runtime("aria")
+    runtime = app.personas.runtime("aria")
     proposal = runtime.soul_call(
         "propose", lambda k: k.propose("How you speak", NEW_TEXT, "haiku evenings", [], "tool")
     )
@@ -33,7 +33,7 @@ def main(data_dir: str, point: str) -> None:
         os.fsync = die  # type: ignore[assignment]  # the temporary file is written, not renamed
     elif point == "after_file":
         SoulRecords.mark_applied = die  # type: ignore[assignment,method-assign]
-    app.accept_soul_proposal("aria", proposal.id)
+    app.souls.accept("aria", proposal.id)
     print("NOT KILLED", flush=True)
 
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 
 def _memory_path(data_dir: Path) -> Path:
     with NexusApp(data_dir) as app:  # copies the shipped personas, creates aria's memory.db
-        app.memory("aria")
+        app.personas.memory("aria")
         return app.personas.load("aria").memory_path
 
 

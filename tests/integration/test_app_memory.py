@@ -21,8 +21,8 @@ pytestmark = pytest.mark.integration
 
 def _wait_embedded(app: NexusApp, slug: str, embedder, timeout: float = 120) -> None:
     """The backlog is background steps on the persona's queue: done when the queue is idle."""
-    assert app.runtime(slug).queue.wait_idle(timeout), "background embedding did not finish"
-    left = app.change_memory(slug, "check", lambda store: store.archive.pending_vectors(embedder))
+    assert app.personas.runtime(slug).queue.wait_idle(timeout), "background embedding did not finish"
+    left = app.personas.change_memory(slug, "check", lambda store: store.archive.pending_vectors(embedder))
     assert left == 0, f"{left} memories still without a vector"
 
 
@@ -51,19 +51,19 @@ def test_chat_turn_recalls_and_remembers(data_dir: Path) -> None:
             )
             store.components.set_core_memory("Mika is my friend.")
 
-        app.change_memory("aria", "plant", plant)
-        runtime = app.runtime("aria")
+        app.personas.change_memory("aria", "plant", plant)
+        runtime = app.personas.runtime("aria")
         runtime.open()
-        _wait_embedded(app, "aria", app.embedder())
+        _wait_embedded(app, "aria", app.models.embedder())
         result = next(r for r in runtime.send("When is Keiko's birthday?") if isinstance(r, TurnResult))
         assert result.status == "complete"
         prompt = backend.requests[-1]
         assert "Mika is my friend." in prompt[0].content, "core memory is in the system prompt"
         assert "Keiko's birthday is on March 3rd" in prompt[-2].content, "the old fact was recalled"
         assert prompt[-1].content == "When is Keiko's birthday?", "after the notes, the person's words"
-        _wait_embedded(app, "aria", app.embedder())  # the turn's two messages, after the reply
-        found = app.change_memory(
-            "aria", "search", lambda store: store.archive.search("Keiko birthday", app.embedder(), k=5)
+        _wait_embedded(app, "aria", app.models.embedder())  # the turn's two messages, after the reply
+        found = app.personas.change_memory(
+            "aria", "search", lambda store: store.archive.search("Keiko birthday", app.models.embedder(), k=5)
         )
         kinds = [h.source_id for h in found]
         assert any(k and k.startswith("msg:") for k in kinds), "the new turn is now a memory too"
@@ -78,23 +78,23 @@ def test_changing_the_embedder_reembeds_in_the_background(data_dir: Path, bundle
         Turn(speaker="Mika", text=f"Note {i}: the harbour boats.", created_at="2026-01-01T10:00:00")
         for i in range(40)
     ]
-    app.change_memory("aria", "plant", lambda store: index_turns(store.archive, notes))
-    app.session("aria")
-    _wait_embedded(app, "aria", app.embedder())
+    app.personas.change_memory("aria", "plant", lambda store: index_turns(store.archive, notes))
+    app.personas.session("aria")
+    _wait_embedded(app, "aria", app.models.embedder())
     app.settings.embedder = ModelConfig(spec=f"gguf:{bundled_model}")
     save_toml_model(app.layout.config_file, app.settings)
     app.close()
 
     restarted = NexusApp(data_dir, backend_factory=lambda config: ScriptedBackend(["ok"])).open()
     try:
-        assert isinstance(restarted.embedder(), LlamaCppEmbedder)
-        restarted.session("aria")
-        _wait_embedded(restarted, "aria", restarted.embedder())
-        store = restarted.open_memory("aria")
+        assert isinstance(restarted.models.embedder(), LlamaCppEmbedder)
+        restarted.personas.session("aria")
+        _wait_embedded(restarted, "aria", restarted.models.embedder())
+        store = restarted.personas.open_memory("aria")
         try:
             models = {r[0] for r in store.db.execute("select model from embedding_models")}
             assert len(models) == 2
-            assert store.archive.search("boats in the harbour", restarted.embedder(), mode="vector")
+            assert store.archive.search("boats in the harbour", restarted.models.embedder(), mode="vector")
         finally:
             store.close()
     finally:

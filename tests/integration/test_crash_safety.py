@@ -49,8 +49,8 @@ def test_a_crash_during_a_dream_and_a_reply_loses_nothing_and_the_dream_resumes_
     _crash_mid_dream(data_dir)
     app = NexusApp(data_dir).open()
     try:
-        runtime = app.runtime("aria")  # recovery, then the interrupted dream is queued to resume
-        memory = app.memory("aria")
+        runtime = app.personas.runtime("aria")  # recovery, then the interrupted dream is queued to resume
+        memory = app.personas.memory("aria")
         assert memory.db.execute("pragma integrity_check").fetchone()[0] == "ok"
         rows = memory.db.execute("select role, status, content from messages order by id").fetchall()
         assert [r[2] for r in rows[:3]] == [
@@ -88,7 +88,7 @@ def test_nexus_ark_dream_after_a_kill_finishes_the_resumed_dream_and_reports_it(
     result = json.loads(proc.stdout)
     app = NexusApp(data_dir).open()
     try:
-        memory = app.memory("aria")
+        memory = app.personas.memory("aria")
         jobs = memory.db.execute("select state, level, date from dream_jobs").fetchall()
     finally:
         app.close()
@@ -126,8 +126,8 @@ def test_chat_while_the_cut_off_dream_resumes_drives_the_memory_from_one_thread(
     assert any("dream_jobs" in line for line in lines) and any("insert" in line.lower() for line in lines)
     app = NexusApp(data_dir).open()
     try:
-        jobs = app.runtime("aria").queue.call(
-            "jobs", lambda: app.memory("aria").db.execute("select state from dream_jobs").fetchall()
+        jobs = app.personas.runtime("aria").queue.call(
+            "jobs", lambda: app.personas.memory("aria").db.execute("select state from dream_jobs").fetchall()
         )
     finally:
         app.close()
@@ -141,7 +141,7 @@ def test_a_message_written_first_cut_off_by_a_crash_leaves_no_draft(data_dir: Pa
     _crash_mid_dream(data_dir, "write_first_child")
     app = NexusApp(data_dir).open()
     try:
-        memory = app.memory("aria")
+        memory = app.personas.memory("aria")
         assert memory.db.execute("pragma integrity_check").fetchone()[0] == "ok"
         left = memory.db.execute("select status, content from messages where role = 'assistant'").fetchall()
         assert left == [], f"a draft of the message written first is still there: {left}"

@@ -87,7 +87,7 @@ def test_import_without_user_name_maps_the_name_the_app_was_told(data_dir: Path)
 
     app = NexusApp(data_dir).open()
     try:
-        app.set_user_name("Calvin")
+        app.admin.set_user_name("Calvin")
     finally:
         app.close()
     proc = run_cli("--data-dir", str(data_dir), "memory", "import", "--persona", "aria", str(CONVERSATION))

@@ -38,7 +38,7 @@ def _check_members(data_dir: Path, room: str) -> tuple[int, int]:
     Returns (lines in the journal, replies in it)."""
     app = NexusApp(data_dir).open()
     try:
-        conversation = app.open_room(room)
+        conversation = app.rooms.open(room)
         try:
             lines = conversation.lines(limit=1000)
             for member in conversation.members:
@@ -50,7 +50,7 @@ def _check_members(data_dir: Path, room: str) -> tuple[int, int]:
                         for m in store.messages.recent(room_key(room), 1000)
                     ]
 
-                held = app.change_memory(member.slug, "look", look)
+                held = app.personas.change_memory(member.slug, "look", look)
                 for line in lines:
                     if line.author == member.slug:
                         said = [h for h in held if h[0] == line.reply_id]

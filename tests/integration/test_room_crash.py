@@ -56,13 +56,13 @@ def test_an_answer_cut_by_a_kill_reaches_the_journal_and_every_other_member_once
     key = room_key(room)
     for _ in range(2):  # opened twice: the second open adds nothing
         with NexusApp(data_dir) as app:
-            conversation = app.open_room(room)
+            conversation = app.rooms.open(room)
             lines = conversation.lines()
             conversation.close()
-            cut = app.change_memory(
+            cut = app.personas.change_memory(
                 "aria", "look", lambda s: [m for m in s.messages.recent(key, 50) if m.role == "assistant"]
             )
-            heard = app.change_memory("hikari", "look", lambda s: s.messages.recent(key, 50))
+            heard = app.personas.change_memory("hikari", "look", lambda s: s.messages.recent(key, 50))
         assert lines[0].text == ASK
         [said] = cut
         assert said.status == "interrupted" and said.content.strip(), "Aria's words so far, kept"

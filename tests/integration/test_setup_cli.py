@@ -141,7 +141,7 @@ def test_a_real_openai_compatible_server_is_found_and_its_model_setting_answers(
     config = found[0].models[0].config()
     assert config.spec == "litellm:openai/local" and config.api_base == llama_server
     with NexusApp(data_dir) as app:
-        check = app.check_model(config)
+        check = app.models.check(config)
     assert check.reply
 
 
@@ -228,7 +228,7 @@ def test_the_estimate_uses_the_speed_the_last_download_here_reached(
             assert before.bytes_per_s == ASSUMED_BYTES_PER_S
             entry = find_entry(load_catalogue(), NAME)
             assert entry is not None
-            app.get_model(entry)
+            app.models.get(entry)
             after = setup_report(app, targets=[]).recommended
     finally:
         hub.stop()

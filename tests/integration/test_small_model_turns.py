@@ -55,7 +55,7 @@ def test_replies_on_the_bundled_model_are_short_whole_and_do_not_call_the_person
     data_dir: Path,
 ):
     with NexusApp(data_dir) as app:
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         session = runtime.queue.call("open", runtime.session)  # opened on the persona's queue thread
         session.emotions = None  # the reply is what is checked here
         session.backend.ensure_ready()
@@ -70,7 +70,7 @@ def test_replies_on_the_bundled_model_are_short_whole_and_do_not_call_the_person
                 else:
                     shown.append(item.text)
             assert result is not None and result.status == "complete", result
-            stored = app.memory("aria").messages.get(result.reply_id).content
+            stored = app.personas.memory("aria").messages.get(result.reply_id).content
             assert result.text == stored
             # What streamed is what is stored; only the words of a sentence the limit cut are taken back.
             if result.cut_by_limit:
@@ -201,10 +201,10 @@ def test_twenty_bundled_turns_five_in_a_room_copy_no_scaffolding_and_no_member_r
     luna = "Luna: the person's cat, twelve years old, who steals basil from the balcony."
     with NexusApp(data_dir) as app:
         for slug in ("aria", "hikari"):
-            app.save_persona(slug, settings={"model": {"spec": "bundled", "temperature": 0.0}})
-        app.set_user_name("Ken")
-        app.change_memory("aria", "plant", lambda store: store.components.write_entity("Luna", luna[6:]))
-        runtime = app.runtime("aria")
+            app.admin.save_persona(slug, settings={"model": {"spec": "bundled", "temperature": 0.0}})
+        app.admin.set_user_name("Ken")
+        app.personas.change_memory("aria", "plant", lambda store: store.components.write_entity("Luna", luna[6:]))
+        runtime = app.personas.runtime("aria")
         session = runtime.queue.call("open", runtime.session)
         session.emotions = None  # the reply is what is checked here
         replies: list[tuple[str, str, str]] = []  # (what was said, shown, stored)
@@ -216,14 +216,14 @@ def test_twenty_bundled_turns_five_in_a_room_copy_no_scaffolding_and_no_member_r
                 else:
                     shown.append(item.text)
             assert result is not None and result.status == "complete", result
-            stored = app.memory("aria").messages.get(result.reply_id).content
+            stored = app.personas.memory("aria").messages.get(result.reply_id).content
             replies.append((text, "".join(shown), stored))
             runtime.queue.wait_idle()
-        prompt = app.preview_prompt("aria", "Luna again.").messages
+        prompt = app.personas.preview_prompt("aria", "Luna again.").messages
         assert [m.role for m in prompt[-2:]] == ["system", "user"], "the notes came before the person's words"
         assert "Luna" in prompt[-2].content and prompt[-1].content == "Luna again."
 
-        room = app.open_room(app.create_room("Tea", ["aria", "hikari"], strategy="list"), random.Random(0))
+        room = app.rooms.open(app.rooms.create("Tea", ["aria", "hikari"], strategy="list"), random.Random(0))
         answers: list[list[tuple[str, str]]] = []
         withdrawn = 0
         try:
@@ -241,10 +241,10 @@ def test_twenty_bundled_turns_five_in_a_room_copy_no_scaffolding_and_no_member_r
                         replies.append((text, streamed.get(event.line.author, ""), event.line.text))
                 answers.append(this_round)
                 for member in room.members:
-                    app.runtime(member.slug).queue.wait_idle()
+                    app.personas.runtime(member.slug).queue.wait_idle()
         finally:
             room.close()
-        embedder = app.embedder()
+        embedder = app.models.embedder()
         notes = [" ".join(luna.lower().split())]
         for said, shown, stored in replies:
             assert not _copies_scaffolding(stored, notes), (said, stored, _copies_scaffolding(stored, notes))

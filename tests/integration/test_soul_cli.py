@@ -55,7 +55,7 @@ def test_a_monthly_dream_on_the_bundled_model_never_proposes_a_change_to_the_sou
 
 def test_proposals_and_history_from_the_command_line(data_dir: Path, tmp_path: Path):
     with NexusApp(data_dir) as app:
-        runtime = app.runtime("aria")
+        runtime = app.personas.runtime("aria")
         voice = runtime.soul_call(
             "p",
             lambda k: k.propose(

@@ -21,7 +21,7 @@ def test_a_kill_during_accept_leaves_the_old_or_the_new_soul_and_the_next_open_f
 ) -> None:
     data = tmp_path / "data"
     with NexusApp(data) as app:
-        app.runtime("aria")
+        app.personas.runtime("aria")
         soul = app.personas.load("aria").folder / "persona.md"
         old = soul.read_bytes()
     child = subprocess.run(
@@ -40,11 +40,11 @@ def test_a_kill_during_accept_leaves_the_old_or_the_new_soul_and_the_next_open_f
     )
     assert soul.read_bytes() in (old, new.encode("utf-8"))  # whole, one or the other
     with NexusApp(data) as app:
-        versions = app.soul_versions("aria")
+        versions = app.souls.versions("aria")
         assert soul.read_bytes() == new.encode("utf-8")  # the accepted change, finished at open
         assert [v.author for v in versions] == ["first", "proposal"]
         assert versions[-1].applied and versions[-1].text == new
-        [proposal] = app.soul_proposals("aria")
+        [proposal] = app.souls.proposals("aria")
         assert proposal.state == "accepted" and proposal.version_id == versions[-1].id
         assert NEW_TEXT in app.personas.load("aria").soul
     assert not list(soul.parent.glob("persona.md.*.tmp"))  # no half-written file left beside it

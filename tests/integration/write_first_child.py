@@ -31,7 +31,7 @@ class SlowWriter(ScriptedMind):
 
 def main(data_dir: str) -> None:
     app = NexusApp(data_dir, backend_factory=lambda config: SlowWriter(parameters=7_000_000_000)).open()
-    runtime = app.runtime("aria")
+    runtime = app.personas.runtime("aria")
     report = runtime.drives(record=False)
     reason = {"trigger": "drive", "drive": "curiosity", "level": 0.9, "why": "a crash test"}
     runtime.queue.call(

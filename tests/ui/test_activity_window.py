@@ -43,13 +43,13 @@ def core(data_dir: Path, clock: FixedClock):
 
 def _log(core: NexusApp) -> ActivityLog:
     """The timeline as the app writes it: the owner's connection, the app's clock."""
-    return core.memory("aria").activity
+    return core.personas.memory("aria").activity
 
 
 def _in_database(core: NexusApp, **filters) -> list[ActivityEntry]:
     """What the database holds, read apart from the window (its own connection, the CLI's query), newest
     first as the window lists it."""
-    reader = core.open_memory("aria", read_only=True)
+    reader = core.personas.open_memory("aria", read_only=True)
     try:
         return list(reversed(reader.activity.query(**filters)))
     finally:
@@ -91,7 +91,7 @@ def _open(qtbot, core: NexusApp) -> ActivityWindow:
 
 
 def _a_day(core: NexusApp, clock: FixedClock) -> None:
-    memory = core.memory("aria")
+    memory = core.personas.memory("aria")
     log = memory.activity
     said = memory.messages.add(speaker="Mika", role="user", content="I got the job!")
     log.message(said, "Mika", "I got the job!", role="user")
@@ -152,12 +152,12 @@ def test_the_timeline_reads_in_the_persons_language_and_follows_a_switch(
     """The core writes its summaries in English (the CLI's and the database's words); a person using the
     app in Japanese reads a heartbeat, a dream and a memory write in Japanese, in the table and the
     details, and after switching to English reads the English the database holds."""
-    core.set_autonomy_paused(True)  # the heartbeat's reason, whatever the hour it runs
-    runtime = core.runtime("aria")
+    core.life.set_paused(True)  # the heartbeat's reason, whatever the hour it runs
+    runtime = core.personas.runtime("aria")
     runtime.queue.call(
         "heartbeat", lambda: heartbeat(runtime, threading.Event())
     )  # on its queue, as the scheduler runs it
-    memory = core.memory("aria")
+    memory = core.personas.memory("aria")
     day = START - timedelta(hours=21)  # noon the day before: the same date in any time zone near UTC
     memory.messages.add(speaker="Mika", role="user", content="Yui turns twenty.", created_at=iso(day))
     # A model that cannot answer: the dream begins, skips its stages and says so.
@@ -270,12 +270,12 @@ def test_kind_since_and_text_filters_show_what_the_database_says(
 def test_the_filter_finds_entries_by_the_words_the_person_reads(qtbot, core: NexusApp) -> None:
     """In Japanese, the summaries are read in Japanese though kept in English: words typed in the filter
     find the entries whose sentence says them (and the person's own words still match as written)."""
-    core.set_autonomy_paused(True)
-    runtime = core.runtime("aria")
+    core.life.set_paused(True)
+    runtime = core.personas.runtime("aria")
     runtime.queue.call(
         "heartbeat", lambda: heartbeat(runtime, threading.Event())
     )  # on its queue, as the scheduler runs it
-    memory = core.memory("aria")
+    memory = core.personas.memory("aria")
     memory.components.set_notepad("Ask Mika about 陶芸.")
     memory.activity.append("message", "Mika: a plain line with nothing of ours in it")
     i18n.set_language("ja")
@@ -299,7 +299,7 @@ def test_the_filter_finds_entries_by_the_words_the_person_reads(qtbot, core: Nex
 def test_pages_are_fetched_as_the_person_scrolls(qtbot, core: NexusApp, clock: FixedClock) -> None:
     log = _log(core)
     total = 3 * PAGE + 17
-    with core.memory("aria").db.conn:  # one transaction: six hundred entries in a blink
+    with core.personas.memory("aria").db.conn:  # one transaction: six hundred entries in a blink
         for i in range(total):
             log.append("message", f"Mika: line {i}")
             clock.advance(1)
@@ -339,7 +339,7 @@ def test_a_finished_turn_adds_its_entries_on_top_and_keeps_the_selection(
     window.table.selectRow(2)
     chosen = window.selected_entry()
 
-    memory = core.memory("aria")
+    memory = core.personas.memory("aria")
     said = memory.messages.add(speaker="Mika", role="user", content="Thanks!")
     _log(core).message(said, "Mika", "Thanks!", role="user")
     _log(core).message(said + 1, "Aria", "You're welcome.", role="assistant")
@@ -412,7 +412,7 @@ def test_view_menu_opens_the_timeline_of_the_persona_and_turns_update_it(
     main.activity_action.trigger()  # the open one comes to the front, no second window
     assert len(main.findChildren(ActivityWindow)) == 1
 
-    said = core.memory("aria").messages.add(speaker="Mika", role="user", content="One more thing.")
+    said = core.personas.memory("aria").messages.add(speaker="Mika", role="user", content="One more thing.")
     _log(core).message(said, "Mika", "One more thing.", role="user")
     main.turn_finished.emit(TurnResult(user_message_id=said, reply_id=None, text="", status="complete"))
     qtbot.waitUntil(lambda: window.model.rowCount() == 7, timeout=30_000)

@@ -72,7 +72,7 @@ def test_a_bad_card_is_explained_and_nothing_is_created(
     assert box.icon() == QMessageBox.Icon.Warning
     assert box.windowTitle() == "Character card not imported"
     assert "broken.png is not a PNG image" in box.text()
-    assert opened == [] and core.personas.slugs() == ["aria", "hikari"]
+    assert opened == [] and core.personas.store.slugs() == ["aria", "hikari"]
 
 
 def test_export_writes_a_png_qt_reads_and_a_card_we_read_back(
@@ -151,4 +151,4 @@ def test_a_hostile_card_is_refused_in_japanese_when_the_window_is(
         "項目 'data.character_book.entries': 10001 件の項目があります。読み込めるのは 10000 までです。\n"
         "何も読み込んでいません。"
     )
-    assert core.personas.slugs() == ["aria", "hikari"]
+    assert core.personas.store.slugs() == ["aria", "hikari"]

@@ -118,7 +118,7 @@ def test_a_followed_reply_whose_final_render_grows_ends_on_its_last_line(qtbot):
 def scripted_window(qtbot, data_dir: Path):
     core = NexusApp(data_dir, clock=FixedClock(NOON), backend_factory=lambda config: ScriptedMind()).open()
     i18n.set_language("en")
-    store = core.memory("aria")
+    store = core.personas.memory("aria")
     start = NOON - timedelta(days=1)
     with store.db.atomic():
         store.db.conn.executemany(

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints", "does not support r
 
 def _plant(core: NexusApp, slug: str, count: int) -> None:
     """A long conversation: message i says "line i", every 500th also "needle i"."""
-    store = core.memory(slug)
+    store = core.personas.memory(slug)
     start = NOON - timedelta(days=count)
     rows = [
         (
@@ -82,7 +82,7 @@ def make_window(qtbot, data_dir: Path):
 
 def _db(window: MainWindow) -> list[tuple[int, str, str, int]]:
     return (
-        window.app.memory("aria")
+        window.app.personas.memory("aria")
         .db.execute("select id, role, content, hidden from messages order by id")
         .fetchall()
     )
@@ -338,7 +338,7 @@ def test_the_persona_picture_is_drawn_and_another_persona_never_shows_it(qtbot, 
     image.fill(Qt.GlobalColor.red)
     png = tmp_path / "a.png"
     image.save(str(png))
-    window.app.personas.set_avatar("aria", png.read_bytes())
+    window.app.personas.store.set_avatar("aria", png.read_bytes())
     window.conversation.load_avatar("aria")
     qtbot.waitUntil(lambda: _avatar_pixel(window).red() > 200, timeout=5_000)  # read and drawn on a worker
     window.chat.set_persona("Hikari", None)  # drawn off the UI thread: blank until then, never red

@@ -51,7 +51,7 @@ def _result(qtbot, win: MainWindow) -> str:
 
 
 def _rooms(win: MainWindow) -> dict[str, int]:
-    store = win.app.open_memory("aria", read_only=True)
+    store = win.app.personas.open_memory("aria", read_only=True)
     try:
         return dict(store.db.execute("select room, count(*) from messages group by room"))
     finally:

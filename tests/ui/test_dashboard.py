@@ -36,7 +36,7 @@ def core(data_dir: Path):
     i18n.set_language("en")
     toml = app.personas.load("aria").folder / "persona.toml"
     toml.write_text(toml.read_text(encoding="utf-8") + "\n[drives]\ncuriosity = 0.45\n", encoding="utf-8")
-    store = app.memory("aria")
+    store = app.personas.memory("aria")
     c = store.components
     said = store.messages.add(
         speaker="Mika", role="user", content="Work was rough today.", created_at=iso(_ago(hours=5))
@@ -103,7 +103,7 @@ def core(data_dir: Path):
 
 def _expected(core: NexusApp) -> drives.DriveReport:
     """The four levels from the inputs written above, computed by the drive formulas themselves."""
-    store = core.open_memory("aria", read_only=True)
+    store = core.personas.open_memory("aria", read_only=True)
     try:
         questions = {q.question: q.id for q in store.components.open_questions()}
     finally:
@@ -183,7 +183,7 @@ def test_open_questions_resolve_and_delete_persist(qtbot, window: DashboardWindo
     window.questions.delete_selected(ask=False)
     qtbot.waitUntil(lambda: table.rowCount() == 1, timeout=30_000)
 
-    check = core.open_memory("aria", read_only=True)
+    check = core.personas.open_memory("aria", read_only=True)
     try:
         questions = check.components.open_questions(include_resolved=True)
     finally:
@@ -197,7 +197,7 @@ def test_a_new_emotion_appears_after_a_turn(qtbot, window: DashboardWindow, core
     plot = window.emotions
     assert plot.point_count == 2
     assert "sadness" in plot.describe(0) and "Work was rough today." in plot.describe(0)
-    core.memory("aria").components.log_emotion(
+    core.personas.memory("aria").components.log_emotion(
         EmotionEntry(
             timestamp=iso(_ago(minutes=1)),
             emotion="anxious",
@@ -231,13 +231,13 @@ def test_goals_edit_note_complete_and_empty_text_refused(
 ) -> None:
     # The window's changes go through the persona's runtime, the one writer (issue 22): it opened a
     # writable connection of its own.
-    open_memory = core.open_memory
+    open_memory = core.personas.open_memory
 
     def read_only(slug: str, *, read_only: bool = False):
         assert read_only, "the Inner life window opened a writable connection of its own"
         return open_memory(slug, read_only=read_only)
 
-    monkeypatch.setattr(core, "open_memory", read_only)
+    monkeypatch.setattr(core.personas, "open_memory", read_only)
     panel = window.goals
     goal_id = core.test_goal_id
     assert panel.table.rowCount() == 2
@@ -249,7 +249,7 @@ def test_goals_edit_note_complete_and_empty_text_refused(
     panel.save_button.click()
     qtbot.waitUntil(lambda: "needs a text" in panel.message.text(), timeout=30_000)
     assert panel.message.text() == "A goal needs a text: an empty goal was not saved."
-    assert core.memory("aria").components.goal(goal_id).goal == "Learn Mika's favourite songs"
+    assert core.personas.memory("aria").components.goal(goal_id).goal == "Learn Mika's favourite songs"
 
     panel.text.setPlainText("Learn Mika's three favourite songs")
     panel.save_button.click()
@@ -260,7 +260,7 @@ def test_goals_edit_note_complete_and_empty_text_refused(
     panel.note.setText("All three learnt")
     panel.complete_button.click()
     qtbot.waitUntil(lambda: panel.message.text() == "Goal completed.", timeout=30_000)
-    goal = core.memory("aria").components.goal(goal_id)
+    goal = core.personas.memory("aria").components.goal(goal_id)
     assert goal.goal == "Learn Mika's three favourite songs"
     assert goal.status == "completed"
     assert goal.progress_notes == ["Heard the first one together", "All three learnt"]
@@ -270,7 +270,7 @@ def test_goals_edit_note_complete_and_empty_text_refused(
     panel.text.setPlainText("Plan a rainy-day playlist")
     panel.save_button.click()
     qtbot.waitUntil(lambda: panel.table.rowCount() == 3, timeout=30_000)
-    assert [g.goal for g in core.memory("aria").components.goals("short")] == ["Plan a rainy-day playlist"]
+    assert [g.goal for g in core.personas.memory("aria").components.goals("short")] == ["Plan a rainy-day playlist"]
 
 
 def test_memory_panels_show_what_dreams_wrote_and_entities_are_edited(
@@ -291,7 +291,7 @@ def test_memory_panels_show_what_dreams_wrote_and_entities_are_edited(
     panel.text.setPlainText("Mika's cat. Loves the rain sound.")
     panel.save()
     qtbot.waitUntil(lambda: panel.saved.text() == "Saved.", timeout=30_000)
-    assert core.memory("aria").components.entity("Luna").text == "Mika's cat. Loves the rain sound."
+    assert core.personas.memory("aria").components.entity("Luna").text == "Mika's cat. Loves the rain sound."
 
 
 def test_language_switch_retranslates(window: DashboardWindow) -> None:
@@ -374,10 +374,10 @@ def test_a_model_too_small_to_reflect_says_so_in_the_diary(qtbot, data_dir: Path
     ).open()
     i18n.set_language("en")
     try:
-        app.memory("aria").messages.add(
+        app.personas.memory("aria").messages.add(
             speaker="Mika", role="user", content="My sister Yui made pasta.", created_at=iso(_ago(hours=3))
         )
-        result = app.dream("aria")
+        result = app.personas.dream("aria")
         assert result.reflection == "reflection needs a larger model"
         win = DashboardWindow(app, "aria")
         qtbot.addWidget(win)

@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.qt_log_ignore("propagateSizeH
 def core(data_dir: Path):
     app = NexusApp(data_dir).open()
     i18n.set_language("en")
-    app.memory("aria")  # created and recovered by its owner before the windows read it
+    app.personas.memory("aria")  # created and recovered by its owner before the windows read it
     yield app
     app.close()
 

@@ -27,7 +27,7 @@ def test_dream_now_on_a_small_model_shows_its_dream_in_the_diary(qtbot, data_dir
     i18n.set_language("en")
     win = None
     try:
-        messages = app.memory("aria").messages
+        messages = app.personas.memory("aria").messages
         messages.add(
             speaker="Mika",
             role="user",

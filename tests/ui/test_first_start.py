@@ -73,7 +73,7 @@ def test_the_first_start_offers_the_servers_models_and_the_download_and_one_clic
     assert (
         settings.chat_model.spec == "ollama:smollm2:135m" and settings.chat_model.api_base == ollama_wire.url
     )
-    system = "\n".join(m.content for m in app.preview_prompt("aria", "Hello!").messages if m.role == "system")
+    system = "\n".join(m.content for m in app.personas.preview_prompt("aria", "Hello!").messages if m.role == "system")
     assert "Ken" in system, "the name typed is in the next prompt"
     assert "smollm2:135m" in window.model_label.text()
 
@@ -110,7 +110,7 @@ def test_settings_set_your_name_and_bring_the_first_start_back(qtbot, first_wind
     qtbot.mouseClick(settings.apply_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: window.app.settings.user_name == "Mika", timeout=10_000)
     system = "\n".join(
-        m.content for m in window.app.preview_prompt("aria", "Hi").messages if m.role == "system"
+        m.content for m in window.app.personas.preview_prompt("aria", "Hi").messages if m.role == "system"
     )
     assert "Mika" in system
     qtbot.mouseClick(settings.first_start_button, Qt.MouseButton.LeftButton)

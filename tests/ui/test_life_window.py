@@ -39,7 +39,7 @@ def window(qtbot, data_dir: Path):
     core = NexusApp(data_dir, clock=clock, backend_factory=lambda config: ScriptedMind()).open()
     i18n.set_language("en")
     for slug in ("aria", "hikari"):  # each persona last heard from the person three days ago
-        core.memory(slug).messages.add(
+        core.personas.memory(slug).messages.add(
             speaker="user",
             role="user",
             content="Off on a trip!",
@@ -56,7 +56,7 @@ def window(qtbot, data_dir: Path):
 
 def live(core: NexusApp, slug: str) -> None:
     """A scheduler tick for one persona, run to its end (as the app's scheduler would, every minute)."""
-    runtime = core.runtime(slug)
+    runtime = core.personas.runtime(slug)
     tick(runtime)
     assert runtime.queue.wait_idle(60)
     assert runtime.queue.wait_idle(60)
@@ -80,7 +80,7 @@ def test_a_message_written_first_appears_in_the_open_conversation_with_its_reaso
     qtbot.waitUntil(lambda: "wrote first" in window.chat.toPlainText(), timeout=10_000)
     text = window.chat.toPlainText()
     assert "Hi! I was thinking about" in text and "It has been 3 days" in text
-    qtbot.waitUntil(lambda: window.app.runtime("aria").inbox.unread() == 0, timeout=10_000)  # seen: read
+    qtbot.waitUntil(lambda: window.app.personas.runtime("aria").inbox.unread() == 0, timeout=10_000)  # seen: read
     assert "●" not in item_text(window, "aria")
 
 
@@ -96,7 +96,7 @@ def test_unread_counts_show_beside_another_persona_and_clear_when_its_conversati
         pos=window.persona_list.visualRect(row).center(),
     )
     qtbot.waitUntil(lambda: window.ready and window.current_slug == "hikari", timeout=30_000)
-    qtbot.waitUntil(lambda: window.app.runtime("hikari").inbox.unread() == 0, timeout=10_000)
+    qtbot.waitUntil(lambda: window.app.personas.runtime("hikari").inbox.unread() == 0, timeout=10_000)
     assert "●" not in item_text(window, "hikari") and window.life.total() == 0
     row = list_row(window, "hikari")
     assert row.data(UNREAD_ROLE) == 0 and row.data(Qt.ItemDataRole.FontRole) is None
@@ -114,7 +114,7 @@ def test_the_inbox_lists_what_was_written_with_why_and_opens_the_conversation(qt
     assert item.text(0) == "ひかり" and item.font(0).bold() and "3" in item.text(3)
     inbox.tree.itemActivated.emit(item, 0)
     qtbot.waitUntil(lambda: window.current_slug == "hikari" and window.ready, timeout=30_000)
-    qtbot.waitUntil(lambda: window.app.runtime("hikari").inbox.unread() == 0, timeout=10_000)
+    qtbot.waitUntil(lambda: window.app.personas.runtime("hikari").inbox.unread() == 0, timeout=10_000)
 
 
 def test_a_notification_click_from_another_thread_opens_that_conversation(qtbot, window):
@@ -128,11 +128,11 @@ def test_a_notification_click_from_another_thread_opens_that_conversation(qtbot,
 
 def test_typing_in_the_box_holds_autonomy_back(qtbot, window):
     window.input.setPlainText("I was just about to say")
-    assert window.app.runtime("aria").typing
+    assert window.app.personas.runtime("aria").typing
     live(window.app, "aria")
-    assert window.app.runtime("aria").inbox.unread() == 0 and "wrote first" not in window.chat.toPlainText()
+    assert window.app.personas.runtime("aria").inbox.unread() == 0 and "wrote first" not in window.chat.toPlainText()
     window.input.clear()
-    assert not window.app.runtime("aria").typing
+    assert not window.app.personas.runtime("aria").typing
 
 
 def test_a_clicked_notification_brings_its_persona_and_an_unknown_one_changes_nothing(qtbot, window):

@@ -199,7 +199,7 @@ def test_a_reply_cut_by_the_token_limit_offers_continue_into_the_same_message(
     qtbot, open_window, data_dir: Path
 ) -> None:
     window = open_window()
-    window.app.save_persona_models("aria", {"max_tokens": 16}, None)  # the next session uses it
+    window.app.personas.save_models("aria", {"max_tokens": 16}, None)  # the next session uses it
     with qtbot.waitSignal(window.persona_opened, timeout=60_000):
         window.select_persona("hikari")
     with qtbot.waitSignal(window.persona_opened, timeout=60_000):
@@ -215,7 +215,7 @@ def test_a_reply_cut_by_the_token_limit_offers_continue_into_the_same_message(
     qtbot.waitSignal(window.conversation.page_shown, timeout=10_000).wait()
     # A reader of its own: the runtime's connection may be writing the turn's after-work meanwhile (one
     # SQLite connection driven from two threads interleaves their savepoints).
-    store = window.app.open_memory("aria", read_only=True)
+    store = window.app.personas.open_memory("aria", read_only=True)
     try:
         replies = [m for m in store.messages.recent() if m.role == "assistant"]
     finally:
@@ -235,7 +235,7 @@ def test_the_prompt_view_shows_the_sections_and_messages_of_the_next_message(qtb
     names = [view.sections.item(r, 0).text() for r in range(view.sections.rowCount())]
     assert names[0] == "soul" and "conversation" in names
     assert "What is my sister's name?" in view.messages.toPlainText()
-    assert window.app.memory("aria").messages.count() == 0  # a dry run stores nothing
+    assert window.app.personas.memory("aria").messages.count() == 0  # a dry run stores nothing
 
 
 def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_opens_another(
@@ -258,7 +258,7 @@ def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_op
     assert window.windowTitle() == "Nexus Ark — Mira"
     assert "Mira" in window.chat.toPlainText()  # "Say hello to Mira."
 
-    kept = window.app.delete_persona("mira")  # what the persona editor's Delete runs on its worker
+    kept = window.app.admin.delete_persona("mira")  # what the persona editor's Delete runs on its worker
     window._persona_deleted("mira", str(kept))
     qtbot.waitUntil(lambda: window.current_slug not in ("", "mira") and window.ready, timeout=60_000)
     qtbot.waitUntil(lambda: "Mira" not in names())

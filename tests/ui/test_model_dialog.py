@@ -123,13 +123,13 @@ def test_cancel_while_a_save_is_written_waits_for_it(qtbot, core: NexusApp, monk
     import threading
 
     writing = threading.Event()
-    written = core.save_persona_models
+    written = core.personas.save_models
 
     def slow_save(*args, **kwargs):
         writing.wait(30)  # the keyring is slow to answer today
         return written(*args, **kwargs)
 
-    monkeypatch.setattr(core, "save_persona_models", slow_save)
+    monkeypatch.setattr(core.personas, "save_models", slow_save)
     dialog = _open(qtbot, core)
     ended: list[int] = []
     dialog.finished.connect(ended.append)

@@ -176,7 +176,7 @@ def test_the_japanese_soul_preview_joins_its_broken_lines_without_a_stray_space(
 def test_avatar_duplicate_and_delete_persist_across_a_restart(
     qtbot, core, tmp_path: Path, data_dir: Path
 ) -> None:
-    core.memory("aria").messages.add(speaker="Mika", role="user", content="Remember the lighthouse.")
+    core.personas.memory("aria").messages.add(speaker="Mika", role="user", content="Remember the lighthouse.")
     editor = _editor(qtbot, core)
     photo = tmp_path / "photo.jpg"
     image = QImage(800, 400, QImage.Format.Format_RGB32)
@@ -213,7 +213,7 @@ def test_avatar_duplicate_and_delete_persist_across_a_restart(
     core.close()
 
     with NexusApp(data_dir) as again:
-        assert [p.slug for p in again.list_personas()] == ["aria", "hikari"]
+        assert [p.slug for p in again.personas.all()] == ["aria", "hikari"]
         assert again.personas.avatar_path("aria") == again.layout.personas_dir / "aria" / "avatar.png"
         reopened = _editor(qtbot, again)
         assert reopened.avatar.pixmap().width() == 72

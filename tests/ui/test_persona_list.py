@@ -33,8 +33,8 @@ def test_rows_carry_their_persona_and_an_unread_count_shows_in_bold_until_read(
     core = english_core
     picture = QImage(80, 60, QImage.Format.Format_RGB32)
     picture.fill(QColor("#d01010"))
-    assert picture.save(str(core.personas.avatar_file("hikari")), "PNG")
-    infos = core.list_personas()
+    assert picture.save(str(core.personas.store.avatar_file("hikari")), "PNG")
+    infos = core.personas.all()
     view = PersonaList()
     qtbot.addWidget(view)
     assert view.show_personas(infos, "aria") == "Aria"
@@ -73,8 +73,8 @@ def test_a_persona_that_cannot_be_opened_says_why_and_is_never_selected(
     qtbot, english_core: NexusApp
 ) -> None:
     core = english_core
-    (core.personas.root / "aria" / "persona.toml").write_text("this is = = not toml", encoding="utf-8")
-    infos = core.list_personas()
+    (core.personas.store.root / "aria" / "persona.toml").write_text("this is = = not toml", encoding="utf-8")
+    infos = core.personas.all()
     view = PersonaList()
     qtbot.addWidget(view)
     assert view.show_personas(infos, "aria") is None  # there, but it cannot be opened

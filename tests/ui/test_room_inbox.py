@@ -29,13 +29,13 @@ def test_a_message_written_first_in_a_room_is_listed_with_the_rooms_name(qtbot, 
     core = NexusApp(data_dir, clock=clock, backend_factory=lambda config: ScriptedMind()).open()
     i18n.set_language("en")
     try:
-        room = core.open_room(core.create_room("Tea time", ["aria", "hikari"], strategy="manual"))
+        room = core.rooms.open(core.rooms.create("Tea time", ["aria", "hikari"], strategy="manual"))
         try:
             list(room.say("I am off on a trip, see you both soon."))
         finally:
             room.close()
         clock.advance(3 * 24 * 3600)
-        runtime = core.runtime("aria")
+        runtime = core.personas.runtime("aria")
         tick(runtime)
         for _ in range(2):
             assert runtime.queue.wait_idle(60)

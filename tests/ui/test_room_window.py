@@ -141,12 +141,12 @@ def test_a_room_made_in_the_dialog_answers_in_list_order_each_reply_streamed(qtb
     ]
     assert panel.status.text() == "Ready"
     # The room's journal holds the same lines, and each member heard the others once.
-    room = core.open_room(panel.slug)
+    room = core.rooms.open(panel.slug)
     try:
         assert [(line.name, line.text) for line in room.lines()] == panel.view.texts()
     finally:
         room.close()
-    heard_by_hikari = core.change_memory(
+    heard_by_hikari = core.personas.change_memory(
         "hikari", "read", lambda store: [m.content for m in store.messages.recent(room_key(panel.slug), 10)]
     )
     assert heard_by_hikari.count(ARIA_SAYS) == 1
@@ -233,7 +233,7 @@ def test_rename_and_delete_from_the_rooms_menu_members_keep_their_memories(
     qtbot.waitUntil(lambda: window.room_panel is None and window.room_list.count() == 0)
     assert not core.rooms.folder(slug).exists()
     assert window.pages.currentIndex() == 0, "the persona's conversation is back"
-    kept = core.change_memory(
+    kept = core.personas.change_memory(
         "aria", "read", lambda store: [m.content for m in store.messages.recent(room_key(slug), 10)]
     )
     assert "A short hello." in kept and HIKARI_SAYS in kept
@@ -400,7 +400,7 @@ def test_ten_turns_of_three_on_the_bundled_model_through_the_window(qtbot, data_
         assert len(heard.speakers()) == 20  # both answer every line, in list order
         streamed = sum(len(heard.pieces(slug)) for slug in ("aria", "hikari"))
         assert streamed > len(replies), "replies arrive streamed, in pieces"
-        room = core.open_room(panel.slug)
+        room = core.rooms.open(panel.slug)
         try:
             journal = [(line.name, line.text) for line in room.lines(limit=1000)]
         finally:

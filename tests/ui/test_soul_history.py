@@ -138,7 +138,7 @@ def test_editor_saves_are_versions_to_read_compare_and_restore(qtbot, core: Nexu
     assert window.selected_id() == made.args[0] == window.versions[-1].id
     assert window.text_view.toPlainText() == original
     assert "Restored Version 1 as Version 4" in window.status.text()
-    assert [v.author for v in core.soul_versions("aria")] == ["first", "editor", "editor", "restore"]
+    assert [v.author for v in core.souls.versions("aria")] == ["first", "editor", "editor", "restore"]
 
 
 def test_the_list_follows_a_change_made_in_another_window(qtbot, core: NexusApp) -> None:

@@ -78,7 +78,7 @@ def soul_file(core: NexusApp) -> Path:
 
 
 def plant_message(core: NexusApp) -> int:
-    return core.memory("aria").messages.add(
+    return core.personas.memory("aria").messages.add(
         speaker="user",
         role="user",
         content="I loved the haiku you wrote about the rain yesterday. Write more of them in the evenings!",
@@ -88,7 +88,7 @@ def plant_message(core: NexusApp) -> int:
 
 def propose(core: NexusApp, section: str, text: str, sources: list[str]) -> SoulProposal:
     """What the persona's propose_soul_edit tool does, then the announcement a turn ends with."""
-    runtime = core.runtime("aria")
+    runtime = core.personas.runtime("aria")
     proposal = runtime.soul_call("propose", lambda k: k.propose(section, text, REASON, sources, "tool"))
     runtime.queue.call("announce", runtime.announce_soul_proposals)
     return proposal
@@ -103,7 +103,7 @@ def open_inbox(qtbot, core: NexusApp) -> InboxWindow:
 
 def test_the_person_edits_a_proposal_and_accepts_exactly_their_words(qtbot, core: NexusApp, data_dir: Path):
     message = plant_message(core)
-    insight = core.memory("aria").archive.add(
+    insight = core.personas.memory("aria").archive.add(
         NewItem(kind="insight", text="Aria feels most like herself when she writes short poems.")
     )
     before = soul_file(core).read_text(encoding="utf-8")
@@ -147,7 +147,7 @@ def test_the_person_edits_a_proposal_and_accepts_exactly_their_words(qtbot, core
     assert not inbox.waiting.isVisible()
 
     assert soul_file(core).read_text(encoding="utf-8") == before.replace(NOW_VOICE + "\n", edited + "\n")
-    decided = core.soul_proposal("aria", proposal.id)
+    decided = core.souls.proposal("aria", proposal.id)
     assert decided.state == "accepted" and decided.accepted_text == edited
     inbox.close()
 
@@ -167,14 +167,14 @@ def test_declining_asks_first_and_leaves_the_soul_byte_for_byte(qtbot, core: Nex
     assert box.text() == "Aria's soul stays as it is, and Aria will not propose this change again."
     box.button(QMessageBox.StandardButton.Cancel).click()  # changed their mind: nothing happens
     assert isValid(review) and review.isVisible() and review.decline_button.isEnabled()
-    assert core.soul_proposal("aria", proposal.id).state == "open"
+    assert core.souls.proposal("aria", proposal.id).state == "open"
 
     qtbot.mouseClick(review.decline_button, Qt.MouseButton.LeftButton)
     box = next(b for b in review.findChildren(QMessageBox, "declineConfirm") if b.isVisible())
     box.button(QMessageBox.StandardButton.Yes).click()
     qtbot.waitUntil(lambda: not isValid(review), timeout=10_000)
     qtbot.waitUntil(lambda: inbox.soul_list.topLevelItemCount() == 0, timeout=10_000)
-    assert core.soul_proposal("aria", proposal.id).state == "declined"
+    assert core.souls.proposal("aria", proposal.id).state == "declined"
     assert soul_file(core).read_bytes() == before
     inbox.close()
 
@@ -203,7 +203,7 @@ def test_a_proposal_made_while_the_inbox_is_open_appears_and_one_decided_elsewhe
 
     # The person accepts the first one elsewhere (the CLI) while its review is open here.
     stale = inbox.review("aria", first)
-    core.accept_soul_proposal("aria", first.id)
+    core.souls.accept("aria", first.id)
     qtbot.waitUntil(lambda: inbox.soul_list.topLevelItemCount() == 1, timeout=10_000)  # soul_changed
     stale.accept_button.click()
     qtbot.waitUntil(lambda: "accepted already" in stale.status.text(), timeout=10_000)
@@ -224,7 +224,7 @@ def own_review(request: pytest.FixtureRequest, review: SoulReviewWindow) -> Soul
 def test_a_section_changed_since_the_proposal_is_compared_as_it_is_now(qtbot, core: NexusApp, request):
     proposal = propose(core, "How you speak", NEW_VOICE, [])
     today = "- Replies in English, short and warm.\n- One question at a time."
-    core.save_soul("aria", soul_file(core).read_text(encoding="utf-8").replace(NOW_VOICE, today))
+    core.souls.save("aria", soul_file(core).read_text(encoding="utf-8").replace(NOW_VOICE, today))
     review = own_review(request, SoulReviewWindow(core, "aria", proposal, "Aria", NAMES))
     review.show()
     assert review.diff.before.toPlainText() == NOW_VOICE  # what the persona saw, until the file is read
@@ -277,15 +277,15 @@ def test_the_notification_is_in_the_persons_language_and_its_click_opens_the_rev
     desktop, conversations, inboxes = Desktop(), [], []
     bridge = InboxOnClick()
     bridge.clicked.connect(lambda slug, proposal: inboxes.append((slug, proposal)))
-    core.notifier = TranslatedNotifier(desktop, bridge.clicked.emit)
-    core.notification_click = lambda slug: lambda: conversations.append(slug)
+    core.life.notifications.notifier = TranslatedNotifier(desktop, bridge.clicked.emit)
+    core.life.notifications.notification_click = lambda slug: lambda: conversations.append(slug)
     i18n.set_language("ja")
     propose(core, "How you speak", NEW_VOICE, [])
     assert desktop.shown == [
         ("Aria", "Ariaが魂の「How you speak」を書き換えたいと提案しています。受信箱で確認してください。")
     ]
     desktop.clicks[0]()  # the person clicks it
-    (proposal,) = core.soul_proposals("aria")
+    (proposal,) = core.souls.proposals("aria")
     qtbot.waitUntil(lambda: inboxes == [("aria", proposal.id)], timeout=5_000)
     assert conversations == ["aria"]
 
@@ -299,19 +299,19 @@ def test_a_click_on_the_notification_opens_that_proposals_review_over_the_inbox(
     bridge = InboxOnClick()
     bridge.clicked.connect(main.life.review_proposal)
     desktop = Desktop()
-    core.notifier = TranslatedNotifier(desktop, bridge.clicked.emit)
+    core.life.notifications.notifier = TranslatedNotifier(desktop, bridge.clicked.emit)
     propose(core, "How you speak", NEW_VOICE, [])
     desktop.clicks[0]()
     qtbot.waitUntil(
         lambda: main.life.inbox_window is not None and bool(main.life.inbox_window.reviews), timeout=10_000
     )
     inbox = main.life.inbox_window
-    (proposal,) = core.soul_proposals("aria")
+    (proposal,) = core.souls.proposals("aria")
     review = inbox.reviews[("aria", proposal.id)]
     assert inbox.isVisible() and review.isVisible()
     assert review.proposal.section == "How you speak"
     review.close()
-    core.decline_soul_proposal("aria", proposal.id)
+    core.souls.decline("aria", proposal.id)
     main.life.review_proposal("aria", proposal.id)  # clicked again after it was decided: no review
     qtbot.wait(300)
     assert not [w for w in inbox.reviews.values() if isValid(w) and w.isVisible()]
@@ -327,8 +327,8 @@ def test_the_inbox_menu_item_counts_a_waiting_proposal_until_it_is_decided(qtbot
     assert main.inbox_action.text() == "Inbox…"
     propose(core, "How you speak", NEW_VOICE, [])
     qtbot.waitUntil(lambda: main.inbox_action.text() == "Inbox (1)…", timeout=10_000)
-    (proposal,) = core.soul_proposals("aria")
-    core.decline_soul_proposal("aria", proposal.id)  # as the review window declines it: the count follows
+    (proposal,) = core.souls.proposals("aria")
+    core.souls.decline("aria", proposal.id)  # as the review window declines it: the count follows
     qtbot.waitUntil(lambda: main.inbox_action.text() == "Inbox…", timeout=10_000)
 
 

@@ -61,7 +61,7 @@ def _choose(qtbot, window: MainWindow, slug: str) -> None:
 
 
 def _stored(window: MainWindow, slug: str) -> list[tuple[str, str, str]]:
-    rows = window.app.memory(slug).db.execute("select role, status, content from messages order by id")
+    rows = window.app.personas.memory(slug).db.execute("select role, status, content from messages order by id")
     return [tuple(row) for row in rows.fetchall()]
 
 

@@ -121,7 +121,7 @@ class ConversationController(QObject):
 
     def load_avatar(self, slug: str) -> None:
         """The persona's picture (read, decoded and scaled off the UI thread), else an initial."""
-        self.chat.set_persona(self.shown.name, self.app.personas.avatar_file(slug))
+        self.chat.set_persona(self.shown.name, self.app.personas.store.avatar_file(slug))
 
     # -- after a turn -----------------------------------------------------------------------------
     def after_turn(self, result: TurnResult | None, kind: str) -> None:

@@ -71,7 +71,7 @@ class PromptView(QDialog, FollowsLanguage):
             return
         self.say(lambda: tr("Building the prompt…"))
         app, slug = self.app, self.slug
-        run_in_background(lambda: app.preview_prompt(slug, text), self._show, self._failed)
+        run_in_background(lambda: app.personas.preview_prompt(slug, text), self._show, self._failed)
 
     def say(self, text: Callable[[], str]) -> None:
         """The status line; text() is asked again after a language switch (the latest message only)."""

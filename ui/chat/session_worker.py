@@ -38,10 +38,10 @@ class _Conversation:
         self.runtime: PersonaRuntime | None = None
 
     def open(self) -> tuple[str, list[StoredMessage], str, str]:
-        runtime = self.app.runtime(self.slug)
+        runtime = self.app.personas.runtime(self.slug)
         history, model_name = runtime.open()
         self.runtime = runtime
-        self.app.remember_persona(self.slug)
+        self.app.admin.remember_persona(self.slug)
         return self.slug, history, model_name, runtime.persona.settings.name
 
     def opened(self) -> PersonaRuntime:

@@ -402,7 +402,7 @@ class FirstStartDialog(QDialog):
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
         app, slug = self.app, self.slug
-        self._finish(None, read_from=lambda: app.model_config(app.personas.load(slug), "chat"))
+        self._finish(None, read_from=lambda: app.models.model_config(app.personas.load(slug), "chat"))
 
     def _finish(self, model: ModelConfig | None, *, read_from=None) -> None:
         self._busy = True

@@ -119,7 +119,7 @@ class TimelineReader(ReadOnlyMemory):
     def __init__(self, app: NexusApp, slug: str) -> None:
         super().__init__(app, slug)
         self.name: str | None = None  # the persona's name, read with the persona when the file is opened
-        self.path = app.personas.root / slug  # named in errors; the database file once it is known
+        self.path = app.personas.store.root / slug  # named in errors; the database file once it is known
 
     def open(self, slug: str) -> MemoryStore:
         persona = self.app.personas.load(slug)

@@ -231,7 +231,7 @@ class DashboardWindow(QDialog):
 
         def load() -> Snapshot:
             name = app.personas.load(slug).settings.name  # renamed in the editor meanwhile, maybe
-            report = app.drives(slug, record=False)
+            report = app.personas.drives(slug, record=False)
             snapshot = memory.read(lambda store: read_snapshot(report, store))
             snapshot.name = name
             return snapshot
@@ -301,7 +301,7 @@ class DashboardWindow(QDialog):
         app, slug = self.app, self.slug
 
         def task() -> Any:
-            return app.change_memory(slug, "dashboard edit", fn)
+            return app.personas.change_memory(slug, "dashboard edit", fn)
 
         def done(value: Any) -> None:
             if self._closing:
@@ -328,7 +328,7 @@ class DashboardWindow(QDialog):
         self._show_dream_buttons()
         self._show_status()
         app, slug, cancel = self.app, self.slug, self._dream_cancel
-        run_in_background(lambda: app.dream(slug, cancel=cancel), self._dreamt, self._dream_failed)
+        run_in_background(lambda: app.personas.dream(slug, cancel=cancel), self._dreamt, self._dream_failed)
 
     def _dreamt(self, result: Any) -> None:
         self._dreaming = False

@@ -67,21 +67,21 @@ class LifeController(QObject):
         self.waiting = 0  # proposals to change a soul that wait for the person (in the inbox too)
         self._waiting_reads = 0
         self.inbox_window: InboxWindow | None = None
-        app.notification_click = open_conversation_on_click  # a click opens that conversation
+        app.life.notifications.notification_click = open_conversation_on_click  # a click opens that conversation
         self.events = CoreEvents(app.events, None, (*APP_TOPICS, *SOUL_TOPICS), parent=self)
         self.events.happened.connect(self._on_event)
         message_input.textChanged.connect(self._typing)
         if tray is not None:
-            tray.pause_toggled.connect(app.set_autonomy_paused)
+            tray.pause_toggled.connect(app.life.set_paused)
 
     def start(self) -> None:
         """Wake every persona (on a worker: each opens its memory) and start the scheduler; the unread
         counts come back when they are open. The real app calls this; tests drive the ticks themselves."""
 
         def wake() -> dict[str, int]:
-            self.app.open_runtimes()
-            self.app.start_life()
-            return self.app.unread_counts()
+            self.app.personas.open_all()
+            self.app.life.start()
+            return self.app.life.unread_counts()
 
         def woken(counts: dict[str, int]) -> None:
             self._counts(counts)
@@ -100,7 +100,7 @@ class LifeController(QObject):
                 self.apply()
 
         run_in_background(
-            lambda: len(app.open_soul_proposals()),
+            lambda: len(app.souls.open_proposals()),
             counted,
             lambda message: log.warning("soul proposals not counted: %s", message),
         )
@@ -143,10 +143,10 @@ class LifeController(QObject):
         if message_ids is None:
             self.unread[slug] = 0
             self.apply()
-        if self.app.runtime_if_open(slug) is None:
+        if self.app.personas.runtime_if_open(slug) is None:
             return
         run_in_background(
-            lambda: self.app.mark_read(slug, message_ids),
+            lambda: self.app.life.mark_read(slug, message_ids),
             lambda _: self._reload_inbox(),
             lambda message: log.warning("could not mark read: %s", message),
         )
@@ -192,12 +192,12 @@ class LifeController(QObject):
                 inbox.review(slug, proposal)
 
         run_in_background(
-            lambda: app.soul_proposal(slug, proposal_id),
+            lambda: app.souls.proposal(slug, proposal_id),
             while_open(self.chat.window(), found),
             lambda message: log.warning("soul proposal %s of %s not opened: %s", proposal_id, slug, message),
         )
 
     def _typing(self) -> None:
-        runtime = self.app.runtime_if_open(self.shown.slug)
+        runtime = self.app.personas.runtime_if_open(self.shown.slug)
         if runtime is not None:  # a float set: cheap enough for every keystroke
             runtime.set_typing(bool(self.input.toPlainText().strip()))

@@ -225,12 +225,12 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         language = i18n.current_language()
 
         def read() -> tuple[list[PersonaInfo], dict[str, QImage], str | NexusArkError]:
-            infos = app.list_personas()
+            infos = app.personas.all()
             avatars = draw_avatars(app, infos)
             if not open_default:
                 return infos, avatars, ""
             try:
-                return infos, avatars, app.default_persona(language)
+                return infos, avatars, app.admin.default_persona(language)
             except NexusArkError as exc:
                 return infos, avatars, exc
 
@@ -308,7 +308,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
             QMessageBox.warning(self, tr("Persona not created"), message)
 
         run_in_background(  # writes its folder: off the UI thread
-            lambda: self.app.create_persona(name, language, description),
+            lambda: self.app.personas.create(name, language, description),
             while_open(self, created),
             while_open(self, failed),
         )
@@ -351,7 +351,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
 
         app = self.app
         run_in_background(  # the window may be closed (and deleted) before it is read
-            lambda: (app.language_advice(slug), app.bundled_hint(slug)),
+            lambda: (app.models.language_advice(slug), app.models.bundled_hint(slug)),
             while_open(self, shown),
             lambda _message: None,
         )
@@ -362,7 +362,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         def failed(message: str) -> None:
             self.state_label.setText(tr("Error: {message}", message=message))
 
-        run_in_background(lambda: app.dismiss_advice(slug, advice), lambda _: None, while_open(self, failed))
+        run_in_background(lambda: app.models.dismiss_advice(slug, advice), lambda _: None, while_open(self, failed))
 
     def _on_open_failed(self, slug: str, message: str) -> None:
         if slug == self.current_slug:  # another persona chosen meanwhile keeps its view
@@ -391,7 +391,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
 
         app = self.app
         run_in_background(
-            lambda: app.update_settings(keep_running_in_tray=keep),
+            lambda: app.admin.update_settings(keep_running_in_tray=keep),
             lambda _settings: None,
             while_open(self, failed),
         )
@@ -415,7 +415,7 @@ class MainWindow(Menus, Turns, Openers, RoomHooks, QMainWindow):
         self.show_language(code)
         app = self.app
         run_in_background(
-            lambda: app.set_language(code),
+            lambda: app.admin.set_language(code),
             lambda _saved: None,
             while_open(self, self._language_not_saved),
         )

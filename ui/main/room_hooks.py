@@ -75,7 +75,7 @@ class RoomHooks:
 
         app = self.app
         run_in_background(  # writes its folder: off the UI thread
-            lambda: app.create_room(name, members, strategy),
+            lambda: app.rooms.create(name, members, strategy),
             while_open(self, lambda slug: self.refresh_rooms(then_open=slug)),
             while_open(self, failed),
         )

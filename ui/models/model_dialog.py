@@ -105,7 +105,7 @@ class ModelSettingsDialog(QDialog):
         own = persona.settings.internal_model
         return _Loaded(
             name=persona.settings.name,
-            chat=self.app.model_config(persona, "chat"),
+            chat=self.app.models.model_config(persona, "chat"),
             internal=own if own is not None and not own.is_default() else None,
             catalogue=load_catalogue(),
             ram_gb=total_ram_gb(),
@@ -162,13 +162,13 @@ class ModelSettingsDialog(QDialog):
 
         def check_one(config: ModelConfig, secret: str) -> ModelCheck:
             if not secret:
-                return self.app.check_model(config)
+                return self.app.models.check(config)
             # Try a freshly typed key without writing it anywhere: it lives in this process only
             # for the length of the test.
             env = f"NEXUS_ARK_TEST_KEY_{self.slug.upper().replace('-', '_')}"
             os.environ[env] = secret
             try:
-                return self.app.check_model(config.model_copy(update={"api_key": f"${{{env}}}"}))
+                return self.app.models.check(config.model_copy(update={"api_key": f"${{{env}}}"}))
             finally:
                 os.environ.pop(env, None)
 
@@ -210,7 +210,7 @@ class ModelSettingsDialog(QDialog):
 
         def write() -> None:
             chat_config = chat.config(store_secrets=True)
-            app.save_persona_models(
+            app.personas.save_models(
                 slug,
                 chat_config.model_dump(include={"spec", "api_base", "api_key"}),
                 internal.config(store_secrets=True) if internal is not None else None,

@@ -219,7 +219,7 @@ class ModelPicker(QWidget):
         host = self.ollama_host.text().strip() or DEFAULT_HOST
         self.refresh_button.setEnabled(False)
         self.ollama_status.setText(tr("Asking Ollama at {host}…", host=host))
-        run_in_background(lambda: self.app.list_ollama_models(host), self._on_models, self._on_models_failed)
+        run_in_background(lambda: self.app.models.ollama_models(host), self._on_models, self._on_models_failed)
 
     def _on_models(self, models: list[OllamaModelInfo]) -> None:
         self.refresh_button.setEnabled(True)

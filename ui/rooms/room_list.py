@@ -49,7 +49,7 @@ def read_rooms(app: NexusApp) -> tuple[list[RoomRow], dict[str, QImage]]:
     """Every room with its members' names, and its icon; reads files: call it on a worker."""
     rows: list[RoomRow] = []
     icons: dict[str, QImage] = {}
-    for slug, settings in app.rooms.list():
+    for slug, settings in app.rooms.all():
         if isinstance(settings, NexusArkError):
             rows.append(RoomRow(slug, slug, [], "", tr_error(settings)))
             continue
@@ -60,7 +60,7 @@ def read_rooms(app: NexusApp) -> tuple[list[RoomRow], dict[str, QImage]]:
             except NexusArkError:
                 name = member  # gone or unreadable: the room says why when it opens
             names.append(name)
-            faces.append(avatar_image(name, app.personas.avatar_file(member), _FACE))
+            faces.append(avatar_image(name, app.personas.store.avatar_file(member), _FACE))
         rows.append(RoomRow(slug, settings.name, names, settings.strategy))
         icons[slug] = _faces(faces)
     return rows, icons

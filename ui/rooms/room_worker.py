@@ -105,7 +105,7 @@ class _Room:
     def _members(self, room: RoomConversation) -> list[ShownMember]:
         for m in room.members:
             if (m.slug, m.name) not in self._faces:
-                face = avatar_image(m.name, self.app.personas.avatar_file(m.slug), AVATAR_DRAWN_PX)
+                face = avatar_image(m.name, self.app.personas.store.avatar_file(m.slug), AVATAR_DRAWN_PX)
                 self._faces[(m.slug, m.name)] = face
         return [ShownMember(m.slug, m.name, self._faces[(m.slug, m.name)]) for m in room.members]
 
@@ -114,7 +114,7 @@ class _Room:
         found = []
         for member in room.members:
             try:
-                advice = self.app.language_advice(member.slug)
+                advice = self.app.models.language_advice(member.slug)
             except NexusArkError:  # the catalogue unreadable: nothing to say, the room goes on
                 continue
             if advice is not None:
@@ -124,7 +124,7 @@ class _Room:
     def open(self, you: str) -> OpenedRoom:
         self.close()
         self._faces.clear()  # a picture changed since is drawn again
-        room = self.room = self.app.open_room(self.slug)
+        room = self.room = self.app.rooms.open(self.slug)
         return OpenedRoom(
             self.slug,
             room.settings,
@@ -163,7 +163,7 @@ class _Room:
         takes them at once (this lane drives it, and no step runs now) and goes on without reopening; a new
         member hears what was said before it came."""
         room = self.opened()
-        self.app.update_room(self.slug, changes)
+        self.app.rooms.update(self.slug, changes)
         return UpdatedRoom(room.settings, self._members(room), self._advice(room))
 
     def delete(self) -> str:

@@ -52,7 +52,7 @@ def draw_avatars(app: NexusApp, infos: list[PersonaInfo]) -> dict[str, QImage]:
     size = AVATAR_PX * 2  # sharp on a high-density screen, scaled down smoothly on others
     return {
         info.slug: avatar_image(
-            info.name if info.ok else info.slug, app.personas.avatar_file(info.slug), size
+            info.name if info.ok else info.slug, app.personas.store.avatar_file(info.slug), size
         )
         for info in infos
     }

@@ -29,7 +29,7 @@ class ReadOnlyMemory:
 
     def open(self, slug: str) -> MemoryStore:
         """The connection opened (a subclass may read the persona first)."""
-        return self.app.open_memory(slug, read_only=True)
+        return self.app.personas.open_memory(slug, read_only=True)
 
     def read(self, fn: Callable[[MemoryStore], T], slug: str | None = None) -> T:
         """fn(store) on the persona's memory (another persona than the last one closes that one first)."""

@@ -1,5 +1,7 @@
-"""NexusApp's runtimes: each open persona alive (its memory's owner, conversation and queue), the inbox,
-the scheduler's tick, and the ways in to a persona's memory (mixed into NexusApp)."""
+"""app.personas: the personas in the data folder and the open ones alive. Each open persona has one
+runtime (its memory's owner, its conversations and its work queue), opened once per process; the ways in
+to a persona's memory (as its owner on its queue, or on a read-only connection), its drives, dreams and the
+prompt a turn would send go through here. The folders themselves are `.store` (personas/store.py)."""
 
 from __future__ import annotations
 
@@ -13,41 +15,81 @@ from pydantic import ValidationError
 
 from nexus_ark.agent.prompt import BuiltPrompt
 from nexus_ark.agent.session import ChatSession
+from nexus_ark.app.host import AppRoot
+from nexus_ark.app.models import Models
 from nexus_ark.config import problem_list
 from nexus_ark.dreaming.dream import DreamProgress, DreamResult
 from nexus_ark.errors import ConfigError, DatabaseError, NexusArkError, PersonaError
 from nexus_ark.memory.importer import WriteGate
-from nexus_ark.memory.inbox import Inbox, InboxEntry
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
 from nexus_ark.model_config import ModelConfig, ModelSpec
 from nexus_ark.notices import notice
-from nexus_ark.runtime.life import tick
+from nexus_ark.personas.model import PersonaInfo
+from nexus_ark.personas.store import Persona, PersonaStore
+from nexus_ark.runtime.host import RuntimeHost
 from nexus_ark.runtime.owner_trace import borrow
-from nexus_ark.runtime.persona_runtime import PersonaRuntime, RuntimeHost
+from nexus_ark.runtime.persona_runtime import PersonaRuntime
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class RuntimesMixin:
-    def _persona_lock(self, slug: str) -> threading.RLock:
+class Personas:
+    """Given the root's shared objects, the personas' folders, the models part (a persona's backend), what
+    a runtime is given (RuntimeHost, built by the root) and the app's stop flag (set first when the app
+    closes: nothing opens after it)."""
+
+    def __init__(
+        self,
+        root: AppRoot,
+        store: PersonaStore,
+        models: Models,
+        host: RuntimeHost,
+        stopping: threading.Event,
+    ) -> None:
+        self.store = store
+        self._root = root
+        self._models = models
+        self._host = host
+        self._stopping = stopping
+        # Each open persona's runtime: the owner of its memory, its conversation and its work queue.
+        self._runtimes: dict[str, PersonaRuntime] = {}
+        # _state_lock guards these dicts only and is never held across slow work; each persona has its
+        # own lock for opening (model load, memory, backup), so one persona's load never stalls another's.
+        self._state_lock = threading.Lock()
+        self._persona_locks: dict[str, threading.RLock] = {}
+
+    # -- the folders --------------------------------------------------------------------------------
+    def load(self, slug: str) -> Persona:
+        return self.store.load(slug)
+
+    def all(self) -> list[PersonaInfo]:
+        return self.store.list()
+
+    def create(self, name: str, language: str = "en", description: str = "") -> PersonaInfo:
+        persona = self.store.create(name, language, description)
+        return next(p for p in self.all() if p.slug == persona.slug)
+
+    def lock(self, slug: str) -> threading.RLock:
+        """The persona's own lock, held while it opens, is released, restored or deleted."""
         with self._state_lock:
             return self._persona_locks.setdefault(slug, threading.RLock())
 
+    # -- the open ones --------------------------------------------------------------------------------
     def runtime(self, slug: str) -> PersonaRuntime:
         """The persona's runtime, opened once per process: its memory is migrated and recovered here (and
         nowhere else), its work queue started. Blocks on the disk (a backup may be taken): call it off
         the UI thread. The chat model loads later, on the runtime's own thread."""
-        with self._persona_lock(slug):
+        with self.lock(slug):
             with self._state_lock:
                 existing = self._runtimes.get(slug)
                 if self._stopping.is_set():
                     raise PersonaError(notice("Nexus Ark is closing."))
             if existing is not None:
                 return existing
-            runtime = PersonaRuntime(slug, self._host())
+            runtime = PersonaRuntime(slug, self._host)
             with self._state_lock:
                 # close() may have run while this one opened (the window's start-up wake meeting a quick
                 # quit): registered now, close() never sees it, and its thread and memory outlive the app.
@@ -59,11 +101,11 @@ class RuntimesMixin:
                 raise PersonaError(notice("Nexus Ark is closing."))
             return runtime
 
-    def open_runtimes(self) -> list[PersonaRuntime]:
+    def open_all(self) -> list[PersonaRuntime]:
         """Open every usable persona (the window and `nexus-ark run` do, so each lives on its own);
         one that cannot be opened is logged and skipped."""
         opened = []
-        for info in self.list_personas():
+        for info in self.all():
             if not info.ok:
                 continue
             try:
@@ -81,83 +123,34 @@ class RuntimesMixin:
         with self._state_lock:
             return self._runtimes.get(slug)
 
-    def inbox(self, *, unread_only: bool = False) -> list[tuple[str, InboxEntry]]:
-        """Every open persona's inbox, newest first, read on read-only connections (off the UI thread)."""
-        entries: list[tuple[str, InboxEntry]] = []
-        for runtime in self.runtimes():
-            store = self.open_memory(runtime.slug, read_only=True)
-            try:
-                found = Inbox(store, self.clock).entries(unread_only=unread_only)
-                entries += [
-                    (runtime.slug, e.model_copy(update={"room_title": self.room_title(e.room)}))
-                    if e.room.startswith("room:")
-                    else (runtime.slug, e)
-                    for e in found
-                ]
-            finally:
-                store.close()
-        return sorted(entries, key=lambda pair: pair[1].created_at, reverse=True)
+    def reload(self, slug: str) -> None:
+        """The persona's files changed: an open runtime loads them again (a turn running finishes on the
+        old ones; the next turn uses the new)."""
+        runtime = self.runtime_if_open(slug)
+        if runtime is not None:
+            runtime.reload_persona()
 
-    def unread_counts(self) -> dict[str, int]:
-        """Unread messages each open persona wrote first (read-only connections; off the UI thread)."""
-        counts: dict[str, int] = {}
-        for runtime in self.runtimes():
-            store = self.open_memory(runtime.slug, read_only=True)
-            try:
-                counts[runtime.slug] = Inbox(store, self.clock).unread()
-            finally:
-                store.close()
-        return counts
+    def release(self, slug: str) -> None:
+        """Close a persona's runtime (its queued work finishes, its memory closes): a restore or a delete
+        needs the database to itself. The next use opens it again."""
+        with self.lock(slug):
+            with self._state_lock:
+                runtime = self._runtimes.pop(slug, None)
+            if runtime is not None:
+                runtime.close()
 
-    def mark_read(self, slug: str, message_ids: list[int] | None = None) -> int:
-        """The person saw these (or all of this persona's) messages; on the persona's queue (a write)."""
-        runtime = self.runtime(slug)
-        return runtime.queue.call("mark read", lambda: runtime.inbox.mark_read(message_ids))
-
-    def _host(self) -> RuntimeHost:
-        return RuntimeHost(
-            clock=self.clock,
-            events=self.events,
-            load_persona=self.personas.load,
-            chat_backend=lambda persona: self.backend(self.model_config(persona, "chat")),
-            internal_backend=lambda persona: self.backend(self.model_config(persona, "internal")),
-            embedder=self._embedder_for_recall,
-            emotions=self._emotions,
-            backups_dir=lambda slug: self.layout.backups_dir / slug,
-            notify=self._notify,
-            autonomy_paused=lambda: self.autonomy_paused,
-            room_title=self.room_title,
-        )
-
-    def _notify(self, title: str, body: str, slug: str) -> bool:
-        if not self.settings.desktop_notifications:  # turned off in Settings: the inbox holds it
-            return False
-        on_click = self.notification_click(slug) if self.notification_click is not None else None
-        try:
-            return self.notifier.notify(title, body, on_click=on_click)
-        except Exception as exc:  # the inbox holds the message either way
-            log.warning("desktop notification failed: %s", exc)
-            return False
-
-    def set_autonomy_paused(self, paused: bool) -> None:
-        self.autonomy_paused = paused
-
-    def start_life(self, interval_s: float = 60.0) -> None:
-        """Start the scheduler: every open persona looks at what is due now (missed runs coalesce into one
-        at once) and then every `interval_s` seconds. Once close() has begun it starts nothing: a scheduler
-        started after close() stopped it would tick into the interpreter's shutdown."""
-        with self._life_lock:
-            if self._stopping.is_set():
-                return
-            self.scheduler.start(interval_s)
-
-    def _tick_all(self) -> None:
+    def close(self) -> None:
+        """Close every runtime (its conversation ends, its queue stops, its memory closes); the app's stop
+        flag is set already, so none opens meanwhile."""
         for runtime in self.runtimes():
             try:
-                tick(runtime)
-            except Exception as exc:  # one persona's trouble must not stop the others' lives
-                log.warning("%s: scheduled work not queued: %s", runtime.slug, exc)
+                runtime.close()
+            except Exception as exc:  # closing must go on whatever one persona's memory does
+                log.warning("closing %s failed: %s", runtime.slug, exc)
+        with self._state_lock:
+            self._runtimes = {}
 
+    # -- conversations and models ---------------------------------------------------------------------
     def session(
         self, slug: str, model_override: str | None = None, api_base: str | None = None
     ) -> ChatSession:
@@ -166,8 +159,7 @@ class RuntimesMixin:
         runtime = self.runtime(slug)
         if model_override is None and api_base is None:
             return runtime.queue.call("open", runtime.session)
-        persona = self.personas.load(slug)
-        config = self.model_config(persona, "chat")
+        config = self._models.model_config(self.load(slug), "chat")
         if model_override:
             ModelSpec.parse(model_override)  # a clear ModelError for a bad --model
         config = config.model_copy(
@@ -179,9 +171,41 @@ class RuntimesMixin:
             raise ConfigError(
                 notice("--model / --api-base: {problems}", problems=problem_list(exc))
             ) from None
-        backend = self.backend(config)
+        backend = self._models.backend(config)
         return runtime.queue.call("open", lambda: runtime.use_backend(backend))
 
+    def use_model(self, slug: str, spec: str) -> None:
+        """Switch a persona's conversation to a model (a downloaded file, an Ollama model); the internal
+        work follows it unless the persona chose its own."""
+        persona = self.load(slug)
+        kind = ModelSpec.parse(spec).kind
+        api_base = self._models.ollama_host(slug) if kind == "ollama" else ""
+        own = persona.settings.internal_model
+        internal = own if own is not None and not own.is_default() else None
+        self.save_models(slug, {"spec": spec, "api_base": api_base, "api_key": ""}, internal)
+
+    def save_models(self, slug: str, chat: dict[str, object], internal: ModelConfig | None) -> None:
+        """Write a persona's model choice to its persona.toml (edited in place: the person's comments and
+        order stay); the next turn opens on the new model, one running finishes on the old."""
+        self.store.save_models(slug, chat, internal)
+        self.reload(slug)
+
+    def preview_prompt(self, slug: str, text: str) -> BuiltPrompt:
+        """The exact messages `text` would be sent with to the persona's chat model, and each section's
+        tokens (a dry run: `nexus-ark prompt`). Nothing is stored: the memory is read on a read-only
+        connection, no background embedding starts, and the model is used for counting tokens only.
+        Blocks while the model loads: never call it on the UI thread."""
+        persona = self.load(slug)
+        backend = self._models.backend(self._models.model_config(persona, "chat"))
+        embedder, problem = self._models.embedder_for_recall()
+        memory = self.open_memory(slug, read_only=True)
+        try:
+            session = ChatSession(persona, memory, backend, embedder=embedder, recall_problem=problem)
+            return session.preview_prompt(text)
+        finally:
+            memory.close()
+
+    # -- memory ---------------------------------------------------------------------------------------
     def memory(self, slug: str) -> MemoryStore:
         """A persona's memory as its owner (the runtime) opened it, once per process, on its queue's
         thread. The caller must not close it (close() does). Use it on that thread
@@ -206,17 +230,27 @@ class RuntimesMixin:
         """change_memory as a function an importer can hand each batch to (memory/importer.py WriteGate)."""
         return lambda change: self.change_memory(slug, name, change)
 
+    def open_memory(self, slug: str, *, read_only: Literal[True] = True) -> MemoryStore:
+        """A read-only connection to a persona's memory, for reading off the owner's thread (the caller
+        closes it). It neither migrates nor recovers. Writes go through the owner: change_memory/writer."""
+        persona = self.load(slug)
+        try:  # searching needs no recovery: a read-only file can still be searched
+            return MemoryStore(persona.memory_path, self._root.clock, role="reader")
+        except DatabaseError:
+            pass  # not created or not up to date yet: let the owner do that first
+        self.memory(slug)
+        return MemoryStore(persona.memory_path, self._root.clock, role="reader")
+
     def drives(self, slug: str, *, record: bool = True) -> DriveReport:
         """The persona's drives now, with their inputs, dominant drive and narrative. Recorded in
         drive_history unless record=False (then nothing is written). Off the UI thread: it reads memory."""
         if record:
             return self.runtime(slug).drives(record=True)
-        persona = self.personas.load(slug)
-        settings = persona.settings
+        settings = self.load(slug).settings
         store = self.open_memory(slug, read_only=True)
         try:
             return drive_state.current(
-                store, self.clock.now(), settings.drives.thresholds(), settings.language
+                store, self._root.clock.now(), settings.drives.thresholds(), settings.language
             )
         finally:
             store.close()
@@ -235,38 +269,3 @@ class RuntimesMixin:
         current model step stops and the dream resumes after it); progress and the end are also published
         as core events."""
         return self.runtime(slug).dream(level=level, day=day, progress=progress, cancel=cancel)
-
-    def open_memory(self, slug: str, *, read_only: Literal[True] = True) -> MemoryStore:
-        """A read-only connection to a persona's memory, for reading off the owner's thread (the caller
-        closes it). It neither migrates nor recovers. Writes go through the owner: change_memory/writer."""
-        persona = self.personas.load(slug)
-        try:  # searching needs no recovery: a read-only file can still be searched
-            return MemoryStore(persona.memory_path, self.clock, role="reader")
-        except DatabaseError:
-            pass  # not created or not up to date yet: let the owner do that first
-        self.memory(slug)
-        return MemoryStore(persona.memory_path, self.clock, role="reader")
-
-    def preview_prompt(self, slug: str, text: str) -> BuiltPrompt:
-        """The exact messages `text` would be sent with to the persona's chat model, and each section's
-        tokens (a dry run: `nexus-ark prompt`). Nothing is stored: the memory is read on a read-only
-        connection, no background embedding starts, and the model is used for counting tokens only.
-        Blocks while the model loads: never call it on the UI thread."""
-        persona = self.personas.load(slug)
-        backend = self.backend(self.model_config(persona, "chat"))
-        embedder, problem = self._embedder_for_recall()
-        memory = self.open_memory(slug, read_only=True)
-        try:
-            session = ChatSession(persona, memory, backend, embedder=embedder, recall_problem=problem)
-            return session.preview_prompt(text)
-        finally:
-            memory.close()
-
-    def release_persona(self, slug: str) -> None:
-        """Close a persona's runtime (its queued work finishes, its memory closes): a restore or a delete
-        needs the database to itself. The next use opens it again."""
-        with self._persona_lock(slug):
-            with self._state_lock:
-                runtime = self._runtimes.pop(slug, None)
-            if runtime is not None:
-                runtime.close()
