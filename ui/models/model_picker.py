@@ -63,7 +63,9 @@ class PickedModel:
 class ModelPicker(QWidget):
     """Backend + model + where it runs, for one purpose (conversation or internal work)."""
 
-    def __init__(self, app: NexusApp, key_name: str, catalogue: list[CatalogueEntry], parent=None) -> None:
+    def __init__(
+        self, app: NexusApp, key_name: str, catalogue: list[CatalogueEntry], parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.app = app
         self.key_name = key_name
@@ -81,11 +83,21 @@ class ModelPicker(QWidget):
         ):
             self.backend_box.addItem(label, code)
         self.pages = QStackedWidget()
-
         bundled = QLabel(tr("The small model that ships with Nexus Ark. English only; fast everywhere."))
         bundled.setWordWrap(True)
-        self.pages.addWidget(bundled)
+        for page in (bundled, self._gguf_page(), self._ollama_page(), self._litellm_page()):
+            self.pages.addWidget(page)
+        self.backend_box.currentIndexChanged.connect(self.pages.setCurrentIndex)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.backend_box)
+        layout.addWidget(self.pages)
+        self._key_reference = ""
+        self.ram_gb: float | None = None
+        self.add_suggestions(catalogue, total_ram_gb() if catalogue else None)
 
+    # -- a page per backend -----------------------------------------------------------------------
+    def _gguf_page(self) -> QWidget:
         gguf = QWidget()
         self.gguf_path = QLineEdit()
         self.gguf_path.setObjectName("ggufPath")
@@ -95,8 +107,10 @@ class ModelPicker(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.gguf_path, 1)
         row.addWidget(browse)
-        self.pages.addWidget(gguf)
+        return gguf
 
+    def _ollama_page(self) -> QWidget:
+        """The server, and its model: typed, or chosen from those installed there and the catalogue's."""
         ollama = QWidget()
         self.ollama_host = QLineEdit(DEFAULT_HOST)
         self.ollama_host.setObjectName("ollamaHost")
@@ -115,8 +129,9 @@ class ModelPicker(QWidget):
         model_row.addWidget(self.refresh_button)
         form.addRow(tr("Model"), model_row)
         form.addRow(self.ollama_status)
-        self.pages.addWidget(ollama)
+        return ollama
 
+    def _litellm_page(self) -> QWidget:
         litellm = QWidget()
         self.litellm_model = QLineEdit()
         self.litellm_model.setObjectName("litellmModel")
@@ -137,16 +152,7 @@ class ModelPicker(QWidget):
         form.addRow(tr("Model"), self.litellm_model)
         form.addRow(tr("Base URL"), self.litellm_base)
         form.addRow(tr("API key"), self.litellm_key)
-        self.pages.addWidget(litellm)
-
-        self.backend_box.currentIndexChanged.connect(self.pages.setCurrentIndex)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.backend_box)
-        layout.addWidget(self.pages)
-        self._key_reference = ""
-        self.ram_gb: float | None = None
-        self.add_suggestions(catalogue, total_ram_gb() if catalogue else None)
+        return litellm
 
     def add_suggestions(self, catalogue: list[CatalogueEntry], ram: float | None) -> None:
         """The catalogue's Ollama models under the ones installed, each saying whether it fits here."""
@@ -219,7 +225,9 @@ class ModelPicker(QWidget):
         host = self.ollama_host.text().strip() or DEFAULT_HOST
         self.refresh_button.setEnabled(False)
         self.ollama_status.setText(tr("Asking Ollama at {host}…", host=host))
-        run_in_background(lambda: self.app.models.ollama_models(host), self._on_models, self._on_models_failed)
+        run_in_background(
+            lambda: self.app.models.ollama_models(host), self._on_models, self._on_models_failed
+        )
 
     def _on_models(self, models: list[OllamaModelInfo]) -> None:
         self.refresh_button.setEnabled(True)
