@@ -83,6 +83,22 @@ class DashboardWindow(QDialog):
         self._dreaming = False
         self._dream_cancel = threading.Event()
 
+        self._build_tabs()
+        self._still_to_build = [self._build_history, self._draw_history, self._build_emotions]
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tabs, 1)
+        layout.addLayout(self._build_buttons())
+        self.resize(1000, 720)
+
+        self.core_events = CoreEvents(app.events, slug, parent=self)
+        self.core_events.happened.connect(self._on_core_event)
+        self.retranslate()
+        self.refresh()
+        QTimer.singleShot(0, self, self._build_next)
+
+    # -- building ---------------------------------------------------------------------------------
+    def _build_tabs(self) -> None:
+        """A tab per part; the plots' places are kept empty until they are built (_build_next)."""
         self.drives = DrivesPanel(self.persona_name)
         # The two plots (pyqtgraph) are built after the window shows, each in a turn of the main loop of
         # its own: built here with the rest, opening the window stopped the main loop for 50-80 ms.
@@ -118,8 +134,9 @@ class DashboardWindow(QDialog):
             self.diary,
         ):
             self.tabs.addTab(widget, "")
-        self._still_to_build = [self._build_history, self._draw_history, self._build_emotions]
 
+    def _build_buttons(self) -> QHBoxLayout:
+        """The status line, Stop (while a dream runs), Dream now and Refresh."""
         self.status = QLabel()
         self.status.setObjectName("dashboardStatus")
         self.status.setWordWrap(True)
@@ -136,16 +153,7 @@ class DashboardWindow(QDialog):
         bottom.addWidget(self.stop_dream_button)
         bottom.addWidget(self.dream_button)
         bottom.addWidget(self.refresh_button)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.tabs, 1)
-        layout.addLayout(bottom)
-        self.resize(1000, 720)
-
-        self.core_events = CoreEvents(app.events, slug, parent=self)
-        self.core_events.happened.connect(self._on_core_event)
-        self.retranslate()
-        self.refresh()
-        QTimer.singleShot(0, self, self._build_next)
+        return bottom
 
     @property
     def complete(self) -> bool:
@@ -173,7 +181,7 @@ class DashboardWindow(QDialog):
 
     def _show_history(self, snapshot: Snapshot) -> None:
         if self.drive_history is not None:
-            thresholds = {n: d.threshold for n, d in snapshot.report.drives.items()}
+            thresholds: dict[str, float] = {n: d.threshold for n, d in snapshot.report.drives.items()}
             self.drive_history.set_history(snapshot.history, thresholds)
 
     def _build_emotions(self) -> None:
