@@ -33,7 +33,18 @@ log = logging.getLogger(__name__)
 class Conversation(Protocol):
     """The chat view, as far as this needs it (ui/chat is a sibling: not imported)."""
 
-    def add_message(self, who: str, role: str, text: str, **shown: Any) -> None: ...
+    def add_message(
+        self,
+        who: str,
+        role: str,
+        text: str,
+        *,
+        timestamp: str | None = None,
+        status: str = "complete",
+        why: str = "",
+        message_id: int | None = None,
+        version_ids: list[int] | None = None,
+    ) -> None: ...
 
     def window(self) -> QWidget: ...
 
@@ -67,7 +78,8 @@ class LifeController(QObject):
         self.waiting = 0  # proposals to change a soul that wait for the person (in the inbox too)
         self._waiting_reads = 0
         self.inbox_window: InboxWindow | None = None
-        app.life.notifications.notification_click = open_conversation_on_click  # a click opens that conversation
+        # A click on a notification opens that conversation.
+        app.life.notifications.notification_click = open_conversation_on_click
         self.events = CoreEvents(app.events, None, (*APP_TOPICS, *SOUL_TOPICS), parent=self)
         self.events.happened.connect(self._on_event)
         message_input.textChanged.connect(self._typing)
