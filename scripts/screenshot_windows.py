@@ -31,7 +31,7 @@ from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock, iso
-from nexus_ark.memory.portability import backup_if_due
+from nexus_ark.memory.backups import backup_if_due
 from nexus_ark.runtime.scripted_mind import ScriptedMind
 from ui.personas.persona_editor import PersonaEditor
 from ui.settings.settings_dialog import SettingsDialog

@@ -13,10 +13,11 @@ from pathlib import Path
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import SearchHit
+from nexus_ark.memory.backups import backup
 from nexus_ark.memory.chatgpt_import import ChatGPTImportReport, import_chatgpt
 from nexus_ark.memory.db import database_error, sqlite
 from nexus_ark.memory.importer import ImportReport, import_jsonl, on_store, record_import
-from nexus_ark.memory.portability import backup, export_memory, import_memory
+from nexus_ark.memory.portability import export_memory, import_memory
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.imported import read_unread_feelings
 from nexus_ark.notices import notice

@@ -21,7 +21,7 @@ from nexus_ark.clock import iso
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory import retention
 from nexus_ark.memory.event_queue import QueuedEvent
-from nexus_ark.memory.portability import backup_if_due
+from nexus_ark.memory.backups import backup_if_due
 from nexus_ark.mind.drives import DEVOTION_WINDOW_H, DriveReport
 from nexus_ark.mind.narrative import internal_state
 from nexus_ark.notices import notice

@@ -27,7 +27,7 @@ from nexus_ark.events import EventHub
 from nexus_ark.memory.event_queue import EventQueue
 from nexus_ark.memory.inbox import Inbox
 from nexus_ark.memory.messages import DEFAULT_ROOM, StoredMessage
-from nexus_ark.memory.portability import backup_if_due
+from nexus_ark.memory.backups import backup_if_due
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
+from nexus_ark.memory.backups import backup, backup_if_due, list_backups, verify_backup
 from nexus_ark.memory.db import sqlite
-from nexus_ark.memory.portability import backup, backup_if_due, list_backups, verify_backup
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.paths import shipped_personas_dir
 

@@ -13,7 +13,7 @@ import pytest
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
 from nexus_ark.errors import ConfigError, NexusArkError, PersonaError
-from nexus_ark.memory.portability import backup, list_backups
+from nexus_ark.memory.backups import backup, list_backups
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import PersonaStore
 

@@ -12,17 +12,11 @@ import pytest
 from nexus_ark.clock import FixedClock, iso
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory import retention
+from nexus_ark.memory.backups import backup, backup_if_due, verify_backup
 from nexus_ark.memory.components import Episode, Goal, Insight
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.db import connect
-from nexus_ark.memory.portability import (
-    TABLES,
-    backup,
-    backup_if_due,
-    export_memory,
-    import_memory,
-    verify_backup,
-)
+from nexus_ark.memory.portability import TABLES, export_memory, import_memory
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.state import history
 from nexus_ark.paths import WINDOWS_RESERVED

@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
-from nexus_ark.memory.portability import backup
+from nexus_ark.memory.backups import backup
 from ui.settings.settings_dialog import SettingsDialog
 from ui.util import i18n, theme
 

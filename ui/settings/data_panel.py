@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from nexus_ark.app import NexusApp
-from nexus_ark.memory.portability import BackupInfo
+from nexus_ark.memory.backups import BackupInfo
 from nexus_ark.personas.model import PersonaInfo
 from ui.util import theme
 from ui.util.i18n import tr

@@ -58,7 +58,7 @@ REASON_BY_REFERENCE = (
     "why",
     "event_id",
 )
-_KIND = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+KIND_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 
 
 class ActivityEntry(BaseModel):
@@ -130,7 +130,7 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _kept_notice(summary: str) -> str | None:
+def kept_notice(summary: str) -> str | None:
     """The summary's template and values to store (notices.stored), or None when it has none to keep."""
     if not _translatable(summary):
         return None
@@ -141,7 +141,7 @@ def _kept_notice(summary: str) -> str | None:
         return None
 
 
-def _clip_data(value: Any, depth: int = 0) -> Any:
+def clip_data(value: Any, depth: int = 0) -> Any:
     """JSON-safe and bounded: long strings clipped, long lists and objects cut, deep nesting flattened."""
     if isinstance(value, str):
         return clip(value, DATA_TEXT_CHARS) if len(value) > DATA_TEXT_CHARS else value
@@ -151,7 +151,7 @@ def _clip_data(value: Any, depth: int = 0) -> Any:
         return clip(json.dumps(value, ensure_ascii=False, default=str), DATA_TEXT_CHARS)
     if isinstance(value, Mapping):
         items = list(value.items())[:DATA_ITEMS]
-        return {str(k): _clip_data(v, depth + 1) for k, v in items}
+        return {str(k): clip_data(v, depth + 1) for k, v in items}
     if isinstance(value, Iterable):
-        return [_clip_data(v, depth + 1) for _, v in zip(range(DATA_ITEMS), value, strict=False)]
+        return [clip_data(v, depth + 1) for _, v in zip(range(DATA_ITEMS), value, strict=False)]
     return clip(str(value), DATA_TEXT_CHARS)

@@ -27,7 +27,7 @@ _COLUMNS = "id, time, kind, summary, message_id, data"
 _DAILY = "(select -id as id, time, kind, summary, null as message_id, data from activity_daily)"
 
 
-def _timeline(where: str, params: list[Any]) -> tuple[str, list[Any]]:
+def timeline_query(where: str, params: list[Any]) -> tuple[str, list[Any]]:
     """The entries and the daily lines that match `where`, as one compound select (each half keeps its
     index; ORDER BY and LIMIT go after it)."""
     return (
@@ -46,7 +46,7 @@ def notice_english(raw: str | None) -> str | None:
     return clip(str(from_stored(raw))) if isinstance(raw, str) and raw else None
 
 
-def _entry(row: tuple) -> ActivityEntry:
+def entry_of(row: tuple) -> ActivityEntry:
     i, t, k, s, m, d = row
     data = json.loads(d) if d else None
     kept = data.pop(NOTICE_KEY, None) if isinstance(data, dict) else None
@@ -78,7 +78,7 @@ def _like(text: str) -> str:
     return f"%{escaped}%"
 
 
-def _where(
+def where_clause(
     since: str | datetime | None,
     until: str | datetime | None,
     kinds: Iterable[str] | None,

@@ -13,17 +13,23 @@ import sqlite_utils
 
 from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.memory.activity.entries import (
-    _KIND,
+    KIND_PATTERN,
     NOTICE_KEY,
     REASON_BY_REFERENCE,
     REASON_KEY,
     ActivityEntry,
-    _clip_data,
-    _kept_notice,
     clip,
+    clip_data,
     compact_json,
+    kept_notice,
 )
-from nexus_ark.memory.activity.queries import ENGLISH_FUNCTION, _entry, _timeline, _where, notice_english
+from nexus_ark.memory.activity.queries import (
+    ENGLISH_FUNCTION,
+    entry_of,
+    notice_english,
+    timeline_query,
+    where_clause,
+)
 from nexus_ark.memory.db import sqlite
 from nexus_ark.notices import joined, notice
 
@@ -52,7 +58,7 @@ def reason_by_reference(db: sqlite_utils.Database, payload: str) -> str:
     if not isinstance(reason, dict):
         return payload
     shared = [k for k in REASON_BY_REFERENCE if k in fields and k in reason]
-    if not shared or any(_clip_data(reason[k], 1) != fields[k] for k in shared):
+    if not shared or any(clip_data(reason[k], 1) != fields[k] for k in shared):
         return payload
     for key in shared:
         del fields[key]
@@ -67,7 +73,7 @@ class ActivityLog:
     def __init__(self, db: sqlite_utils.Database, clock: Clock | None = None) -> None:
         self.db = db
         self.clock = clock or SystemClock()
-        # A summary kept as its notice only is searched as the English it says (queries._where).
+        # A summary kept as its notice only is searched as the English it says (queries.where_clause).
         db.conn.create_function(ENGLISH_FUNCTION, 1, notice_english, deterministic=True)
 
     def append(
@@ -79,12 +85,12 @@ class ActivityLog:
         summary: English; a notice (nexus_ark.notices) keeps its template and values in `data` instead, so a
         window can show it translated (the English is made from it when read: the `summary` column stays
         empty rather than hold the same words twice)."""
-        if not _KIND.match(kind):
+        if not KIND_PATTERN.match(kind):
             log.error("activity entry with a bad kind %r not recorded", kind)
             return None
-        kept = _kept_notice(summary)
+        kept = kept_notice(summary)
         try:
-            fields = _clip_data(dict(data)) if data else {}
+            fields = clip_data(dict(data)) if data else {}
             if kept is not None:  # after the clipping: it is bounded already, and must stay whole to be read
                 fields[NOTICE_KEY] = json.loads(kept)  # a JSON value, not a string of JSON escaped again
             payload = compact_json(fields) if fields else None
@@ -111,7 +117,7 @@ class ActivityLog:
                 raise  # SQLite rolled the caller's whole transaction back (disk full): the caller must know
             log.warning("activity entry %s not recorded: %s", kind, exc)
             return None
-        return int(cur.lastrowid)
+        return int(cur.lastrowid or 0)
 
     def query(
         self,
@@ -122,12 +128,14 @@ class ActivityLog:
     ) -> list[ActivityEntry]:
         """Entries between since and until (inclusive), of these kinds, oldest first; with a limit, the
         newest `limit` of them (still oldest first, as a timeline reads)."""
-        sql, params = _timeline(*_where(since, until, kinds))
+        sql, params = timeline_query(*where_clause(since, until, kinds))
         sql += " order by time desc, id desc"
         if limit is not None:
             sql += " limit ?"
             params.append(max(0, int(limit)))
-        return self._with_reasons([_entry(row) for row in reversed(self.db.execute(sql, params).fetchall())])
+        return self._with_reasons(
+            [entry_of(row) for row in reversed(self.db.execute(sql, params).fetchall())]
+        )
 
     def page(
         self,
@@ -145,7 +153,7 @@ class ActivityLog:
         these kinds, whose summary contains `text` (or whose kept notice uses one of `templates`: the
         sentences that say `text` in the person's language). Pages go by key, not by offset, so a page is an
         index range however long the timeline is, and entries appended meanwhile never shift one."""
-        where, params = _where(since, None, kinds, text, templates)
+        where, params = where_clause(since, None, kinds, text, templates)
         keys = []
         if before is not None:
             keys.append("(time < ? or (time = ? and id < ?))")
@@ -155,10 +163,10 @@ class ActivityLog:
             params.extend([after[0], after[0], after[1]])
         if keys:
             where = f"{where} and {' and '.join(keys)}" if where else f" where {' and '.join(keys)}"
-        sql, params = _timeline(where, params)
+        sql, params = timeline_query(where, params)
         sql += " order by time desc, id desc limit ?"
         rows = self.db.execute(sql, [*params, max(0, int(limit))]).fetchall()
-        return self._with_reasons([_entry(row) for row in rows])
+        return self._with_reasons([entry_of(row) for row in rows])
 
     def _with_reasons(self, entries: list[ActivityEntry]) -> list[ActivityEntry]:
         """Entries whose reason is kept in their message's meta (REASON_KEY), with it again in `data`. A
@@ -184,7 +192,7 @@ class ActivityLog:
                 if not isinstance(kept, dict):
                     continue
                 for entry in wanted[message_id]:
-                    shared = {k: _clip_data(kept[k], 1) for k in REASON_BY_REFERENCE if k in kept}
+                    shared = {k: clip_data(kept[k], 1) for k in REASON_BY_REFERENCE if k in kept}
                     entry.data = {**shared, **(entry.data or {})}
         for group in wanted.values():
             for entry in group:
@@ -200,8 +208,8 @@ class ActivityLog:
         templates: Iterable[str] = (),
     ) -> int:
         """How many entries `page` would go through with these filters."""
-        where, params = _where(since, None, kinds, text, templates)
-        sql, params = _timeline(where, params)
+        where, params = where_clause(since, None, kinds, text, templates)
+        sql, params = timeline_query(where, params)
         return int(self.db.execute(f"select count(*) from ({sql})", params).fetchone()[0])
 
     def kinds(self) -> list[str]:
