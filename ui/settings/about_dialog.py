@@ -21,31 +21,32 @@ from PySide6.QtWidgets import (
 )
 
 from nexus_ark import about
-from ui.util.i18n import FollowsLanguage, tr
+from ui.util.i18n import LanguageTexts, tr
 from ui.util.tasks import run_in_background, while_open
 
 THIRD_PARTY = "third-party"
 KIND_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
-class AboutDialog(QDialog, FollowsLanguage):
-    """Every text is set through follow(): a language switch (from the settings, left open beside this
+class AboutDialog(QDialog):
+    """Every text is set through self.texts: a language switch (from the settings, left open beside this
     dialog) shows them all again in the new language."""
 
     def __init__(self, data_dir: Path | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("aboutDialog")
-        self.follow(lambda: self.setWindowTitle(tr("About Nexus Ark")))
+        self.texts = LanguageTexts()
+        self.texts.follow(lambda: self.setWindowTitle(tr("About Nexus Ark")))
         self.info: about.BuildInfo | None = None  # read on a worker: a checkout asks git for its commit
         self._texts: dict[str, str] = {}
 
         self.title = title = QLabel("<b>Nexus Ark</b>")
         title.setObjectName("aboutTitle")
         tagline = QLabel()
-        self.follow(lambda: tagline.setText(tr("A companion that lives on your own computer.")))
+        self.texts.follow(lambda: tagline.setText(tr("A companion that lives on your own computer.")))
         self.data_dir = data_dir
         self.details = QLabel()
-        self.follow(lambda: self.details.setText(self._details()))
+        self.texts.follow(lambda: self.details.setText(self._details()))
         self.details.setObjectName("aboutDetails")
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -57,7 +58,7 @@ class AboutDialog(QDialog, FollowsLanguage):
             item.setData(KIND_ROLE, licence.file)
             self.licences.addItem(item)
         libraries = QListWidgetItem()
-        self.follow(lambda: libraries.setText(tr("Libraries (third-party licences)")))
+        self.texts.follow(lambda: libraries.setText(tr("Libraries (third-party licences)")))
         libraries.setData(KIND_ROLE, THIRD_PARTY)
         self.licences.addItem(libraries)
         self.licence_text = QPlainTextEdit()
@@ -73,10 +74,12 @@ class AboutDialog(QDialog, FollowsLanguage):
         splitter.setSizes([300, 520])
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close = buttons.button(QDialogButtonBox.StandardButton.Close)
-        self.follow(lambda: close.setText(tr("Close")))  # Qt's own word is English without its translations
+        self.texts.follow(
+            lambda: close.setText(tr("Close"))
+        )  # Qt's own word is English without its translations
         buttons.rejected.connect(self.reject)
         licences_label = QLabel()
-        self.follow(lambda: licences_label.setText(tr("Licences")))
+        self.texts.follow(lambda: licences_label.setText(tr("Licences")))
 
         layout = QVBoxLayout(self)
         layout.addWidget(title)
@@ -90,6 +93,9 @@ class AboutDialog(QDialog, FollowsLanguage):
         run_in_background(
             about.build_info, while_open(self, self._show_info), while_open(self, self._no_info)
         )
+
+    def retranslate(self) -> None:
+        self.texts.retranslate()
 
     def _show_info(self, info: about.BuildInfo) -> None:
         self.info = info
