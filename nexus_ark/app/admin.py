@@ -125,7 +125,7 @@ class Admin:
         background. The file is read and parsed on the caller's thread; each batch is written by the
         persona's owner on its queue, between the person's turns. Blocks: off the UI thread."""
         write = self._personas.writer(slug, "import ChatGPT export")
-        report = import_chatgpt(path, write, slug, progress=progress, stop=stop)
+        report = import_chatgpt(path, write, progress=progress, stop=stop)
         write(lambda store: record_import(store.activity, report, path, "chatgpt"))
         if report.imported:
             _read_feelings(write, self._models.emotions)
