@@ -26,7 +26,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from nexus_ark.agent.prompt import MESSAGE_OVERHEAD, cut_text
+from nexus_ark.agent.prompt import MESSAGE_OVERHEAD
+from nexus_ark.agent.token_budget import cut_text
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.memory.summaries import ConversationSummary, Summaries

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from nexus_ark.agent.prompt import Counter, cut_text
+from nexus_ark.agent.token_budget import Counter, cut_text
 from nexus_ark.memory.components import OpenQuestion
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.store import MemoryStore

@@ -16,8 +16,8 @@ would invalidate the cached conversation after it at every turn. It is a system 
 preface of the person's words: placed there, the bundled 135M model took the notes for part of what the
 person said and copied their labels into its replies (issue 32). A template that refuses a system message
 after the first (Gemma's; a Go template of Ollama's that would lift it to the top, losing the cache) gets
-the notes in front of the person's words as before (`for_template`). Episodes sit at the end of the system
-message: they change only when the oldest message in the prompt moves to another day.
+the notes in front of the person's words as before (agent.chat_template). Episodes sit at the end of the
+system message: they change only when the oldest message in the prompt moves to another day.
 
 Budgets are shares of the window left after the reply (context size - max_tokens). A section that needs
 less than its share leaves the rest to the conversation; the stable sections share their pool among
@@ -31,11 +31,12 @@ text is never cut: if it does not fit, the backend says so (the message is kept,
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
+from nexus_ark.agent.token_budget import Counter, cut_text, fit_items
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.room_keys import is_room_key
@@ -52,11 +53,8 @@ from nexus_ark.prompts.chat import (
 )
 from nexus_ark.prompts.rooms import NOTE_LINE
 from nexus_ark.providers.base import ChatMessage, estimate_tokens
-from nexus_ark.sentences import sentence_ends
 
 log = logging.getLogger(__name__)
-
-Counter = Callable[[str], int]
 
 # Messages whose text was cut short still belong to the conversation; failed ones with no text do not.
 _PROMPT_STATUSES = {"complete", "stopped", "interrupted", "error"}
@@ -143,47 +141,6 @@ class PromptTooLargeError(NexusArkError):
     """The stable sections alone do not fit the model's context."""
 
 
-# -- cutting ----------------------------------------------------------------------------------------
-def cut_text(text: str, budget: int, count: Counter) -> str:
-    """The longest beginning of `text` that ends at a sentence boundary and fits `budget` tokens ("" if
-    not even the first sentence fits). Paragraph breaks are kept."""
-    text = text.strip()
-    if count(text) <= budget:
-        return text
-    # Boundaries: offsets just after each sentence, so the kept prefix keeps the original spacing.
-    ends = [*sentence_ends(text), len(text)]
-    ends = sorted({e for e in ends if text[:e].strip()})
-    lo, hi, best = 0, len(ends) - 1, ""
-    while lo <= hi:  # binary search: counting is a tokenizer call
-        mid = (lo + hi) // 2
-        candidate = text[: ends[mid]].rstrip()
-        if count(candidate) <= budget:
-            best, lo = candidate, mid + 1
-        else:
-            hi = mid - 1
-    return best
-
-
-def _fit_items(items: Sequence[str], budget: int, count: Counter) -> tuple[list[str], bool]:
-    """Items in rank order while they fit; one that does not fit whole is cut at a sentence boundary to
-    what is left, and lower-ranked ones still get a chance at the space after it."""
-    kept: list[str] = []
-    used = 0
-    cut = False
-    for item in items:
-        cost = count(item) + 1  # the line break and bullet
-        if used + cost <= budget:
-            kept.append(item)
-            used += cost
-            continue
-        cut = True
-        piece = cut_text(item, budget - used - 1, count) if budget - used > 1 else ""
-        if piece:
-            kept.append(piece)
-            used += count(piece) + 1
-    return kept, cut
-
-
 # -- rendering ----------------------------------------------------------------------------------------
 def _bullets(items: Sequence[str]) -> str:
     return "\n".join(f"- {i}" for i in items)
@@ -267,88 +224,9 @@ def build_prompt(
     available = max(0, context_size - max_tokens - MESSAGE_OVERHEAD)
     shares = {n: int(available * s) for n, s in BUDGET_SHARES.items()}
     reports: dict[str, SectionReport] = {}
-
-    # Stable sections: single texts cut at sentence boundaries, goals by rank.
-    soul = soul_for_prompt(persona.soul.strip(), settings.name, settings.language)
-    soul = soul or FALLBACK_SOUL.format(name=settings.name)
-    soul = f"{soul}\n\n{person_line(persona)}"
-    texts = {
-        "soul": soul,
-        "core_memory": memory.core_memory.strip(),
-        "notepad": memory.notepad.strip(),
-        "strategy": memory.strategy.strip(),
-    }
-    goals = _goal_items(memory)
-    rendered = {n: _render(n, t) for n, t in texts.items()}
-    rendered["goals"] = _render("goals", _bullets(goals))
-    needs = {n: count(rendered[n]) if rendered[n] else 0 for n in STABLE_SECTIONS}
-    grants = _allot(needs, {n: shares[n] for n in STABLE_SECTIONS})
-    stable: dict[str, str] = {}
-    for name in STABLE_SECTIONS:
-        need, grant = needs[name], grants[name]
-        if need <= grant:
-            stable[name] = rendered[name]
-            reports[name] = SectionReport(name=name, tokens=need)
-            continue
-        if grant < need * MIN_STABLE_KEEP:
-            subject, what = _WHAT_TO_SHORTEN[name]
-            raise PromptTooLargeError(
-                notice(
-                    "{subject} is {need:,} tokens; the model's context is {context:,} ({room:,} after the "
-                    "reply's {reply:,}), and {what} may use {grant:,} of it: shorten {what}.",
-                    subject=subject,
-                    need=need,
-                    context=context_size,
-                    room=context_size - max_tokens,
-                    reply=max_tokens,
-                    what=what,
-                    grant=grant,
-                ),
-                hint=notice(
-                    "Or use a model with a larger context (context_size in persona.toml), or lower "
-                    "max_tokens there."
-                ),
-            )
-        heading = SECTION_HEADINGS.get(name)
-        head_cost = count(heading) + 1 if heading else 0
-        if name == "goals":
-            kept, _ = _fit_items(goals, grant - head_cost, count)
-            stable[name] = _render(name, _bullets(kept))
-        else:
-            stable[name] = _render(name, cut_text(texts[name], grant - head_cost, count))
-        tokens = count(stable[name]) if stable[name] else 0
-        _log_cut(name, need, tokens)
-        reports[name] = SectionReport(name=name, tokens=tokens, cut=True)
-
-    # Changing sections: lists cut by rank (best first), the feelings as one text.
-    changing: dict[str, str] = {}
-    episode_items = [f"{e.date}: {e.text.strip()}" for e in reversed(memory.episodes) if e.text.strip()]
-    lists = {
-        "episodes": episode_items,  # newest first: the nearest days matter most
-        "recalled": memory.recalled,
-        "entities": memory.entities,
-        "knowledge": memory.knowledge,
-    }
-    for name in CHANGING_SECTIONS:
-        heading = SECTION_HEADINGS[name]
-        budget = shares[name] - count(heading) - 1
-        if name == "feelings":
-            full = memory.feelings.strip()
-            body = cut_text(full, budget, count) if full else ""
-            cut = body != full
-        else:
-            items = [i.strip() for i in lists[name] if i.strip()]
-            kept, cut = _fit_items(items, budget, count) if items else ([], False)
-            if name == "episodes":
-                kept.reverse()  # shown in date order
-            body = _bullets(kept)
-        changing[name] = _render(name, body)
-        tokens = count(changing[name]) if changing[name] else 0
-        if cut:
-            full_cost = count(_render(name, memory.feelings if name == "feelings" else _bullets(lists[name])))
-            _log_cut(name, full_cost, tokens)
-        reports[name] = SectionReport(name=name, tokens=tokens, cut=cut)
-
+    window = _Window(context_size, max_tokens)
+    stable = _stable_sections(persona, memory, shares, count, window, reports)
+    changing = _changing_sections(memory, shares, count, reports)
     notes = "\n\n".join(p for n in NOTE_SECTIONS if (p := changing[n]))
     if notes:
         notes = f"{NOTES_INTRO}\n\n{notes}"
@@ -366,30 +244,11 @@ def build_prompt(
     ][-limit:]
     own = count(user_text) + MESSAGE_OVERHEAD + (count(NOTES_INTRO) + MESSAGE_OVERHEAD if notes else 0)
     room = available - used - own
-    # The summary stands for the oldest turns: it is paid from the conversation's room before them.
-    summary_text = memory.summary.strip()
-    summary = _render("summary", summary_text)
-    summary_cut = False
-    if summary:
-        cap = int(max(0, room) * SUMMARY_MAX_SHARE)
-        if count(summary) > cap:
-            summary_cut = True
-            body = cut_text(summary_text, cap - count(SECTION_HEADINGS["summary"]) - 1, count)
-            _log_cut("summary", count(summary), count(_render("summary", body)) if body else 0)
-            summary = _render("summary", body)
-    summary_tokens = count(summary) if summary else 0
-    reports["summary"] = SectionReport(name="summary", tokens=summary_tokens, cut=summary_cut)
-    room -= summary_tokens
+    summary = _summary_section(memory.summary.strip(), room, count, reports)
+    room -= reports["summary"].tokens
     system_parts = (*(stable[n] for n in STABLE_SECTIONS), changing["episodes"], summary)
     system = "\n\n".join(p for p in system_parts if p)
-    kept_turns: list[ChatMessage] = []
-    for turn in reversed(turns):  # ranked by recency: the oldest go first
-        cost = count(turn.content) + MESSAGE_OVERHEAD
-        if cost > room:
-            break
-        kept_turns.append(turn)
-        room -= cost
-    kept_turns.reverse()
+    kept_turns = _newest_turns(turns, room, count)
     dropped = len(turns) - len(kept_turns)
     conversation_tokens = own + sum(count(t.content) + MESSAGE_OVERHEAD for t in kept_turns)
     if dropped:
@@ -405,6 +264,145 @@ def build_prompt(
     return BuiltPrompt(messages=messages, sections=[reports[n] for n in SECTION_ORDER])
 
 
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The model's context and the reply's share of it (named in a stable section's refusal)."""
+
+    context_size: int
+    max_tokens: int
+
+
+def _stable_sections(
+    persona: Persona,
+    memory: MemoryContext,
+    shares: dict[str, int],
+    count: Counter,
+    window: _Window,
+    reports: dict[str, SectionReport],
+) -> dict[str, str]:
+    """The stable sections rendered: single texts cut at sentence boundaries, goals by rank; one that
+    would lose more than half of itself is refused (PromptTooLargeError)."""
+    settings = persona.settings
+    soul = soul_for_prompt(persona.soul.strip(), settings.name, settings.language)
+    soul = soul or FALLBACK_SOUL.format(name=settings.name)
+    texts = {
+        "soul": f"{soul}\n\n{person_line(persona)}",
+        "core_memory": memory.core_memory.strip(),
+        "notepad": memory.notepad.strip(),
+        "strategy": memory.strategy.strip(),
+    }
+    goals = _goal_items(memory)
+    rendered = {n: _render(n, t) for n, t in texts.items()}
+    rendered["goals"] = _render("goals", _bullets(goals))
+    needs = {n: count(rendered[n]) if rendered[n] else 0 for n in STABLE_SECTIONS}
+    grants = _allot(needs, {n: shares[n] for n in STABLE_SECTIONS})
+    stable: dict[str, str] = {}
+    for name in STABLE_SECTIONS:
+        need, grant = needs[name], grants[name]
+        if need <= grant:
+            stable[name] = rendered[name]
+            reports[name] = SectionReport(name=name, tokens=need)
+            continue
+        if grant < need * MIN_STABLE_KEEP:
+            raise _too_large(name, need, grant, window)
+        heading = SECTION_HEADINGS.get(name)
+        head_cost = count(heading) + 1 if heading else 0
+        if name == "goals":
+            kept, _ = fit_items(goals, grant - head_cost, count)
+            stable[name] = _render(name, _bullets(kept))
+        else:
+            stable[name] = _render(name, cut_text(texts[name], grant - head_cost, count))
+        tokens = count(stable[name]) if stable[name] else 0
+        _log_cut(name, need, tokens)
+        reports[name] = SectionReport(name=name, tokens=tokens, cut=True)
+    return stable
+
+
+def _too_large(name: str, need: int, grant: int, window: _Window) -> PromptTooLargeError:
+    subject, what = _WHAT_TO_SHORTEN[name]
+    context_size, max_tokens = window.context_size, window.max_tokens
+    return PromptTooLargeError(
+        notice(
+            "{subject} is {need:,} tokens; the model's context is {context:,} ({room:,} after the "
+            "reply's {reply:,}), and {what} may use {grant:,} of it: shorten {what}.",
+            subject=subject,
+            need=need,
+            context=context_size,
+            room=context_size - max_tokens,
+            reply=max_tokens,
+            what=what,
+            grant=grant,
+        ),
+        hint=notice(
+            "Or use a model with a larger context (context_size in persona.toml), or lower max_tokens there."
+        ),
+    )
+
+
+def _changing_sections(
+    memory: MemoryContext, shares: dict[str, int], count: Counter, reports: dict[str, SectionReport]
+) -> dict[str, str]:
+    """The changing sections rendered: lists cut by rank (best first), the feelings as one text."""
+    changing: dict[str, str] = {}
+    episode_items = [f"{e.date}: {e.text.strip()}" for e in reversed(memory.episodes) if e.text.strip()]
+    lists = {
+        "episodes": episode_items,  # newest first: the nearest days matter most
+        "recalled": memory.recalled,
+        "entities": memory.entities,
+        "knowledge": memory.knowledge,
+    }
+    for name in CHANGING_SECTIONS:
+        heading = SECTION_HEADINGS[name]
+        budget = shares[name] - count(heading) - 1
+        if name == "feelings":
+            full = memory.feelings.strip()
+            body = cut_text(full, budget, count) if full else ""
+            cut = body != full
+        else:
+            items = [i.strip() for i in lists[name] if i.strip()]
+            kept, cut = fit_items(items, budget, count) if items else ([], False)
+            if name == "episodes":
+                kept.reverse()  # shown in date order
+            body = _bullets(kept)
+        changing[name] = _render(name, body)
+        tokens = count(changing[name]) if changing[name] else 0
+        if cut:
+            full_cost = count(_render(name, memory.feelings if name == "feelings" else _bullets(lists[name])))
+            _log_cut(name, full_cost, tokens)
+        reports[name] = SectionReport(name=name, tokens=tokens, cut=cut)
+    return changing
+
+
+def _summary_section(summary_text: str, room: int, count: Counter, reports: dict[str, SectionReport]) -> str:
+    """The running summary, rendered: it stands for the oldest turns, so it is paid from the
+    conversation's room before them, at most SUMMARY_MAX_SHARE of it."""
+    summary = _render("summary", summary_text)
+    summary_cut = False
+    if summary:
+        cap = int(max(0, room) * SUMMARY_MAX_SHARE)
+        if count(summary) > cap:
+            summary_cut = True
+            body = cut_text(summary_text, cap - count(SECTION_HEADINGS["summary"]) - 1, count)
+            _log_cut("summary", count(summary), count(_render("summary", body)) if body else 0)
+            summary = _render("summary", body)
+    summary_tokens = count(summary) if summary else 0
+    reports["summary"] = SectionReport(name="summary", tokens=summary_tokens, cut=summary_cut)
+    return summary
+
+
+def _newest_turns(turns: Sequence[ChatMessage], room: int, count: Counter) -> list[ChatMessage]:
+    """The newest turns that fit in `room`, in their order (ranked by recency: the oldest go first)."""
+    kept: list[ChatMessage] = []
+    for turn in reversed(turns):
+        cost = count(turn.content) + MESSAGE_OVERHEAD
+        if cost > room:
+            break
+        kept.append(turn)
+        room -= cost
+    kept.reverse()
+    return kept
+
+
 def build_messages(
     persona: Persona,
     history: Sequence[StoredMessage],
@@ -413,46 +411,3 @@ def build_messages(
 ) -> list[ChatMessage]:
     """The messages alone, counted with an estimate (see build_prompt)."""
     return build_prompt(persona, history, user_text, memory).messages
-
-
-# Said in a chat template that refuses a system message after the first (Gemma's Jinja templates).
-_REFUSES_LATE_SYSTEM = ("System role not supported", "roles must alternate")
-# A Go template (Ollama's): Ollama lifts every system message into the template's .System at the top
-# unless the template's loop over the messages places system messages itself.
-_GO_TEMPLATE = re.compile(r"\.Messages\b|\.Prompt\b|\.System\b")
-
-
-def late_system_accepted(chat_template: str, model_id: str) -> bool:
-    """Whether the model's chat template keeps a system message where it stands among the turns: ChatML
-    (SmolLM2, Qwen2.5, Qwen3) does; Gemma's refuses one after the first (its Jinja raises; on Ollama its
-    template turns it into a user turn, which two user turns in a row then break); an Ollama template that
-    does not place system messages in its loop lifts them to the top (the cached prefix would change every
-    turn). An unknown template (a cloud model through LiteLLM) is taken to accept it, Gemma by name aside."""
-    if "gemma" in model_id.casefold():
-        return False
-    if any(refusal in chat_template for refusal in _REFUSES_LATE_SYSTEM):
-        return False
-    if _GO_TEMPLATE.search(chat_template):
-        return 'eq .Role "system"' in chat_template
-    return True
-
-
-def for_template(messages: Sequence[ChatMessage], late_system: bool) -> list[ChatMessage]:
-    """The messages as the model's chat template takes them: unchanged where a system message may follow
-    the turns (late_system), else each system message after the first is put in front of the user message
-    that follows it (the notes before the person's words, as one user turn)."""
-    if late_system:
-        return list(messages)
-    out: list[ChatMessage] = []
-    pending: list[str] = []
-    for i, message in enumerate(messages):
-        if message.role == "system" and i > 0:
-            pending.append(message.content)
-            continue
-        if pending and message.role == "user":
-            message = message.model_copy(update={"content": "\n\n".join([*pending, message.content])})
-            pending = []
-        out.append(message)
-    if pending:  # notes with no user message after them (none is built so): kept as a user turn
-        out.append(ChatMessage(role="user", content="\n\n".join(pending)))
-    return out

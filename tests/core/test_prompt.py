@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from nexus_ark.agent.chat_template import for_template, late_system_accepted
 from nexus_ark.agent.prompt import (
     BUDGET_SHARES,
     MESSAGE_OVERHEAD,
@@ -16,8 +17,6 @@ from nexus_ark.agent.prompt import (
     MemoryContext,
     PromptTooLargeError,
     build_prompt,
-    for_template,
-    late_system_accepted,
     person_line,
 )
 from nexus_ark.agent.prompt_inputs import gather_inputs
