@@ -18,7 +18,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     home = tmp_path_factory.mktemp("nexus-home")
     monkeypatch.setenv("NEXUS_ARK_HOME", str(home))
     # A persona's owner connection refuses statements from any thread but its queue's (and threads that
-    # borrowed it through NexusApp.memory): a write from the wrong thread fails the test that made it.
+    # borrowed it through app.personas.memory): a write from the wrong thread fails the test that made it.
     monkeypatch.setenv("NEXUS_ARK_STRICT_OWNER", "1")
     return home
 

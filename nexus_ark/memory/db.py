@@ -93,8 +93,8 @@ class GuardedConnection(sqlite.Connection):
         return OwnerThreadError(
             f"Thread {threading.current_thread().name!r} ran a statement on {self.owner_name}, which only "
             f"its queue's thread {self.owner_thread_name!r} may use (strict owner mode, "
-            "NEXUS_ARK_STRICT_OWNER): run it on the queue (NexusApp.change_memory, runtime.queue.call) or "
-            "borrow the connection while the queue is idle (NexusApp.memory)."
+            "NEXUS_ARK_STRICT_OWNER): run it on the queue (app.personas.change_memory, runtime.queue.call) "
+            "or borrow the connection while the queue is idle (app.personas.memory)."
         )
 
     def cursor(self, factory: Any = GuardedCursor) -> Any:

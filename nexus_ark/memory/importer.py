@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 BATCH = 500
 
 # How an importer writes: it hands a function of the memory to whoever owns the memory, which runs it on its
-# own thread and returns the result (NexusApp.writer: the persona's queue). The file is read and parsed on
+# own thread and returns the result (app.personas.writer: the persona's queue). The file is read and parsed on
 # the caller's thread; only each batch's transaction waits in the persona's line.
 WriteGate = Callable[[Callable[["MemoryStore"], Any]], Any]
 

@@ -23,7 +23,7 @@ class InboxEntry(BaseModel):
     read_at: str | None
     text: str
     meta: dict
-    room_title: str | None = None  # written first in a room of several personas (NexusApp.inbox fills it)
+    room_title: str | None = None  # written first in a room of several personas (app.life.inbox fills it)
 
 
 class Inbox:

@@ -36,7 +36,9 @@ def test_memories_imported_while_the_embedding_finishes_get_vectors_without_a_re
     try:
         assert app.admin.import_chatgpt_export("aria", EXPORT).imported == 9
         assert lingering.wait(120)
-        later = app.admin.import_chatgpt_export("aria", MALFORMED)  # its good conversations, while that finishes
+        later = app.admin.import_chatgpt_export(
+            "aria", MALFORMED
+        )  # its good conversations, while that finishes
         assert later.imported > 0
         go_on.set()
         embedder = app.models.embedder()

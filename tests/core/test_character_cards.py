@@ -46,7 +46,9 @@ def app(tmp_path: Path):
 
 def _folder_listing(app: NexusApp) -> tuple[list[str], list[str]]:
     backups = app.layout.backups_dir
-    return sorted(app.personas.store.slugs()), sorted(p.name for p in backups.iterdir()) if backups.is_dir() else []
+    return sorted(app.personas.store.slugs()), sorted(
+        p.name for p in backups.iterdir()
+    ) if backups.is_dir() else []
 
 
 def _greetings(app: NexusApp, slug: str) -> list[tuple[str, bool]]:

@@ -147,7 +147,9 @@ def test_a_small_model_quotes_the_persons_last_worry_an_open_question_and_its_go
     clock = FixedClock(NOON - timedelta(days=5))
     app = _app(tmp_path / "g", clock, ScriptedMind(parameters=SMALL))
     try:
-        app.personas.memory("aria").components.put_goal(Goal(term="short", goal="Learn which books the person loves"))
+        app.personas.memory("aria").components.put_goal(
+            Goal(term="short", goal="Learn which books the person loves")
+        )
         clock.advance(5 * 86400)  # no progress for five days: the goal pulls
         _step(app, "aria")
         ((text, meta),) = _written_first(app, "aria")

@@ -44,7 +44,9 @@ def _room_on(data_dir: Path, backend: ScriptedBackend, strategy: str) -> Iterato
     """Aria and ひかり in a room, all answers from `backend`."""
     app = NexusApp(data_dir, backend_factory=lambda config: backend).open()
     try:
-        room = app.rooms.open(app.rooms.create("Room", ["aria", "hikari"], strategy=strategy), random.Random(0))
+        room = app.rooms.open(
+            app.rooms.create("Room", ["aria", "hikari"], strategy=strategy), random.Random(0)
+        )
         try:
             yield app, room
         finally:
@@ -302,7 +304,7 @@ def test_a_reopened_room_keeps_counting_toward_the_cap_and_bad_settings_are_refu
     assert "members" in str(refused.value) and app.rooms.load(slug).slugs == ["aria", "hikari"]
 
 
-# --- Settings changed while the room is open (NexusApp.update_room, RoomConversation.update_settings) -------
+# --- Settings changed while the room is open (app.rooms.update, RoomConversation.update_settings) -------
 
 
 def _speakers(events) -> list[str]:
@@ -313,7 +315,9 @@ def test_an_open_room_takes_new_settings_on_its_next_turn_and_a_muted_member_is_
     slug = app.rooms.create("Trip", ["aria", "hikari"], strategy="natural")
     room = app.rooms.open(slug, random.Random(5))
     try:
-        app.rooms.update(slug, {"members": [{"persona": "aria", "talkativeness": 0.0}, {"persona": "hikari"}]})
+        app.rooms.update(
+            slug, {"members": [{"persona": "aria", "talkativeness": 0.0}, {"persona": "hikari"}]}
+        )
         app.rooms.update(slug, {"members": [{"persona": "aria"}, {"persona": "hikari", "muted": True}]})
         # Named, talked about, left alone: ひかり never answers, in any order, nor goes on in auto mode.
         heard = []

@@ -219,7 +219,9 @@ def test_a_planned_event_fires_after_a_restart_and_a_newer_plan_with_its_key_rep
         (message,) = written_first(again)
         assert message["trigger"] == "event" and message["why"] == "planned: ask how the pastry exam went"
         states = dict(
-            again.personas.memory("aria").db.execute("select json_extract(payload, '$.what'), state from events")
+            again.personas.memory("aria").db.execute(
+                "select json_extract(payload, '$.what'), state from events"
+            )
         )
         assert states == {"ask how the exam went": "cancelled", "ask how the pastry exam went": "done"}
     finally:
@@ -239,7 +241,9 @@ def test_scheduled_jobs_do_not_run_again_after_a_restart_within_their_period(dat
     again = make_app(data_dir, clock)
     try:
         step(again)
-        after = dict(again.personas.memory("aria").db.execute("select job, last_run from job_runs").fetchall())
+        after = dict(
+            again.personas.memory("aria").db.execute("select job, last_run from job_runs").fetchall()
+        )
         assert after == runs
     finally:
         again.close()
@@ -261,7 +265,9 @@ def test_a_missed_nights_dream_runs_once_at_start(data_dir: Path):
     try:
         step(again)
         step(again)
-        rows = again.personas.memory("aria").db.execute("select level, date, state from dream_jobs").fetchall()
+        rows = (
+            again.personas.memory("aria").db.execute("select level, date, state from dream_jobs").fetchall()
+        )
         assert rows == [(1, "2026-11-20", "done")]
     finally:
         again.close()
@@ -372,7 +378,9 @@ def test_a_model_override_never_loads_the_personas_own_model_first(data_dir: Pat
     try:
         session = app.personas.session("aria", model_override="ollama:tiny")
         assert session.backend.model_id == "ollama:tiny"
-        assert "".join(getattr(i, "text", "") for i in app.personas.runtime("aria").send("Hello there")).strip()
+        assert "".join(
+            getattr(i, "text", "") for i in app.personas.runtime("aria").send("Hello there")
+        ).strip()
     finally:
         app.close()
 

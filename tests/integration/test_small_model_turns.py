@@ -203,7 +203,9 @@ def test_twenty_bundled_turns_five_in_a_room_copy_no_scaffolding_and_no_member_r
         for slug in ("aria", "hikari"):
             app.admin.save_persona(slug, settings={"model": {"spec": "bundled", "temperature": 0.0}})
         app.admin.set_user_name("Ken")
-        app.personas.change_memory("aria", "plant", lambda store: store.components.write_entity("Luna", luna[6:]))
+        app.personas.change_memory(
+            "aria", "plant", lambda store: store.components.write_entity("Luna", luna[6:])
+        )
         runtime = app.personas.runtime("aria")
         session = runtime.queue.call("open", runtime.session)
         session.emotions = None  # the reply is what is checked here

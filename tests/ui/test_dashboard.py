@@ -270,7 +270,9 @@ def test_goals_edit_note_complete_and_empty_text_refused(
     panel.text.setPlainText("Plan a rainy-day playlist")
     panel.save_button.click()
     qtbot.waitUntil(lambda: panel.table.rowCount() == 3, timeout=30_000)
-    assert [g.goal for g in core.personas.memory("aria").components.goals("short")] == ["Plan a rainy-day playlist"]
+    assert [g.goal for g in core.personas.memory("aria").components.goals("short")] == [
+        "Plan a rainy-day playlist"
+    ]
 
 
 def test_memory_panels_show_what_dreams_wrote_and_entities_are_edited(
@@ -350,7 +352,7 @@ def test_an_empty_mind_says_so(qtbot, core: NexusApp) -> None:
 
 
 def test_dream_now_shows_each_stage_and_how_it_went(qtbot, window: DashboardWindow, core: NexusApp) -> None:
-    """A real dream (NexusApp.dream) on a model that answers nonsense: every stage runs and is refused."""
+    """A real dream (app.personas.dream) on a model that answers nonsense: every stage runs and is refused."""
     statuses: list[tuple[str, str]] = []
     window.core_events.happened.connect(lambda topic, payload: statuses.append((topic, window.status.text())))
     window.dream_button.click()

@@ -1,7 +1,7 @@
 """The dream diary shows a dream the moment Dream now finishes, also on a model too small to reflect (it
 writes the day's episode and people and things, no insight: the diary said "No dreams yet").
 
-A real dream (NexusApp.dream through the dashboard's Dream now) on a scripted model that reports 135M
+A real dream (app.personas.dream through the dashboard's Dream now) on a scripted model that reports 135M
 parameters, the size of the bundled one: the extractive dream runs on the day's real messages."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The room's settings dialog (Room > Room settings…): each member muted or not and how talkative, the reply
 order, the cap of replies after each of the person's messages, and auto mode's pause. It reads nothing and
 saves nothing itself: it starts from the settings the room opened with and gives back the changes, which
-the room's lane saves through the core (NexusApp.update_room) while the room stays open."""
+the room's lane saves through the core (app.rooms.update) while the room stays open."""
 
 from __future__ import annotations
 
