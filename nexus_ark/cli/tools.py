@@ -7,6 +7,7 @@ import argparse
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from nexus_ark.errors import ConfigError
 from nexus_ark.mcp_tools.approvals import decide, load_decisions, split_key
 from nexus_ark.mcp_tools.faults import ToolFaultError, ToolInfo
 from nexus_ark.mcp_tools.hub import McpHub
+from nexus_ark.mcp_tools.offer import Approval, ApprovalRequest
 from nexus_ark.mcp_tools.servers import (
     MCP_FILE,
     ServerConfig,
@@ -223,3 +225,41 @@ def _call(hub: McpHub, layout: DataLayout, folder: Path | None, args: argparse.N
     else:
         print(outcome.text)
     return 1 if outcome.is_error else 0
+
+
+def terminal_asker(allowed: set[str], interactive: bool) -> Callable[[ApprovalRequest], Approval]:
+    """How `chat` asks before an "ask" tool runs: on the terminal when there is one (stderr, so stdout
+    stays the replies); piped, only the tools named with --allow-tool run, and the others are said once."""
+
+    def ask(request: ApprovalRequest) -> Approval:
+        key = request.tool.key
+        if key in allowed:
+            return "once"
+        if not interactive:
+            print(
+                notice(
+                    "note: {tool} asks before it runs and this chat is not on a terminal; it did not run "
+                    "(--allow-tool {tool} lets it)",
+                    tool=key,
+                ),
+                file=sys.stderr,
+            )
+            return "deny"
+        shown = json.dumps(request.arguments, ensure_ascii=False)[:300]
+        print(
+            notice(
+                "{persona} wants to run {tool} ({what}) with {arguments}.",
+                persona=request.persona,
+                tool=key,
+                what=request.tool.description[:120] or "-",
+                arguments=shown,
+            ),
+            file=sys.stderr,
+        )
+        print(notice("Allow it? [o]nce, [a]lways, [d]eny: "), end="", file=sys.stderr, flush=True)
+        answer = sys.stdin.readline().strip().lower()[:1]
+        if answer == "o":
+            return "once"
+        return "always" if answer == "a" else "deny"  # anything else, or the end of input: not run
+
+    return ask
