@@ -16,6 +16,7 @@ from typing import TextIO
 
 from nexus_ark.agent.session import ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
+from nexus_ark.cli.tools import terminal_asker
 from nexus_ark.errors import NexusArkError, ProviderError
 from nexus_ark.prompts import LANGUAGE_NAMES
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
@@ -25,6 +26,7 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
     """The conversation runs on the persona's runtime, as in the window: each turn on its queue (first in
     line), the after-turn work (vectors, compression, drives, a backup) as background work the next turn
     pre-empts; this thread only prints what the queue hands back."""
+    app.tools.asker = terminal_asker(set(args.allow_tool), sys.stdin.isatty())
     if args.room or len(args.persona or []) > 1:
         from nexus_ark.cli.room import run_room_chat
 

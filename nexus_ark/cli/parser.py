@@ -47,6 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     chat.add_argument("--api-base", metavar="URL", help="server address for ollama: or litellm: models")
     chat.add_argument(
+        "--allow-tool",
+        action="append",
+        default=[],
+        metavar="SERVER:TOOL",
+        help="let this MCP tool run without asking (piped chats ask nobody: other tools that ask first do "
+        "not run)",
+    )
+    chat.add_argument(
         "--raw",
         action="store_true",
         help="piped: print each reply as it streams (default: one line per reply, its line breaks as \\n)",
