@@ -31,6 +31,7 @@ from nexus_ark.agent.upkeep import (
     Upkeep,
 )
 from nexus_ark.agent.versions import CONTINUE_PROMPT, Versions
+from nexus_ark.mcp_tools.offer import ToolSource
 from nexus_ark.memory.messages import DEFAULT_ROOM, StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.emotion import EmotionDetector, EmotionReading
@@ -74,6 +75,7 @@ class ChatSession:
         after_turn: Callable[[], None] | None = None,
         emotions: EmotionDetector | None = None,
         internal: InternalSource = None,
+        tools: ToolSource | None = None,
     ) -> None:
         """internal: the persona's internal model for compression and open questions (or a function that
         loads it when first needed); the chat model when None."""
@@ -86,6 +88,7 @@ class ChatSession:
             embedder=embedder,
             emotions=emotions,
             recall_problem=recall_problem if embedder is None else "",
+            tools=tools,
         )
         self.recall = Recall(self.state)
         self.turns = Turns(self.state, self.recall)

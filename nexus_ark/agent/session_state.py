@@ -12,6 +12,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 
 from nexus_ark.errors import NexusArkError
+from nexus_ark.mcp_tools.offer import ToolRun, ToolSource
 from nexus_ark.memory.messages import DEFAULT_ROOM
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind.emotion import EmotionDetector, EmotionReading
@@ -71,6 +72,11 @@ class SessionState:
     # reply (mind.emotion_confirm): (message id, text, reading). The turn sets it, upkeep takes it.
     unconfirmed: tuple[int, str, EmotionReading] | None = None
     gate: TurnGate = field(default_factory=TurnGate)
+    # Where the turns get MCP tools (app.tools; None: memory tools only), the person's newest words (what
+    # the tools offered are chosen by), and the calls of the turn under way (indexed as tool results).
+    tools: ToolSource | None = None
+    latest_text: str = ""
+    tool_runs: list[ToolRun] = field(default_factory=list)
 
     def embedder_ready(self) -> bool:
         """An embedder is there and did not fail in the last EMBEDDER_RETRY_S."""

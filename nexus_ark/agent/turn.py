@@ -35,6 +35,7 @@ from nexus_ark.sentences import trim_to_sentence
 log = logging.getLogger(__name__)
 
 USER_SPEAKER = PERSON_SPEAKER  # how the person's messages are stored
+TOOL_SPEAKER = "tool {tool}"  # an MCP tool's result as recall names it: what the tool said, not the persona
 PERSON_WORD = notice("user")  # the person as the timeline names them (USER_SPEAKER; translated where shown)
 
 
@@ -111,6 +112,8 @@ class Turns:
         recall index (unless `index` is False: a note is read once, on the next turn). `name`: who said
         it, as the timeline and recall name them. Returns the message's id."""
         memory = self.state.memory
+        if speaker == USER_SPEAKER:
+            self.state.latest_text = text  # what the turn's MCP tools are chosen by
         with memory.db.atomic():
             message_id = memory.messages.add(
                 speaker=speaker,
@@ -193,6 +196,7 @@ class Turns:
                     self._record(reply.reply_id, reply, text, status)
                 if text:
                     self._index(reply.reply_id, state.persona.settings.name, text)
+                self._tool_results(reply.reply_id, warnings)
             except sqlite.Error as exc:  # e.g. the disk filled while it streamed: say so, in words
                 problem = database_error(exc, state.memory.path)
                 raise DatabaseError(
@@ -256,8 +260,10 @@ class Turns:
         if status == "error" and reply.error:
             activity.error(reply.error, message_id=reply_id)
 
-    def tools(self) -> ToolBox | None:
-        """The persona's memory tools, unless the persona turned them off."""
+    def tools(self, *, person_present: bool = True) -> ToolBox | None:
+        """The persona's memory tools, and the MCP tools its model can use (app.tools chooses them; a tool
+        set to "ask" runs only with the person's yes, and never when `person_present` is False), unless
+        the persona turned tools off."""
         state = self.state
         persona = state.persona
         if not persona.settings.conversation.tools:
@@ -265,9 +271,41 @@ class Turns:
         box = MemoryTools(state.memory, state.embedder).toolbox()
         # A model that can reflect may ask to change its soul (the person reviews it); a small one would
         # invent the request.
-        if persona.settings.soul.proposals and state.backend.capabilities().reflects:
+        capabilities = state.backend.capabilities()
+        if persona.settings.soul.proposals and capabilities.reflects:
             box.add(SOUL_SPEC, SoulTool(persona, state.memory, state.memory.messages.clock, state.room))
+        if state.tools is not None:
+            state.tools.offer(
+                persona.slug,
+                capabilities,
+                state.latest_text,
+                state.embedder,
+                person_present=person_present,
+                record=state.tool_runs.append,
+                box=box,
+            )
         return box
+
+    def _tool_results(self, reply_id: int, warnings: list[str]) -> None:
+        """The MCP calls of this reply: each result indexed as what the tool said (never as the persona's
+        words), so recall finds it; each fault said in the turn's warnings."""
+        runs, self.state.tool_runs = self.state.tool_runs, []
+        turns = []
+        for n, run in enumerate(runs):
+            if run.fault is not None:
+                warnings.append(str(run.fault.message))
+            if run.outcome is not None and run.outcome.text.strip():
+                turns.append(
+                    Turn(
+                        speaker=TOOL_SPEAKER.format(tool=run.tool.key),
+                        text=run.outcome.text,
+                        created_at=self.state.memory.messages.get(reply_id).created_at,
+                        source_id=f"tool:{reply_id}:{n}",
+                        room=self.state.room,
+                    )
+                )
+        if turns:
+            index_turns(self.state.memory.archive, turns)
 
     def _text_tools(self) -> bool:
         """Whether a model without native tool calls gets the text protocol (its markup is hidden from the

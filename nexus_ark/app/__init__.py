@@ -77,6 +77,7 @@ class NexusApp:
     def _wire(self, store: PersonaStore, room_store: RoomStore, notifier: Notifier | None) -> None:
         """The parts, each given what it needs; a runtime's host is made of their public calls."""
         self.models = Models(self, self.pool, store)
+        self.tools = Tools(self, store)
         notifications = Notifications(self, notifier)
         host = RuntimeHost(
             clock=self.clock,
@@ -90,13 +91,13 @@ class NexusApp:
             notify=notifications.notify,
             autonomy_paused=lambda: notifications.paused,
             room_title=room_store.title,
+            tools=self.tools,
         )
         self.personas = Personas(self, store, self.models, host, self._stopping)
         self.life = Life(self, self.personas, notifications, room_store.title, self._stopping)
         self.rooms = RoomService(room_store, self.personas, self.clock, self.events)
         self.souls = Souls(self.personas)
         self.admin = Admin(self, self.personas, self.models, self.souls)
-        self.tools = Tools(self, store)
 
     @property
     def data_dir(self) -> Path:

@@ -25,7 +25,7 @@ from nexus_ark.mcp_tools.offer import (
     most_relevant,
 )
 from nexus_ark.mcp_tools.servers import MCP_FILE, Scope, ServerConfig, servers_for
-from nexus_ark.personas.store import Persona, PersonaStore
+from nexus_ark.personas.store import PersonaStore
 from nexus_ark.providers.base import Capabilities
 from nexus_ark.providers.embedders import Embedder
 from nexus_ark.providers.secrets import resolve_key
@@ -77,7 +77,7 @@ class Tools:
 
     def offer(
         self,
-        persona: Persona,
+        slug: str,
         capabilities: Capabilities,
         conversation: str,
         embedder: Embedder | None,
@@ -88,8 +88,11 @@ class Tools:
     ) -> list[ToolInfo]:
         """Add this turn's MCP tools to `box`: none for a model that cannot use tools, else the most
         relevant few of every server that answers (one that does not is logged and left out)."""
-        servers = {name: config for name, (config, _) in self.servers(persona.slug).items()}
-        if not servers or not can_use_tools(capabilities):
+        if not can_use_tools(capabilities):
+            return []
+        persona = self._store.load(slug)
+        servers = {name: config for name, (config, _) in self.servers(slug).items()}
+        if not servers:
             return []
         tools: list[ToolInfo] = []
         for name, config in servers.items():

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from nexus_ark.prompts.protocol import (
     TOOL_UNAVAILABLE,
 )
 from nexus_ark.providers.base import Capabilities, ToolSpec
+from nexus_ark.providers.embedders import Embedder
 from nexus_ark.providers.tools import ToolBox, ToolHandler
 
 log = logging.getLogger(__name__)
@@ -57,6 +58,24 @@ class ToolRun:
 
 Asker = Callable[[ApprovalRequest], Approval]
 Recorder = Callable[[ToolRun], None]
+
+
+class ToolSource(Protocol):
+    """Where a turn gets its MCP tools (app.tools): added to the turn's `box` for the persona `slug`, none
+    for a model that cannot use them; `person_present` False for a turn nobody can answer a question in.
+    Each call is told to `record`. Returns the tools offered."""
+
+    def offer(
+        self,
+        slug: str,
+        capabilities: Capabilities,
+        conversation: str,
+        embedder: Embedder | None,
+        *,
+        person_present: bool,
+        record: Recorder,
+        box: ToolBox,
+    ) -> list[ToolInfo]: ...
 
 
 def can_use_tools(capabilities: Capabilities) -> bool:

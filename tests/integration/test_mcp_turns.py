@@ -1,0 +1,131 @@
+"""MCP tools in a persona's real turns (NexusApp, the persona's runtime and queue, real memory), with a
+scripted model that calls a tool and the real SDK server of tests/integration/mcp_test_server.py: the person
+is asked and the reply uses the result; the result is kept as what the tool said and recall finds it; a
+tool set to never is not even offered; a room's turn never asks; a server that fails leaves a finished turn
+and a warning in words; the bundled-size model is offered no tool at all."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from nexus_ark.agent.reply import TurnResult
+from nexus_ark.app import NexusApp
+from nexus_ark.mcp_tools.offer import Approval, ApprovalRequest
+from nexus_ark.providers.base import ChatMessage
+from nexus_ark.providers.scripted import ScriptedBackend
+
+pytestmark = pytest.mark.integration
+SERVER = Path(__file__).with_name("mcp_test_server.py")
+CALL = '<tool_call>{"name": "helper__weather", "arguments": {"city": "Kyoto"}}</tool_call>'
+
+
+def _model(messages: Sequence[ChatMessage]) -> str:
+    """Calls the weather tool when it is offered and the person asks about the weather; then answers from
+    the tool's words."""
+    offered = "helper__weather" in messages[0].content
+    last = messages[-1].content
+    if "<tool_result" in last:
+        return "Here is what I found: " + last.split(">", 1)[1].split("</tool_result>")[0]
+    if offered and "weather" in last.lower():
+        return CALL
+    return "I can only guess: maybe rain?"
+
+
+def _app(
+    tmp_path: Path,
+    *,
+    model: Callable[[Sequence[ChatMessage]], str] = _model,
+    parameters: int = 4_000_000_000,
+    timeout_s: float = 20,
+) -> tuple[NexusApp, Path]:
+    log = tmp_path / "calls.jsonl"
+    app = NexusApp(
+        tmp_path / "data",
+        backend_factory=lambda config: ScriptedBackend(model, text_tools=True, parameters=parameters),
+    ).open()
+    server = {"command": sys.executable, "args": [str(SERVER)], "env": {"MCP_CALL_LOG": str(log)},
+              "useWhen": "the weather", "timeoutSeconds": timeout_s}  # fmt: skip
+    (app.layout.root / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"helper": server}}), encoding="utf-8"
+    )
+    return app, log
+
+
+def _calls(log: Path) -> list[str]:
+    return [json.loads(line)["tool"] for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def _send(app: NexusApp, text: str) -> TurnResult:
+    events = list(app.personas.runtime("aria").send(text))
+    result = events[-1]
+    assert isinstance(result, TurnResult)
+    return result
+
+
+def test_the_person_is_asked_the_reply_uses_the_result_and_recall_finds_what_the_tool_said(
+    tmp_path: Path,
+) -> None:
+    app, log = _app(tmp_path)
+    asked: list[ApprovalRequest] = []
+
+    def ask(request: ApprovalRequest) -> Approval:
+        asked.append(request)
+        return "once"
+
+    app.tools.asker = ask
+    try:
+        result = _send(app, "What is the weather in Kyoto today?")
+        assert (
+            result.status == "complete" and result.text == "Here is what I found: Sunny in Kyoto, 21 degrees."
+        )
+        assert [(r.tool.key, r.arguments) for r in asked] == [("helper:weather", {"city": "Kyoto"})]
+        assert _calls(log) == ["weather"]
+        stored = app.personas.memory("aria").messages.get(result.reply_id)
+        assert stored.meta["tool_calls"][0]["name"] == "helper__weather"
+        hits = app.personas.memory("aria").archive.search("Sunny in Kyoto degrees", k=5)
+        assert any(h.speaker == "tool helper:weather" and "Sunny in Kyoto" in h.text for h in hits), hits
+    finally:
+        app.close()
+
+
+def test_a_tool_set_to_never_is_not_offered_and_the_server_never_hears_of_it(tmp_path: Path) -> None:
+    app, log = _app(tmp_path)
+    app.tools.decide("aria", "helper:weather", "never")
+    app.tools.asker = lambda request: pytest.fail("nobody is asked about a tool set to never")
+    try:
+        result = _send(app, "What is the weather in Kyoto today?")
+        assert result.text == "I can only guess: maybe rain?"
+        assert _calls(log) == []
+    finally:
+        app.close()
+
+
+def test_a_model_too_small_for_tools_is_offered_none(tmp_path: Path) -> None:
+    app, log = _app(tmp_path, parameters=134_000_000)
+    app.tools.asker = lambda request: "once"
+    try:
+        assert _send(app, "What is the weather in Kyoto today?").text == "I can only guess: maybe rain?"
+        assert _calls(log) == []
+    finally:
+        app.close()
+
+
+def test_a_server_that_hangs_leaves_a_finished_turn_and_a_warning_in_words(tmp_path: Path) -> None:
+    hang = '<tool_call>{"name": "helper__slow", "arguments": {"seconds": 30}}</tool_call>'
+
+    def model(messages: Sequence[ChatMessage]) -> str:
+        return hang if "<tool_result" not in messages[-1].content else "I could not check it right now."
+
+    app, _ = _app(tmp_path, model=model, timeout_s=2)
+    app.tools.decide("aria", "helper:slow", "always")
+    try:
+        result = _send(app, "Tell me something slow about the weather.")
+        assert result.status == "complete" and result.text == "I could not check it right now."
+        assert any("did not answer within 2 s" in w for w in result.warnings), result.warnings
+    finally:
+        app.close()
