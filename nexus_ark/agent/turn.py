@@ -21,6 +21,7 @@ from nexus_ark.agent.soul_tool import SPEC as SOUL_SPEC
 from nexus_ark.agent.soul_tool import SoulTool
 from nexus_ark.clock import iso
 from nexus_ark.errors import DatabaseError, NexusArkError
+from nexus_ark.mcp_tools.offer import model_name
 from nexus_ark.memory.components import EmotionEntry
 from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.db import database_error, sqlite
@@ -253,8 +254,10 @@ class Turns:
     def _record(self, reply_id: int, reply: Reply, text: str, status: MessageStatus) -> None:
         """The turn in the persona's activity timeline: its tool calls, the reply, what went wrong."""
         activity = self.state.memory.activity
+        decisions = {model_name(run.tool): run.decision for run in self.state.tool_runs}
         for call in reply.tool_log:
-            activity.tool_call(call["name"], call["arguments"], call["result"], message_id=reply_id)
+            why = decisions.get(call["name"], "")
+            activity.tool_call(call["name"], call["arguments"], call["result"], message_id=reply_id, why=why)
         if text:
             activity.message(reply_id, self.state.persona.settings.name, text, role="assistant")
         if status == "error" and reply.error:

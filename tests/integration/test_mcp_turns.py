@@ -87,6 +87,9 @@ def test_the_person_is_asked_the_reply_uses_the_result_and_recall_finds_what_the
         assert _calls(log) == ["weather"]
         stored = app.personas.memory("aria").messages.get(result.reply_id)
         assert stored.meta["tool_calls"][0]["name"] == "helper__weather"
+        (call,) = app.personas.memory("aria").activity.query(kinds=["tool_call"])
+        assert call.data["name"] == "helper__weather" and call.data["arguments"] == {"city": "Kyoto"}
+        assert call.data["why"] == "once" and "Sunny in Kyoto" in call.data["result"], "which, with what, why"
         hits = app.personas.memory("aria").archive.search("Sunny in Kyoto degrees", k=5)
         assert any(h.speaker == "tool helper:weather" and "Sunny in Kyoto" in h.text for h in hits), hits
     finally:

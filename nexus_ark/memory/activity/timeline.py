@@ -247,15 +247,25 @@ class ActivityLog:
         )
 
     def tool_call(
-        self, name: str, arguments: Mapping[str, Any] | str, result: str, *, message_id: int | None = None
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | str,
+        result: str,
+        *,
+        message_id: int | None = None,
+        why: str = "",
     ) -> int | None:
-        """A tool the persona called, with its arguments and (a snippet of) its result."""
+        """A tool the persona called, with its arguments, (a snippet of) its result, and why it ran or did
+        not (an MCP tool: "always", "once", "denied", "never", "not asked")."""
         args_text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        data: dict[str, Any] = {"name": name, "arguments": arguments, "result": result}
+        if why:
+            data["why"] = why
         return self.append(
             "tool_call",
-            f"{name}({clip(args_text, 60)}) → {result}",
+            f"{name}({clip(args_text, 60)}) → {result}" + (f" [{why}]" if why else ""),
             message_id=message_id,
-            data={"name": name, "arguments": arguments, "result": result},
+            data=data,
         )
 
     def memory_write(
