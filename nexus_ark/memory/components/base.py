@@ -1,5 +1,5 @@
 """What every component's reads and edits share: the persona's connection, its archive, the clock and
-the activity timeline each change is entered in."""
+the activity timeline each change is entered in: what each part is given."""
 
 from __future__ import annotations
 
@@ -13,12 +13,22 @@ from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive
 
 
-def _json_list(value: str | None) -> list[Any]:
+def json_list(value: str | None) -> list[Any]:
+    """A JSON list column read back ([] for null or empty)."""
     return json.loads(value) if value else []
 
 
-class ComponentsBase:
-    """The state the component mixins (written, goals, inner_state) work on; Components joins them."""
+def inserted_id(cursor: Any) -> int:
+    """The id of the row an insert just made (sqlite sets lastrowid on every insert)."""
+    row_id = cursor.lastrowid
+    if row_id is None:
+        raise RuntimeError("the insert made no row")
+    return int(row_id)
+
+
+class ComponentPart:
+    """What one part of the components (written, goals, inner_state) is given: the persona's connection,
+    its archive, the clock and the activity timeline. Each part is its own object; Components holds them."""
 
     def __init__(
         self,

@@ -11,7 +11,7 @@ from typing import Any
 
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.archive import NewItem
-from nexus_ark.memory.components.base import ComponentsBase, _json_list
+from nexus_ark.memory.components.base import ComponentPart, json_list
 from nexus_ark.memory.components.records import Goal, GoalStatus, GoalTerm
 from nexus_ark.notices import notice
 from nexus_ark.prompts.archive import GOAL_ITEM
@@ -38,15 +38,15 @@ def _goal(row: Any) -> Goal:
         goal=c,
         status=d,
         priority=e,
-        progress_notes=_json_list(f),
-        related_values=_json_list(g),
-        source_ids=_json_list(h),
+        progress_notes=json_list(f),
+        related_values=json_list(g),
+        source_ids=json_list(h),
         created_at=i,
         updated_at=j,
     )
 
 
-class GoalMemory(ComponentsBase):
+class GoalMemory(ComponentPart):
     """Goals (each also an archive item) and reflection_meta."""
 
     # -- goals ------------------------------------------------------------------------------------

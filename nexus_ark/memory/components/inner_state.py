@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 
-from nexus_ark.memory.components.base import ComponentsBase, _json_list
+from nexus_ark.memory.components.base import ComponentPart, inserted_id, json_list
 from nexus_ark.memory.components.records import Drive, EmotionEntry, OpenQuestion
 from nexus_ark.notices import notice
 
 
-class InnerState(ComponentsBase):
+class InnerState(ComponentPart):
     """Drives, open questions and emotions: reads and edits (a question asked, resolved or deleted enters
     the timeline)."""
 
@@ -52,9 +52,9 @@ class InnerState(ComponentsBase):
             self.activity.memory_write(
                 notice("open question"),
                 notice("asked: {question}", question=question.question),
-                question_id=int(cur.lastrowid),
+                question_id=inserted_id(cur),
             )
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     def resolve_question(
         self, question_id: int, *, evidence_message_id: int | None = None, by: str = "conversation"
@@ -72,7 +72,7 @@ class InnerState(ComponentsBase):
                 ).fetchone()
                 if evidence_message_id is not None:
                     evidence = f"msg:{evidence_message_id}"
-                    ids = [s for s in _json_list(sources) if s != evidence] + [evidence]
+                    ids = [s for s in json_list(sources) if s != evidence] + [evidence]
                     self.db.execute(
                         "update open_questions set source_ids = ? where id = ?",
                         [json.dumps(ids), question_id],
@@ -113,7 +113,7 @@ class InnerState(ComponentsBase):
                 topic=c,
                 context=d,
                 priority=min(1.0, max(0.0, e)),
-                source_ids=_json_list(f),
+                source_ids=json_list(f),
                 created_at=g,
                 resolved_at=h,
                 resolved_by=i,

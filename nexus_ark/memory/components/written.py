@@ -13,7 +13,7 @@ from typing import Any
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.activity import clip
 from nexus_ark.memory.archive import NewItem
-from nexus_ark.memory.components.base import ComponentsBase, _json_list
+from nexus_ark.memory.components.base import ComponentPart, inserted_id, json_list
 from nexus_ark.memory.components.records import Entity, Episode, Insight
 from nexus_ark.notices import notice
 from nexus_ark.prompts.archive import ENTITY_ITEM, EPISODE_ITEM, EPISODE_KEY_EVENTS, INSIGHT_ITEM
@@ -31,11 +31,11 @@ PERSON_KEY = "person_entity"
 
 def _entity(row: tuple[Any, ...]) -> Entity:
     return Entity(
-        name=row[0], text=row[1], source_ids=_json_list(row[2]), created_at=row[3], updated_at=row[4]
+        name=row[0], text=row[1], source_ids=json_list(row[2]), created_at=row[3], updated_at=row[4]
     )
 
 
-class WrittenMemory(ComponentsBase):
+class WrittenMemory(ComponentPart):
     """Core memory, the notepad, episodes, entities and insights: reads, and edits that update their
     archive item and enter the timeline."""
 
@@ -120,7 +120,7 @@ class WrittenMemory(ComponentsBase):
             [since],
         ).fetchall()
         return [
-            Episode(date=d, summary=s, key_events=_json_list(k), emotional_tone=t, source_ids=_json_list(src))
+            Episode(date=d, summary=s, key_events=json_list(k), emotional_tone=t, source_ids=json_list(src))
             for d, s, k, t, src in rows
         ]
 
@@ -140,7 +140,7 @@ class WrittenMemory(ComponentsBase):
             row = self.db.execute(
                 "select item_id, source_ids from entities where name = ?", [name]
             ).fetchone()
-            sources = sorted({*(_json_list(row[1]) if row else []), *(source_ids or [])})
+            sources = sorted({*(json_list(row[1]) if row else []), *(source_ids or [])})
             item_text = ENTITY_ITEM.format(name=name, text=text)
             if row and row[0]:
                 item_id = row[0]
@@ -218,7 +218,7 @@ class WrittenMemory(ComponentsBase):
             self.activity.memory_write(
                 notice("insight"), f"{insight.trigger_topic}: {insight.insight}", item_id=item_id
             )
-        return int(cur.lastrowid)
+        return inserted_id(cur)
 
     def insights(self, limit: int = 50) -> list[Insight]:
         rows = self.db.execute(
@@ -228,7 +228,7 @@ class WrittenMemory(ComponentsBase):
         ).fetchall()
         return [
             Insight(
-                trigger_topic=a, insight=b, strategy=c, log_entry=d, source_ids=_json_list(e), created_at=f
+                trigger_topic=a, insight=b, strategy=c, log_entry=d, source_ids=json_list(e), created_at=f
             )
             for a, b, c, d, e, f in rows
         ]
