@@ -9,7 +9,7 @@ import math
 import re
 import threading
 from abc import ABC
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -178,7 +178,8 @@ class ChatBackend(ABC):  # noqa: B024 - subclasses implement _stream (older ones
                 yield chunk
                 yield from stream
         finally:
-            stream.close()
+            if isinstance(stream, Generator):  # every backend's _stream is one: its finally runs now
+                stream.close()
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
         raise NotImplementedError(f"{type(self).__name__} implements neither _stream nor stream_chat")

@@ -51,15 +51,28 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
     """A typed ProviderError (with a hint) for any exception a client library raised."""
     if isinstance(exc, ProviderError):
         return exc
-    chain = cause_chain(exc)
-    names = {type(e).__name__ for e in chain}
-    text = " ".join(str(e) for e in chain)
-    status = next(
-        (s for e in chain if isinstance(s := getattr(e, "status_code", None), int) and s >= 400), None
-    )
-    where = origin.server
-
+    failure = _Failure(exc, cause_chain(exc))
     # Transport first: LiteLLM gives refused connections and stalls a status code of their own.
+    return _transport_failure(failure, origin) or _server_refusal(failure, origin)
+
+
+class _Failure:
+    """What the cause chain of one exception says, read once: its classes' names, its text, the first
+    HTTP error status in it."""
+
+    def __init__(self, exc: BaseException, chain: list[BaseException]) -> None:
+        self.exc = exc
+        self.chain = chain
+        self.names = {type(e).__name__ for e in chain}
+        self.text = " ".join(str(e) for e in chain)
+        self.status = next(
+            (s for e in chain if isinstance(s := getattr(e, "status_code", None), int) and s >= 400), None
+        )
+
+
+def _transport_failure(failure: _Failure, origin: Origin) -> ProviderError | None:
+    """The connection refused, timed out or cut, or something other than a model's stream answered."""
+    names, text, chain, where = failure.names, failure.text, failure.chain, origin.server
     if names & _REFUSED or "Connection refused" in text or _is_plain_connection_error(chain):
         return ProviderUnavailableError(
             origin.down or notice("Cannot connect to {server}.", server=where),
@@ -81,7 +94,9 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
         )
     if any(isinstance(e, json.JSONDecodeError) for e in chain) or "JSONDecodeError" in names:
         return ProviderProtocolError(
-            notice("{server} sent a malformed stream chunk: {problem}", server=where, problem=short(exc))
+            notice(
+                "{server} sent a malformed stream chunk: {problem}", server=where, problem=short(failure.exc)
+            )
         )
     if names & _CUT_OFF or "incomplete chunked read" in text or "peer closed" in text:
         err = ProviderProtocolError(
@@ -89,7 +104,6 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
         )
         err.transient = True
         return err
-
     if "MidStreamFallbackError" in names:
         # LiteLLM's wrapper for anything that broke while it read a stream (bad UTF-8, a chunk of the wrong
         # shape, a number too long) carries a 500 of its own making: the server said 200, then garbage.
@@ -97,7 +111,14 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
         return ProviderProtocolError(
             notice("{server} sent a malformed stream chunk: {problem}", server=where, problem=problem)
         )
-    detail = _server_said(chain) or short(exc)
+    return None
+
+
+def _server_refusal(failure: _Failure, origin: Origin) -> ProviderError:
+    """The server answered with an error (tools refused, a key refused, no such model, an HTTP status), or
+    the library failed in its own words."""
+    names, text, status, where = failure.names, failure.text, failure.status, origin.server
+    detail = _server_said(failure.chain) or short(failure.exc)
     if status == 400 and "does not support tools" in text:
         return ToolsUnsupportedError(
             notice(
@@ -126,7 +147,7 @@ def translate(exc: BaseException, origin: Origin) -> ProviderError:
             status=status,
         )
     # What the library said, in its words; never its exception's class (a person cannot act on it).
-    err = ProviderError(notice("{server} failed: {problem}", server=where, problem=short(exc)))
+    err = ProviderError(notice("{server} failed: {problem}", server=where, problem=short(failure.exc)))
     err.transient = bool(names & _TRANSIENT)
     return err
 

@@ -152,8 +152,19 @@ class LiteLLMBackend(ChatBackend):
         return translate(exc, self._origin)
 
     def _stream(self, request: ChatRequest) -> Iterator[StreamChunk]:
-        params, cancel, json_schema = request.params, request.cancel, request.json_schema
-        lib = self._lib()
+        lib, kwargs = self._lib(), self._request_kwargs(request)
+        chunks = guarded_stream(
+            lambda: self._open_stream(lib, kwargs),
+            timeouts=self.timeouts,
+            cancel=request.cancel,
+            what=self._where(),
+            retry=self.retry,
+        )
+        yield from _replies(chunks, request.cancel)
+
+    def _request_kwargs(self, request: ChatRequest) -> dict[str, Any]:
+        """LiteLLM's completion() arguments for one request."""
+        params, json_schema = request.params, request.json_schema
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": openai_messages(request.messages),
@@ -183,72 +194,80 @@ class LiteLLMBackend(ChatBackend):
                 kwargs["response_format"] = fmt
         if request.tools:
             kwargs["tools"] = [t.openai_format() for t in request.tools]
+        return kwargs
 
-        def open_stream() -> Iterator[Any]:
-            received = 0
-            stream = None
-            try:
-                stream = lib.completion(**kwargs)
-                for chunk in stream:
-                    received += _carries_reply(chunk)  # not LiteLLM's own closing chunk
-                    yield chunk
-            except Exception as exc:
-                raise self._translate(exc) from exc
-            finally:
-                if stream is not None:
-                    _close_now(stream)
-            if _ended_unfinished(stream):
-                # LiteLLM ends a body cut without [DONE] or a finish_reason with a "stop" of its own making.
-                where = self._where()
-                if not received:  # a 200 with not one event: a web page or another program answered
-                    raise ProviderProtocolError(
-                        notice(
-                            "{server} answered, but not with an OpenAI-compatible stream: not one event "
-                            "of a reply came.",
-                            server=where,
-                        ),
-                        hint=notice(
-                            "Another program (a web server or a proxy) may answer at that address: check "
-                            "the address in {setting}.",
-                            setting=self._origin.setting,
-                        ),
-                    )
+    def _open_stream(self, lib: Any, kwargs: dict[str, Any]) -> Iterator[Any]:
+        """One attempt: LiteLLM's chunks as they come, its errors translated, and a stream that ended
+        without the server saying it was done refused in words."""
+        received = 0
+        stream = None
+        try:
+            stream = lib.completion(**kwargs)
+            for chunk in stream:
+                received += _carries_reply(chunk)  # not LiteLLM's own closing chunk
+                yield chunk
+        except Exception as exc:
+            raise self._translate(exc) from exc
+        finally:
+            if stream is not None:
+                _close_now(stream)
+        if _ended_unfinished(stream):
+            # LiteLLM ends a body cut without [DONE] or a finish_reason with a "stop" of its own making.
+            where = self._where()
+            if not received:  # a 200 with not one event: a web page or another program answered
                 raise ProviderProtocolError(
-                    notice("The connection to {server} closed in the middle of the reply.", server=where)
+                    notice(
+                        "{server} answered, but not with an OpenAI-compatible stream: not one event "
+                        "of a reply came.",
+                        server=where,
+                    ),
+                    hint=notice(
+                        "Another program (a web server or a proxy) may answer at that address: check "
+                        "the address in {setting}.",
+                        setting=self._origin.setting,
+                    ),
                 )
+            raise ProviderProtocolError(
+                notice("The connection to {server} closed in the middle of the reply.", server=where)
+            )
 
-        finish = "stop"
-        pending: dict[int, dict[str, str]] = {}
-        for chunk in guarded_stream(
-            open_stream, timeouts=self.timeouts, cancel=cancel, what=self._where(), retry=self.retry
-        ):
-            choices = getattr(chunk, "choices", None) or []
-            if not choices:
-                continue
-            choice = choices[0]
-            delta = getattr(choice, "delta", None)
-            text = getattr(delta, "content", None) if delta is not None else None
-            if text:
-                yield StreamChunk(text=text)
-            for call in (getattr(delta, "tool_calls", None) or []) if delta is not None else []:
-                slot = pending.setdefault(
-                    getattr(call, "index", 0) or 0, {"id": "", "name": "", "arguments": ""}
-                )
-                slot["id"] = getattr(call, "id", None) or slot["id"]
-                function = getattr(call, "function", None)
-                if function is not None:
-                    slot["name"] = getattr(function, "name", None) or slot["name"]
-                    slot["arguments"] += getattr(function, "arguments", None) or ""
-            if getattr(choice, "finish_reason", None):
-                finish = choice.finish_reason
-        if cancel is not None and cancel.is_set():
-            yield StreamChunk(finish_reason="cancelled")
-            return
-        calls = tuple(_parse_call(slot) for _, slot in sorted(pending.items()) if slot["name"])
-        if calls:
-            yield StreamChunk(finish_reason="tool_calls", tool_calls=calls)
-        else:
-            yield StreamChunk(finish_reason="length" if finish == "length" else "stop")
+
+def _replies(chunks: Iterator[Any], cancel: threading.Event | None) -> Iterator[StreamChunk]:
+    """LiteLLM's chunks as ours: the text as it comes, then one finish chunk (with the tool calls whose
+    parts came spread over the chunks)."""
+    finish = "stop"
+    pending: dict[int, dict[str, str]] = {}
+    for chunk in chunks:
+        choices = getattr(chunk, "choices", None) or []
+        if not choices:
+            continue
+        choice = choices[0]
+        delta = getattr(choice, "delta", None)
+        text = getattr(delta, "content", None) if delta is not None else None
+        if text:
+            yield StreamChunk(text=text)
+        for call in (getattr(delta, "tool_calls", None) or []) if delta is not None else []:
+            _add_call_part(pending, call)
+        if getattr(choice, "finish_reason", None):
+            finish = choice.finish_reason
+    if cancel is not None and cancel.is_set():
+        yield StreamChunk(finish_reason="cancelled")
+        return
+    calls = tuple(_parse_call(slot) for _, slot in sorted(pending.items()) if slot["name"])
+    if calls:
+        yield StreamChunk(finish_reason="tool_calls", tool_calls=calls)
+    else:
+        yield StreamChunk(finish_reason="length" if finish == "length" else "stop")
+
+
+def _add_call_part(pending: dict[int, dict[str, str]], call: Any) -> None:
+    """A streamed part of a tool call added to the call it continues (by its index)."""
+    slot = pending.setdefault(getattr(call, "index", 0) or 0, {"id": "", "name": "", "arguments": ""})
+    slot["id"] = getattr(call, "id", None) or slot["id"]
+    function = getattr(call, "function", None)
+    if function is not None:
+        slot["name"] = getattr(function, "name", None) or slot["name"]
+        slot["arguments"] += getattr(function, "arguments", None) or ""
 
 
 def _response_format(mode: str, schema: dict[str, Any]) -> dict[str, Any]:

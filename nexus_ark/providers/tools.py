@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -190,13 +190,7 @@ def stream_tool_loop(
     native = tools is not None and backend.capabilities().tools
     use_text = tools is not None and not native and text_protocol
     specs = tools.specs() if tools is not None else []
-    convo = list(messages)
-    if use_text:
-        protocol = text_protocol_prompt(specs)
-        if convo and convo[0].role == "system":
-            convo[0] = ChatMessage(role="system", content=f"{convo[0].content}\n\n{protocol}")
-        else:
-            convo.insert(0, ChatMessage(role="system", content=protocol))
+    convo = _with_text_protocol(messages, specs) if use_text else list(messages)
     result = ToolLoopResult(text="", native=native)
     rounds = max_turns + 1 if answer_after_limit and (native or use_text) else max_turns
     for turn in range(1, rounds + 1):
@@ -225,29 +219,54 @@ def stream_tool_loop(
         result.text = strip_tool_blocks(text) if use_text else text
         if result.finish_reason == "cancelled" or (cancel is not None and cancel.is_set()):
             break
-        if not offering:
+        if not offering or tools is None:  # offering implies tools
             break
+        problems: list[str] = []
         if native:
-            calls, problems = list(native_calls), []
+            calls = list(native_calls)
         else:
             calls, problems = parse_text_tool_calls(text)
         if not calls and not problems:
             break
         convo.append(ChatMessage(role="assistant", content=text, tool_calls=calls if native else None))
-        feedback = []
-        for call in calls:
-            output = tools.run(call)  # type: ignore[union-attr]  # offering implies tools
-            result.calls.append((call, output))
-            yield ToolUse(call, output)
-            if native:
-                convo.append(ChatMessage(role="tool", content=output, tool_call_id=call.id, name=call.name))
-            else:
-                feedback.append(TOOL_RESULT.format(name=call.name, output=output))
-        feedback.extend(TOOL_CALL_ERROR.format(problem=p) for p in problems)
-        if feedback:
-            convo.append(ChatMessage(role="user", content="\n".join(feedback)))
+        yield from _run_calls(tools, calls, problems, native, convo, result)
         result.hit_turn_limit = turn == max_turns
     yield result
+
+
+def _with_text_protocol(messages: Sequence[ChatMessage], specs: Sequence[ToolSpec]) -> list[ChatMessage]:
+    """The conversation with the text protocol's instructions at the end of its system message."""
+    convo = list(messages)
+    protocol = text_protocol_prompt(specs)
+    if convo and convo[0].role == "system":
+        convo[0] = ChatMessage(role="system", content=f"{convo[0].content}\n\n{protocol}")
+    else:
+        convo.insert(0, ChatMessage(role="system", content=protocol))
+    return convo
+
+
+def _run_calls(
+    tools: ToolBox,
+    calls: Sequence[ToolCall],
+    problems: Sequence[str],
+    native: bool,
+    convo: list[ChatMessage],
+    result: ToolLoopResult,
+) -> Iterator[ToolUse]:
+    """Run a round's calls, each yielded as it is done, and put what they answered (and the calls that
+    could not be read) into the conversation for the next round."""
+    feedback = []
+    for call in calls:
+        output = tools.run(call)
+        result.calls.append((call, output))
+        yield ToolUse(call, output)
+        if native:
+            convo.append(ChatMessage(role="tool", content=output, tool_call_id=call.id, name=call.name))
+        else:
+            feedback.append(TOOL_RESULT.format(name=call.name, output=output))
+    feedback.extend(TOOL_CALL_ERROR.format(problem=p) for p in problems)
+    if feedback:
+        convo.append(ChatMessage(role="user", content="\n".join(feedback)))
 
 
 def run_tool_loop(
