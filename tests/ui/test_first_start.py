@@ -73,7 +73,9 @@ def test_the_first_start_offers_the_servers_models_and_the_download_and_one_clic
     assert (
         settings.chat_model.spec == "ollama:smollm2:135m" and settings.chat_model.api_base == ollama_wire.url
     )
-    system = "\n".join(m.content for m in app.personas.preview_prompt("aria", "Hello!").messages if m.role == "system")
+    system = "\n".join(
+        m.content for m in app.personas.preview_prompt("aria", "Hello!").messages if m.role == "system"
+    )
     assert "Ken" in system, "the name typed is in the next prompt"
     assert "smollm2:135m" in window.model_label.text()
 
@@ -93,7 +95,11 @@ def test_skip_closes_it_for_good_and_changes_nothing_else(qtbot, first_window: M
     qtbot.mouseClick(flow.skip_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: _flow(window) is None, timeout=10_000)
     settings = load_app_settings(window.app.layout.config_file)
-    assert load_app_state(window.app.layout.state_file).setup_done and settings.user_name == "" and settings.chat_model.spec == "bundled"
+    assert (
+        load_app_state(window.app.layout.state_file).setup_done
+        and settings.user_name == ""
+        and settings.chat_model.spec == "bundled"
+    )
     window.offer_first_start()  # the next start
     assert _flow(window) is None, "once skipped, it does not open by itself again"
 
@@ -103,7 +109,7 @@ def test_settings_set_your_name_and_bring_the_first_start_back(qtbot, first_wind
 
     window = first_window
     window.app.state_store.update(setup_done=True)
-    window.show_settings()
+    window.openers.show_settings()
     settings = window.findChild(SettingsDialog)
     assert settings is not None
     settings.user_name.setText("Mika")
@@ -161,7 +167,7 @@ def test_a_download_that_fails_offline_says_to_choose_a_file_on_disk_or_a_server
     flow.gguf_path = str(bundled_model_path())
     flow._show_choices()
     flow.choose("The GGUF file")
-    with qtbot.waitSignal(flow.done, timeout=10_000):
+    with qtbot.waitSignal(flow.applied, timeout=10_000):
         qtbot.mouseClick(flow.next_button, Qt.MouseButton.LeftButton)
     assert window.app.settings.chat_model.spec == f"gguf:{bundled_model_path()}"
 

@@ -46,7 +46,8 @@ class FirstStartDialog(QDialog):
     """Non-modal: the main window stays usable behind it. `slug` is the persona shown (the model settings
     a provider's key goes to); `targets` replaces the ports probed (tests)."""
 
-    done = Signal(list)  # the setup was applied (the personas switched to the chosen model); not on Skip
+    # Not `done`: that is QDialog.done(result), which closing the dialog calls.
+    applied = Signal(list)  # the setup was applied (the personas switched to the chosen model); not on Skip
     skipped = Signal()
 
     def __init__(
@@ -197,8 +198,9 @@ class FirstStartDialog(QDialog):
         chosen = self.chosen() if self._chosen_by_person else None
         while self.choices_layout.count():
             item = self.choices_layout.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         for button in self.group.buttons():
             self.group.removeButton(button)
         self._options = []
@@ -417,7 +419,7 @@ class FirstStartDialog(QDialog):
 
     def _applied(self, switched: list[str]) -> None:
         self._busy = False
-        self.done.emit(switched)
+        self.applied.emit(switched)
         self.accept()
 
     def _not_applied(self, message: str) -> None:

@@ -155,9 +155,9 @@ class DrivesPanel(QWidget):
             self.narrative.setText(tr("Loading…"))
             self.updated.setText("")
             return
-        dominant = tr(DRIVE_LABELS[report.dominant]) if report.dominant else tr("none")
+        strongest = tr(DRIVE_LABELS[report.dominant]) if report.dominant else tr("none")
         self.narrative.setText(
-            tr("Strongest drive against its threshold: {name}", name=dominant)
+            tr("Strongest drive against its threshold: {name}", name=strongest)
             + "<br>"
             + _escape(narrative(report, language))
         )

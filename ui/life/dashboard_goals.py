@@ -32,6 +32,7 @@ from nexus_ark.memory.store import MemoryStore
 from ui.life.dashboard_data import local_time, sources_text
 from ui.util import theme
 from ui.util.i18n import N_, tr
+from ui.util.tables import cell_text
 
 Write = Callable[..., None]  # (fn(store), on_done(value), on_error(message))
 ID_COLUMN = 5
@@ -94,10 +95,10 @@ class GoalsPanel(QWidget):
         note_row = QHBoxLayout()
         note_row.addWidget(self.note, 1)
         note_row.addWidget(self.note_button)
-        for label, field in zip(
-            self.form_labels, (self.term, self.text, self.priority, self.notes, note_row), strict=True
-        ):
+        fields = (self.term, self.text, self.priority, self.notes)
+        for label, field in zip(self.form_labels[:4], fields, strict=True):
             self.form.addRow(label, field)
+        self.form.addRow(self.form_labels[4], note_row)
         buttons = QHBoxLayout()
         buttons.addWidget(self.new_button)
         buttons.addStretch(1)
@@ -174,7 +175,7 @@ class GoalsPanel(QWidget):
 
     def select(self, goal_id: str) -> None:
         for row in range(self.table.rowCount()):
-            if self.table.item(row, ID_COLUMN).text() == goal_id:
+            if cell_text(self.table, row, ID_COLUMN) == goal_id:
                 self.table.selectRow(row)
                 return
 
@@ -182,7 +183,7 @@ class GoalsPanel(QWidget):
         rows = {i.row() for i in self.table.selectedIndexes()}
         if not rows:
             return
-        goal_id = self.table.item(min(rows), ID_COLUMN).text()
+        goal_id = cell_text(self.table, min(rows), ID_COLUMN)
         goal = next((g for g in self.goals if g.id == goal_id), None)
         if goal is None:
             return

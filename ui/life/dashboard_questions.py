@@ -24,6 +24,7 @@ from nexus_ark.memory.components import OpenQuestion
 from nexus_ark.memory.store import MemoryStore
 from ui.life.dashboard_data import local_time, sources_text
 from ui.util.i18n import tr
+from ui.util.tables import cell_text
 
 Write = Callable[[Callable[[MemoryStore], Any], Callable[[Any], None]], None]
 ID_COLUMN = 6
@@ -108,7 +109,7 @@ class QuestionsPanel(QWidget):
 
     def _selected_ids(self) -> list[int]:
         rows = sorted({i.row() for i in self.table.selectedIndexes()})
-        return [int(self.table.item(r, ID_COLUMN).text()) for r in rows]
+        return [int(cell_text(self.table, r, ID_COLUMN)) for r in rows]
 
     def resolve_selected(self) -> None:
         ids = self._selected_ids()

@@ -183,8 +183,9 @@ class InboxWindow(QDialog):
             if selected == (slug, proposal.id):
                 item.setSelected(True)
                 self.soul_list.setCurrentItem(item)
-        if proposals and not self.soul_list.selectedItems():
-            self.soul_list.setCurrentItem(self.soul_list.topLevelItem(0))
+        first = self.soul_list.topLevelItem(0)
+        if first is not None and not self.soul_list.selectedItems():
+            self.soul_list.setCurrentItem(first)
         rows = min(len(proposals), SOUL_ROWS_SHOWN)
         row_height = self.soul_list.sizeHintForRow(0) if proposals else 0
         self.soul_list.setFixedHeight(rows * row_height + 2 * self.soul_list.frameWidth() + 2)

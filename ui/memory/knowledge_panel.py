@@ -24,8 +24,9 @@ from nexus_ark.memory.knowledge import KnowledgeDocument
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import from_stored
 from ui.memory.memory_lane import MemoryHost
-from ui.memory.table_labels import cell_text, relabel, set_row
+from ui.memory.table_labels import relabel, set_row
 from ui.util.i18n import N_, tr, tr_error
+from ui.util.tables import cell_text
 
 DOCUMENT_STATUS = {
     "done": N_("ready"),

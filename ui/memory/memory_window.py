@@ -42,10 +42,11 @@ from nexus_ark.memory.store import MemoryStore
 from ui.memory.entities_panel import EntitiesPanel
 from ui.memory.knowledge_panel import KnowledgePanel
 from ui.memory.memory_lane import MemoryLane
-from ui.memory.table_labels import cell_text, relabel, set_row
+from ui.memory.table_labels import relabel, set_row
 from ui.util import theme
 from ui.util.i18n import LanguageTexts, tr
 from ui.util.memory_kinds import memory_kind
+from ui.util.tables import cell_text
 
 
 class MemoryWindow(QDialog):

@@ -1,4 +1,4 @@
-"""The Memory window's tables: relabelling a column in the language shown now, and reading a cell."""
+"""The Memory window's tables: relabelling a column in the language shown now, and filling a row."""
 
 from __future__ import annotations
 
@@ -17,12 +17,6 @@ def relabel(table: QTableWidget, column: int, label: Callable[[Any], str]) -> No
         item = table.item(row, column)
         if item is not None and item.data(DATA_ROLE) is not None:
             item.setText(label(item.data(DATA_ROLE)))
-
-
-def cell_text(table: QTableWidget, row: int, column: int) -> str:
-    """A cell's text ("" where the row has no item in that column)."""
-    item = table.item(row, column)
-    return item.text() if item is not None else ""
 
 
 def set_row(table: QTableWidget, row: int, values: list[str], column: int, meaning: object) -> None:

@@ -8,7 +8,7 @@ moment); the result or the reason it failed comes in a message box that does not
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
@@ -64,7 +64,9 @@ def import_card_file(
             # The next turn of the main loop: building the box and opening the new persona in one turn
             # kept the window from drawing for a frame (16.6 ms measured, bench/import_stall.py).
             slug = result.slug
-            QTimer.singleShot(0, parent or QCoreApplication.instance(), lambda: on_imported(slug))
+            receiver = parent if parent is not None else QCoreApplication.instance()
+            if receiver is not None:
+                QTimer.singleShot(0, receiver, lambda: on_imported(slug))
 
     def failed(message: str) -> None:
         progress.finish()
@@ -133,7 +135,7 @@ class _Progress:
 
 
 def _tell(
-    parent: QWidget | None, title: str, text: str, notes: list[str] | None = None, warn: bool = False
+    parent: QWidget | None, title: str, text: str, notes: Sequence[str] | None = None, warn: bool = False
 ) -> None:
     if notes:
         text += "\n\n" + tr("Notes:") + "\n" + "\n".join(f"• {tr_notice(n)}" for n in notes)

@@ -156,7 +156,7 @@ def _settings_without_soul() -> type[PersonaSettings]:
     """PersonaSettings less its [soul] table, for SettingsForm to generate the other pages from."""
     fields = {name: (info.annotation, info) for name, info in PersonaSettings.model_fields.items()}
     fields.pop(SECTION)
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(  # type: ignore[call-overload]
         "PersonaSettingsForm", __config__=PersonaSettings.model_config, **fields
     )
 

@@ -61,11 +61,11 @@ def _draw_initial(name: str, size: int) -> QImage:
 def avatar_image(name: str, picture: Path | None, size: int) -> QImage:
     """The picture filling a size x size square (cropped to its middle), else the stand-in. Reads and
     decodes a file: call it off the UI thread. A picture that cannot be read or decoded gets the stand-in."""
+    if picture is None:
+        return placeholder_image(name, size)
     try:
-        found = picture.stat() if picture is not None else None
+        found = picture.stat()
     except OSError:
-        found = None
-    if found is None:
         return placeholder_image(name, size)
     stamp = (str(picture), found.st_mtime_ns, found.st_size)
     return _remembered(("picture", name, stamp, size), lambda: _draw_picture(name, picture, size))

@@ -95,8 +95,10 @@ def _images_as_words(doc: QTextDocument) -> None:
     images: list[tuple[int, int, str]] = []
     block = doc.begin()
     while block.isValid():
-        for piece in block:
-            fragment = piece.fragment()
+        pieces = block.begin()
+        while not pieces.atEnd():
+            fragment = pieces.fragment()
+            pieces += 1
             if fragment.charFormat().isImageFormat():
                 name = fragment.charFormat().toImageFormat().name()
                 images.append((fragment.position(), fragment.length(), name))

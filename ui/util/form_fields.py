@@ -107,6 +107,8 @@ class Editor:
 
 
 class CheckEditor(Editor):
+    widget: QCheckBox
+
     def __init__(self) -> None:
         self.widget = QCheckBox()
 
@@ -119,7 +121,8 @@ class CheckEditor(Editor):
 
 def field_bounds(info: FieldInfo) -> tuple[float | None, float | None, bool]:
     """(lowest, highest, lowest excluded) from a field's constraints."""
-    low = high = None
+    low: Any = None  # the constraint's own number (an int stays an int)
+    high: Any = None
     open_low = False
     for meta in info.metadata:
         if isinstance(meta, annotated_types.Ge):
@@ -130,10 +133,12 @@ def field_bounds(info: FieldInfo) -> tuple[float | None, float | None, bool]:
             high = meta.le
         elif isinstance(meta, annotated_types.Lt):
             high = meta.lt
-    return low, high, open_low  # type: ignore[return-value]
+    return low, high, open_low
 
 
 class IntEditor(Editor):
+    widget: QSpinBox
+
     def __init__(self, info: FieldInfo) -> None:
         self.widget = QSpinBox()
         self.widget.setMaximumWidth(NUMBER_WIDTH)
@@ -149,6 +154,8 @@ class IntEditor(Editor):
 
 
 class FloatEditor(Editor):
+    widget: QDoubleSpinBox
+
     def __init__(self, info: FieldInfo) -> None:
         self.widget = QDoubleSpinBox()
         self.widget.setMaximumWidth(NUMBER_WIDTH)
@@ -167,6 +174,8 @@ class FloatEditor(Editor):
 
 
 class TextEditor(Editor):
+    widget: QLineEdit
+
     def __init__(self, info: FieldInfo) -> None:
         self.widget = QLineEdit()
         for meta in info.metadata:
@@ -181,6 +190,8 @@ class TextEditor(Editor):
 
 
 class ChoiceEditor(Editor):
+    widget: QComboBox
+
     def __init__(self, values: tuple[Any, ...]) -> None:
         self.widget = QComboBox()
         self.widget.setMaximumWidth(NUMBER_WIDTH * 2)

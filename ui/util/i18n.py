@@ -104,8 +104,9 @@ def N_(text: str) -> str:
     return text
 
 
-def tr(text: str, **values: object) -> str:
-    """The translation of an English UI string, with {placeholders} filled in."""
+def tr(text: str, /, **values: object) -> str:
+    """The translation of an English UI string, with {placeholders} filled in (a placeholder may be
+    called `text`: the string itself is given by position only)."""
     translated = _catalogue.get(text, text)
     if not values:
         return translated

@@ -10,7 +10,7 @@ when a field has none).
 from __future__ import annotations
 
 import types
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, TypeGuard, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
@@ -115,6 +115,8 @@ class ModelForm(Editor):
 class _OptionalModel(Editor):
     """A model that may be absent (None): a section with a check box in its title."""
 
+    widget: QGroupBox
+
     def __init__(self, model: type[BaseModel], path: tuple[str, ...]) -> None:
         self.form = ModelForm(model, path)
         self.widget = QGroupBox()
@@ -179,13 +181,14 @@ class _Rows(Editor):
         for row in rows or ([self.table.currentRow()] if self.table.currentRow() >= 0 else []):
             self.table.removeRow(row)
 
+    def _cell(self, row: int, column: int) -> str:
+        item = self.table.item(row, column)
+        return item.text().strip() if item is not None else ""
+
     def value(self) -> list[dict[str, Any]]:
         rows = []
         for row in range(self.table.rowCount()):
-            cells = {
-                name: (self.table.item(row, column).text() if self.table.item(row, column) else "").strip()
-                for column, name in enumerate(self.columns)
-            }
+            cells = {name: self._cell(row, column) for column, name in enumerate(self.columns)}
             if any(cells.values()):  # a row left blank is no routine
                 rows.append(cells)
         return rows
@@ -208,7 +211,7 @@ class _Rows(Editor):
         self.remove_button.setText(tr("Remove"))
 
 
-def _is_model(annotation: Any) -> bool:
+def _is_model(annotation: Any) -> TypeGuard[type[BaseModel]]:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 

@@ -144,10 +144,16 @@ def contrast(a: QColor, b: QColor) -> float:
 
 def mix(a: QColor | str, b: QColor | str, share: float) -> QColor:
     """a moved `share` of the way to b."""
-    a, b = QColor(a), QColor(b)
-    return QColor.fromRgbF(
-        *(x + (y - x) * share for x, y in zip(a.getRgbF()[:3], b.getRgbF()[:3], strict=True))
+    start, end = QColor(a), QColor(b)
+    red, green, blue = (
+        x + (y - x) * share
+        for x, y in (
+            (start.redF(), end.redF()),
+            (start.greenF(), end.greenF()),
+            (start.blueF(), end.blueF()),
+        )
     )
+    return QColor.fromRgbF(red, green, blue)
 
 
 def _palette_now(palette: QPalette | None) -> QPalette:
