@@ -201,17 +201,3 @@ class LanguageTexts:
     def retranslate(self) -> None:
         for apply in list(self._texts.values()):
             apply()
-
-
-class FollowsLanguage:
-    """LanguageTexts mixed into a window, for the windows not yet moved to owning one (they keep its
-    state in their own __dict__). New code owns a LanguageTexts instead."""
-
-    def follow(self, apply: Callable[[], object], key: str | None = None) -> None:
-        texts: dict[object, Callable[[], object]] = self.__dict__.setdefault("_language_texts", {})
-        texts[key if key is not None else object()] = apply
-        apply()
-
-    def retranslate(self) -> None:
-        for apply in list(self.__dict__.get("_language_texts", {}).values()):
-            apply()
