@@ -36,7 +36,9 @@ def run_memory_command(app: NexusApp, args: argparse.Namespace) -> int:
                 store.close()
         # A write runs on the persona's queue, on its owner connection, like every other write (issue 22).
         name = f"memory {args.memory_command}"
-        return app.personas.change_memory(persona.slug, name, lambda store: _write_command(app, store, args, persona))
+        return app.personas.change_memory(
+            persona.slug, name, lambda store: _write_command(app, store, args, persona)
+        )
     except sqlite.Error as exc:  # a damaged or unwritable file: say which, and what to do
         raise database_error(exc, persona.memory_path) from exc
 
@@ -84,7 +86,7 @@ def _import(app: NexusApp, store, args: argparse.Namespace, persona: Persona) ->
     started = time.perf_counter()
     report: ImportReport
     if args.format == "chatgpt":
-        report = import_chatgpt(args.file, on_store(store), persona.slug)  # on the queue already
+        report = import_chatgpt(args.file, on_store(store))  # on the queue already
         for error in report.errors:  # each says what happened to its conversation
             print(error, file=sys.stderr)
     else:

@@ -129,13 +129,12 @@ class _BadConversation(Exception):
 def import_chatgpt(
     path: Path,
     write: WriteGate,
-    persona_slug: str,
     *,
     progress: Progress | None = None,
     stop: threading.Event | None = None,
 ) -> ChatGPTImportReport:
-    """Import every readable conversation of the export at `path` into the memory of the persona
-    `persona_slug`; name each one that is not (in report.errors) and go on. Raises ExportUnreadable when
+    """Import every readable conversation of the export at `path` into the memory `write` writes to;
+    name each one that is not (in report.errors) and go on. Raises ExportUnreadable when
     the file cannot be read at all. ChatGPT's answers are stored as ChatGPT's (speaker CHATGPT), never as
     the persona's: it did not say them.
     `stop` set: ends after the conversation being read (report.stopped); nothing is written twice when

@@ -341,7 +341,6 @@ def test_one_hundred_fuzzed_chatgpt_exports_import_or_are_refused_each_within_te
             import_chatgpt,
             path,
             on_store(store),
-            "aria",
         )
     outcomes.check(CHATGPTS)
     assert store.db.execute("pragma integrity_check").fetchone()[0] == "ok"
@@ -392,7 +391,7 @@ def test_a_chatgpt_message_with_a_lone_surrogate_imports_with_a_replacement_char
     first["title"] = "title \udc00"
     path = tmp_path / "conversations.json"
     path.write_text(json.dumps(conversations), encoding="ascii")
-    report = import_chatgpt(path, on_store(store), "aria")
+    report = import_chatgpt(path, on_store(store))
     assert report.errors == [] and report.conversations == len(conversations)
     texts = [r[0] for r in store.db.execute("select content from messages")]
     assert "tea\ufffd time" in texts

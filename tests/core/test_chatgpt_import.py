@@ -75,7 +75,7 @@ def _source_counts(store: MemoryStore) -> tuple[dict[str, int], dict[str, int]]:
 
 
 def test_each_conversation_imports_the_branch_last_shown_in_order_with_its_times(store: MemoryStore) -> None:
-    report = import_chatgpt(EXPORT, on_store(store), "aria")
+    report = import_chatgpt(EXPORT, on_store(store))
 
     assert report.errors == []
     assert (report.imported, report.conversations, report.skipped_conversations) == (9, 3, 0)
@@ -97,7 +97,7 @@ def test_each_conversation_imports_the_branch_last_shown_in_order_with_its_times
 
 
 def test_imported_turns_are_indexed_with_their_neighbours_and_recalled(store: MemoryStore) -> None:
-    import_chatgpt(EXPORT, on_store(store), "aria")
+    import_chatgpt(EXPORT, on_store(store))
 
     hits = store.archive.search("planetarium", None, mode="fts")
     assert hits[0].source_id == "chatgpt:conv-job-0003:j-u1"
@@ -112,8 +112,8 @@ def test_imported_turns_are_indexed_with_their_neighbours_and_recalled(store: Me
 
 
 def test_a_second_run_imports_nothing_twice(store: MemoryStore) -> None:
-    import_chatgpt(EXPORT, on_store(store), "aria")
-    again = import_chatgpt(EXPORT, on_store(store), "aria")
+    import_chatgpt(EXPORT, on_store(store))
+    again = import_chatgpt(EXPORT, on_store(store))
 
     assert (again.imported, again.skipped_duplicates, again.errors) == (0, 9, [])
     messages, items = _source_counts(store)
@@ -137,12 +137,12 @@ def test_a_run_killed_midway_resumes_where_it_stopped(
 
     monkeypatch.setattr(importer, "index_turns", dies_on_the_third_batch)
     with pytest.raises(KeyboardInterrupt):
-        import_chatgpt(EXPORT, on_store(store), "aria")
+        import_chatgpt(EXPORT, on_store(store))
     messages, items = _source_counts(store)
     assert 0 < len(messages) < 9 and messages.keys() == items.keys(), "a batch is all there or not at all"
 
     monkeypatch.setattr(importer, "index_turns", real_index)
-    report = import_chatgpt(EXPORT, on_store(store), "aria")
+    report = import_chatgpt(EXPORT, on_store(store))
     assert report.imported + report.skipped_duplicates == 9 and report.skipped_duplicates == len(messages)
     assert _room(store, "chatgpt:conv-cat-0001") == CAT and _room(store, "chatgpt:conv-job-0003") == JOB
     messages, items = _source_counts(store)
@@ -150,7 +150,7 @@ def test_a_run_killed_midway_resumes_where_it_stopped(
 
 
 def test_broken_conversations_are_named_and_the_good_ones_import(store: MemoryStore) -> None:
-    report = import_chatgpt(MALFORMED, on_store(store), "aria")
+    report = import_chatgpt(MALFORMED, on_store(store))
 
     assert (report.imported, report.conversations, report.skipped_conversations) == (2, 2, 5)
     assert _room(store, "chatgpt:conv-good-a")[0][3] == "My favourite tea is genmaicha."
@@ -180,19 +180,19 @@ def test_broken_conversations_are_named_and_the_good_ones_import(store: MemorySt
 def test_a_file_that_is_not_an_export_is_refused_whole_and_nothing_is_lost(
     store: MemoryStore, tmp_path: Path, content: bytes, said: str
 ) -> None:
-    import_chatgpt(EXPORT, on_store(store), "aria")
+    import_chatgpt(EXPORT, on_store(store))
     bad = tmp_path / "conversations.json"
     bad.write_bytes(content)
 
     with pytest.raises(ExportUnreadable) as caught:
-        import_chatgpt(bad, on_store(store), "aria")
+        import_chatgpt(bad, on_store(store))
     assert str(bad) in str(caught.value) and said in str(caught.value)
     assert store.messages.count() == 9
 
 
 def test_a_missing_file_is_named(store: MemoryStore, tmp_path: Path) -> None:
     with pytest.raises(ExportUnreadable, match=r"Cannot read .*nowhere\.json"):
-        import_chatgpt(tmp_path / "nowhere.json", on_store(store), "aria")
+        import_chatgpt(tmp_path / "nowhere.json", on_store(store))
 
 
 def test_a_file_cut_short_keeps_the_conversations_before_the_cut(store: MemoryStore, tmp_path: Path) -> None:
@@ -200,7 +200,7 @@ def test_a_file_cut_short_keeps_the_conversations_before_the_cut(store: MemorySt
     cut = tmp_path / "conversations.json"
     cut.write_text(text[: text.index("New job") + 200], encoding="utf-8")  # inside the third conversation
 
-    report = import_chatgpt(cut, on_store(store), "aria")
+    report = import_chatgpt(cut, on_store(store))
 
     assert (report.imported, report.conversations) == (6, 2)
     assert len(report.errors) == 1
@@ -209,7 +209,7 @@ def test_a_file_cut_short_keeps_the_conversations_before_the_cut(store: MemorySt
         and "cut short" in report.errors[0]
     )
     # Run again on the whole export: the first two are there already, the third is added.
-    again = import_chatgpt(EXPORT, on_store(store), "aria")
+    again = import_chatgpt(EXPORT, on_store(store))
     assert (again.imported, again.skipped_duplicates) == (3, 6)
 
 
@@ -219,7 +219,7 @@ def test_small_read_chunks_split_characters_and_values_and_change_nothing(
     # 7 characters at a time: every conversation, string and multi-byte Japanese character is cut by a
     # read somewhere, as the reads of a large export cut its text.
     monkeypatch.setattr(chatgpt_stream, "CHUNK", 7)
-    report = import_chatgpt(EXPORT, on_store(store), "aria")
+    report = import_chatgpt(EXPORT, on_store(store))
     assert (report.imported, report.errors) == (9, [])
     assert _room(store, "chatgpt:conv-kyoto-0002") == KYOTO
 
@@ -229,14 +229,14 @@ def test_the_exports_zip_is_read_directly(store: MemoryStore, tmp_path: Path) ->
     with zipfile.ZipFile(export, "w") as zf:
         zf.writestr("chat.html", "<html></html>")
         zf.write(EXPORT, "conversations.json")
-    report = import_chatgpt(export, on_store(store), "aria")
+    report = import_chatgpt(export, on_store(store))
     assert (report.imported, report.errors) == (9, [])
 
     empty = tmp_path / "other.zip"
     with zipfile.ZipFile(empty, "w") as zf:
         zf.writestr("notes.txt", "nothing here")
     with pytest.raises(ExportUnreadable, match=r"no conversations\.json"):
-        import_chatgpt(empty, on_store(store), "aria")
+        import_chatgpt(empty, on_store(store))
 
 
 def test_messages_without_times_keep_conversation_order(store: MemoryStore, tmp_path: Path) -> None:
@@ -261,7 +261,7 @@ def test_messages_without_times_keep_conversation_order(store: MemoryStore, tmp_
     export = tmp_path / "conversations.json"
     export.write_text(json.dumps([conversation]), encoding="utf-8")
 
-    import_chatgpt(export, on_store(store), "aria")
+    import_chatgpt(export, on_store(store))
 
     rows = _room(store, "chatgpt:conv-times")
     assert [r[3] for r in rows] == ["first", "second", "third", "fourth"]
@@ -278,18 +278,18 @@ def test_progress_follows_the_file_and_a_stopped_import_is_finished_by_a_second_
         seen.append((done, size, conversations))
         stop.set()  # the person presses Stop while the first conversation is written
 
-    first = import_chatgpt(EXPORT, on_store(store), "aria", progress=progress, stop=stop)
+    first = import_chatgpt(EXPORT, on_store(store), progress=progress, stop=stop)
     assert first.stopped and first.conversations == 1 and first.imported == len(CAT)
     assert seen == [(EXPORT.stat().st_size, EXPORT.stat().st_size, 1)]  # the small file is read in one go
 
-    rest = import_chatgpt(EXPORT, on_store(store), "aria")
+    rest = import_chatgpt(EXPORT, on_store(store))
     assert not rest.stopped and (rest.imported, rest.skipped_duplicates) == (9 - len(CAT), len(CAT))
 
     zipped = tmp_path / "export.zip"
     with zipfile.ZipFile(zipped, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.write(EXPORT, "conversations.json")
     sizes: list[int] = []
-    import_chatgpt(zipped, on_store(store), "aria", progress=lambda d, s, c: sizes.append(s))
+    import_chatgpt(zipped, on_store(store), progress=lambda d, s, c: sizes.append(s))
     assert sizes == [EXPORT.stat().st_size] * 3  # the size of conversations.json, not of the zip
 
 
@@ -298,7 +298,7 @@ def test_chatgpts_answers_are_recalled_as_chatgpts_words_not_the_personas(
 ) -> None:
     """They were stored as the persona's ("aria: Happy twelfth birthday to Luna!"), so the persona
     remembered saying what another assistant said (issue 23, defect 20)."""
-    import_chatgpt(EXPORT, on_store(store), "aria")
+    import_chatgpt(EXPORT, on_store(store))
     text = "What did you say about Luna's birthday?"
     hits = store.archive.search("Luna birthday Maine Coons", None, mode="fts")
     context = gather_inputs(
@@ -320,7 +320,7 @@ def test_an_import_made_before_the_fix_is_moved_out_of_the_personas_mouth_when_m
     m017 step, exactly as a fresh import reads: the persona no longer remembers saying them."""
     path = tmp_path / "memory.db"
     memory = MemoryStore(path)
-    import_chatgpt(EXPORT, on_store(memory), "aria")
+    import_chatgpt(EXPORT, on_store(memory))
     columns = "speaker, text, context, embed_text, embed_hash"
     fresh = memory.db.execute(f"select {columns} from items order by id").fetchall()
     fresh_messages = memory.db.execute("select speaker, role, content from messages order by id").fetchall()

@@ -215,7 +215,7 @@ def test_a_chatgpt_zip_of_whitespace_is_read_in_seconds_and_its_conversation_kep
     store = MemoryStore(tmp_path / "memory.db")
     try:
         started = time.monotonic()
-        report = import_chatgpt(path, on_store(store), "aria")
+        report = import_chatgpt(path, on_store(store))
         took = time.monotonic() - started
         assert (report.imported, report.errors) == (1, [])
         assert took < 6.0, f"{took:.1f} s"
