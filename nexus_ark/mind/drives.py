@@ -14,6 +14,7 @@ Nothing here reads the clock or the database: `DriveInputs` carries everything, 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -118,7 +119,7 @@ def devotion(emotions: list[EmotionInput], now: datetime) -> float:
     return min(1.0, total)
 
 
-def compute(inputs: DriveInputs, thresholds: dict[DriveName, float], language: str = "en") -> DriveReport:
+def compute(inputs: DriveInputs, thresholds: Mapping[str, float], language: str = "en") -> DriveReport:
     """The four levels with the inputs that made them, the dominant drive and a narrative of why, in the
     persona's language. The dominant drive is the one furthest past its own threshold, or, with none past
     it, the nearest below it (none when all are zero): the drive that acts when the persona writes first,
