@@ -172,7 +172,7 @@ def run(turns: int, first: int, show: bool) -> dict[str, Any]:
         return {
             "model": backend.describe(),
             "parameters": caps.parameters,
-            "params": session._shape().params.model_dump(),  # as the replies were asked
+            "params": session.turns.shape().params.model_dump(),  # as the replies were asked
             "replies": summarise(replies),
             "written_first": summarise(written),
             "rows": replies + [{**w, "written_first": True} for w in written],

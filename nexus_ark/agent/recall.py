@@ -55,12 +55,7 @@ class Recall:
         in_prompt = {f"msg:{m.id}" for m in history}
         # Earlier versions and the branches they left are off the conversation's line: not recalled either
         # (a regenerated reply must not come back through memory).
-        off_line = {
-            f"msg:{r[0]}"
-            for r in memory.db.execute(
-                "select id from messages where room = ? and hidden = 1", [state.room]
-            ).fetchall()
-        }
+        off_line = {f"msg:{message_id}" for message_id in memory.messages.hidden_ids(state.room)}
         k = RECALL_K + len(in_prompt) + 1 + min(len(off_line), 20)
         hits = None
         if state.embedder is not None and state.embedder_ready():

@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 
-from nexus_ark.agent.prompt import for_template, late_system_accepted
+from nexus_ark.agent.chat_template import for_template, late_system_accepted
 from nexus_ark.agent.reply import Reply, ReplyDelta
 from nexus_ark.agent.reply_scaffold import ScaffoldCutter, note_lines
 from nexus_ark.agent.reply_shape import ReplyShape, SentenceGate, earlier_sentences

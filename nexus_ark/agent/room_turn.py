@@ -113,10 +113,7 @@ class RoomTurns:
         self.recall = recall
 
     def _heard_already(self, source: str) -> bool:
-        memory = self.state.memory
-        return (
-            memory.db.execute("select 1 from messages where source_id = ?", [source]).fetchone() is not None
-        )
+        return self.state.memory.messages.has_source(source)
 
     def keep_note(self, key: str, sender: str, text: str) -> bool:
         """A note another member passed this persona (its words only): a line only this persona hears,
@@ -132,7 +129,7 @@ class RoomTurns:
     def _room_tools(self, others: Sequence[str], notes: list[dict[str, str]]) -> ToolBox | None:
         """The persona's tools, and in a room the note it may pass another member (collected in `notes`;
         the room delivers them after the reply)."""
-        box = self.turns.tools()
+        box = self.turns.tools(person_present=False)  # a room's turns never stop to ask the person
         if box is None or not others:
             return box
 

@@ -38,17 +38,14 @@ class SoulTool:
         self.room = room
 
     def __call__(self, args: dict[str, Any]) -> str:
-        recent = self.memory.db.execute(
-            "select id from messages where room = ? and status != 'error' order by id desc limit ?",
-            [self.room, SOURCE_MESSAGES],
-        ).fetchall()
+        recent = self.memory.messages.newest_ids(self.room, SOURCE_MESSAGES)
         keeper = SoulKeeper(self.persona.folder, self.memory, self.clock)
         try:
             proposal = keeper.propose(
                 str(args.get("section") or ""),
                 str(args.get("text") or ""),
                 str(args.get("reason") or ""),
-                [f"msg:{r[0]}" for r in reversed(recent)],
+                [f"msg:{message_id}" for message_id in reversed(recent)],
                 "tool",
                 fixed=self.persona.settings.soul.fixed,
             )

@@ -15,7 +15,7 @@ from nexus_ark.agent.recall import Recall
 from nexus_ark.agent.session_state import SessionState
 from nexus_ark.clock import stored_time
 from nexus_ark.errors import NexusArkError
-from nexus_ark.memory.messages import MessageStore, StoredMessage
+from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.mind.emotion import EmotionReading
 from nexus_ark.mind.emotion_confirm import confirm_emotion, is_better_than_bundled
 from nexus_ark.mind.labels import label_word
@@ -124,12 +124,7 @@ class Upkeep:
         # Older turns after the summary that the window no longer holds (never summarised): the oldest few.
         backlog: list[StoredMessage] = []
         if line:
-            rows = state.memory.db.query(
-                "select * from messages where room = ? and hidden = 0 and id > ? and id < ? "
-                "order by id limit ?",
-                [state.room, done_to, line[0].id, CATCHUP_READ],
-            )
-            backlog = [MessageStore._to_model(r) for r in rows]
+            backlog = state.memory.messages.shown_between(state.room, done_to, line[0].id, CATCHUP_READ)
         room = self.recall.conversation_room
         if room is None:  # no prompt built yet in this session: half the window is a fair guess
             context_size = context_window(state.backend, settings.model.context_size)

@@ -93,16 +93,11 @@ class Versions:
         memory = self.state.memory
         message = memory.messages.get(message_id)
         if forget:
-            items = [
-                r[0]
-                for r in memory.db.execute(
-                    "select id from items where source_id = ?", [message.source_id or f"msg:{message.id}"]
-                ).fetchall()
-            ]
+            items = memory.archive.ids_of_source(message.source_id or f"msg:{message.id}")
             memory.forget(items)  # voids the summaries that held it (memory.summaries)
             self.recall.summaries().sweep_forgotten(self.state.room)
-        still_there = memory.db.execute("select 1 from messages where id = ?", [message.id]).fetchone()
-        if still_there:  # forget() deletes the message with its memory; else it goes on its own
+        # forget() deletes the message with its memory; else it goes on its own
+        if memory.messages.exists(message.id):
             memory.messages.delete(message.id)
 
     def continue_reply(

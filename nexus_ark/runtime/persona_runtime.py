@@ -189,6 +189,10 @@ class PersonaRuntime(RoomMember, SoulOwner):
     def delete(self, message_id: int, *, forget: bool = False) -> None:
         self.call("delete", lambda s: s.delete(message_id, forget=forget))
 
+    def choose_version(self, message_id: int) -> None:
+        """Show this version of a message (and the branch that followed it) in the conversation."""
+        self.queue.call("version", lambda: self.memory.messages.choose_version(message_id))
+
     def send(self, text: str, cancel: threading.Event | None = None) -> Iterator[ReplyDelta | TurnResult]:
         return self._stream("send", lambda s, c: s.send(text, c), cancel)
 

@@ -106,7 +106,7 @@ class _Heard:
 
     def __init__(self, panel: RoomPanel) -> None:
         self.events: list = []
-        panel.worker.event.connect(self.events.append)
+        panel.worker.room_event.connect(self.events.append)
 
     def speakers(self) -> list[str]:
         return [e.slug for e in self.events if isinstance(e, Speaking)]

@@ -11,7 +11,6 @@ coalesced into one report every few tens of milliseconds, never one per token.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QObject, Signal, Slot
@@ -22,6 +21,7 @@ from nexus_ark.errors import PersonaError
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
 from ui.util.i18n import tr
+from ui.util.stream_batcher import StreamBatcher
 from ui.util.tasks import Report, SerialWorker
 
 Turn = Callable[[PersonaRuntime, threading.Event], Iterator[ReplyDelta | TurnResult]]
@@ -52,21 +52,14 @@ class _Conversation:
     def turn(self, start: Turn, report: Report) -> TurnResult | None:
         """The reply's text goes to report() as it streams, a coalesced piece at a time."""
         runtime = self.opened()
-        pending: list[str] = []
-        last_report = 0.0
+        pieces = StreamBatcher(lambda _key, text: report(text), self.coalesce_s)
         result: TurnResult | None = None
         for item in start(runtime, self.cancel):
             if isinstance(item, ReplyDelta):
-                pending.append(item.text)
-                now = time.monotonic()
-                if now - last_report >= self.coalesce_s:
-                    report("".join(pending))
-                    pending.clear()
-                    last_report = now
+                pieces.add(item.text)
             else:
                 result = item
-        if pending:
-            report("".join(pending))
+        pieces.flush()
         return result  # the runtime queues the after-turn work itself
 
     def change(self, kind: str, message_id: int, forget: bool) -> tuple[str, int]:
@@ -74,7 +67,7 @@ class _Conversation:
         if kind == "delete":
             runtime.delete(message_id, forget=forget)
         else:
-            runtime.call("version", lambda s: s.memory.messages.choose_version(message_id))
+            runtime.choose_version(message_id)
         return kind, message_id
 
 

@@ -83,7 +83,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self.worker = RoomWorker(app, slug, lane, app.settings.stream_coalesce_ms, self)
         self.worker.opened.connect(self._on_opened)
         self.worker.updated.connect(self._on_updated)
-        self.worker.event.connect(self._on_event)
+        self.worker.room_event.connect(self._on_event)
         self.worker.step_done.connect(self._on_step_done)
         self.worker.failed.connect(self._on_failed)
         self.worker.deleted.connect(self.deleted)

@@ -11,7 +11,6 @@ behind them. An auto-mode step can also be skipped before it starts (the person 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ from nexus_ark.rooms.conversation import RoomConversation, RoomEvent, Speaking, 
 from nexus_ark.rooms.room import RoomSettings
 from ui.util.avatars import avatar_image, placeholder_image
 from ui.util.i18n import tr
+from ui.util.stream_batcher import StreamBatcher
 from ui.util.tasks import Report, SerialWorker, while_open
 
 AVATAR_DRAWN_PX = 56  # twice the view's size: sharp on a high-density screen
@@ -70,28 +70,6 @@ class StepEnd:
     # The members' lines since the person last spoke (auto mode's cap); None: the step failed, unknown.
     spoken_since_person: int | None
     spoke: bool  # a member took the floor in this step
-
-
-class _Coalesced:
-    """A member's streamed words held until coalesce_s has passed since the last report."""
-
-    def __init__(self, report: Report, coalesce_s: float) -> None:
-        self.report, self.coalesce_s = report, coalesce_s
-        self.slug, self.held, self.sent_at = "", [], 0.0
-
-    def add(self, piece: Streamed) -> None:
-        if piece.slug != self.slug:
-            self.flush()
-            self.slug = piece.slug
-        self.held.append(piece.text)
-        if time.monotonic() - self.sent_at >= self.coalesce_s:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.held:
-            self.report(Streamed(self.slug, "".join(self.held)))
-            self.held.clear()
-            self.sent_at = time.monotonic()
 
 
 class _Room:
@@ -147,10 +125,10 @@ class _Room:
         if skip is not None and skip.is_set():  # auto mode went off before this step began
             return StepEnd(kind, room.spoken_since_person, False)
         spoke = False
-        pieces = _Coalesced(report, self.coalesce_s)
+        pieces = StreamBatcher(lambda slug, text: report(Streamed(slug, text)), self.coalesce_s)
         for event in start(room, cancel):
             if isinstance(event, Streamed):
-                pieces.add(event)
+                pieces.add(event.text, event.slug)
                 continue
             pieces.flush()
             spoke = spoke or isinstance(event, Speaking)
@@ -187,7 +165,9 @@ class RoomWorker(QObject):
 
     opened = Signal(object)  # OpenedRoom
     updated = Signal(object)  # UpdatedRoom: its settings changed while it stays open
-    event = Signal(object)  # Said | Speaking | Streamed (coalesced) | Answered | Withdrawn, as the room says
+    # Said | Speaking | Streamed (coalesced) | Answered | Withdrawn, as the room says (not named `event`:
+    # that is QObject's own method, which Qt calls for every event the worker receives)
+    room_event = Signal(object)
     step_done = Signal(object)  # StepEnd
     failed = Signal(str)  # a step, an open or a change could not be done: why, in the person's language
     deleted = Signal(str)  # the room's slug
@@ -257,7 +237,9 @@ class RoomWorker(QObject):
             self.failed.emit(message)
             self.step_done.emit(StepEnd(kind, None, False))
 
-        self._ask(lambda report: room.step(kind, start, cancel, skip, report), done, failed, self.event.emit)
+        self._ask(
+            lambda report: room.step(kind, start, cancel, skip, report), done, failed, self.room_event.emit
+        )
 
     def update(self, changes: dict[str, Any]) -> None:
         """Save changes to the room's settings (RoomSettings' fields) after the step under way."""
