@@ -60,8 +60,9 @@ class Joined(str):
         made.sep = sep
         return made
 
-    def __getnewargs__(self) -> tuple[tuple[str, ...], str]:
-        return self.parts, self.sep
+    def __getnewargs_ex__(self) -> tuple[tuple[tuple[str, ...], str], dict[str, object]]:
+        # (str's __getnewargs__ would hand the joined text alone to __new__, as parts.)
+        return (self.parts, self.sep), {}
 
 
 ECHO_MAX = 60  # characters of a value from outside quoted back in a sentence

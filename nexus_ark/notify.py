@@ -210,7 +210,7 @@ class DesktopNotifications:
             log.debug("desktop notification %r was not accepted by the desktop", title)
             # The library keeps the bus connection of a failed first attempt and opens another on the next
             # try: close it, so a desktop without a notification service does not collect open sockets.
-            backend = getattr(notifier, "_backend", None)
+            backend = _platform_backend(notifier)
             if getattr(backend, "interface", True) is None and getattr(backend, "bus", None) is not None:
                 backend.bus.disconnect()
                 backend.bus = None
@@ -224,13 +224,20 @@ class DesktopNotifications:
             return
         notifier = self._notifier
         if notifier is not None:
-            bus = getattr(getattr(notifier, "_backend", None), "bus", None)
+            bus = getattr(_platform_backend(notifier), "bus", None)
             if bus is not None:
                 loop.call_soon_threadsafe(bus.disconnect)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=2.0)
         if not thread.is_alive():
             loop.close()
+
+
+def _platform_backend(notifier: object) -> Any:
+    """desktop-notifier's platform backend (on Linux, the one holding the D-Bus connection): the library
+    keeps it private (`_backend`) and offers no way to close a connection it left open, so it is read here
+    alone. None where a release names it otherwise: the connection is then left to the library."""
+    return getattr(notifier, "_backend", None)
 
 
 async def _probe_dbus() -> tuple[bool, str]:
@@ -245,7 +252,9 @@ async def _probe_dbus() -> tuple[bool, str]:
         return False, f"no session D-Bus to talk to ({where}: {exc})"
     try:
 
-        async def call(member: str, *body: Any, signature: str = "", dest: str = "org.freedesktop.DBus"):
+        async def call(
+            member: str, *body: Any, signature: str = "", dest: str = "org.freedesktop.DBus"
+        ) -> Any:
             path = "/org/freedesktop/DBus" if dest == "org.freedesktop.DBus" else BUS_PATH
             reply = await bus.call(
                 Message(
