@@ -58,7 +58,7 @@ def recall(kind: str, which: str) -> None:
 def speed(argv: list[str]) -> None:
     from bench.memory_latency import QUESTIONS, WORDS, grow, pct
     from nexus_ark.memory.db import connect
-    from nexus_ark.memory.migrations.steps_016_020 import m019_vectors_in_float16
+    from nexus_ark.memory.migrations.steps_archive import m019_vectors_in_float16
     from nexus_ark.memory.store import MemoryStore
     from nexus_ark.providers.embedders import default_embedder
 

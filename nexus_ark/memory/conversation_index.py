@@ -1,4 +1,4 @@
-"""Putting messages into the archive with their neighbouring turns (see archive.py for why), and taking
+"""Putting messages into the archive with their neighbouring turns (see archive/ for why), and taking
 a forgotten turn back out of its neighbours.
 
 Each message item records which items lent it their text, in meta["neighbours"] = [before id, after id]

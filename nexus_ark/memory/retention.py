@@ -22,7 +22,7 @@ persona's runtime (runtime/life.py, the "retention" job) calls apply():
   speed; the model that wrote them stays), and messages written first the drives' inputs behind their
   reason (the drive points those came from are daily lines by then; the trigger, the levels and the words
   of why stay, which is what the window shows beside the message);
-- the vector log (memory/archive.py: how in-memory mirrors of the vector index follow other connections)
+- the vector log (archive/mirror.py: how in-memory mirrors of the vector index follow other connections)
   keeps its newest VECTOR_LOG_KEEP rows; mirrors behind that reload once;
 - a vector kept for a text no archive item is made of any more (the item forgotten or deleted, its text
   or embedded text changed: archive.vectors caches vectors by the text's hash and never removed one) goes,

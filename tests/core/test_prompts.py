@@ -40,7 +40,7 @@ NOT_PROMPTS = {
     ("personas/cards/plan.py", "_NAMES_NOTE"): "written into persona.md by a card's import",
     ("personas/cards/plan.py", "_YOU"): "what replaces {{user}} in persona.md",
     ("personas/cards/plan.py", "guess_language"): "a script range that tells Japanese text",
-    ("memory/migrations/steps_016_020.py", "CJK_GLOB"): "the script ranges of CJK text (a GLOB pattern)",
+    ("memory/migrations/steps_archive.py", "CJK_GLOB"): "the script ranges of CJK text (a GLOB pattern)",
     ("personas/cards/plan.py", "_USER_HONORIFIC"): "honorifics dropped after {{user}} (a pattern)",
     ("runtime/scripted_mind.py", "_PLANS_JA"): "the scripted stand-in model's own plans (a model's words)",
     ("runtime/scripted_mind.py", "ScriptedMind"): "the scripted stand-in model's replies (a model's words)",

@@ -415,7 +415,7 @@ def test_upgrade_keeps_history_and_memory_and_newer_data_is_refused(clean_machin
     future = HOME / "future"
     shutil.copytree(DATA, future)
     future_db = future / "personas" / "aria" / "memory.db"
-    # sqlite-utils' migration record (nexus_ark/memory/migrations.py), written and checkpointed into the
+    # sqlite-utils' migration record (nexus_ark/memory/migrations/), written and checkpointed into the
     # main file so that the bytes compared below are the whole database.
     conn = sqlite3.connect(future_db)
     try:

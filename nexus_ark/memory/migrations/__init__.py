@@ -1,23 +1,47 @@
-"""The append-only schema history of memory.db. Never edit a migration that has shipped: add one.
+"""The append-only schema history of memory.db. Never edit or reorder a step that has shipped: add one.
 
-Steps apply in the order they register, that is the order their modules are imported below: steps_001_005,
-steps_006_010, steps_011_015, steps_016_020 (five steps a module). A new step goes after the last one, in
-steps_016_020.py up to m020; m021 starts steps_021_025.py. runner.py holds the list and applies it.
+STEPS below is the one list: the order the steps apply in, one line each. A new step is a function in the
+module of its job (steps_conversation: messages and what is made of them; steps_archive: what recall
+searches; steps_life: the timeline, the mind, the runtime, dreams, retention, the soul), named
+m<number>_<what it does>, and one line appended to STEPS. runner.py applies the list.
 """
 
-# The step modules register their steps on import, in this order.
-from nexus_ark.memory.migrations import (  # noqa: F401
-    steps_001_005,
-    steps_006_010,
-    steps_011_015,
-    steps_016_020,
-)
+from nexus_ark.memory.migrations import steps_archive as archive
+from nexus_ark.memory.migrations import steps_conversation as conversation
+from nexus_ark.memory.migrations import steps_life as life
 from nexus_ark.memory.migrations.runner import (
     MIGRATION_SET,
     UPDATE_TO_OPEN,
+    Step,
     check_current,
     migrate,
     migrations,
 )
 
-__all__ = ["MIGRATION_SET", "UPDATE_TO_OPEN", "check_current", "migrate", "migrations"]
+STEPS: tuple[Step, ...] = (
+    conversation.m001_messages,
+    archive.m002_memory_components,
+    archive.m003_vector_index_state,
+    archive.m004_vector_log,
+    conversation.m005_messages_source_unique,
+    life.m006_activity,
+    conversation.m007_message_versions,
+    conversation.m008_conversation_summaries,
+    life.m009_mind,
+    conversation.m010_summary_forgetting,
+    life.m011_runtime,
+    archive.m012_document_error_notice,
+    life.m013_dream_passes,
+    life.m014_retention,
+    archive.m015_embeddings_in_leaf_pages,
+    life.m016_soul_history,
+    conversation.m017_chatgpt_answers_are_chatgpts,
+    life.m018_indexes_of_the_rows_looked_up,
+    archive.m019_vectors_in_float16,
+    archive.m020_trigram_index_without_neighbours_of_cjk_text,
+)
+
+for step in STEPS:
+    migrations()(step)
+
+__all__ = ["MIGRATION_SET", "STEPS", "UPDATE_TO_OPEN", "check_current", "migrate", "migrations"]

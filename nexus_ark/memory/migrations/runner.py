@@ -1,7 +1,9 @@
-"""The list of schema steps (filled by the steps modules) and the two checks that use it: migrate (the
+"""The list of schema steps (filled from STEPS in __init__.py) and the two checks that use it: migrate (the
 owner brings a database up to date) and check_current (every other connection)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import sqlite_utils
 from sqlite_utils.migrations import Migrations
@@ -11,6 +13,8 @@ from nexus_ark.notices import Notice, notice
 
 MIGRATION_SET = "nexus_ark"
 migrations = Migrations(MIGRATION_SET)
+# One schema step: it changes the database it is given, inside the transaction sqlite-utils opens for it.
+Step = Callable[[sqlite_utils.Database], None]
 
 
 def migrate(db: sqlite_utils.Database, where: str) -> None:
