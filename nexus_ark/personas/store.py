@@ -22,7 +22,6 @@ from nexus_ark.config import (
     problem_list,
     save_toml_model,
     toml_loads,
-    write_text_atomically,
 )
 from nexus_ark.errors import ConfigError, NexusArkError, PersonaError
 from nexus_ark.model_config import ModelConfig
@@ -261,10 +260,6 @@ class PersonaStore:
             ) from exc
         edit_toml_file(path, {key: merged.get(key) for key in changes}, PersonaSettings)
         return self.load(slug)
-
-    def save_soul(self, slug: str, text: str) -> None:
-        """Write persona.md whole or not at all."""
-        write_text_atomically(self._folder(slug) / SOUL_FILE, text)
 
     def avatar_file(self, slug: str) -> Path:
         """Where the persona's picture is kept; it may not exist (no stat: read it off the UI thread)."""

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QColor, QPalette, QTextDocument
-from PySide6.QtGui import Qt as GuiQt
 from PySide6.QtWidgets import QApplication, QLabel, QSlider, QTabWidget, QTextBrowser, QWidget
 
 from nexus_ark.app import NexusApp
@@ -64,13 +63,6 @@ def _switch(to: str, *widgets: QWidget) -> None:
     QApplication.processEvents()
     for widget in widgets:
         widget.ensurePolished()
-
-
-def _text_colours(html: str, default: QColor) -> list[tuple[str, QColor]]:
-    """Each run of text a label's (rich) text asks for, with the colour it asks for."""
-    document = QTextDocument()
-    document.setHtml(html) if GuiQt.mightBeRichText(html) else document.setPlainText(html)
-    return _document_colours(document, default)
 
 
 def _document_colours(document: QTextDocument, default: QColor) -> list[tuple[str, QColor]]:
