@@ -90,3 +90,65 @@ def keep_readable(db: sqlite_utils.Database, deleted: Iterable[int]) -> int:
             rewritten += 1
         kept_before = inputs
     return rewritten
+
+
+class DriveHistory:
+    """The drive_history rows (one point a recomputation that changed something) and their roll-up by day,
+    drive_daily (memory/retention.py writes it). mind/state.py reads and adds points through it."""
+
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+
+    def last(self) -> tuple[Any, ...] | None:
+        """The newest point as stored: (dominant, the four levels in DRIVES' order, its id, its inputs
+        as stored: JSON, compacted; `whole` makes them whole)."""
+        row = self.db.execute(
+            "select dominant, boredom, curiosity, goal_achievement, devotion, id, inputs from drive_history "
+            "order by id desc limit 1"
+        ).fetchone()
+        return tuple(row) if row is not None else None
+
+    def add(
+        self,
+        time: str,
+        trigger: str,
+        levels: Iterable[float],
+        dominant: str | None,
+        narrative: str,
+        inputs: str,
+    ) -> None:
+        """A point; `inputs` as stored (JSON, compacted against the point before: `compact`)."""
+        self.db.execute(
+            "insert into drive_history (time, trigger, boredom, curiosity, goal_achievement, devotion, "
+            "dominant, narrative, inputs) values (?,?,?,?,?,?,?,?,?)",
+            [time, trigger, *levels, dominant, narrative, inputs],
+        )
+
+    def newest(self, since: str | None, limit: int) -> list[tuple[Any, ...]]:
+        """The newest `limit` points from `since` on, newest first: (time, trigger, the four levels,
+        dominant, narrative, inputs as stored, id)."""
+        return [
+            tuple(r)
+            for r in self.db.execute(
+                "select time, trigger, boredom, curiosity, goal_achievement, devotion, dominant, narrative, "
+                "inputs, id from drive_history where time >= coalesce(?, '') order by id desc limit ?",
+                [since, limit],
+            ).fetchall()
+        ]
+
+    def whole_from(self, first_id: int) -> dict[int, tuple[dict[str, Any], dict[str, Any]]]:
+        """Point `first_id` and every point after it, by id: (what it stores, its inputs whole)."""
+        return whole_from(self.db, first_id)
+
+    def days(self, since: str | None, before: str | None, limit: int) -> list[tuple[Any, ...]]:
+        """The rolled-up days from `since` and before `before`, newest first: (day, time, points, dominant,
+        narrative, then each drive's mean, min and max in DRIVES' order)."""
+        stats = ", ".join(f"{n}_mean, {n}_min, {n}_max" for n in DRIVES)
+        return [
+            tuple(r)
+            for r in self.db.execute(
+                f"select day, time, points, dominant, narrative, {stats} from drive_daily "
+                "where time >= coalesce(?, '') and (? is null or time < ?) order by time desc limit ?",
+                [since, before, before, limit],
+            ).fetchall()
+        ]

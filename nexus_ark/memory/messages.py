@@ -166,9 +166,13 @@ class MessageStore:
             return self.db["messages"].count
         return self.db.execute("select count(*) from messages where room = ?", [room]).fetchone()[0]
 
-    def last_from_person(self) -> str | None:
-        """When the person last wrote (the stored time as written; None: never)."""
-        row = self.db.execute("select max(created_at) from messages where role = 'user'").fetchone()
+    def last_from_person(self, *, shown_only: bool = False) -> str | None:
+        """When the person last wrote (the stored time as written; None: never). shown_only: on the
+        conversation's line, and not a message that failed."""
+        row = self.db.execute(
+            "select max(created_at) from messages where role = 'user'"
+            + (" and hidden = 0 and status != 'error'" if shown_only else "")
+        ).fetchone()
         return str(row[0]) if row and row[0] else None
 
     # -- reading by meaning (callers outside memory/ ask these, never SQL) -----------------------
@@ -255,6 +259,24 @@ class MessageStore:
             [limit],
         ).fetchall()
         return [(int(r[0]), r[1], r[2]) for r in rows]
+
+    def room_person_last_wrote_in(self) -> str | None:
+        """The room of the person's newest message on the conversation's line (None: none)."""
+        row = self.db.execute(
+            "select room from messages where role = 'user' and speaker = 'user' and hidden = 0 "
+            "order by id desc limit 1"
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def others_spoke_since(self, room: str, since: str) -> bool:
+        """Whether anyone but the person wrote in `room` at `since` or after."""
+        return (
+            self.db.execute(
+                "select 1 from messages where room = ? and speaker != 'user' and created_at >= ? limit 1",
+                [room, since],
+            ).fetchone()
+            is not None
+        )
 
     def recover_interrupted(self) -> int:
         """Replies still 'streaming' at start-up were cut off by a crash: keep the text, mark them. A draft

@@ -23,6 +23,7 @@ from nexus_ark.memory.components import Components
 from nexus_ark.memory.conversation_index import forget_in_neighbours
 from nexus_ark.memory.db import connect, database_error, sqlite
 from nexus_ark.memory.dream_jobs import DreamJobs
+from nexus_ark.memory.drive_history import DriveHistory
 from nexus_ark.memory.job_runs import JobRuns
 from nexus_ark.memory.knowledge import KnowledgeBase
 from nexus_ark.memory.messages import MessageStore
@@ -54,6 +55,7 @@ class MemoryStore:
             )
             self.dream_jobs = DreamJobs(self.db, clock)  # the dreams' passes (a reader's: the dream diary)
             self.job_runs = JobRuns(self.db)  # when each scheduled job last ran
+            self.drive_history = DriveHistory(self.db)  # the drives' points over time
             self.recovered = self.messages.recover_interrupted() if role == "owner" else 0
         except sqlite.Error as exc:
             self.db.close()
