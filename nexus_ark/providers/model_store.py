@@ -152,17 +152,18 @@ def pull_ollama(
     model: str, host: str, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
 ) -> None:
     rate = TransferRate()
-    last = {"at": 0.0, "stage": ""}
+    last_at, last_stage = 0.0, ""
 
     def report(done: int, total: int, status: str) -> None:
+        nonlocal last_at, last_stage
         now = time.monotonic()
         speed = rate.add(now, done)
         stage = "verifying" if status.startswith(("verifying", "writing")) else "downloading"
         stage = "done" if status == "success" else stage
         if progress is None or not total:  # "pulling manifest": nothing to count yet
             return
-        if now - last["at"] >= 0.1 or stage != last["stage"]:
-            last.update(at=now, stage=stage)
+        if now - last_at >= 0.1 or stage != last_stage:
+            last_at, last_stage = now, stage
             progress(Progress(done, max(total, done), speed, 0, stage))
 
     try:
