@@ -80,7 +80,7 @@ def plant(core: NexusApp, clock: FixedClock, language: str) -> None:
     old, new = story["edit"]
     core.admin.save_persona(slug, soul=soul_file.read_text(encoding="utf-8").replace(old, new))
     clock.advance(20 * 3600)
-    proposal = core.personas.runtime(slug).soul_call(
+    proposal = core.personas.runtime(slug).soul.call(
         "propose",
         lambda keeper: keeper.propose(story["section"], story["proposed"], story["reason"], [], "dream"),
     )

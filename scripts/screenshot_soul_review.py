@@ -93,7 +93,9 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
     item = memory.archive.add(NewItem(kind="insight", text=str(story["insight"]), created_at=iso(NIGHT)))
     sources.append(f"item:{item}")
     section, text, reason = str(story["section"]), str(story["text"]), str(story["reason"])
-    core.personas.runtime(slug).soul_call("propose", lambda k: k.propose(section, text, reason, sources, "dream"))
+    core.personas.runtime(slug).soul.call(
+        "propose", lambda k: k.propose(section, text, reason, sources, "dream")
+    )
 
     inbox = InboxWindow(core, NAMES)
     inbox.show()

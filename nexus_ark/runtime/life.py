@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from contextlib import suppress
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from nexus_ark.agent.session import TurnResult
+from nexus_ark.agent.session import ChatSession, TurnResult
 from nexus_ark.clock import iso
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory import retention
-from nexus_ark.memory.event_queue import QueuedEvent
 from nexus_ark.memory.backups import backup_if_due
+from nexus_ark.memory.event_queue import QueuedEvent
+from nexus_ark.memory.room_keys import is_room_key
 from nexus_ark.mind.drives import DEVOTION_WINDOW_H, DriveReport
 from nexus_ark.mind.narrative import internal_state
 from nexus_ark.notices import notice
@@ -30,7 +32,7 @@ from nexus_ark.providers.base import model_priority
 from nexus_ark.runtime.autonomy import AutonomyDecision, decide, in_quiet_hours
 from nexus_ark.runtime.first_words import first_message
 from nexus_ark.runtime.schedule import due_jobs, read_state, record_run
-from nexus_ark.runtime.work_queue import BACKGROUND
+from nexus_ark.runtime.work_queue import BACKGROUND, WorkItem
 
 if TYPE_CHECKING:
     from nexus_ark.runtime.persona_runtime import PersonaRuntime
@@ -49,7 +51,7 @@ _TRIGGER_WORDS = {
 _WRITE_FIRST, _DRIVE_PROMPTS = WRITE_FIRST, DRIVE_PROMPTS
 
 
-def tick(rt: PersonaRuntime):
+def tick(rt: PersonaRuntime) -> WorkItem | None:
     """Queue a look at what is due now (from any thread: the scheduler's, simulate's). The look itself is
     background work on the persona's queue, so it never makes the person wait."""
     return rt.queue.submit_background("tick", lambda _: _queue_due(rt), key="tick")
@@ -73,7 +75,7 @@ def _queue_due(rt: PersonaRuntime) -> list[str]:
         )
         if item is not None:
             queued.append("events")
-    if rt._session is not None:
+    if rt.session_if_open() is not None:
         rt.queue.submit_background("conversation end", lambda _: _end_if_idle(rt), key="conversation_end")
     return queued
 
@@ -83,13 +85,13 @@ def _may_act(rt: PersonaRuntime) -> bool:
 
 
 def _end_if_idle(rt: PersonaRuntime) -> None:
-    session = rt._session
+    session = rt.session_if_open()
     if session is not None:
         with model_priority(BACKGROUND):
             session.end_if_idle(rt.host.clock.now())
 
 
-def _job_runner(rt: PersonaRuntime, job: str, planned: datetime):
+def _job_runner(rt: PersonaRuntime, job: str, planned: datetime) -> Callable[[threading.Event], Any]:
     def run(give_way: threading.Event) -> Any:
         try:
             if job == "drives":
@@ -324,7 +326,7 @@ def write_first(
 ROOM_QUIET_S = 60  # one message written first in a room a minute (a tick) at most, whoever writes it
 
 
-def _where_to_write(rt: PersonaRuntime) -> tuple[Any, str | None]:
+def _where_to_write(rt: PersonaRuntime) -> tuple[ChatSession | None, str | None]:
     """Where the persona writes first: the room in which the person last spoke with it, while that room
     exists, else its own conversation with the person. (None, title) when another member of that room
     spoke there within the last minute (one message written first per room and tick)."""
@@ -332,13 +334,13 @@ def _where_to_write(rt: PersonaRuntime) -> tuple[Any, str | None]:
         "select room from messages where role = 'user' and speaker = 'user' and hidden = 0 "
         "order by id desc limit 1"
     ).fetchone()
-    room = row[0] if row else None
-    title = rt.host.room_title(room) if room and room.startswith("room:") else None
-    if title is None:
+    room: str | None = row[0] if row else None
+    title = rt.host.room_title(room) if room is not None and is_room_key(room) else None
+    if room is None or title is None:
         return rt.session(), None
     since = iso(rt.host.clock.now() - timedelta(seconds=ROOM_QUIET_S))
     recent = rt.memory.db.execute(
         "select 1 from messages where room = ? and speaker != 'user' and created_at >= ? limit 1",
         [room, since],
     ).fetchone()
-    return (None, title) if recent else (rt.room_session(room), title)
+    return (None, title) if recent else (rt.rooms.session(room), title)

@@ -66,8 +66,10 @@ def guard_owner(memory: MemoryStore) -> None:
 
 def borrow(memory: MemoryStore) -> None:
     """This thread may use the owner connection too, from now on: a test planting data while nothing else
-    runs (NexusApp.memory). Free where the connection is not guarded."""
+    runs (app.personas.memory). Free where the connection is not guarded."""
     conn = memory.db.conn
-    threads = getattr(conn, "owner_threads", None)
+    if not isinstance(conn, GuardedConnection):
+        return
+    threads = conn.owner_threads
     if threads is not None:
         conn.owner_threads = threads | {threading.get_ident()}  # a new set: a checking thread sees old or new

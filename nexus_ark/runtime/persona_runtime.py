@@ -10,62 +10,39 @@ EventHub (topics in docs/architecture.md "Core events").
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import date, datetime
-from pathlib import Path
 from typing import Any
 
 from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
-from nexus_ark.clock import Clock
 from nexus_ark.dreaming.dream import Dreamer, DreamProgress, DreamResult
 from nexus_ark.dreaming.material import latest_day
 from nexus_ark.errors import NexusArkError
-from nexus_ark.events import EventHub
+from nexus_ark.memory.backups import backup_if_due
 from nexus_ark.memory.event_queue import EventQueue
 from nexus_ark.memory.inbox import Inbox
 from nexus_ark.memory.messages import DEFAULT_ROOM, StoredMessage
-from nexus_ark.memory.backups import backup_if_due
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
-from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.notices import notice
-from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend, model_priority
 from nexus_ark.providers.embedders import Embedder
 from nexus_ark.runtime.backlog import queue_backlog
+from nexus_ark.runtime.host import RuntimeHost, StartTurn
 from nexus_ark.runtime.owner_trace import guard_owner, trace_owner_statements
 from nexus_ark.runtime.room_member import RoomMember
 from nexus_ark.runtime.schedule import record_run
 from nexus_ark.runtime.soul_owner import SoulOwner
-from nexus_ark.runtime.work_queue import AGAIN, BACKGROUND, USER, WorkItem, WorkQueue
+from nexus_ark.runtime.streaming import stream_turn
+from nexus_ark.runtime.work_queue import AGAIN, BACKGROUND, WorkItem, WorkQueue
+
+__all__ = ["TYPING_HOLD_S", "PersonaRuntime", "RuntimeHost"]  # RuntimeHost lives in runtime/host.py
 
 log = logging.getLogger(__name__)
 
 TYPING_HOLD_S = 20.0  # "the person is typing" lasts this long after the last keystroke
-
-
-@dataclass
-class RuntimeHost:
-    """What a runtime needs from the app around it (NexusApp builds it): the clock, the event hub, and
-    how to load a persona, its models and the embedder. The callables may block (model loads): the runtime
-    calls them on its own thread."""
-
-    clock: Clock
-    events: EventHub
-    load_persona: Callable[[str], Persona]
-    chat_backend: Callable[[Persona], ChatBackend]
-    internal_backend: Callable[[Persona], ChatBackend]
-    embedder: Callable[[], tuple[Embedder | None, str]]
-    emotions: EmotionDetector | None
-    backups_dir: Callable[[str], Path]
-    notify: Callable[[str, str, str], bool]  # title, body, persona slug -> shown
-    autonomy_paused: Callable[[], bool]
-    # A room's title by its key in memory ("room:<slug>"), None when there is no such room (any more).
-    room_title: Callable[[str], str | None] = lambda key: None
 
 
 class _Either(threading.Event):
@@ -79,22 +56,18 @@ class _Either(threading.Event):
         return super().is_set() or any(e.is_set() for e in self._events)
 
 
-class _End:
-    pass
+class PersonaRuntime:
+    """The persona's runtime, built from parts: `soul` (runtime/soul_owner.py) and `rooms`
+    (runtime/room_member.py), each with its own state, given the queue, the memory and the narrow face
+    of this runtime it needs (runtime/host.py)."""
 
-
-_END = _End()
-
-
-class PersonaRuntime(RoomMember, SoulOwner):
     def __init__(self, slug: str, host: RuntimeHost) -> None:
         self.slug = slug
         self.host = host
         self.persona = host.load_persona(slug)
         self.queue = WorkQueue(slug)
         self.queue.on_user_waiting.append(self._give_way)
-        self._session: ChatSession | None = None
-        self.room_sessions: dict[str, ChatSession] = {}  # the persona's part in each room (RoomMember)
+        self._session: ChatSession | None = None  # the conversation with the person, opened on first use
         self._typing_until = float("-inf")
         self._backed_up_on: date | None = None
         self._closed = False
@@ -119,11 +92,13 @@ class PersonaRuntime(RoomMember, SoulOwner):
         if recovered:
             log.info("%s: %d events a crash left processing are pending again", slug, recovered)
         self.inbox = Inbox(self.memory, host.clock)
+        self.soul = SoulOwner(self.queue, self.memory, self)
+        self.rooms = RoomMember(self.queue, self.memory, self)
         try:  # a rotating daily backup, taken while the memory is opened for the day
             backup_if_due(self.memory, host.backups_dir(slug), clock=host.clock)
         except NexusArkError as exc:
             log.warning("backup skipped: %s", exc)
-        self._reconcile_soul()
+        self.soul.reconcile()
         self._resume_interrupted_dream()
 
     # -- the conversation (the person's work: first in line) ---------------------------------------
@@ -132,6 +107,21 @@ class PersonaRuntime(RoomMember, SoulOwner):
         if self._session is None:
             self._session = self._open_session(self.host.chat_backend(self.persona))
         return self._session
+
+    def session_if_open(self) -> ChatSession | None:
+        """The conversation with the person if a turn opened it, else None (never opens it)."""
+        return self._session
+
+    def new_session(self, room: str) -> ChatSession:
+        """A new conversation in `room` on the chat model the person's conversation uses (a room's, for
+        runtime/room_member.py). On the queue's thread only."""
+        return self._open_session(self.session().backend, room)
+
+    def reset_sessions(self) -> None:
+        """Every conversation, alone and in each room, opens anew on its next turn (a running turn
+        finishes as it was). On the queue's thread."""
+        self._session = None
+        self.rooms.forget_sessions()
 
     def _open_session(self, backend: ChatBackend, room: str = DEFAULT_ROOM) -> ChatSession:
         persona = self.persona
@@ -146,6 +136,7 @@ class PersonaRuntime(RoomMember, SoulOwner):
             after_turn=self._after_turn_hook,
             emotions=self.host.emotions,
             internal=lambda: self.host.internal_backend(persona),
+            tools=self.host.tools,
         )
         if embedder is not None:
             self.embed_backlog(embedder)
@@ -162,13 +153,12 @@ class PersonaRuntime(RoomMember, SoulOwner):
 
     def reload_persona(self) -> None:
         """persona.toml or persona.md changed: the next turn uses them (a running turn finishes as it was)."""
+        self.queue.call("reload persona", self.persona_changed)
 
-        def run() -> None:
-            self.persona = self.host.load_persona(self.slug)
-            self._session = None
-            self.room_sessions.clear()
-
-        self.queue.call("reload persona", run)
+    def persona_changed(self) -> None:
+        """Load persona.toml and persona.md again; every conversation opens anew. On the queue's thread."""
+        self.persona = self.host.load_persona(self.slug)
+        self.reset_sessions()
 
     def open(self) -> tuple[list[StoredMessage], str]:
         """Open the conversation (the model loads) and return its recent history and the model's name."""
@@ -194,64 +184,27 @@ class PersonaRuntime(RoomMember, SoulOwner):
         self.queue.call("version", lambda: self.memory.messages.choose_version(message_id))
 
     def send(self, text: str, cancel: threading.Event | None = None) -> Iterator[ReplyDelta | TurnResult]:
-        return self._stream("send", lambda s, c: s.send(text, c), cancel)
+        return self.stream("send", lambda s, c: s.send(text, c), cancel)
 
     def regenerate(self, reply_id: int, cancel: threading.Event | None = None) -> Iterator[Any]:
-        return self._stream("regenerate", lambda s, c: s.regenerate(reply_id, c), cancel)
+        return self.stream("regenerate", lambda s, c: s.regenerate(reply_id, c), cancel)
 
     def edit(self, message_id: int, text: str, cancel: threading.Event | None = None) -> Iterator[Any]:
-        return self._stream("edit", lambda s, c: s.edit(message_id, text, c), cancel)
+        return self.stream("edit", lambda s, c: s.edit(message_id, text, c), cancel)
 
     def continue_reply(self, reply_id: int, cancel: threading.Event | None = None) -> Iterator[Any]:
-        return self._stream("continue", lambda s, c: s.continue_reply(reply_id, c), cancel)
+        return self.stream("continue", lambda s, c: s.continue_reply(reply_id, c), cancel)
 
-    def _stream(
+    def stream(
         self,
         name: str,
-        start: Callable[[ChatSession, threading.Event], Iterator[Any]],
+        start: StartTurn,
         cancel: threading.Event | None,
         session: Callable[[], ChatSession] | None = None,
     ) -> Iterator[Any]:
         """Run a streaming turn on the queue; the caller's thread iterates what it yields. `session`: which
         conversation (a room's, runtime/room_member.py); the conversation with the person by default."""
-        open_session = session or self.session
-        cancel = cancel or threading.Event()
-        out: queue.SimpleQueue[Any] = queue.SimpleQueue()
-
-        def work(_: threading.Event) -> None:
-            produced = False
-            chat: ChatSession | None = None
-            try:
-                with model_priority(USER):
-                    chat = open_session()
-                    for item in start(chat, cancel):
-                        produced = True
-                        out.put(item)
-            except BaseException as exc:
-                out.put(exc)
-            finally:
-                out.put(_END)
-            if produced and chat is not None:
-                self._after_turn_later(chat)
-
-        self.queue.submit(name, work)
-        finished = False
-        try:
-            while True:
-                try:
-                    item = out.get()
-                except KeyboardInterrupt:  # Ctrl-C in a terminal: stop the reply, still hand back its end
-                    cancel.set()
-                    continue
-                if item is _END:
-                    finished = True
-                    return
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            if not finished:  # the caller walked away: stop the reply
-                cancel.set()
+        return stream_turn(self.queue, name, session or self.session, start, cancel, self._after_turn_later)
 
     def set_typing(self, typing: bool) -> None:
         """The window says the person is (or stopped) typing: no autonomous message interrupts them."""
@@ -275,7 +228,7 @@ class PersonaRuntime(RoomMember, SoulOwner):
         window hears the turn is done."""
         try:
             self.recompute_drives("interaction")
-            self.announce_soul_proposals()  # the propose_soul_edit tool
+            self.soul.announce()  # the propose_soul_edit tool
         finally:
             self.host.events.publish("turn_done", persona=self.slug)
             self._backup_after_first_turn_of_day()
@@ -366,7 +319,7 @@ class PersonaRuntime(RoomMember, SoulOwner):
                 record_run(self.memory, "dream", self.host.clock.now())
                 raise
             person_stopped = cancel is not None and cancel.is_set()
-            if give_way.is_set() and not person_stopped and (result.skipped or "").startswith("cancelled"):
+            if give_way.is_set() and not person_stopped and result.outcome == "cancelled":
                 log.info("%s: the dream gives way to the person and resumes after", self.slug)
                 gave_way.append(True)
                 return AGAIN
@@ -374,7 +327,7 @@ class PersonaRuntime(RoomMember, SoulOwner):
             if not result.skipped or result.stages:
                 self.recompute_drives("dream")
             self.host.events.publish("dream_finished", persona=self.slug, result=result)
-            self.announce_soul_proposals()
+            self.soul.announce()
             if embedder is not None:  # what the dream wrote becomes findable by meaning too
                 self.embed_backlog(embedder)
             return result
@@ -409,14 +362,10 @@ class PersonaRuntime(RoomMember, SoulOwner):
 
     def _resume_interrupted_dream(self) -> None:
         """A dream a crash or a shutdown cut off resumes once, at start, from its last finished stage."""
-        row = self.memory.db.execute(
-            "select level, date from dream_jobs where state = 'running' order by id desc limit 1"
-        ).fetchone()
-        if row is not None:
-            log.info("%s: resuming the level %s dream of %s", self.slug, row[0], row[1])
-            self._resumed_dream = self.start_dream(
-                level=int(row[0]), day=date.fromisoformat(row[1]), trigger="resume"
-            )
+        cut_off = self.memory.dream_jobs.unfinished()
+        if cut_off is not None:
+            log.info("%s: resuming the level %s dream of %s", self.slug, cut_off.level, cut_off.day)
+            self._resumed_dream = self.start_dream(level=cut_off.level, day=cut_off.day, trigger="resume")
 
     # -- closing ----------------------------------------------------------------------------------
     def close(self) -> None:

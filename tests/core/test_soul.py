@@ -103,7 +103,7 @@ def test_a_level_three_dream_proposes_a_change_with_its_sources_and_tells_the_pe
         assert any("How you speak" in body and title == "Aria" for title, body in notes.sent)
         # Told once: a later dream does not announce it again.
         count = len(notes.sent)
-        app.personas.runtime("aria").queue.call("again", app.personas.runtime("aria").announce_soul_proposals)
+        app.personas.runtime("aria").queue.call("again", app.personas.runtime("aria").soul.announce)
         assert len(notes.sent) == count
 
 
@@ -206,12 +206,12 @@ def test_the_propose_soul_edit_tool_records_a_proposal_from_the_conversation(tmp
 def test_one_open_proposal_per_section(tmp_path: Path):
     with make_app(tmp_path, ScriptedBackend(proposing())) as app:
         runtime = app.personas.runtime("aria")
-        first = runtime.soul_call("p", lambda k: k.propose("Who you are", "- Calm.", "why", [], "tool"))
+        first = runtime.soul.call("p", lambda k: k.propose("Who you are", "- Calm.", "why", [], "tool"))
         assert first.section == "Who you are"
         with pytest.raises(SoulRefused, match="already waiting"):
-            runtime.soul_call("p", lambda k: k.propose("who you are", "- Loud.", "why", [], "tool"))
+            runtime.soul.call("p", lambda k: k.propose("who you are", "- Loud.", "why", [], "tool"))
         with pytest.raises(SoulRefused, match="already says"):
-            runtime.soul_call(
+            runtime.soul.call(
                 "p",
                 lambda k: k.propose(
                     "How you speak",

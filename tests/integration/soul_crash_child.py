@@ -23,7 +23,7 @@ def die(*_args: object, **_kwargs: object) -> None:
 def main(data_dir: str, point: str) -> None:
     app = NexusApp(data_dir).open()
     runtime = app.personas.runtime("aria")
-    proposal = runtime.soul_call(
+    proposal = runtime.soul.call(
         "propose", lambda k: k.propose("How you speak", NEW_TEXT, "haiku evenings", [], "tool")
     )
     print(f"PROPOSAL {proposal.id}", flush=True)

@@ -56,13 +56,13 @@ def test_a_monthly_dream_on_the_bundled_model_never_proposes_a_change_to_the_sou
 def test_proposals_and_history_from_the_command_line(data_dir: Path, tmp_path: Path):
     with NexusApp(data_dir) as app:
         runtime = app.personas.runtime("aria")
-        voice = runtime.soul_call(
+        voice = runtime.soul.call(
             "p",
             lambda k: k.propose(
                 "How you speak", "- In haiku, now and then.", "The person asked.", [], "tool"
             ),
         )
-        joys = runtime.soul_call(
+        joys = runtime.soul.call(
             "p", lambda k: k.propose("Small joys", "- Rain.", "We talked of rain.", [], "tool")
         )
         soul = app.personas.load("aria").folder / "persona.md"

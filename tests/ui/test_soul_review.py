@@ -89,8 +89,8 @@ def plant_message(core: NexusApp) -> int:
 def propose(core: NexusApp, section: str, text: str, sources: list[str]) -> SoulProposal:
     """What the persona's propose_soul_edit tool does, then the announcement a turn ends with."""
     runtime = core.personas.runtime("aria")
-    proposal = runtime.soul_call("propose", lambda k: k.propose(section, text, REASON, sources, "tool"))
-    runtime.queue.call("announce", runtime.announce_soul_proposals)
+    proposal = runtime.soul.call("propose", lambda k: k.propose(section, text, REASON, sources, "tool"))
+    runtime.queue.call("announce", runtime.soul.announce)
     return proposal
 
 
@@ -324,12 +324,12 @@ def test_the_inbox_menu_item_counts_a_waiting_proposal_until_it_is_decided(qtbot
 
     main = MainWindow(core)
     qtbot.addWidget(main)
-    assert main.inbox_action.text() == "Inbox…"
+    assert main.menus.inbox_action.text() == "Inbox…"
     propose(core, "How you speak", NEW_VOICE, [])
-    qtbot.waitUntil(lambda: main.inbox_action.text() == "Inbox (1)…", timeout=10_000)
+    qtbot.waitUntil(lambda: main.menus.inbox_action.text() == "Inbox (1)…", timeout=10_000)
     (proposal,) = core.souls.proposals("aria")
     core.souls.decline("aria", proposal.id)  # as the review window declines it: the count follows
-    qtbot.waitUntil(lambda: main.inbox_action.text() == "Inbox…", timeout=10_000)
+    qtbot.waitUntil(lambda: main.menus.inbox_action.text() == "Inbox…", timeout=10_000)
 
 
 def test_the_whole_soul_shows_the_change_in_place_and_every_other_line_as_it_is(

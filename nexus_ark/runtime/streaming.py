@@ -1,0 +1,77 @@
+"""A streaming turn run on a persona's queue and read on the caller's thread.
+
+The turn (the person's work: first in line) runs on the queue's thread, which alone drives the persona's
+memory; what it yields crosses to the caller through a queue. The caller walking away, or Ctrl-C in a
+terminal, stops the reply; the turn's own end (its TurnResult) is still handed back."""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from nexus_ark.agent.session import ChatSession
+from nexus_ark.providers.base import model_priority
+from nexus_ark.runtime.host import StartTurn
+from nexus_ark.runtime.work_queue import USER, WorkQueue
+
+
+class _End:
+    pass
+
+
+_END = _End()
+
+
+def stream_turn(
+    work_queue: WorkQueue,
+    name: str,
+    open_session: Callable[[], ChatSession],
+    start: StartTurn,
+    cancel: threading.Event | None,
+    after: Callable[[ChatSession], None],
+) -> Iterator[Any]:
+    """Run `start(session, cancel)` on the queue and yield what it yields; `after(session)` runs on the
+    queue's thread once a turn produced something (the work after a turn: drives, compression)."""
+    stop = cancel or threading.Event()
+    out: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def work(_: threading.Event) -> None:
+        produced = False
+        chat: ChatSession | None = None
+        try:
+            with model_priority(USER):
+                chat = open_session()
+                for item in start(chat, stop):
+                    produced = True
+                    out.put(item)
+        except BaseException as exc:
+            out.put(exc)
+        finally:
+            out.put(_END)
+        if produced and chat is not None:
+            after(chat)
+
+    work_queue.submit(name, work)  # on the first step of the iteration, as a generator does its work
+    yield from _read(out, stop)
+
+
+def _read(out: queue.SimpleQueue[Any], stop: threading.Event) -> Iterator[Any]:
+    finished = False
+    try:
+        while True:
+            try:
+                item = out.get()
+            except KeyboardInterrupt:  # Ctrl-C in a terminal: stop the reply, still hand back its end
+                stop.set()
+                continue
+            if item is _END:
+                finished = True
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        if not finished:  # the caller walked away: stop the reply
+            stop.set()
