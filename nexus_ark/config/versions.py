@@ -24,6 +24,7 @@ from nexus_ark.config.toml_files import (
     read_toml,
     replace_file,
     save_toml_model,
+    write_text_atomically,
 )
 from nexus_ark.errors import ConfigError
 from nexus_ark.notices import notice
@@ -104,11 +105,13 @@ def load_app_state(path: Path) -> AppState:
 
 def open_app_files(config: Path, state: Path) -> tuple[AppSettings, AppState]:
     """Both files as the app reads them at start: an older config.toml is moved forward first (a copy of
-    the old file kept as config.v<N>.toml beside it). Nothing is written when either file is unreadable,
-    invalid or newer than this version."""
-    raw = read_toml(config) if config.exists() else {}
+    the old file kept as config.v<N>.toml beside it), a missing one is written with its version only.
+    Nothing is written when either file is unreadable, invalid or newer than this version."""
+    if not config.exists():  # a first start: the file to edit is there, saying its version
+        write_text_atomically(config, f"schema_version = {SETTINGS_VERSION}\n")
+    raw = read_toml(config)
     version = refuse_newer(config, raw)
-    if raw and version < SETTINGS_VERSION:
+    if version < SETTINGS_VERSION:
         migrate(config, state, version)
     return load_app_settings(config), load_app_state(state)
 

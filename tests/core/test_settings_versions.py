@@ -130,13 +130,20 @@ def test_a_full_disk_during_the_move_puts_state_back_and_the_next_start_moves_it
     assert app_state.last_persona == "hikari" and tomllib.loads(config.read_text())["schema_version"] == 2
 
 
+def test_a_first_start_writes_a_config_that_says_its_version_and_nothing_else(tmp_path: Path) -> None:
+    settings, _state = open_app_files(tmp_path / "config.toml", tmp_path / "state.toml")
+    assert (tmp_path / "config.toml").read_text(encoding="utf-8") == f"schema_version = {SETTINGS_VERSION}\n"
+    assert settings == load_app_settings(tmp_path / "config.toml") and not (tmp_path / "state.toml").exists()
+
+
 def test_a_store_refuses_a_name_its_file_does_not_hold(tmp_path: Path) -> None:
     settings, state = open_app_files(tmp_path / "config.toml", tmp_path / "state.toml")
+    before = (tmp_path / "config.toml").read_bytes()
     with pytest.raises(KeyError, match="last_persona"):
         SettingsStore(tmp_path / "config.toml", settings).update(last_persona="aria")
     with pytest.raises(KeyError, match="language"):
         SettingsStore(tmp_path / "state.toml", state).update(language="ja")
-    assert not (tmp_path / "config.toml").exists()
+    assert (tmp_path / "config.toml").read_bytes() == before and not (tmp_path / "state.toml").exists()
 
 
 def test_choosing_a_persona_writes_state_toml_and_never_the_persons_config(tmp_path: Path) -> None:

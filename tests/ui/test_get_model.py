@@ -123,8 +123,8 @@ def test_the_first_start_line_opens_the_list_and_once_closed_stays_closed(
     assert opened == ["Get a model"]
     qtbot.mouseClick(notice.close_button, Qt.MouseButton.LeftButton)
     assert notice.isHidden()
-    config = data_dir / "config.toml"
-    qtbot.waitUntil(lambda: "bundled-model-hint" in config.read_text("utf-8"), timeout=5_000)
+    state = data_dir / "state.toml"  # what the app remembers for itself, apart from the preferences
+    qtbot.waitUntil(lambda: "bundled-model-hint" in state.read_text("utf-8"), timeout=5_000)
     with qtbot.waitSignal(window.persona_opened, timeout=60_000):
         window.select_persona("aria")
     qtbot.wait(300)
