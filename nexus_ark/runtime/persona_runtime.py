@@ -38,8 +38,6 @@ from nexus_ark.runtime.soul_owner import SoulOwner
 from nexus_ark.runtime.streaming import stream_turn
 from nexus_ark.runtime.work_queue import AGAIN, BACKGROUND, WorkItem, WorkQueue
 
-__all__ = ["TYPING_HOLD_S", "PersonaRuntime", "RuntimeHost"]  # RuntimeHost lives in runtime/host.py
-
 log = logging.getLogger(__name__)
 
 TYPING_HOLD_S = 20.0  # "the person is typing" lasts this long after the last keystroke
