@@ -38,7 +38,7 @@ from nexus_ark.notices import joined, notice
 if TYPE_CHECKING:
     from nexus_ark.memory.store import MemoryStore
 
-DEFAULT_THRESHOLDS: dict[DriveName, float] = dict.fromkeys(DRIVES, 0.6)
+DEFAULT_THRESHOLDS: dict[str, float] = dict.fromkeys(DRIVES, 0.6)
 
 
 def _time(stamp: str, default: datetime) -> datetime:
@@ -52,10 +52,7 @@ def read_inputs(memory: MemoryStore, now: datetime, *, talking: bool = False) ->
     their latest message, ~10 ms at 100k messages, stays off the turn's path)."""
     last: datetime | None = now
     if not talking:
-        row = memory.db.execute(
-            "select max(created_at) from messages where role = 'user' and hidden = 0 and status != 'error'"
-        ).fetchone()
-        last = stored_time(row[0]) if row and row[0] else None
+        last = stored_time(memory.messages.last_from_person(shown_only=True))
         if last is not None and last > now:  # a message stamped ahead of the clock is "just now"
             last = now
     questions = [
@@ -126,13 +123,9 @@ def recompute(
     """Compute and record (on the owner's or a peer's connection). `trigger` says why: "interaction",
     "dream", "autonomy", "manual"."""
     report = current(memory, now, thresholds, language)
-    db = memory.db
-    with db.atomic():
+    with memory.db.atomic():
         before = {d.name: d for d in memory.components.drives()}
-        last = db.execute(
-            "select dominant, boredom, curiosity, goal_achievement, devotion, id, inputs from drive_history "
-            "order by id desc limit 1"
-        ).fetchone()
+        last = memory.drive_history.last()
         previous = last[:5] if last is not None else None
         for name in DRIVES:
             level = report.drives[name]
@@ -156,24 +149,7 @@ def recompute(
             )
         )
         if not still:
-            inputs = {n: report.drives[n].inputs for n in DRIVES}
-            if last is not None:  # through JSON first, as the inputs it is compared with went
-                inputs = stored_inputs.compact(
-                    json.loads(stored_inputs.dumps(inputs)),
-                    stored_inputs.whole(db, last[5], json.loads(last[6])),
-                )
-            db.execute(
-                "insert into drive_history (time, trigger, boredom, curiosity, goal_achievement, devotion, "
-                "dominant, narrative, inputs) values (?,?,?,?,?,?,?,?,?)",
-                [
-                    iso(now),
-                    trigger,
-                    *(report.drives[n].level for n in DRIVES),
-                    report.dominant,
-                    report.narrative,
-                    stored_inputs.dumps(inputs),
-                ],
-            )
+            _add_history_point(memory, report, now, trigger, last)
         crossed = [
             n
             for n in DRIVES
@@ -187,29 +163,50 @@ def recompute(
             and report.drives[report.dominant].level >= FEELING_LEVEL
         )
         if crossed or dominant_changed or previous is None:
-            levels = joined(
-                (joined((drive_word(n), f"{report.drives[n].level:.2f}"), " ") for n in DRIVES), ", "
-            )
-            memory.activity.append(
-                "drives",
-                notice(
-                    "{dominant} dominant ({levels}): {narrative}",
-                    dominant=drive_word(report.dominant),
-                    levels=levels,
-                    narrative=report.narrative,
-                )
-                if report.dominant
-                else notice(
-                    "none dominant ({levels}): {narrative}", levels=levels, narrative=report.narrative
-                ),
-                data={
-                    "trigger": trigger,
-                    "dominant": report.dominant,
-                    "levels": {n: report.drives[n].level for n in DRIVES},
-                    "crossed": crossed,
-                },
-            )
+            _log_change(memory, report, trigger, crossed)
     return report
+
+
+def _add_history_point(
+    memory: MemoryStore, report: DriveReport, now: datetime, trigger: str, last: tuple[Any, ...] | None
+) -> None:
+    """A drive_history row: the levels, and each drive's inputs where they differ from the row before."""
+    inputs: dict[str, Any] = {n: report.drives[n].inputs for n in DRIVES}
+    if last is not None:  # through JSON first, as the inputs it is compared with went
+        inputs = stored_inputs.compact(
+            json.loads(stored_inputs.dumps(inputs)),
+            stored_inputs.whole(memory.db, last[5], json.loads(last[6])),
+        )
+    memory.drive_history.add(
+        iso(now),
+        trigger,
+        (report.drives[n].level for n in DRIVES),
+        report.dominant,
+        report.narrative,
+        stored_inputs.dumps(inputs),
+    )
+
+
+def _log_change(memory: MemoryStore, report: DriveReport, trigger: str, crossed: list[DriveName]) -> None:
+    """The "drives" entry of the activity timeline: which drive leads, every level, why."""
+    levels = joined((joined((drive_word(n), f"{report.drives[n].level:.2f}"), " ") for n in DRIVES), ", ")
+    memory.activity.append(
+        "drives",
+        notice(
+            "{dominant} dominant ({levels}): {narrative}",
+            dominant=drive_word(report.dominant),
+            levels=levels,
+            narrative=report.narrative,
+        )
+        if report.dominant
+        else notice("none dominant ({levels}): {narrative}", levels=levels, narrative=report.narrative),
+        data={
+            "trigger": trigger,
+            "dominant": report.dominant,
+            "levels": {n: report.drives[n].level for n in DRIVES},
+            "crossed": crossed,
+        },
+    )
 
 
 class DrivePoint(BaseModel):
@@ -226,15 +223,11 @@ class DrivePoint(BaseModel):
 def history(memory: MemoryStore, since: str | None = None, limit: int = 5000) -> list[DrivePoint]:
     """Recomputations oldest first (the newest `limit`). Days older than the retention window come as one
     point each (memory/retention.py): trigger "daily", each drive's mean, with min and max in `inputs`."""
-    rows = memory.db.execute(
-        "select time, trigger, boredom, curiosity, goal_achievement, devotion, dominant, narrative, inputs, "
-        "id from drive_history where time >= coalesce(?, '') order by id desc limit ?",
-        [since, limit],
-    ).fetchall()
+    rows = memory.drive_history.newest(since, limit)
     points = []
     # Each point's inputs whole, from the first point read on (along every row after it: one of an older
     # time written later, which the time filter leaves out, may hold inputs the next point reads).
-    whole = stored_inputs.whole_from(memory.db, rows[-1][9]) if rows else {}
+    whole = memory.drive_history.whole_from(rows[-1][9]) if rows else {}
     for t, trig, b, c, g, d, dom, nar, _inputs, row_id in reversed(rows):
         points.append(
             DrivePoint(
@@ -255,12 +248,7 @@ def history(memory: MemoryStore, since: str | None = None, limit: int = 5000) ->
 
 def _daily_points(memory: MemoryStore, since: str | None, before: str | None, limit: int) -> list[DrivePoint]:
     """The rolled-up days (drive_daily) from `since` and before the first detailed point, oldest first."""
-    stats = ", ".join(f"{n}_mean, {n}_min, {n}_max" for n in DRIVES)
-    rows = memory.db.execute(
-        f"select day, time, points, dominant, narrative, {stats} from drive_daily "
-        "where time >= coalesce(?, '') and (? is null or time < ?) order by time desc limit ?",
-        [since, before, before, limit],
-    ).fetchall()
+    rows = memory.drive_history.days(since, before, limit)
     points = []
     for day, when, count, dominant, narrative, *values in reversed(rows):
         means = {n: values[3 * i] for i, n in enumerate(DRIVES)}
