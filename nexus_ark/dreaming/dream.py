@@ -125,14 +125,7 @@ class Dreamer(DreamAsking):
         pass after a one-shot `nexus-ark dream` was stopped at exit, so recall by meaning missed it)."""
         if self.embedder is None:
             return
-        ids = [
-            r[0]
-            for r in self.memory.db.execute(
-                "select id from items where kind in ('episode', 'entity', 'insight', 'goal') "
-                "and updated_at >= ?",
-                [since],
-            ).fetchall()
-        ]
+        ids = self.memory.archive.written_since(since, ("episode", "entity", "insight", "goal"))
         if not ids:
             return
         try:

@@ -97,13 +97,7 @@ def _tone(memory: MemoryStore, lines: list[Line], embedder: Embedder | None = No
     if not lines:
         return ""
     ids = [mid for mid, *_ in lines]
-    marks = ",".join("?" * len(ids))
-    labels = [
-        label
-        for (label,) in memory.db.execute(
-            f"select emotion from emotion_log where message_id in ({marks})", ids
-        ).fetchall()
-    ]
+    labels = memory.components.emotion_labels(ids)
     texts = [text for *_, text in lines]
     if not labels and embedder is not None:
         try:

@@ -86,12 +86,6 @@ def undreamt(memory: MemoryStore, day: date) -> bool:
     return bool(day_messages(memory, day, after_id=dreamt_through(finished)))
 
 
-def finished_results(memory: MemoryStore, limit: int = 100) -> list[tuple[str, int, str, str]]:
-    """The newest finished passes that stored a result, newest first: (finished_at, level, date, result
-    JSON as stored). The dream diary reads them on its own read-only connection."""
-    return list(memory.dream_jobs.finished_results(limit))
-
-
 def already_dreamt(finished: list[dict[str, Any]], day: date) -> DreamResult:
     """The day's newest highest pass, as stored, saying it was dreamt already."""
     job = max(finished, key=lambda j: (int(j["level"]), int(j["id"])))

@@ -58,13 +58,7 @@ def apply_soul_edit(memory: MemoryStore, draft: SoulEditDraft, material: Materia
         raise StageSkipped(notice("the person turned soul proposals off"))
     if not draft.section.strip() or not draft.text.strip():
         raise StageSkipped(notice("no change to the soul proposed"))
-    insights = [
-        f"item:{r[0]}"
-        for r in memory.db.execute(
-            "select id from items where kind = 'insight' and created_at >= ? order by id desc limit ?",
-            [ctx.since, INSIGHT_SOURCES],
-        ).fetchall()
-    ]
+    insights = [f"item:{i}" for i in memory.archive.newest_ids("insight", ctx.since, INSIGHT_SOURCES)]
     cited = cited_ids(draft.source_ids, material) or [f"msg:{i}" for i in material.shown_ids[-4:]]
     keeper = SoulKeeper(ctx.folder, memory, ctx.clock)
     try:

@@ -159,3 +159,6 @@ class Components:
 
     def emotions(self, since: str | None = None) -> list[EmotionEntry]:
         return self.inner.emotions(since)
+
+    def emotion_labels(self, message_ids: list[int]) -> list[str]:
+        return self.inner.emotion_labels(message_ids)

@@ -147,3 +147,17 @@ class InnerState(ComponentPart):
         return [
             EmotionEntry(timestamp=a, emotion=b, value=c, snippet=d, message_id=e) for a, b, c, d, e in rows
         ]
+
+    def emotion_labels(self, message_ids: list[int]) -> list[str]:
+        """The emotion the reader logged for each of these messages that has a reading."""
+        labels: list[str] = []
+        for start in range(0, len(message_ids), 500):
+            chunk = message_ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            labels += [
+                str(r[0])
+                for r in self.db.execute(
+                    f"select emotion from emotion_log where message_id in ({marks})", chunk
+                ).fetchall()
+            ]
+        return labels
