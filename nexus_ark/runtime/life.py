@@ -330,17 +330,10 @@ def _where_to_write(rt: PersonaRuntime) -> tuple[ChatSession | None, str | None]
     """Where the persona writes first: the room in which the person last spoke with it, while that room
     exists, else its own conversation with the person. (None, title) when another member of that room
     spoke there within the last minute (one message written first per room and tick)."""
-    row = rt.memory.db.execute(
-        "select room from messages where role = 'user' and speaker = 'user' and hidden = 0 "
-        "order by id desc limit 1"
-    ).fetchone()
-    room: str | None = row[0] if row else None
+    room = rt.memory.messages.room_person_last_wrote_in()
     title = rt.host.room_title(room) if room is not None and is_room_key(room) else None
     if room is None or title is None:
         return rt.session(), None
     since = iso(rt.host.clock.now() - timedelta(seconds=ROOM_QUIET_S))
-    recent = rt.memory.db.execute(
-        "select 1 from messages where room = ? and speaker != 'user' and created_at >= ? limit 1",
-        [room, since],
-    ).fetchone()
+    recent = rt.memory.messages.others_spoke_since(room, since)
     return (None, title) if recent else (rt.rooms.session(room), title)
