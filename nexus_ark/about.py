@@ -140,12 +140,19 @@ def third_party_text() -> str:
         return collect_third_party()
 
 
+def _first(meta: metadata.PackageMetadata, field: str) -> str | None:
+    """A metadata field's first value, as the email.message.Message underneath gives it with .get() (which
+    the PackageMetadata protocol does not declare)."""
+    values = meta.get_all(field)
+    return values[0] if values else None
+
+
 def _licence_name(dist: metadata.Distribution) -> str:
     meta = dist.metadata
-    expression = meta.get("License-Expression")
+    expression = _first(meta, "License-Expression")
     if expression:
         return expression
-    licence = (meta.get("License") or "").strip()
+    licence = (_first(meta, "License") or "").strip()
     if licence and "\n" not in licence and len(licence) < 120:
         return licence
     classifiers = [
@@ -159,7 +166,7 @@ def collect_third_party() -> str:
     its wheel carries (LICENSE, COPYING, NOTICE, AUTHORS, in its .dist-info or licenses/ folder)."""
     seen: dict[str, metadata.Distribution] = {}
     for dist in metadata.distributions():
-        name = (dist.metadata.get("Name") or "").strip()
+        name = (_first(dist.metadata, "Name") or "").strip()
         key = re.sub(r"[-_.]+", "-", name).lower()
         if name and key not in BUILD_ONLY and key not in seen:
             seen[key] = dist
@@ -173,7 +180,7 @@ def collect_third_party() -> str:
         name, version = dist.metadata["Name"], dist.version
         parts.append("=" * 78)
         parts.append(f"{name} {version} — {_licence_name(dist)}")
-        home = dist.metadata.get("Home-page") or next(
+        home = _first(dist.metadata, "Home-page") or next(
             (u.split(",", 1)[1].strip() for u in dist.metadata.get_all("Project-URL") or [] if "," in u), ""
         )
         if home:

@@ -72,7 +72,6 @@ class CardImport:
 class CardExport:
     path: Path
     format: CardFormat
-    lore_entries: int
     warnings: list[Notice] = field(default_factory=list)
 
 
@@ -219,9 +218,7 @@ def export_card(app: NexusApp, slug: str, out: Path | str, fmt: CardFormat | Non
             ) from exc
         blob = embed_card(picture, card, v2_copy(card), str(avatar))
     _write(out, blob)
-    book = card["data"].get("character_book")
-    entries = len(book.get("entries", [])) if isinstance(book, dict) else 0
-    return CardExport(path=out, format=chosen, lore_entries=entries, warnings=warnings)
+    return CardExport(path=out, format=chosen, warnings=warnings)
 
 
 def _stored_card(folder: Path) -> tuple[dict[str, Any] | None, dict[str, Any]]:

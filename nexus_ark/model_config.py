@@ -44,7 +44,7 @@ class ModelSpec(BaseModel):
                 ),
                 hint=SPEC_USAGE,
             )
-        return cls(kind=kind, target=target.strip())  # type: ignore[arg-type]
+        return cls(kind=kind, target=target.strip())
 
     def __str__(self) -> str:
         return BUNDLED if self.kind == BUNDLED else f"{self.kind}:{self.target}"

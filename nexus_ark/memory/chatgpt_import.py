@@ -48,7 +48,7 @@ from nexus_ark.memory.chatgpt_stream import (
     open_export,
 )
 from nexus_ark.memory.importer import ImportedTurn, ImportReport, TurnWriter, WriteGate
-from nexus_ark.notices import notice
+from nexus_ark.notices import Notice, notice
 
 # Who said the assistant's turns. They were stored as the persona's own ("aria: ..."), so recall and the
 # prompt showed another assistant's answers as things the persona remembered saying (issue 23, defect 20).
@@ -320,7 +320,7 @@ def _finite(value: float | None) -> float | None:
     return value
 
 
-def _time_problems(conversation: Conversation) -> list[str]:
+def _time_problems(conversation: Conversation) -> list[Notice]:
     """Each create_time or update_time given but refused (out of the years kept), in words; such a time is
     treated as missing, so its message is kept with a time from the messages around it."""
     given = [("create_time", conversation.create_time), ("update_time", conversation.update_time)]
@@ -329,7 +329,7 @@ def _time_problems(conversation: Conversation) -> list[str]:
         for key, node in _main_line(conversation)
         if node.message is not None and _spoken(node.message)
     ]
-    problems = []
+    problems: list[Notice] = []
     for field, value in given:
         if value is None or not math.isfinite(value):
             continue

@@ -118,7 +118,7 @@ def index_turns(archive: Archive, turns: Sequence[Turn]) -> list[int]:
 
 
 def _linked(meta: str | None) -> bool:
-    return bool(meta) and json.loads(meta).get("neighbours") is not None
+    return meta is not None and bool(meta) and json.loads(meta).get("neighbours") is not None
 
 
 def _neighbours(meta: str | None) -> list[int | None]:

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 
@@ -52,24 +52,36 @@ _execute, _executemany, _executescript = (
 )
 
 
-class GuardedCursor(sqlite.Cursor):
+# The classes the guarded ones extend: those of the module chosen above (stdlib sqlite3 or sqlean), which
+# share sqlite3's interface; mypy reads them as sqlite3's.
+if TYPE_CHECKING:
+    from sqlite3 import Connection as BaseConnection
+    from sqlite3 import Cursor as BaseCursor
+else:
+    BaseConnection, BaseCursor = sqlite.Connection, sqlite.Cursor
+
+
+class GuardedCursor(BaseCursor):
     """A cursor of a GuardedConnection: running a statement on it checks the thread too (a cursor made on
     the owner's thread and handed to another). Fetching rows of a statement already running is not checked."""
 
+    def _check_thread(self) -> None:
+        cast(GuardedConnection, self.connection).check_thread()  # it is made only by a GuardedConnection
+
     def execute(self, sql: str, parameters: Any = (), /) -> GuardedCursor:
-        self.connection.check_thread()
+        self._check_thread()
         return super().execute(sql, parameters)
 
     def executemany(self, sql: str, parameters: Any, /) -> GuardedCursor:
-        self.connection.check_thread()
+        self._check_thread()
         return super().executemany(sql, parameters)
 
-    def executescript(self, script: str, /) -> GuardedCursor:
-        self.connection.check_thread()
+    def executescript(self, script: str, /) -> BaseCursor:
+        self._check_thread()
         return super().executescript(script)
 
 
-class GuardedConnection(sqlite.Connection):
+class GuardedConnection(BaseConnection):
     """A connection that can refuse statements from threads other than its owner's, in Python, before SQLite
     is entered (runtime/owner_trace.guard_owner sets `owner_threads`; None, the default, checks nothing).
 
@@ -124,7 +136,7 @@ class GuardedConnection(sqlite.Connection):
         self.check_thread()
         super().rollback()
 
-    def __exit__(self, *exc: object) -> Any:
+    def __exit__(self, *exc: Any) -> Any:
         self.check_thread()
         return super().__exit__(*exc)
 
@@ -274,6 +286,14 @@ def database_error(exc: BaseException, path: Path | str) -> DatabaseError:
             ),
         )
     return DatabaseError(notice("The memory database {path} failed: {problem}.", path=at, problem=text))
+
+
+def inserted_id(cursor: Any) -> int:
+    """The id of the row an insert just made (sqlite sets lastrowid on every insert)."""
+    row_id = cursor.lastrowid
+    if row_id is None:
+        raise RuntimeError("the insert made no row")
+    return int(row_id)
 
 
 def vec_version(db: sqlite_utils.Database) -> str:

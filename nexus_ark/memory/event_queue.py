@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from nexus_ark.clock import Clock, iso
 from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.db import inserted_id
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
 
@@ -114,9 +115,9 @@ class EventQueue:
                 )
                 if replaced
                 else notice("{kind} scheduled for {when}", kind=kind, when=iso(when)[:16]),
-                data={"event_id": int(cur.lastrowid), "kind": kind, "key": key, "due_at": iso(when)},
+                data={"event_id": inserted_id(cur), "kind": kind, "key": key, "due_at": iso(when)},
             )
-        return self.get(int(cur.lastrowid))
+        return self.get(inserted_id(cur))
 
     def get(self, event_id: int) -> QueuedEvent:
         row = self.db.execute(f"select {_COLUMNS} from events where id = ?", [event_id]).fetchone()

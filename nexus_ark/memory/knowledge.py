@@ -22,6 +22,7 @@ from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive, NewItem
+from nexus_ark.memory.db import inserted_id
 from nexus_ark.notices import Notice, from_stored, notice, stored
 from nexus_ark.providers.embedders import Embedder
 
@@ -197,10 +198,10 @@ class KnowledgeBase:
             self.activity.imported(
                 notice("document {name} added to the knowledge base", name=source.name),
                 source="knowledge",
-                document_id=int(cur.lastrowid),
+                document_id=inserted_id(cur),
                 title=source.stem,
             )
-        return self._get(int(cur.lastrowid))
+        return self._get(inserted_id(cur))
 
     def remove(self, doc_id: int) -> None:
         """Remove a document, its chunks and their archive items; the stored original goes too."""
@@ -249,40 +250,19 @@ class KnowledgeBase:
         )
 
     def _ingest(
-        self, doc: KnowledgeDocument, embedder: Embedder, cancel, progress, budget: list[int]
+        self,
+        doc: KnowledgeDocument,
+        embedder: Embedder,
+        cancel: threading.Event | None,
+        progress: Progress | None,
+        budget: list[int],
     ) -> None:
         """budget[0]: batches left (-1: no limit), counted down here."""
         if doc.chunks_total == 0:
-            try:
-                name = original_name(Path(doc.path))
-                chunks = chunk_text(extract_text(Path(doc.path), name))
-            except (UnreadableDocumentError, OSError) as exc:
-                problem = (  # our sentence (a Notice, with its hint when it has one), or the OS's in ours
-                    str(exc)
-                    if isinstance(exc, NexusArkError)
-                    else notice("{name} cannot be read: {problem}", name=name, problem=str(exc))
-                )
-                with self.db.atomic():
-                    self._set(doc.id, status="error", error=str(problem), error_notice=stored(problem))
-                    self.activity.error(
-                        notice(
-                            "document {title} could not be read: {problem}", title=doc.title, problem=str(exc)
-                        ),
-                        source="knowledge",
-                        document_id=doc.id,
-                    )
+            chunked = self._chunk(doc)
+            if chunked is None:
                 return
-            with self.db.atomic():
-                self.db.execute("delete from kb_chunks where doc_id = ?", [doc.id])
-                for ord_, text in enumerate(chunks):
-                    self.db.execute(
-                        "insert into kb_chunks (doc_id, ord, text) values (?,?,?)", [doc.id, ord_, text]
-                    )
-                self.db.execute(
-                    "update kb_documents set status = 'indexing', chunks_total = ? where id = ?",
-                    [len(chunks), doc.id],
-                )
-            doc = self._get(doc.id)
+            doc = chunked
         while not (cancel is not None and cancel.is_set()) and budget[0] != 0:
             budget[0] -= 1
             batch = self.db.execute(
@@ -324,6 +304,39 @@ class KnowledgeBase:
                     title=doc.title,
                     chunks=doc.chunks_total,
                 )
+
+    def _chunk(self, doc: KnowledgeDocument) -> KnowledgeDocument | None:
+        """Read a document and store its chunks; None when it cannot be read (its error is recorded)."""
+        try:
+            name = original_name(Path(doc.path))
+            chunks = chunk_text(extract_text(Path(doc.path), name))
+        except (UnreadableDocumentError, OSError) as exc:
+            problem = (  # our sentence (a Notice, with its hint when it has one), or the OS's in ours
+                str(exc)
+                if isinstance(exc, NexusArkError)
+                else notice("{name} cannot be read: {problem}", name=name, problem=str(exc))
+            )
+            with self.db.atomic():
+                self._set(doc.id, status="error", error=str(problem), error_notice=stored(problem))
+                self.activity.error(
+                    notice(
+                        "document {title} could not be read: {problem}", title=doc.title, problem=str(exc)
+                    ),
+                    source="knowledge",
+                    document_id=doc.id,
+                )
+            return None
+        with self.db.atomic():
+            self.db.execute("delete from kb_chunks where doc_id = ?", [doc.id])
+            for ord_, text in enumerate(chunks):
+                self.db.execute(
+                    "insert into kb_chunks (doc_id, ord, text) values (?,?,?)", [doc.id, ord_, text]
+                )
+            self.db.execute(
+                "update kb_documents set status = 'indexing', chunks_total = ? where id = ?",
+                [len(chunks), doc.id],
+            )
+        return self._get(doc.id)
 
     def _get(self, doc_id: int) -> KnowledgeDocument:
         row = next(iter(self.db.query("select * from kb_documents where id = ?", [doc_id])), None)

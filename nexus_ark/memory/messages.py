@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Literal, cast
 
 import sqlite_utils
@@ -96,7 +97,7 @@ class MessageStore:
             [room, limit],
         )
 
-    def select(self, sql: str, params: list[object]) -> list[StoredMessage]:
+    def select(self, sql: str, params: Sequence[object]) -> list[StoredMessage]:
         """The messages a query over the messages table returns (pages, searches), in its order."""
         return [self._to_model(row) for row in self.db.query(sql, params)]
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive, NewItem
+from nexus_ark.memory.db import inserted_id
 from nexus_ark.notices import notice
 
 SUMMARY_KIND = "summary"
@@ -237,7 +238,7 @@ class Summaries:
                     json.dumps(sources),
                 ],
             )
-            summary_id = int(cur.lastrowid)
+            summary_id = inserted_id(cur)
             item_id = self.archive.add(
                 NewItem(
                     kind=SUMMARY_KIND,

@@ -11,19 +11,12 @@ import sqlite_utils
 from nexus_ark.clock import Clock, SystemClock, iso
 from nexus_ark.memory.activity import ActivityLog
 from nexus_ark.memory.archive import Archive
+from nexus_ark.memory.db import inserted_id as inserted_id  # the parts take it from here
 
 
 def json_list(value: str | None) -> list[Any]:
     """A JSON list column read back ([] for null or empty)."""
     return json.loads(value) if value else []
-
-
-def inserted_id(cursor: Any) -> int:
-    """The id of the row an insert just made (sqlite sets lastrowid on every insert)."""
-    row_id = cursor.lastrowid
-    if row_id is None:
-        raise RuntimeError("the insert made no row")
-    return int(row_id)
 
 
 class ComponentPart:

@@ -43,7 +43,7 @@ def build_v3(
     language: str,
     entities: dict[str, EntityState | None],
     now: int,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[dict[str, Any], list[Notice]]:
     """The V3 card of a persona, and what the person should know about it.
 
     From an imported card: the card as imported (every field, extensions and unknown ones included) with
