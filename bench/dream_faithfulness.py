@@ -38,7 +38,6 @@ from typing import Any
 
 from nexus_ark.clock import FixedClock
 from nexus_ark.dreaming.dream import Dreamer, DreamResult
-from nexus_ark.dreaming.grounding import sentences
 from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.paths import bundled_model_path, shipped_personas_dir
@@ -46,6 +45,7 @@ from nexus_ark.personas.store import PersonaStore
 from nexus_ark.providers.base import ChatBackend
 from nexus_ark.providers.embedders import default_embedder
 from nexus_ark.runtime.scripted_mind import ScriptedMind
+from nexus_ark.sentences import sentences
 
 DATA = Path(__file__).resolve().parent / "data" / "faithfulness"
 CONVERSATIONS = DATA / "conversations.jsonl"
@@ -87,7 +87,7 @@ def _episode_parts(summary: str, quoted: bool) -> list[str]:
     """An extractive episode's quotes, or a written episode's sentences."""
     if quoted:
         return [f'{speaker}: "{words}"' for speaker, words in _QUOTE.findall(summary)]
-    return sentences(summary)
+    return sentences(summary, flat=True)
 
 
 def _backend(model: str, n_ctx: int) -> ChatBackend:

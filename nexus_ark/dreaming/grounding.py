@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from nexus_ark.providers.embedders import Embedder
-from nexus_ark.sentences import sentences as split_sentences
+from nexus_ark.sentences import sentences
 
 # Cosine of multilingual-e5-small passage vectors: a sentence restating a message scores 0.85-1.0, one the
 # conversation never held (a hobby nobody mentioned, a family the person does not have) 0.78-0.83.
@@ -253,12 +253,6 @@ class GroundingReport(BaseModel):
         self.refusals += other.refusals
 
 
-def sentences(text: str) -> list[str]:
-    """The claims of a text, a sentence each, read one by one (nexus_ark.sentences, flat: white space
-    collapsed, each stripped; "Mr. Sato" is not an end)."""
-    return split_sentences(text, flat=True)
-
-
 def names_in(text: str) -> list[str]:
     """Names and numbers a claim asserts: capitalized words that are not common sentence openers, digits,
     katakana words (Japanese names of people, places and things)."""
@@ -423,7 +417,7 @@ class Grounding:
         """The text's supported sentences (the others refused) and the messages that support them."""
         kept: list[str] = []
         support: list[str] = []
-        said = sentences(text)
+        said = sentences(text, flat=True)
         self.prefetch(said)
         for sentence in said:
             ids = self.check(stage, sentence, cited, with_context=with_context, report=report)

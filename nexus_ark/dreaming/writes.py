@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from nexus_ark.dreaming.extractive import NOT_NAMES, named_inside
-from nexus_ark.dreaming.grounding import Grounding, GroundingReport, Refusal, sentences
+from nexus_ark.dreaming.grounding import Grounding, GroundingReport, Refusal
 from nexus_ark.dreaming.material import Line, Material
 from nexus_ark.dreaming.names import People, conversation_people, never_a_name
 from nexus_ark.dreaming.schemas import (
@@ -21,6 +21,7 @@ from nexus_ark.dreaming.schemas import (
 from nexus_ark.memory.components import Episode, Goal, GoalTerm, Insight, OpenQuestion
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
+from nexus_ark.sentences import sentences
 
 
 class StageSkipped(Exception):
@@ -69,7 +70,7 @@ def insight_stage(stage: str) -> Apply:
         # Every sentence of it: one true sentence must not carry an invented one ("Daichi wants help moving.
         # He will bring you a birthday gift.").
         support: list[str] | None = []
-        claims = sentences(draft.insight) or [draft.insight]
+        claims = sentences(draft.insight, flat=True) or [draft.insight]
         check.prefetch(claims)
         for claim in claims:
             ids = check.check(stage, claim, cited, with_context=higher, report=report)
