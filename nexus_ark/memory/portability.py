@@ -12,6 +12,7 @@ from typing import Any
 
 from nexus_ark.clock import time_problem
 from nexus_ark.errors import NexusArkError
+from nexus_ark.memory.soul_rows import SoulVersions
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import clipped, notice
 from nexus_ark.paths import WINDOWS_RESERVED
@@ -223,16 +224,16 @@ def _write_markdown(store: MemoryStore, folder: Path, persona: str) -> None:
 
 def _write_soul_versions(store: MemoryStore, folder: Path) -> None:
     """Every version of persona.md, byte for byte, as soul/NNNN-author.md, with an index of who and why."""
-    rows = store.db.execute(
-        "select id, created_at, author, reason, text from soul_versions order by id"
-    ).fetchall()
-    if not rows:
+    versions = SoulVersions(store.db).all()
+    if not versions:
         return
     soul = folder / "soul"
     soul.mkdir(exist_ok=True)
     index = ["# Soul history\n"]
-    for vid, created, author, reason, text in rows:
-        name = f"{vid:04d}-{author}.md"
-        (soul / name).write_bytes(text.encode("utf-8"))
-        index.append(f"- [{name}]({name}) {created[:16]} {author}" + (f": {reason}" if reason else ""))
+    for v in versions:
+        name = f"{v.id:04d}-{v.author}.md"
+        (soul / name).write_bytes(v.text.encode("utf-8"))
+        index.append(
+            f"- [{name}]({name}) {v.created_at[:16]} {v.author}" + (f": {v.reason}" if v.reason else "")
+        )
     (soul / "index.md").write_text("\n".join(index) + "\n", encoding="utf-8")
