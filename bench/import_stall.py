@@ -169,7 +169,7 @@ def run(pages: int, entries: int, freeze: bool = True) -> dict:
         results["baseline"] = probe.stop()
 
         # A 200-page PDF into the knowledge base, from the Memory window's Knowledge tab.
-        window.show_memory()
+        window.openers.show_memory()
         wait(lambda: bool(window.findChildren(MemoryWindow)), 60)
         memory = window.findChildren(MemoryWindow)[0]
         memory.tabs.setCurrentIndex(3)
@@ -191,7 +191,7 @@ def run(pages: int, entries: int, freeze: bool = True) -> dict:
         before = {p.slug for p in app.personas.all()}
         probe.start()
         started = time.monotonic()
-        card_actions.import_card_file(window, app, card, window._on_card_imported)
+        card_actions.import_card_file(window, app, card, window.on_card_imported)
 
         def imported() -> bool:
             return window.current_slug not in before and window.ready
@@ -207,7 +207,7 @@ def run(pages: int, entries: int, freeze: bool = True) -> dict:
         # The Memory window on the persona the card made: its 5,000 lore entries are people and things.
         probe.start()
         started = time.monotonic()
-        window.show_memory()
+        window.openers.show_memory()
         wait(lambda: any(m.slug == window.current_slug for m in window.findChildren(MemoryWindow)), 60)
         memory = next(m for m in window.findChildren(MemoryWindow) if m.slug == window.current_slug)
         memory.tabs.setCurrentIndex(2)

@@ -109,9 +109,11 @@ def _idle(qt: QApplication, panel: RoomPanel, timeout: float = 600) -> None:
 
 
 def _open(qt: QApplication, window: MainWindow, slug: str) -> RoomPanel:
-    window.room_list.chosen.emit(slug)
-    spin(qt, lambda: window.room_panel is not None and window.room_panel.settings is not None, 120)
-    return window.room_panel
+    window.rooms.room_list.chosen.emit(slug)
+    spin(
+        qt, lambda: window.rooms.room_panel is not None and window.rooms.room_panel.settings is not None, 120
+    )
+    return window.rooms.room_panel
 
 
 def plant(app: NexusApp, slug: str, count: int, text: str) -> None:
@@ -145,7 +147,7 @@ def run(messages: int, reply_words: int, delay_ms: float, history: int) -> dict:
         window = MainWindow(app)
         window.resize(1000, 700)
         window.show()
-        spin(qt, lambda: window.ready and window.room_list.count() == 1, 300)
+        spin(qt, lambda: window.ready and window.rooms.room_list.count() == 1, 300)
         panel = _open(qt, window, slug)
         freeze_long_lived()  # as the app does once its window is built (ui/app/application.py)
         probe = _Probe(qt)
@@ -182,8 +184,8 @@ def run(messages: int, reply_words: int, delay_ms: float, history: int) -> dict:
         _idle(qt, panel)
         results["interrupt"] = {**probe.stop(), "stopped": [line.status for line in panel.view.shown[-5:]]}
 
-        window.show_persona_page()
-        spin(qt, lambda: window.room_lane.idle, 60)  # the room closed on its lane: its journal too
+        window.rooms.show_persona_page()
+        spin(qt, lambda: window.rooms.room_lane.idle, 60)  # the room closed on its lane: its journal too
         plant(app, slug, history, long_reply(60))
         probe.start()
         panel = _open(qt, window, slug)

@@ -140,7 +140,7 @@ def run(messages: int) -> dict:
         for text in MESSAGES[:messages]:
             window.input.setPlainText(text)
             sent = time.monotonic()
-            window.send_message()
+            window.turns.send_message()
             spin(qt, lambda: bool(window.chat.streaming_text) or not window.streaming, 300)
             first = time.monotonic() - sent
             spin(qt, lambda: not window.streaming, 300)

@@ -80,7 +80,7 @@ def run() -> dict:
         window.turn_finished.connect(lambda *_args: finished.append(True))
         for count, text in enumerate(TURNS, start=1):
             window.input.setPlainText(text)
-            window.send_message()
+            window.turns.send_message()
             wait(lambda count=count: len(finished) == count, 120)
         idle(1)
         probe = Probe(qt)

@@ -241,7 +241,7 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
         time.sleep(0.02)
     card = make_card(data, language)
     before = window.current_slug
-    card_actions.import_card_file(window, core, card, window._on_card_imported)
+    card_actions.import_card_file(window, core, card, window.on_card_imported)
     box: QMessageBox | None = None
     for _ in range(1500):  # the import runs on a worker; the new persona's page arrives from another
         app.processEvents()

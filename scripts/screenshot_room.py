@@ -93,10 +93,13 @@ def shoot(out: Path, language: str, dark: bool) -> Path:
     window.show_language(language)
     window.resize(1000, 700)
     window.show()
-    wait_for(lambda: window.ready and window.room_list.count() == 1, "the persona and the room list")
-    window.room_list.chosen.emit(slug)
-    wait_for(lambda: window.room_panel is not None and window.room_panel.settings is not None, "the room")
-    panel = window.room_panel
+    wait_for(lambda: window.ready and window.rooms.room_list.count() == 1, "the persona and the room list")
+    window.rooms.room_list.chosen.emit(slug)
+    wait_for(
+        lambda: window.rooms.room_panel is not None and window.rooms.room_panel.settings is not None,
+        "the room",
+    )
+    panel = window.rooms.room_panel
     for n, text in enumerate(SAID[language]):
         panel.input.setPlainText(text)
         panel.send()

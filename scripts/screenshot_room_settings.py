@@ -38,15 +38,18 @@ def shoot(out: Path, language: str) -> Path:
     window.show_language(language)
     window.resize(1000, 700)
     window.show()
-    wait_for(lambda: window.ready and window.room_list.count() == 1, "the persona and the room list")
-    window.room_list.chosen.emit(slug)
-    wait_for(lambda: window.room_panel is not None and window.room_panel.settings is not None, "the room")
-    panel = window.room_panel
+    wait_for(lambda: window.ready and window.rooms.room_list.count() == 1, "the persona and the room list")
+    window.rooms.room_list.chosen.emit(slug)
+    wait_for(
+        lambda: window.rooms.room_panel is not None and window.rooms.room_panel.settings is not None,
+        "the room",
+    )
+    panel = window.rooms.room_panel
     target = out / f"room-settings-{language}.png"
     shot: list[str] = []
 
     def set_and_grab() -> None:
-        dialog = panel.settings_dialog
+        dialog = panel.room_menu.settings_dialog
         if dialog is None or not dialog.isVisible():
             QTimer.singleShot(20, set_and_grab)
             return
@@ -63,7 +66,7 @@ def shoot(out: Path, language: str) -> Path:
         dialog.reject()
 
     QTimer.singleShot(0, set_and_grab)
-    panel.settings_action.trigger()  # exec(): returns once the picture is taken
+    panel.room_menu.settings_action.trigger()  # exec(): returns once the picture is taken
     if not shot:
         raise SystemExit("the dialog did not open")
     window.close()

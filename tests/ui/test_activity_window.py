@@ -402,14 +402,14 @@ def test_view_menu_opens_the_timeline_of_the_persona_and_turns_update_it(
     main = MainWindow(core)
     qtbot.addWidget(main)
     qtbot.waitUntil(main.send_button.isEnabled, timeout=60_000)
-    assert main.activity_action in main.view_menu.actions()
-    assert main.activity_action.text() == "Activity timeline…"
-    main.activity_action.trigger()
+    assert main.menus.activity_action in main.menus.view_menu.actions()
+    assert main.menus.activity_action.text() == "Activity timeline…"
+    main.menus.activity_action.trigger()
     (window,) = main.findChildren(ActivityWindow)
     assert window.slug == main.current_slug == "aria" and window.isVisible()
     _settled(qtbot, window)
     assert _rows(window) == _expected(_in_database(core))
-    main.activity_action.trigger()  # the open one comes to the front, no second window
+    main.menus.activity_action.trigger()  # the open one comes to the front, no second window
     assert len(main.findChildren(ActivityWindow)) == 1
 
     said = core.personas.memory("aria").messages.add(speaker="Mika", role="user", content="One more thing.")

@@ -187,7 +187,7 @@ def test_stop_on_the_bundled_model_leaves_the_view_on_the_partial_replys_last_li
     try:
         qtbot.waitUntil(lambda: window.send_button.isEnabled(), timeout=60_000)
         stopper = _StopOnFirstWords(qtbot, window)
-        window.worker.delta.connect(stopper.on_delta)
+        window.turns.worker.delta.connect(stopper.on_delta)
         with qtbot.waitSignal(window.turn_finished, timeout=120_000) as finished:
             window.input.setPlainText("Write a very long poem about every planet in the solar system.")
             qtbot.mouseClick(window.send_button, Qt.MouseButton.LeftButton)

@@ -370,7 +370,7 @@ def test_an_avatar_fills_its_square_uncut_by_a_squash_and_a_broken_file_gets_the
 def test_enter_while_an_input_method_composes_does_not_send(qtbot, make_window):
     window = make_window(messages=2)
     sent: list[str] = []
-    window.request_send.connect(sent.append)
+    window.turns.request_send.connect(sent.append)
     field = window.input
     field.setFocus()
     QApplication.sendEvent(field, QInputMethodEvent("にほんご", []))  # kana being composed
@@ -386,9 +386,9 @@ def test_enter_while_an_input_method_composes_does_not_send(qtbot, make_window):
 
 def test_keyboard_shortcuts_search_new_persona_and_escape(qtbot, make_window):
     window = make_window(messages=2)
-    assert window.new_persona_action.shortcut().toString() == "Ctrl+N"
-    assert window.find_action.shortcut().toString() == "Ctrl+F"
-    window.find_action.trigger()
+    assert window.menus.new_persona_action.shortcut().toString() == "Ctrl+N"
+    assert window.menus.find_action.shortcut().toString() == "Ctrl+F"
+    window.menus.find_action.trigger()
     assert window.search_bar.isVisible() and window.search_bar.field.hasFocus()
     window.escape()
     assert not window.search_bar.isVisible()

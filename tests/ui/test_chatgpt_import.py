@@ -126,7 +126,7 @@ def test_in_a_japanese_window_the_import_and_a_broken_file_are_told_in_japanese(
     qtbot, window, tmp_path: Path
 ):
     window.change_language("ja")
-    assert window.import_chatgpt_action.text() == "ChatGPT のエクスポートを読み込む…"
+    assert window.menus.import_chatgpt_action.text() == "ChatGPT のエクスポートを読み込む…"
     chatgpt_actions.ChatGPTImport(window, window.app, "aria", "Aria", EXPORT)
     assert "3 件の会話から 9 件のメッセージがAriaの記憶に入りました" in _result(qtbot, window)
 

@@ -233,24 +233,24 @@ def _open_everything(qtbot, main: MainWindow) -> None:
         main.input.setPlainText("Tell me about the garden.")
         qtbot.keyClick(main.input, Qt.Key.Key_Return)
 
-    main.show_memory()
+    main.openers.show_memory()
     memory = _one(main, MemoryWindow)
     memory.query.setText("garden")
     memory.search()
     qtbot.waitUntil(lambda: memory.results.rowCount() > 0, timeout=30_000)
 
-    main.show_activity()
+    main.openers.show_activity()
     activity = _one(main, ActivityWindow)
     qtbot.waitUntil(lambda: activity._loaded_once and activity.model.rowCount() > 0, timeout=30_000)
     activity.table.selectRow(0)
 
     main.input.setPlainText("What is in the prompt?")
-    main.show_prompt()
+    main.openers.show_prompt()
     prompt = _one(main, PromptView)
     qtbot.waitUntil(lambda: prompt.sections.rowCount() > 0, timeout=60_000)
     main.input.clear()
 
-    main.show_dashboard()
+    main.openers.show_dashboard()
     dashboard = _one(main, DashboardWindow)
     qtbot.waitUntil(lambda: dashboard.complete, timeout=30_000)
 
@@ -259,14 +259,14 @@ def _open_everything(qtbot, main: MainWindow) -> None:
     assert inbox is not None
     qtbot.waitUntil(lambda: hasattr(inbox, "entries") and inbox.status.text() != "Loading…", timeout=30_000)
 
-    main.show_settings()
+    main.openers.show_settings()
     settings = _one(main, SettingsDialog)
     qtbot.waitUntil(lambda: settings.chat_picker is not None, timeout=30_000)
 
-    main.edit_persona()
+    main.openers.edit_persona()
     editor = _one(main, PersonaEditor)
     qtbot.waitUntil(lambda: editor.persona is not None, timeout=30_000)
-    main.show_about()  # opened last: window-modal, it blocks the main window (not the settings)
+    main.openers.show_about()  # opened last: window-modal, it blocks the main window (not the settings)
     qtbot.waitUntil(
         lambda: any(isinstance(w, AboutDialog) and w.isVisible() for w in _windows()), timeout=10_000
     )

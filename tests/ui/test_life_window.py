@@ -80,7 +80,9 @@ def test_a_message_written_first_appears_in_the_open_conversation_with_its_reaso
     qtbot.waitUntil(lambda: "wrote first" in window.chat.toPlainText(), timeout=10_000)
     text = window.chat.toPlainText()
     assert "Hi! I was thinking about" in text and "It has been 3 days" in text
-    qtbot.waitUntil(lambda: window.app.personas.runtime("aria").inbox.unread() == 0, timeout=10_000)  # seen: read
+    qtbot.waitUntil(
+        lambda: window.app.personas.runtime("aria").inbox.unread() == 0, timeout=10_000
+    )  # seen: read
     assert "●" not in item_text(window, "aria")
 
 
@@ -89,7 +91,7 @@ def test_unread_counts_show_beside_another_persona_and_clear_when_its_conversati
     qtbot.waitUntil(lambda: "● 1" in item_text(window, "hikari"), timeout=10_000)
     row = list_row(window, "hikari")
     assert row.data(UNREAD_ROLE) == 1 and row.data(Qt.ItemDataRole.FontRole).bold()
-    assert window.life.total() == 1 and "(1)" in window.inbox_action.text()
+    assert window.life.total() == 1 and "(1)" in window.menus.inbox_action.text()
     qtbot.mouseClick(  # the person clicks Hikari in the list
         window.persona_list.viewport(),
         Qt.MouseButton.LeftButton,
@@ -130,7 +132,10 @@ def test_typing_in_the_box_holds_autonomy_back(qtbot, window):
     window.input.setPlainText("I was just about to say")
     assert window.app.personas.runtime("aria").typing
     live(window.app, "aria")
-    assert window.app.personas.runtime("aria").inbox.unread() == 0 and "wrote first" not in window.chat.toPlainText()
+    assert (
+        window.app.personas.runtime("aria").inbox.unread() == 0
+        and "wrote first" not in window.chat.toPlainText()
+    )
     window.input.clear()
     assert not window.app.personas.runtime("aria").typing
 

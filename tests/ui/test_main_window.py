@@ -67,7 +67,7 @@ def test_message_streams_in_and_persists(qtbot, open_window, data_dir: Path) -> 
     assert window.current_slug == "aria"
     assert "Model: SmolLM2" in window.model_label.text()
     probe = _UiThreadProbe(lambda _text: window.chat.streaming_text)
-    window.worker.delta.connect(probe.on_delta)
+    window.turns.worker.delta.connect(probe.on_delta)
 
     with qtbot.waitSignal(window.turn_finished, timeout=120_000) as finished:
         _send(qtbot, window, "Tell me a short story about a lighthouse keeper.")
@@ -112,8 +112,8 @@ def test_restart_restores_history(qtbot, open_window) -> None:
 
 def test_stop_keeps_a_marked_partial_reply(qtbot, open_window) -> None:
     window = open_window()
-    probe = _UiThreadProbe(lambda _text: window.stop_reply())
-    window.worker.delta.connect(probe.on_delta)
+    probe = _UiThreadProbe(lambda _text: window.turns.stop_reply())
+    window.turns.worker.delta.connect(probe.on_delta)
     with qtbot.waitSignal(window.turn_finished, timeout=120_000) as finished:
         _send(qtbot, window, "Write a very long poem about every planet in the solar system.")
     result = finished.args[0]
@@ -140,7 +140,7 @@ def test_japanese_ui_shows_at_once_and_is_remembered(qtbot, open_window) -> None
     window = open_window()
     window.change_language("ja")
     assert window.send_button.text() == "送信"  # at once; the setting is saved on a worker
-    assert window.file_menu.title() == "ファイル(&F)"
+    assert window.menus.file_menu.title() == "ファイル(&F)"
     config = window.app.layout.config_file
     qtbot.waitUntil(lambda: load_app_settings(config).language == "ja", timeout=10_000)
 
@@ -246,7 +246,7 @@ def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_op
     window = open_window()
     monkeypatch.setattr(NewPersonaDialog, "exec", lambda self: NewPersonaDialog.DialogCode.Accepted)
     monkeypatch.setattr(NewPersonaDialog, "values", lambda self: ("Mira", "en", "A lighthouse keeper."))
-    window.new_persona()  # its folder is written and the list read on workers
+    window.openers.new_persona()  # its folder is written and the list read on workers
 
     def names() -> list[str]:
         return _rows(window)
@@ -259,7 +259,7 @@ def test_a_persona_created_in_the_window_is_listed_and_opened_and_deleting_it_op
     assert "Mira" in window.chat.toPlainText()  # "Say hello to Mira."
 
     kept = window.app.admin.delete_persona("mira")  # what the persona editor's Delete runs on its worker
-    window._persona_deleted("mira", str(kept))
+    window.openers.persona_deleted("mira", str(kept))
     qtbot.waitUntil(lambda: window.current_slug not in ("", "mira") and window.ready, timeout=60_000)
     qtbot.waitUntil(lambda: "Mira" not in names())
     current = window.persona_list.currentIndex()

@@ -79,9 +79,11 @@ def _create(qtbot, window: MainWindow, members: list[str], strategy: str, name: 
         dialog.accept()
 
     _answer_modal(fill)
-    qtbot.mouseClick(window.new_room_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: window.room_panel is not None and window.room_panel.settings is not None)
-    return window.room_panel
+    qtbot.mouseClick(window.rooms.new_room_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: window.rooms.room_panel is not None and window.rooms.room_panel.settings is not None
+    )
+    return window.rooms.room_panel
 
 
 def _send(qtbot, panel: RoomPanel, text: str) -> None:
@@ -118,8 +120,10 @@ class _Heard:
 def test_a_room_made_in_the_dialog_answers_in_list_order_each_reply_streamed(qtbot, opened) -> None:
     core, window = opened
     panel = _create(qtbot, window, ["aria", "hikari"], "list")
-    assert window.pages.currentWidget() is panel, "the room is shown in place of the conversation"
-    assert [window.room_list.item(n).text() for n in range(window.room_list.count())] == ["Aria & ひかり"]
+    assert window.rooms.pages.currentWidget() is panel, "the room is shown in place of the conversation"
+    assert [window.rooms.room_list.item(n).text() for n in range(window.rooms.room_list.count())] == [
+        "Aria & ひかり"
+    ]
     assert panel.next_box.count() == 2 and "Aria & ひかり" in window.windowTitle()
     heard = _Heard(panel)
 
@@ -220,19 +224,21 @@ def test_rename_and_delete_from_the_rooms_menu_members_keep_their_memories(
     slug, conversation = panel.slug, panel.worker._room.room
 
     monkeypatch.setattr(QInputDialog, "getText", lambda *args, **kwargs: ("Lighthouse club", True))
-    panel.rename_action.trigger()
+    panel.room_menu.rename_action.trigger()
     qtbot.waitUntil(
-        lambda: window.room_list.count() == 1 and window.room_list.item(0).text() == "Lighthouse club"
+        lambda: (
+            window.rooms.room_list.count() == 1 and window.rooms.room_list.item(0).text() == "Lighthouse club"
+        )
     )
     assert core.rooms.load(slug).name == "Lighthouse club" and "Lighthouse club" in window.windowTitle()
     assert panel.title.text() == "Lighthouse club" and panel.view.texts()[0] == ("", "A short hello.")
     assert panel.worker._room.room is conversation, "renamed while open, not closed and opened again"
 
     monkeypatch.setattr(QMessageBox, "question", lambda *args, **kwargs: QMessageBox.StandardButton.Yes)
-    panel.delete_action.trigger()
-    qtbot.waitUntil(lambda: window.room_panel is None and window.room_list.count() == 0)
+    panel.room_menu.delete_action.trigger()
+    qtbot.waitUntil(lambda: window.rooms.room_panel is None and window.rooms.room_list.count() == 0)
     assert not core.rooms.folder(slug).exists()
-    assert window.pages.currentIndex() == 0, "the persona's conversation is back"
+    assert window.rooms.pages.currentIndex() == 0, "the persona's conversation is back"
     kept = core.personas.change_memory(
         "aria", "read", lambda store: [m.content for m in store.messages.recent(room_key(slug), 10)]
     )
@@ -251,7 +257,7 @@ def test_room_settings_mute_talkativeness_and_cap_are_saved_and_the_open_room_fo
     heard = _Heard(panel)
 
     def fill(dialog: RoomSettingsDialog) -> None:
-        assert isinstance(dialog, RoomSettingsDialog) and dialog is panel.settings_dialog
+        assert isinstance(dialog, RoomSettingsDialog) and dialog is panel.room_menu.settings_dialog
         assert dialog.windowTitle() == "Room settings: Aria & ひかり"
         assert dialog.strategy_box.currentText() == "In turn: everyone, in the list's order"
         qtbot.mouseClick(dialog.row("hikari").muted, Qt.MouseButton.LeftButton)
@@ -265,7 +271,7 @@ def test_room_settings_mute_talkativeness_and_cap_are_saved_and_the_open_room_fo
 
     with files_opened_on_the_ui_thread(data_dir) as on_ui_thread:
         _answer_modal(fill)
-        panel.settings_action.trigger()
+        panel.room_menu.settings_action.trigger()
         qtbot.waitUntil(lambda: panel.settings.cap == 1 and panel.worker.idle)
         assert panel.status.text() == "The room's settings are saved."
         assert "ひかり (muted)</span>" in panel.members_label.text()
@@ -295,10 +301,12 @@ def test_clicking_a_persona_brings_its_conversation_back_and_the_room_reopens_wi
     panel = _room_after(qtbot, window, "Hi!")
     slug, lines = panel.slug, panel.view.texts()
     window.persona_list.chosen.emit("aria")  # a click on the persona open underneath
-    assert window.room_panel is None and window.pages.currentIndex() == 0
-    window.room_list.chosen.emit(slug)
-    qtbot.waitUntil(lambda: window.room_panel is not None and window.room_panel.settings is not None)
-    assert window.room_panel.view.texts() == lines
+    assert window.rooms.room_panel is None and window.rooms.pages.currentIndex() == 0
+    window.rooms.room_list.chosen.emit(slug)
+    qtbot.waitUntil(
+        lambda: window.rooms.room_panel is not None and window.rooms.room_panel.settings is not None
+    )
+    assert window.rooms.room_panel.view.texts() == lines
 
 
 def test_while_a_room_is_shown_the_persona_actions_are_off_and_come_back_with_a_persona(
@@ -307,21 +315,23 @@ def test_while_a_room_is_shown_the_persona_actions_are_off_and_come_back_with_a_
     """The persona open underneath a room is not what the person sees: Edit persona…, Memory…, Find in
     conversation… and the rest would act on it, so they are off (saying why) until a persona is chosen."""
     _core, window = opened
-    persona_actions = window._persona_actions()
+    persona_actions = window.menus.persona_actions()
     assert all(action.isEnabled() for action in persona_actions)
     _create(qtbot, window, ["aria", "hikari"], "list")
     off = [action for action in persona_actions if not action.isEnabled()]
     assert off == persona_actions
-    assert window.edit_persona_action.statusTip() == "Choose a persona on the left first: a room is shown."
+    assert (
+        window.menus.edit_persona_action.statusTip() == "Choose a persona on the left first: a room is shown."
+    )
     assert not window.edit_persona_button.isEnabled() and not window.memory_button.isEnabled()
     assert not window.model_button.isEnabled()
-    window.find_action.trigger()  # Ctrl+F: the hidden conversation's search stays shut
+    window.menus.find_action.trigger()  # Ctrl+F: the hidden conversation's search stays shut
     assert not window.search_bar.isVisible()
     window.persona_list.chosen.emit("hikari")
-    assert window.room_panel is None
+    assert window.rooms.room_panel is None
     assert all(action.isEnabled() for action in persona_actions)
     assert window.edit_persona_button.isEnabled() and window.model_button.isEnabled()
-    assert window.edit_persona_action.statusTip() == ""
+    assert window.menus.edit_persona_action.statusTip() == ""
 
 
 def _view(qtbot) -> RoomView:

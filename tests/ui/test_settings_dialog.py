@@ -268,11 +268,11 @@ def test_main_window_opens_settings_and_editor_and_a_language_switch_reaches_eve
     qtbot.addWidget(window)
     try:
         qtbot.waitUntil(lambda: window.current_slug == "aria", timeout=10_000)  # the list is read on a worker
-        assert window.settings_action.shortcut().toString() == "Ctrl+,"
-        window.settings_action.trigger()
+        assert window.menus.settings_action.shortcut().toString() == "Ctrl+,"
+        window.menus.settings_action.trigger()
         dialog = window.findChild(SettingsDialog)
         assert dialog is not None and dialog.isVisible()
-        window.edit_persona_action.trigger()
+        window.menus.edit_persona_action.trigger()
         editor = window.findChild(PersonaEditor)
         assert editor is not None and editor.slug == "aria"
         editor.ask_before_discard = False
@@ -281,9 +281,9 @@ def test_main_window_opens_settings_and_editor_and_a_language_switch_reaches_eve
         _choose(dialog.language_box, "ja")
         with qtbot.waitSignal(dialog.applied, timeout=10_000):
             dialog.apply()
-        assert window.file_menu.title() == "ファイル(&F)"
-        assert window.settings_action.text() == "設定…"
-        assert window.language_actions["ja"].isChecked()
+        assert window.menus.file_menu.title() == "ファイル(&F)"
+        assert window.menus.settings_action.text() == "設定…"
+        assert window.menus.language_actions["ja"].isChecked()
         assert editor.tabs.tabText(0) == "魂"
         assert untranslated(editor) == []
         assert untranslated(dialog) == []

@@ -223,11 +223,13 @@ def test_the_menu_opens_one_history_window_per_persona(qtbot, core: NexusApp) ->
     qtbot.addWidget(window)
     window.show()
     qtbot.waitUntil(lambda: window.current_slug == "aria" and window.ready, timeout=60_000)
-    assert window.soul_history_action in window.file_menu.actions()
-    actions = window.file_menu.actions()
-    assert actions.index(window.soul_history_action) == actions.index(window.edit_persona_action) + 1
-    window.soul_history_action.trigger()
-    window.soul_history_action.trigger()
+    assert window.menus.soul_history_action in window.menus.file_menu.actions()
+    actions = window.menus.file_menu.actions()
+    assert (
+        actions.index(window.menus.soul_history_action) == actions.index(window.menus.edit_persona_action) + 1
+    )
+    window.menus.soul_history_action.trigger()
+    window.menus.soul_history_action.trigger()
     opened = [w for w in window.findChildren(SoulHistoryWindow) if w.isVisible()]
     assert len(opened) == 1 and opened[0].slug == "aria"
     assert opened[0].windowTitle() == "Soul history: Aria"

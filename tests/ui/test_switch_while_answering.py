@@ -51,7 +51,7 @@ def window(qtbot, data_dir: Path) -> Iterator[MainWindow]:
 
 def _send(window: MainWindow, text: str) -> None:
     window.input.setPlainText(text)
-    window.send_message()
+    window.turns.send_message()
 
 
 def _choose(qtbot, window: MainWindow, slug: str) -> None:
@@ -61,7 +61,9 @@ def _choose(qtbot, window: MainWindow, slug: str) -> None:
 
 
 def _stored(window: MainWindow, slug: str) -> list[tuple[str, str, str]]:
-    rows = window.app.personas.memory(slug).db.execute("select role, status, content from messages order by id")
+    rows = window.app.personas.memory(slug).db.execute(
+        "select role, status, content from messages order by id"
+    )
     return [tuple(row) for row in rows.fetchall()]
 
 

@@ -132,7 +132,7 @@ def test_closing_keeps_the_app_in_the_tray_when_chosen_and_quit_really_quits(
     with qtbot.assertNotEmitted(QApplication.instance().lastWindowClosed):
         window.close()
     assert not window.isVisible() and tray.is_visible()
-    assert not window.worker.closed  # the personas go on: nothing was shut down
+    assert not window.turns.worker.closed  # the personas go on: nothing was shut down
 
     # A notification for Hikari is clicked (its callback runs on the notifier's thread).
     threading.Thread(target=open_conversation_on_click("hikari")).start()
@@ -141,11 +141,11 @@ def test_closing_keeps_the_app_in_the_tray_when_chosen_and_quit_really_quits(
 
     tray.quit_action.trigger()  # Quit in the tray's menu ends the app whatever the setting says
     assert window.quitting and not window.isVisible() and not tray.is_visible()
-    assert window.worker.closed
+    assert window.turns.worker.closed
 
 
 def test_without_the_setting_closing_the_window_closes_the_app(qtbot, main_window: MainWindow) -> None:
     assert not main_window.app.settings.keep_running_in_tray
     main_window.close()
     assert not main_window.isVisible() and not main_window.tray.is_visible()
-    assert main_window.worker.closed
+    assert main_window.turns.worker.closed

@@ -1,6 +1,7 @@
-"""One message as the conversation view shows it (Bubble), and how a bubble is drawn: a framed block with
-the avatar, the name, the time, the words as Markdown, a status note and the links under it. Mixed into
-ChatView (ui/chat/chat_view.py) as BubbleDrawing; it reads the view's palette."""
+"""One message as the conversation view shows it (Bubble), what the view shows (ShownBubbles: the state its
+parts share, owned by ChatView), and how a bubble is drawn (BubblePainter): a framed block with the avatar,
+the name, the time, the words as Markdown, a status note and the links under it, in the colours of the
+view's palette. The parts of ChatView (ui/chat/chat_view.py) each get the ShownBubbles they read."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from PySide6.QtGui import (
     QTextFrame,
     QTextFrameFormat,
 )
+from PySide6.QtWidgets import QWidget
 
 from nexus_ark.memory.conversation_pages import ShownMessage
 from ui.util.chat_markdown import to_document
@@ -99,14 +101,34 @@ def time_label(iso_timestamp: str | None) -> str:
     return when.strftime("%H:%M" if when.date() == datetime.now().date() else "%Y-%m-%d %H:%M")
 
 
-class BubbleDrawing:
-    """Bubbles drawn into the view's document, in the colours of its palette (light or dark)."""
+@dataclass
+class ShownBubbles:
+    """What the conversation view shows: its bubbles in order, whether there is more either side and
+    whether it was asked for, the hint of an empty conversation, and the reply streaming (one of bubbles)."""
+
+    bubbles: list[Bubble] = field(default_factory=list)
+    has_older: bool = False
+    has_newer: bool = False
+    loading_older: bool = False
+    loading_newer: bool = False
+    placeholder_shown: bool = False
+    stream: Bubble | None = None
+
+    def message(self, message_id: int | None) -> Bubble | None:
+        return next((b for b in self.bubbles if b.id == message_id), None)
+
+
+class BubblePainter:
+    """Bubbles drawn into a view's document, in the colours of its palette (light or dark)."""
+
+    def __init__(self, view: QWidget) -> None:
+        self.view = view
 
     @property
     def colors(self) -> dict[str, str]:
-        return _DARK if self.palette().color(QPalette.ColorRole.Base).lightness() < 128 else _LIGHT
+        return _DARK if self.view.palette().color(QPalette.ColorRole.Base).lightness() < 128 else _LIGHT
 
-    def _draw(self, cursor: QTextCursor, bubble: Bubble) -> None:
+    def draw(self, cursor: QTextCursor, bubble: Bubble) -> None:
         colors = self.colors
         user = bubble.role == "user"
         fmt = QTextFrameFormat()
@@ -150,9 +172,9 @@ class BubbleDrawing:
             )
         if bubble.id is not None:
             cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
-            cursor.insertHtml(self._links(bubble))
+            cursor.insertHtml(self.links(bubble))
 
-    def _links(self, bubble: Bubble) -> str:
+    def links(self, bubble: Bubble) -> str:
         color = self.colors["link"]
 
         def link(kind: str, label: str, message_id: int | None = None) -> str:

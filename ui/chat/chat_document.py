@@ -1,98 +1,120 @@
-"""The conversation view's document: a bubble is a frame, inserted, drawn again or removed in one edit; a
-replaced document is taken apart over the next main-loop turns. Mixed into ChatView (ui/chat/chat_view.py)."""
+"""The conversation view's document (a part ChatView owns): a bubble is a frame, inserted, drawn again or
+removed in one edit; a replaced document is taken apart over the next main-loop turns."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextCursor, QTextDocument, QTextFrame
+from collections import deque
+from collections.abc import Callable
 
-from ui.chat.bubble import Bubble
+from PySide6.QtCore import QObject, QTimer
+from PySide6.QtGui import QTextCursor, QTextDocument, QTextFrame
+from PySide6.QtWidgets import QTextBrowser
+
+from ui.chat.bubble import Bubble, BubblePainter, ShownBubbles
 
 RETIRE_AT_ONCE = 40  # bubbles of a replaced document taken apart in one main-loop turn (2-3 ms)
 
 
-class ChatDocument:
-    """Bubbles in and out of the shown QTextDocument, and fresh documents in place of full ones."""
+class BubbleDocument(QObject):
+    """Bubbles in and out of the view's QTextDocument, and fresh documents in place of full ones."""
 
-    def _insert(self, bubble: Bubble, *, at_start: bool) -> None:
-        if self._placeholder_shown:
-            self.clear()
-            self._placeholder_shown = False
-            self._install_avatars()
-        cursor = QTextCursor(self.document())
+    def __init__(
+        self,
+        view: QTextBrowser,
+        shown: ShownBubbles,
+        painter: BubblePainter,
+        install_avatars: Callable[[QTextDocument], None],
+    ) -> None:
+        """install_avatars: the avatars as the document's image resources (a fresh one has none)."""
+        super().__init__(view)
+        self.view = view
+        self.shown = shown
+        self.painter = painter
+        self.install_avatars = install_avatars
+        # Documents replaced by an empty one, taken apart a few bubbles a turn: destroying 240 bubbles at
+        # once held the main loop 5-13 ms (15 under load, perf), 40 of them take 2-3 ms.
+        self._retired: deque[QTextDocument] = deque()
+        self._retire_timer = QTimer(self, interval=0)
+        self._retire_timer.timeout.connect(self._take_apart)
+
+    def insert(self, bubble: Bubble, *, at_start: bool) -> None:
+        if self.shown.placeholder_shown:
+            self.view.clear()
+            self.shown.placeholder_shown = False
+            self.install_avatars(self.view.document())
+        cursor = QTextCursor(self.view.document())
         if at_start:
             cursor.setPosition(0)
         else:
             cursor.movePosition(QTextCursor.MoveOperation.End)
-        self._draw(cursor, bubble)
+        self.painter.draw(cursor, bubble)
         if at_start:
-            self.bubbles.insert(0, bubble)
+            self.shown.bubbles.insert(0, bubble)
         else:
-            self.bubbles.append(bubble)
+            self.shown.bubbles.append(bubble)
 
-    def _replace(self, index: int, bubble: Bubble) -> None:
-        """One bubble drawn again in one edit (laid out once: never a shorter document in between). The
-        person following the end stays there; one reading further down than it stays on their words."""
-        old = self.bubbles[index]
-        bar = self.verticalScrollBar()
-        layout = self.document().documentLayout()
-        old_rect = layout.frameBoundingRect(old.frame) if old.frame is not None else None
-        value = bar.value()
+    def swap(self, index: int, bubble: Bubble) -> None:
+        """One bubble drawn again in one edit (laid out once: never a shorter document in between)."""
+        old = self.shown.bubbles[index]
         position = old.frame.firstPosition() - 1 if old.frame is not None else 0
-        batch = QTextCursor(self.document())
+        batch = QTextCursor(self.view.document())
         batch.beginEditBlock()
         try:
-            self._remove_frame(old.frame)
-            cursor = QTextCursor(self.document())
+            self.remove_frame(old.frame)
+            cursor = QTextCursor(self.view.document())
             cursor.setPosition(position)
-            self._draw(cursor, bubble)
+            self.painter.draw(cursor, bubble)
         finally:
             batch.endEditBlock()
-        self.bubbles[index] = bubble
-        if self._following and not self.has_newer:
-            self.scroll_to_end()
-        elif old_rect is not None and bubble.frame is not None and old_rect.bottom() <= value:
-            bar.setValue(value + round(layout.frameBoundingRect(bubble.frame).height() - old_rect.height()))
-        self._apply_search()
+        self.shown.bubbles[index] = bubble
 
-    def _body_cursor(self, frame: QTextFrame) -> QTextCursor:
+    def body_cursor(self, frame: QTextFrame) -> QTextCursor:
         """The words of a bubble still streaming: from the block after its header to the frame's end."""
-        cursor = QTextCursor(self.document())
+        cursor = QTextCursor(self.view.document())
         cursor.setPosition(frame.firstCursorPosition().block().next().position())
         cursor.setPosition(frame.lastPosition(), QTextCursor.MoveMode.KeepAnchor)
         return cursor
 
-    def _remove_frame(self, frame: QTextFrame | None) -> None:
+    def remove_frame(self, frame: QTextFrame | None) -> None:
         if frame is not None:
-            self._remove_frames(frame, frame)
+            self.remove_frames(frame, frame)
 
-    def _remove_frames(self, first: QTextFrame, last: QTextFrame) -> None:
+    def remove_frames(self, first: QTextFrame | None, last: QTextFrame | None) -> None:
         """Bubbles side by side, from first to last: one contiguous stretch, removed in one edit."""
-        cursor = QTextCursor(self.document())
+        if first is None or last is None:
+            return
+        document = self.view.document()
+        cursor = QTextCursor(document)
         cursor.setPosition(first.firstPosition() - 1)
-        end = min(last.lastPosition() + 1, self.document().characterCount() - 1)
+        end = min(last.lastPosition() + 1, document.characterCount() - 1)
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
 
-    def _fresh_document(self) -> None:
+    def fresh(self) -> None:
         """An empty document in place of the shown one: clear() of 240 bubbles held the main loop 8-11 ms;
         the old one is taken apart over the next turns (_take_apart)."""
-        self.setExtraSelections([])  # they point into the old document
-        old = self.document()
-        ours = old.parent() is self  # the first document belongs to the editor, which deletes it itself
-        document = QTextDocument(self)
+        view = self.view
+        view.setExtraSelections([])  # they point into the old document
+        old = view.document()
+        ours = old.parent() is view  # the first document belongs to the editor, which deletes it itself
+        document = QTextDocument(view)
         document.setDocumentMargin(12)
         document.setUndoRedoEnabled(False)  # read-only: an undo history would only grow
-        document.setDefaultFont(self.font())
-        self.setDocument(document)
+        document.setDefaultFont(view.font())
+        view.setDocument(document)
         if ours:
             self._retired.append(old)
             self._retire_timer.start()
-        self._install_avatars()
+        self.install_avatars(document)
 
-    def _blank(self) -> bool:
+    def blank(self) -> bool:
         """The document shown is one of ours, empty, in today's font: a fresh one would change nothing."""
-        document = self.document()
-        return document.parent() is self and document.isEmpty() and document.defaultFont() == self.font()
+        document = self.view.document()
+        return (
+            document.parent() is self.view
+            and document.isEmpty()
+            and document.defaultFont() == self.view.font()
+        )
 
     def _take_apart(self) -> None:
         """One step of dropping a replaced document: RETIRE_AT_ONCE bubbles, or, once it is empty, itself."""

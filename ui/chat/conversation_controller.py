@@ -216,12 +216,12 @@ class ConversationController(QObject):
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.setWindowModality(Qt.WindowModality.WindowModal)
-        box.finished.connect(
-            lambda answer: (
-                answer == QMessageBox.StandardButton.Yes
-                and self.change_requested.emit("delete", message_id, forget.isChecked())
-            )
-        )
+
+        def answered(answer: int) -> None:
+            if answer == QMessageBox.StandardButton.Yes:
+                self.change_requested.emit("delete", message_id, forget.isChecked())
+
+        box.finished.connect(answered)
         box.open()
 
     def close(self) -> None:

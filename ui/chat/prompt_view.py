@@ -17,31 +17,36 @@ from PySide6.QtWidgets import (
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
+    QWidget,
 )
 
 from nexus_ark.agent.prompt import BuiltPrompt
 from nexus_ark.app import NexusApp
-from ui.util.i18n import FollowsLanguage, tr
+from ui.util.i18n import LanguageTexts, tr
 from ui.util.tasks import run_in_background
 
 
-class PromptView(QDialog, FollowsLanguage):
-    """Every text is set through follow(): a language switch shows them all again in the new language."""
+class PromptView(QDialog):
+    """Every text is set through its LanguageTexts: a language switch shows them all again in the new
+    language."""
 
-    def __init__(self, app: NexusApp, slug: str, text: str = "", parent=None) -> None:
+    def __init__(self, app: NexusApp, slug: str, text: str = "", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.app, self.slug = app, slug
-        self.follow(lambda: self.setWindowTitle(tr("Prompt of the next message")))
+        self.texts = LanguageTexts()
+        self.texts.follow(lambda: self.setWindowTitle(tr("Prompt of the next message")))
         self.resize(900, 640)
         self.text = QLineEdit(text)
-        self.follow(lambda: self.text.setPlaceholderText(tr("A message to build the prompt for")))
+        self.texts.follow(lambda: self.text.setPlaceholderText(tr("A message to build the prompt for")))
         self.text.returnPressed.connect(self.refresh)
         show = QPushButton()
-        self.follow(lambda: show.setText(tr("Show")))
+        self.texts.follow(lambda: show.setText(tr("Show")))
         show.clicked.connect(self.refresh)
         self.sections = QTableWidget(0, 3)
         self.sections.setObjectName("promptSections")
-        self.follow(lambda: self.sections.setHorizontalHeaderLabels([tr("Section"), tr("Tokens"), tr("Cut")]))
+        self.texts.follow(
+            lambda: self.sections.setHorizontalHeaderLabels([tr("Section"), tr("Tokens"), tr("Cut")])
+        )
         header = self.sections.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
@@ -65,6 +70,9 @@ class PromptView(QDialog, FollowsLanguage):
         if text.strip():
             self.refresh()
 
+    def retranslate(self) -> None:
+        self.texts.retranslate()
+
     def refresh(self) -> None:
         text = self.text.text().strip()
         if not text:
@@ -75,7 +83,7 @@ class PromptView(QDialog, FollowsLanguage):
 
     def say(self, text: Callable[[], str]) -> None:
         """The status line; text() is asked again after a language switch (the latest message only)."""
-        self.follow(lambda: self.status.setText(text()), key="status")
+        self.texts.follow(lambda: self.status.setText(text()), key="status")
 
     def _show(self, built: BuiltPrompt) -> None:
         self.sections.setRowCount(len(built.sections))
@@ -84,7 +92,7 @@ class PromptView(QDialog, FollowsLanguage):
             for col, value in enumerate(values):
                 self.sections.setItem(row, col, QTableWidgetItem(value))
         cut = [section.cut for section in built.sections]
-        self.follow(lambda: self._label_cut(cut), key="cut")
+        self.texts.follow(lambda: self._label_cut(cut), key="cut")
         self.messages.setPlainText(
             "\n\n".join(f"── {message.role} ──\n{message.content}" for message in built.messages)
         )

@@ -1,26 +1,82 @@
 """The windows the main window opens from its menus and buttons: one of a kind per persona, brought to
-the front when it is open already. A part of MainWindow (a mixin), kept apart so each file holds one job.
+the front when it is open already. A controller the window owns (window.openers), given the window (the
+dialogs' parent), the app, the open persona and a narrow host (ui/main/hosts.py).
 
 Each window's module is imported when it is first opened (ui/app/application.py imports them on a thread
 of its own once the window shows), so starting the app does not wait for them."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QWidget
+from typing import Any, TypeVar
 
+from PySide6.QtCore import QObject, Qt, SignalInstance
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from nexus_ark.app import NexusApp
+from nexus_ark.personas.model import PersonaInfo
+from ui.main.hosts import OpenerHost
+from ui.personas.persona_dialog import NewPersonaDialog
 from ui.util.i18n import tr
+from ui.util.open_persona import OpenPersona
+from ui.util.tasks import run_in_background, while_open
+
+W = TypeVar("W", bound=QWidget)
 
 
-class Openers:
-    def _raise_open(self, kind: type[QWidget], slug: str | None = None) -> QWidget | None:
+class Openers(QObject):
+    def __init__(
+        self,
+        window: QWidget,
+        app: NexusApp,
+        shown: OpenPersona,
+        host: OpenerHost,
+        turn_finished: SignalInstance,
+    ) -> None:
+        """turn_finished: the window's signal once a turn is shown (an open timeline reads on)."""
+        super().__init__(window)
+        self.window = window
+        self.app = app
+        self.shown = shown
+        self.host = host
+        self.turn_finished = turn_finished
+
+    @property
+    def current_slug(self) -> str:
+        return self.shown.slug
+
+    @property
+    def current_name(self) -> str:
+        return self.shown.name
+
+    def _raise_open(self, kind: type[W], slug: str | None = None) -> W | None:
         """The window of this kind already open (for this persona), brought to the front; else None."""
-        for open_window in self.findChildren(kind):
-            if open_window.isVisible() and (slug is None or open_window.slug == slug):
+        for open_window in self.window.findChildren(kind):
+            if open_window.isVisible() and (slug is None or getattr(open_window, "slug", None) == slug):
                 open_window.raise_()
                 open_window.activateWindow()
                 return open_window
         return None
+
+    def new_persona(self) -> None:
+        dialog = NewPersonaDialog(self.window)
+        if dialog.exec() != NewPersonaDialog.DialogCode.Accepted:
+            return
+        name, language, description = dialog.values()
+
+        def created(info: PersonaInfo) -> None:
+            self.host.refresh_personas()
+            if not self.shown.streaming:
+                self.host.select_persona(info.slug)
+
+        def failed(message: str) -> None:
+            QMessageBox.warning(self.window, tr("Persona not created"), message)
+
+        app = self.app
+        run_in_background(  # writes its folder: off the UI thread
+            lambda: app.personas.create(name, language, description),
+            while_open(self, created),
+            while_open(self, failed),
+        )
 
     def show_memory(self) -> None:
         if not self.current_slug:
@@ -28,7 +84,7 @@ class Openers:
         from ui.memory.memory_window import MemoryWindow
 
         # Reads nothing while it opens: a persona that cannot be opened says so in the window's status line.
-        window = MemoryWindow(self.app, self.current_slug, self, name=self.current_name or None)
+        window = MemoryWindow(self.app, self.current_slug, self.window, name=self.current_name or None)
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.show()
 
@@ -37,8 +93,8 @@ class Openers:
             return
         from ui.chat.prompt_view import PromptView
 
-        text = self.input.toPlainText().strip() or tr("Hello!")
-        view = PromptView(self.app, self.current_slug, text, self)
+        text = self.host.draft().strip() or tr("Hello!")
+        view = PromptView(self.app, self.current_slug, text, self.window)
         view.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         view.show()
 
@@ -51,7 +107,7 @@ class Openers:
         if open_window is not None:
             open_window.load_newer()
             return
-        window = ActivityWindow(self.app, self.current_slug, self, name=self.current_name)
+        window = ActivityWindow(self.app, self.current_slug, self.window, name=self.current_name)
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.turn_finished.connect(window.load_newer)  # a finished turn's entries appear at once
         window.show()
@@ -63,56 +119,58 @@ class Openers:
 
         if self._raise_open(DashboardWindow, self.current_slug):
             return
-        window = DashboardWindow(self.app, self.current_slug, self, name=self.current_name)
+        window = DashboardWindow(self.app, self.current_slug, self.window, name=self.current_name)
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        window.model_changed.connect(self._model_changed)
+        window.model_changed.connect(self.model_changed)
         window.show()
 
-    def _model_changed(self, slug: str) -> None:
+    def model_changed(self, slug: str) -> None:
         """Another window put a persona on a new model: the one open reopens on it."""
-        if slug == self.current_slug and not self.streaming:
-            self.select_persona(slug)
+        if slug == self.current_slug and not self.shown.streaming:
+            self.host.select_persona(slug)
 
     def edit_models(self) -> None:
-        if not self.current_slug or self.streaming:
+        if not self.current_slug or self.shown.streaming:
             return
         from ui.models.model_dialog import ModelSettingsDialog
 
-        dialog = ModelSettingsDialog(self.app, self.current_slug, self, name=self.current_name)
+        dialog = ModelSettingsDialog(self.app, self.current_slug, self.window, name=self.current_name)
         if dialog.exec() == ModelSettingsDialog.DialogCode.Accepted:
-            self.select_persona(self.current_slug)  # reopen on the newly chosen model
+            self.host.select_persona(self.current_slug)  # reopen on the newly chosen model
 
-    def get_suggested_model(self, entry) -> None:
+    def get_suggested_model(self, entry: Any) -> None:
         """The notice's one click: download the suggested model, and switch the persona to it once it is
         verified (the persona reopens on it); with no entry, the list to choose one from."""
-        if not self.current_slug or self.streaming:
+        if not self.current_slug or self.shown.streaming:
             return
         from ui.models.get_model_dialog import GetModelDialog
 
         chosen = entry is not None
         dialog = GetModelDialog(
-            self.app, self.current_slug, self, name=self.current_name, choose=entry.id if chosen else "",
-            start=chosen, switch_when_done=chosen,
+            self.app, self.current_slug, self.window, name=self.current_name,
+            choose=entry.id if chosen else "", start=chosen, switch_when_done=chosen,
         )  # fmt: skip
         if dialog.exec() == GetModelDialog.DialogCode.Accepted:
-            self.select_persona(self.current_slug)
+            self.host.select_persona(self.current_slug)
 
     def show_settings(self) -> None:
         from ui.settings.settings_dialog import SettingsDialog
 
         if self._raise_open(SettingsDialog):
             return
-        dialog = SettingsDialog(self.app, self, current_persona=self.current_slug, busy=self._replying_to)
+        dialog = SettingsDialog(
+            self.app, self.window, current_persona=self.current_slug, busy=self.host.answering
+        )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.language_changed.connect(self.show_language)
-        dialog.applied.connect(self._settings_applied)
-        dialog.persona_restored.connect(self._persona_saved)
+        dialog.language_changed.connect(self.host.show_language)
+        dialog.applied.connect(self.host.tray_follows_settings)
+        dialog.persona_restored.connect(self.persona_saved)
         dialog.first_start_requested.connect(self.show_first_start)
         dialog.show()
 
     def offer_first_start(self) -> None:
         """At start: the first-start flow, until it was finished or skipped once."""
-        if not self.app.settings.setup_done:
+        if not self.app.state.setup_done:
             self.show_first_start()
 
     def show_first_start(self) -> None:
@@ -121,19 +179,10 @@ class Openers:
 
         if self._raise_open(FirstStartDialog):
             return
-        dialog = FirstStartDialog(self.app, self, slug=self.current_slug, name=self.current_name)
+        dialog = FirstStartDialog(self.app, self.window, slug=self.current_slug, name=self.current_name)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.done.connect(lambda _switched: self._model_changed(self.current_slug))
+        dialog.applied.connect(lambda _switched: self.model_changed(self.current_slug))
         dialog.show()
-
-    def _settings_applied(self) -> None:
-        if self.tray is not None:  # the tray's own check box says the same as the settings
-            self.tray.keep_running_action.blockSignals(True)
-            self.tray.keep_running_action.setChecked(self.app.settings.keep_running_in_tray)
-            self.tray.keep_running_action.blockSignals(False)
-
-    def _replying_to(self, slug: str) -> bool:
-        return self.answering(slug)  # shown or not: a persona answering in the background is busy too
 
     def edit_persona(self) -> None:
         if not self.current_slug:
@@ -142,11 +191,11 @@ class Openers:
 
         if self._raise_open(PersonaEditor, self.current_slug):
             return
-        editor = PersonaEditor(self.app, self.current_slug, self, busy=self._replying_to)
+        editor = PersonaEditor(self.app, self.current_slug, self.window, busy=self.host.answering)
         editor.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        editor.saved.connect(self._persona_saved)
-        editor.personas_changed.connect(lambda _slug: self.refresh_personas())
-        editor.persona_deleted.connect(self._persona_deleted)
+        editor.saved.connect(self.persona_saved)
+        editor.personas_changed.connect(lambda _slug: self.host.refresh_personas())
+        editor.persona_deleted.connect(self.persona_deleted)
         editor.history_requested.connect(self.show_soul_history)
         editor.show()
 
@@ -162,26 +211,26 @@ class Openers:
             open_window.load()
             return
         name = name or (self.current_name if slug == self.current_slug else "")
-        window = SoulHistoryWindow(self.app, slug, self, name=name)
+        window = SoulHistoryWindow(self.app, slug, self.window, name=name)
         window.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         window.show()
 
-    def _persona_saved(self, slug: str) -> None:
+    def persona_saved(self, slug: str) -> None:
         """Its name, soul, settings or memory changed: the list shows it, and its conversation reopens."""
-        self.refresh_personas()
-        if slug == self.current_slug and not self.streaming:
-            self.select_persona(slug)
+        self.host.refresh_personas()
+        if slug == self.current_slug and not self.shown.streaming:
+            self.host.select_persona(slug)
 
-    def _persona_deleted(self, slug: str, kept: str) -> None:
+    def persona_deleted(self, slug: str, kept: str) -> None:
         deleted_the_open_one = slug == self.current_slug
         if deleted_the_open_one:
-            self.current_slug = self.current_name = ""
-        self.refresh_personas(open_default=deleted_the_open_one)
-        self.statusBar().showMessage(tr("Deleted. A copy is kept in {folder}", folder=kept), 15_000)
+            self.shown.slug = self.shown.name = ""
+        self.host.refresh_personas(open_default=deleted_the_open_one)
+        self.host.show_status(tr("Deleted. A copy is kept in {folder}", folder=kept), 15_000)
 
     def show_about(self) -> None:
         from ui.settings.about_dialog import AboutDialog  # version, build, commit and the licences
 
-        dialog = AboutDialog(self.app.data_dir, self)
+        dialog = AboutDialog(self.app.data_dir, self.window)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()

@@ -1,6 +1,6 @@
 """A room in the main window's central area, in place of a persona's conversation: its name and members, the
 lines said (a bubble per member in its own colour), who is writing, the person's message box, a next-speaker
-control, auto mode and the room's menu (room_menu.py).
+control, auto mode and the room's menu (room_menu.py, a part it owns).
 
 The person's input interrupts: typing turns auto mode off at once (a step not begun is dropped, the answer
 being written may finish), and sending while a member answers stops that answer at its next token and sends.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QImage
@@ -31,11 +31,10 @@ from nexus_ark.rooms.room import RoomSettings
 from nexus_ark.rooms.turn_taking import AutoMode
 from ui.rooms.room_dialog import STRATEGY_LABELS
 from ui.rooms.room_menu import RoomMenu
-from ui.rooms.room_settings import RoomSettingsDialog
 from ui.rooms.room_view import RoomView, member_colours
 from ui.rooms.room_worker import OpenedRoom, RoomWorker, ShownMember, StepEnd, UpdatedRoom
 from ui.util import theme
-from ui.util.i18n import FollowsLanguage, tr, tr_error
+from ui.util.i18n import LanguageTexts, tr, tr_error
 from ui.util.language_words import mismatch_text
 from ui.util.message_input import MessageInput
 from ui.util.tasks import SerialWorker
@@ -51,7 +50,7 @@ def wired(widget: W, name: str, slot: Callable, signal: str = "clicked") -> W:
     return widget
 
 
-class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
+class RoomPanel(QWidget):
     changed = Signal(str, str)  # slug, name: the room's settings changed (its name, members, order...)
     deleted = Signal(str)  # slug
 
@@ -66,11 +65,11 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         """lane: where the room runs (the window's, one room at a time); personas: slug -> name of the
         personas that can be opened (as the window's list read them)."""
         super().__init__(parent)
+        self.texts = LanguageTexts()  # every text set through it is set again after a language switch
         self.slug = slug
         self.personas = personas
         self.settings: RoomSettings | None = None
         self.member_names: dict[str, str] = {}
-        self.settings_dialog: RoomSettingsDialog | None = None  # while Room settings… is open
         self._you = QImage()
         self.auto = AutoMode()
         self._spoken = 0  # the members' lines since the person last spoke
@@ -101,11 +100,13 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self.next_box = QComboBox()
         self.next_box.setObjectName("nextSpeaker")
         self.next_button = wired(QPushButton(), "askNext", self.ask_next)
-        self.auto_button = QToolButton(checkable=True)
+        self.auto_button = QToolButton()
+        self.auto_button.setCheckable(True)
         wired(self.auto_button, "autoMode", self._toggle_auto, "toggled")
         self.menu_button = QPushButton()  # its menu's arrow beside the word, not drawn over it
         self.menu_button.setObjectName("roomMenu")
-        self.menu_button.setMenu(self._build_menu())
+        self.room_menu = RoomMenu(self, self)
+        self.menu_button.setMenu(self.room_menu.menu)
         header = QHBoxLayout()
         header.addWidget(self.title)
         header.addWidget(self.members_label, 1)
@@ -144,20 +145,20 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         layout.addLayout(input_row)
 
     def _texts(self) -> None:
-        self.follow(lambda: self.next_button.setText(tr("Ask to speak")))
-        self.follow(lambda: self.next_box.setToolTip(tr("Who speaks next")))
-        self.follow(lambda: self.auto_button.setText(tr("Let them talk")))
-        self.follow(lambda: self.menu_button.setText(tr("Room")))
-        self.follow(lambda: self.send_button.setText(tr("Send")))
-        self.follow(lambda: self.stop_button.setText(tr("Stop")))
-        self.follow(
+        self.texts.follow(lambda: self.next_button.setText(tr("Ask to speak")))
+        self.texts.follow(lambda: self.next_box.setToolTip(tr("Who speaks next")))
+        self.texts.follow(lambda: self.auto_button.setText(tr("Let them talk")))
+        self.texts.follow(lambda: self.menu_button.setText(tr("Room")))
+        self.texts.follow(lambda: self.send_button.setText(tr("Send")))
+        self.texts.follow(lambda: self.stop_button.setText(tr("Stop")))
+        self.texts.follow(
             lambda: self.input.setPlaceholderText(
                 tr("Write to the room (Enter sends, Shift+Enter for a new line)")
             )
         )
-        self.follow(self._retranslate_menu)
-        self.follow(self._show_header)
-        self.follow(self._show_language_notice)
+        self.texts.follow(self.room_menu.retranslate)
+        self.texts.follow(self._show_header)
+        self.texts.follow(self._show_language_notice)
 
     def _show_language_notice(self) -> None:
         text = " ".join(mismatch_text(name, advice) for name, advice in self._advice)
@@ -165,7 +166,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self.language_notice.setVisible(bool(text))
 
     def retranslate(self) -> None:
-        FollowsLanguage.retranslate(self)
+        self.texts.retranslate()
         self.view.retranslate()
 
     # -- the room as it opened -------------------------------------------------------------------------
@@ -184,7 +185,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self._advice = opened.language_advice
         self._show_language_notice()
         self._show_members(opened.members)
-        self._show_strategy(opened.settings.strategy)
+        self.room_menu.show_strategy(opened.settings.strategy)
         self._show_header()
         self._show_busy()
         self._say(lambda: tr("Ready"))
@@ -206,7 +207,7 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         self._show_language_notice()
         self.auto.pause_s = updated.settings.pause_s
         self._show_members(updated.members)
-        self._show_strategy(updated.settings.strategy)
+        self.room_menu.show_strategy(updated.settings.strategy)
         self._show_header()
         self._show_busy()
         if self.settings.strategy == "manual" and self.auto.on:
@@ -394,7 +395,19 @@ class RoomPanel(RoomMenu, QWidget, FollowsLanguage):
         """The status line, said again in the new language after a switch. passing: true only while the room
         is busy (the step's end says Ready)."""
         self._passing = passing
-        self.follow(lambda: self.status.setText(text()), key="status")
+        self.texts.follow(lambda: self.status.setText(text()), key="status")
+
+    # -- what the room's menu asks (room_menu.py RoomMenuHost) -------------------------------------------
+    def personas_to_choose(self) -> dict[str, str]:
+        return self.personas()
+
+    def save_changes(self, changes: dict[str, Any]) -> None:
+        self._say(lambda: tr("Saving the room…"), passing=True)
+        self.worker.update(changes)
+
+    def delete_room(self) -> None:
+        self._stop_auto()
+        self.worker.delete()
 
     # -- closing -----------------------------------------------------------------------------------
     def close_room(self) -> None:

@@ -202,7 +202,7 @@ class RoomView(QTextBrowser):
     def _draw(self, cursor: QTextCursor, line: ShownLine) -> None:
         theme = "dark" if self.dark else "light"
         person = line.author is None
-        if person:
+        if line.author is None:
             background, name_colour = _PERSON[theme]
         else:
             background, name_colour = member_colours(self._places.get(line.author, 0), theme == "dark")
