@@ -106,6 +106,19 @@ class DreamJobs:
             ).fetchall()
         }
 
+    def detailed_before(self, before: str, limit: int) -> list[tuple[int, dict[str, Any]]]:
+        """Finished passes older than `before` whose stages still hold their output or grounding (what
+        retention slims), oldest first: (id, stages)."""
+        rows = self.db.execute(
+            "select id, stages from dream_jobs where state != 'running' "
+            "and coalesce(finished_at, updated_at) < ? and json_valid(stages) "
+            "and exists (select 1 from json_each(stages) "
+            "where json_type(value) = 'object' and (json_type(value, '$.output') is not null "
+            "or json_type(value, '$.grounding') is not null)) order by id limit ?",
+            [before, limit],
+        ).fetchall()
+        return [(int(job_id), json.loads(stages)) for job_id, stages in rows]
+
     # -- writing ----------------------------------------------------------------------------------
     def start(
         self, level: int, day: date, after_id: int | None, through_id: int | None, stages: dict[str, Any]
@@ -144,3 +157,7 @@ class DreamJobs:
             "update dream_jobs set state = ?, result = ?, updated_at = ?, finished_at = ? where id = ?",
             [state, result_json, now, now, job_id],
         )
+
+    def replace_stages(self, job_id: int, stages: dict[str, Any]) -> None:
+        """A pass's stage records, replaced whole (retention keeps each stage's state only)."""
+        self.db.execute("update dream_jobs set stages = ? where id = ?", [json.dumps(stages), job_id])

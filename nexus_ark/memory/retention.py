@@ -54,6 +54,7 @@ from nexus_ark.memory import drive_history
 from nexus_ark.memory.activity import NOTICE_KEY, clip, compact_json, reason_by_reference
 from nexus_ark.memory.archive import prune_vector_log
 from nexus_ark.memory.db import sqlite
+from nexus_ark.memory.dream_jobs import DreamJobs
 from nexus_ark.notices import notice, stored
 
 log = logging.getLogger(__name__)
@@ -309,21 +310,15 @@ def _merge_activity_day(
 # -- dreams and the reasons of messages written first ----------------------------------------------
 def _slim_dreams(db: sqlite_utils.Database, before: str) -> int:
     """Finished dreams older than the window: each stage keeps its state, not its output."""
+    jobs = DreamJobs(db)
     with db.atomic():
-        rows = db.execute(
-            "select id, stages from dream_jobs where state != 'running' "
-            "and coalesce(finished_at, updated_at) < ? and json_valid(stages) "
-            "and exists (select 1 from json_each(stages) "
-            "where json_type(value) = 'object' and (json_type(value, '$.output') is not null "
-            "or json_type(value, '$.grounding') is not null)) order by id limit ?",
-            [before, BATCH],
-        ).fetchall()
+        rows = jobs.detailed_before(before, BATCH)
         for job_id, stages in rows:
             kept = {
                 name: {"state": record.get("state", "done")} if isinstance(record, dict) else record
-                for name, record in json.loads(stages).items()
+                for name, record in stages.items()
             }
-            db.execute("update dream_jobs set stages = ? where id = ?", [json.dumps(kept), job_id])
+            jobs.replace_stages(job_id, kept)
     return len(rows)
 
 
