@@ -19,6 +19,8 @@ from typing import Any
 import sqlite_utils
 
 DRIVES = ("boredom", "curiosity", "goal_achievement", "devotion")  # mind.drives.DRIVES, in its order
+# drive_daily's statistics columns, a drive's mean, min and max in DRIVES' order
+DAY_COLUMNS = tuple(f"{name}_{part}" for name in DRIVES for part in ("mean", "min", "max"))
 
 
 def dumps(inputs: dict[str, Any]) -> str:
@@ -152,3 +154,43 @@ class DriveHistory:
                 [since, before, before, limit],
             ).fetchall()
         ]
+
+    # -- retention (memory/retention.py): old points rolled up into one a day -------------------------
+    def older_than(self, before: str, limit: int) -> list[tuple[Any, ...]]:
+        """Points before `before`, oldest first, at most `limit`, never the newest (recompute compares
+        the drives with it): (id, time, the four levels, dominant, narrative)."""
+        levels = ", ".join(DRIVES)
+        return [
+            tuple(r)
+            for r in self.db.execute(
+                f"select id, time, {levels}, dominant, narrative from drive_history "
+                "where time < ? and id < (select max(id) from drive_history) order by time, id limit ?",
+                [before, limit],
+            ).fetchall()
+        ]
+
+    def delete(self, ids: list[int]) -> None:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            self.db.execute(f"delete from drive_history where id in ({','.join('?' * len(chunk))})", chunk)
+
+    def day(self, day: str) -> tuple[Any, ...] | None:
+        """A rolled-up day: (time, points, dominant, narrative, then DAY_COLUMNS); None: not rolled up."""
+        row = self.db.execute(
+            f"select time, points, dominant, narrative, {', '.join(DAY_COLUMNS)} from drive_daily "
+            "where day = ?",
+            [day],
+        ).fetchone()
+        return tuple(row) if row is not None else None
+
+    def put_day(
+        self, day: str, time: str, points: int, dominant: str | None, narrative: str, values: list[float]
+    ) -> None:
+        """A rolled-up day, written or replaced; `values` in DAY_COLUMNS' order."""
+        self.db.execute(
+            f"insert into drive_daily (day, time, points, dominant, narrative, {', '.join(DAY_COLUMNS)}) "
+            f"values (?, ?, ?, ?, ?, {', '.join('?' * len(DAY_COLUMNS))}) on conflict(day) do update set "
+            "time = excluded.time, points = excluded.points, dominant = excluded.dominant, "
+            f"narrative = excluded.narrative, {', '.join(f'{c} = excluded.{c}' for c in DAY_COLUMNS)}",
+            [day, time, points, dominant, narrative, *values],
+        )

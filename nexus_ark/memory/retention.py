@@ -189,26 +189,22 @@ def _delete(db: sqlite_utils.Database, table: str, ids: list[int]) -> None:
 
 # -- drive_history → drive_daily ----------------------------------------------------------------------
 def _roll_up_drives(db: sqlite_utils.Database, before: str, tz: Any) -> int:
-    levels = ", ".join(DRIVE_COLUMNS)
+    history = drive_history.DriveHistory(db)
     with db.atomic():
         # The newest row always stays: recompute() compares the drives with it.
-        rows = db.execute(
-            f"select id, time, {levels}, dominant, narrative from drive_history "
-            "where time < ? and id < (select max(id) from drive_history) order by time, id limit ?",
-            [before, BATCH],
-        ).fetchall()
+        rows = history.older_than(before, BATCH)
         days: dict[str, list[tuple]] = {}
         for row in rows:
             days.setdefault(_local_day(row[1], tz), []).append(row)
         for day, day_rows in days.items():
-            _merge_drive_day(db, day, day_rows)
+            _merge_drive_day(history, day, day_rows)
         gone = [r[0] for r in rows]
         drive_history.keep_readable(db, gone)  # rows kept may read inputs from these
-        _delete(db, "drive_history", gone)
+        history.delete(gone)
     return len(rows)
 
 
-def _merge_drive_day(db: sqlite_utils.Database, day: str, rows: list[tuple]) -> None:
+def _merge_drive_day(history: drive_history.DriveHistory, day: str, rows: list[tuple]) -> None:
     n = len(rows)
     seconds = sum(datetime.fromisoformat(r[1]).timestamp() for r in rows)
     stats: dict[str, list[float]] = {}
@@ -217,11 +213,7 @@ def _merge_drive_day(db: sqlite_utils.Database, day: str, rows: list[tuple]) -> 
         stats[name] = [sum(values) / n, min(values), max(values)]
     dominants = Counter(r[6] for r in rows if r[6])
     narrative = rows[-1][7] or ""
-    columns = [f"{name}_{part}" for name in DRIVE_COLUMNS for part in ("mean", "min", "max")]
-    old = db.execute(
-        f"select time, points, dominant, narrative, {', '.join(columns)} from drive_daily where day = ?",
-        [day],
-    ).fetchone()
+    old = history.day(day)
     if old is not None:  # a day already rolled up (rows written late, or a batch cut a day in two)
         m = old[1]
         seconds += datetime.fromisoformat(old[0]).timestamp() * m
@@ -237,13 +229,7 @@ def _merge_drive_day(db: sqlite_utils.Database, day: str, rows: list[tuple]) -> 
     when = iso(datetime.fromtimestamp(seconds / n, UTC))
     dominant = dominants.most_common(1)[0][0] if dominants else (old[2] if old is not None else None)
     values = [v for name in DRIVE_COLUMNS for v in stats[name]]
-    db.execute(
-        f"insert into drive_daily (day, time, points, dominant, narrative, {', '.join(columns)}) "
-        f"values (?, ?, ?, ?, ?, {', '.join('?' * len(columns))}) on conflict(day) do update set "
-        "time = excluded.time, points = excluded.points, dominant = excluded.dominant, "
-        f"narrative = excluded.narrative, {', '.join(f'{c} = excluded.{c}' for c in columns)}",
-        [day, when, n, dominant, narrative, *values],
-    )
+    history.put_day(day, when, n, dominant, narrative, values)
 
 
 # -- activity → activity_daily ------------------------------------------------------------------------
