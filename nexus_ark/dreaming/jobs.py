@@ -1,6 +1,7 @@
-"""A dream as a recorded job (dream_jobs): one row per pass over a day, its level, the messages it covered
-(after_id, through_id) and each stage's record, so a pass cut off resumes after its last completed stage
-and a day dreamt already is not dreamt again; what a pass reports (DreamResult) and says in the timeline."""
+"""A dream as a recorded job: what a pass reports (DreamResult, with its typed outcome), says in the
+timeline, and reads from the day's earlier passes (what they covered, so a day dreamt already is not
+dreamt again). The rows themselves, one per pass with each stage's record, belong to dream_jobs' owner,
+nexus_ark/memory/dream_jobs.py."""
 
 from __future__ import annotations
 
