@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins  # `list` in the class is PersonaStore.list: annotations there say builtins.list
 import os
 import re
 import shutil
@@ -159,7 +160,7 @@ class PersonaStore:
                 return matches[0]
         return name
 
-    def _known(self) -> list[str]:
+    def _known(self) -> builtins.list[str]:
         """Each persona as a refusal names it: its folder's name, and the name the window shows when that
         differs ("hikari (ひかり)"), so a person who typed either sees which to use."""
         known = []
@@ -198,7 +199,7 @@ class PersonaStore:
         if not name:
             raise PersonaError(notice("A persona needs a name."))
         try:
-            settings = PersonaSettings(name=name, language=language, description=description)  # type: ignore[arg-type]
+            settings = PersonaSettings(name=name, language=language, description=description)
         except ValidationError as exc:
             raise ConfigError(
                 notice("Cannot create the persona: {problems}.", problems=problem_list(exc)),
@@ -351,7 +352,7 @@ class PersonaStore:
     def _no_persona(self, slug: str) -> Notice:
         return notice("There is no persona {slug!r} in {root}.", slug=clipped(slug), root=str(self.root))
 
-    def seed_from(self, shipped: Path, already_seeded: list[str]) -> list[str]:
+    def seed_from(self, shipped: Path, already_seeded: builtins.list[str]) -> builtins.list[str]:
         """Copy shipped personas that this data dir has never had. Returns the slugs now seeded.
 
         A persona is copied once: an existing folder is never overwritten, and one the user deleted

@@ -7,7 +7,8 @@ import logging
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QIcon
@@ -93,12 +94,16 @@ def import_in_background(*modules: str) -> SerialWorker:
     lane = SerialWorker("import-windows")
     for module in modules:
         lane.run(
-            lambda module=module: importlib.import_module(module),
+            partial(importlib.import_module, module),
             lambda _imported: None,
-            lambda message, module=module: log.warning("%s not imported ahead: %s", module, message),
+            partial(_not_imported_ahead, module),
         )
     lane.close()
     return lane
+
+
+def _not_imported_ahead(module: str, message: str) -> None:
+    log.warning("%s not imported ahead: %s", module, message)
 
 
 def run_window(data_dir: str | None) -> int:
@@ -111,7 +116,7 @@ def run_window(data_dir: str | None) -> int:
 
 
 def _run_window(data_dir: str | None) -> int:
-    qt_app = QApplication.instance() or QApplication(sys.argv)
+    qt_app = cast(QApplication, QApplication.instance() or QApplication(sys.argv))  # a QApplication here
     qt_app.setApplicationName("Nexus Ark")
     qt_app.setOrganizationName("NexusArk")
     qt_app.setWindowIcon(QIcon(str(assets_dir() / "icons" / "app.png")))
