@@ -7,7 +7,7 @@ Python, Qt, pydantic or pytest call by convention are in [tool.vulture] instead 
 
 from nexus_ark.agent.memory_tools import MemoryTools
 from nexus_ark.config.app_settings import AppSettings
-from nexus_ark.memory.messages import Message
+from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.personas.cards.schema import CardData, LoreEntry
 from nexus_ark.personas.model import DriveSettings
 from nexus_ark.providers.base import Capabilities
@@ -40,7 +40,7 @@ _ = (
     # A drive's threshold, read by the drive's name (DRIVES in mind/drive_report.py) and shown in the editor.
     DriveSettings.goal_achievement,
     # Columns filled from their rows, kept on the record for what reads the row back (versions, proposals).
-    Message.branch_of,
+    StoredMessage.branch_of,
     SoulProposal.decided_at,
     # Part of the capability record every backend declares (copied whole with model_dump); nothing branches
     # on it yet.
