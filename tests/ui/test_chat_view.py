@@ -415,9 +415,9 @@ def test_a_persona_whose_model_does_not_speak_its_language_gets_a_notice_that_st
     assert "日本語" in notice.label.text() and "Japanese" not in notice.label.text()
     qtbot.mouseClick(notice.close_button, Qt.MouseButton.LeftButton)
     assert notice.isHidden()
-    config = data_dir / "config.toml"
+    state = data_dir / "state.toml"  # what the app remembers for itself, apart from the preferences
     qtbot.waitUntil(
-        lambda: config.is_file() and "hikari|bundled|ja" in config.read_text("utf-8"), timeout=5_000
+        lambda: state.is_file() and "hikari|bundled|ja" in state.read_text("utf-8"), timeout=5_000
     )
     with qtbot.waitSignal(window.persona_opened, timeout=60_000):
         window.select_persona("aria")

@@ -6,8 +6,10 @@ view's palette. The parts of ChatView (ui/chat/chat_view.py) each get the ShownB
 from __future__ import annotations
 
 import html
+import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from PySide6.QtGui import (
     QColor,
@@ -71,6 +73,10 @@ class Bubble:
     why: str = ""
     version_ids: list[int] = field(default_factory=list)
     frame: QTextFrame | None = field(default=None, repr=False)
+    # The MCP tools the reply used (meta["tool_calls"]: name, arguments, result), folded into one line
+    # under it until the person opens them.
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools_open: bool = False
 
     @classmethod
     def of(cls, shown: ShownMessage, persona_name: str, why: str = "") -> Bubble:
@@ -85,6 +91,11 @@ class Bubble:
             status="cut" if cut else m.status,
             why=why,
             version_ids=shown.version_ids,
+            tools=[
+                c
+                for c in m.meta.get("tool_calls") or []
+                if isinstance(c, dict) and "__" in str(c.get("name"))
+            ],
         )
 
 
@@ -164,6 +175,9 @@ class BubblePainter:
             cursor.insertFragment(QTextDocumentFragment(to_document(bubble.text)))
         if bubble.status == "streaming":
             return
+        if bubble.tools:
+            cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
+            cursor.insertHtml(self.tool_lines(bubble))
         note = _STATUS_NOTES.get(bubble.status)
         if note:
             cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())  # a plain block, never a list's item
@@ -173,6 +187,24 @@ class BubblePainter:
         if bubble.id is not None:
             cursor.insertBlock(QTextBlockFormat(), QTextCharFormat())
             cursor.insertHtml(self.links(bubble))
+
+    def tool_lines(self, bubble: Bubble) -> str:
+        """The tools a reply used: one folded line ("⚙ Used helper:weather — show"), or each call with its
+        arguments and what the tool gave."""
+        colors = self.colors
+        names = [str(call.get("name", "")).replace("__", ":", 1) for call in bubble.tools]
+        toggle = tr("hide") if bubble.tools_open else tr("show")
+        link = (
+            f"<a href='nexus:tools/{bubble.id}' style='color:{colors['link']}; text-decoration:none'>"
+            f"{html.escape(toggle)}</a>"
+        )
+        lines = [f"⚙ {html.escape(tr('Used {tools}', tools=', '.join(names)))} — {link}"]
+        if bubble.tools_open:
+            for name, call in zip(names, bubble.tools, strict=True):
+                arguments = json.dumps(call.get("arguments", {}), ensure_ascii=False)[:300]
+                result = str(call.get("result", ""))[:500]
+                lines.append(html.escape(f"{name} {arguments} → {result}"))
+        return f"<span style='font-size:small; color:{colors['muted']}'>{'<br>'.join(lines)}</span>"
 
     def links(self, bubble: Bubble) -> str:
         color = self.colors["link"]

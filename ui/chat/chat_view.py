@@ -180,6 +180,13 @@ class ChatView(QTextBrowser):
     def message(self, message_id: int) -> Bubble | None:
         return self.shown.message(message_id)
 
+    def toggle_tools(self, message_id: int) -> None:
+        index = next((i for i, b in enumerate(self.shown.bubbles) if b.id == message_id), None)
+        if index is not None:
+            bubble = self.shown.bubbles[index]
+            bubble.tools_open = not bubble.tools_open
+            self._replace(index, bubble)
+
     def _replace(self, index: int, bubble: Bubble) -> None:
         """One bubble drawn again in one edit. The person following the end stays there; one reading
         further down than it stays on their words."""
@@ -331,6 +338,8 @@ class ChatView(QTextBrowser):
                 bubble = self.message(message_id)
                 if bubble is not None:
                     QApplication.clipboard().setText(bubble.text)
+            elif kind == "tools":  # a reply's tool calls, folded or open
+                self.toggle_tools(message_id)
             else:
                 self.action.emit(kind, message_id)
         elif url.scheme() in ("http", "https", "mailto"):  # never a file: or another app's scheme

@@ -33,6 +33,7 @@ from ui.chat.chat_search import SearchBar
 from ui.chat.chat_view import ChatView
 from ui.chat.conversation_controller import ConversationController
 from ui.chat.language_notice import LanguageNotice
+from ui.chat.tool_approval import ApprovalCard, ToolApprovals
 from ui.life.life_controller import LifeController
 from ui.life.tray import Tray, click_bridge
 from ui.main.advice import LanguageAdvice
@@ -86,6 +87,10 @@ class MainWindow(QMainWindow):
             app, self.shown, self.language_notice, self.openers, self.state_label.setText, self
         )
         self.turns = self._turns_controller()
+        # An MCP tool set to "ask" waits on the persona's thread for the card's answer; Stop answers no.
+        self.tool_approvals = ToolApprovals(self.tool_approval)
+        app.tools.asker = self.tool_approvals.ask
+        self.stop_button.clicked.connect(self.tool_approvals.deny_all)
         self.menus = Menus(self, app, self.shown, self, self.openers, self.rooms, self.conversation)
         self._connect_conversation()
         self.tray = install_tray(self, app, self.quit_app, self.state_label.setText)
@@ -163,6 +168,7 @@ class MainWindow(QMainWindow):
         self.chat = ChatView()
         self.search_bar = SearchBar()
         self.language_notice = LanguageNotice()
+        self.tool_approval = ApprovalCard()
         self.edit_banner = QLabel()
         self.edit_banner.setObjectName("editBanner")
         self.edit_banner.setVisible(False)
@@ -185,6 +191,7 @@ class MainWindow(QMainWindow):
         right_layout.addWidget(self.language_notice)
         right_layout.addWidget(self.search_bar)
         right_layout.addWidget(self.chat, 1)
+        right_layout.addWidget(self.tool_approval)
         right_layout.addWidget(self.edit_banner)
         right_layout.addLayout(input_row)
         return right
@@ -203,6 +210,7 @@ class MainWindow(QMainWindow):
         self.rooms.retranslate()
         self.search_bar.retranslate()
         self.language_notice.retranslate()
+        self.tool_approval.retranslate()
         self.turns.retranslate()
         if self.tray is not None:
             self.tray.retranslate()
@@ -419,6 +427,7 @@ class MainWindow(QMainWindow):
             return
         if self.tray is not None:
             self.tray.hide()
+        self.tool_approvals.close()  # a turn waiting for the person's yes hears no, and ends
         self.turns.worker.close()
         self.hide()
         self.rooms.close_room(wait=True)
