@@ -133,7 +133,7 @@ def run(messages: int) -> dict:
             )
         dream_done = threading.Event()
         dream_started = time.monotonic()
-        item = runtime.start_dream(day=yesterday.astimezone().date())
+        item = runtime.dreams.start(day=yesterday.astimezone().date())
         threading.Thread(target=lambda: (item.wait(), dream_done.set()), daemon=True).start()
         probe.start()
         waits = []

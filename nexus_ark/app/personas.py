@@ -268,4 +268,4 @@ class Personas:
         is background work on the persona's queue: a turn sent meanwhile is served first (the dream's
         current model step stops and the dream resumes after it); progress and the end are also published
         as core events."""
-        return self.runtime(slug).dream(level=level, day=day, progress=progress, cancel=cancel)
+        return self.runtime(slug).dreams.dream(level=level, day=day, progress=progress, cancel=cancel)

@@ -1,9 +1,10 @@
 """What a persona's runtime and its parts are given, declared below all of them.
 
-RuntimeHost is the app around a runtime (NexusApp builds it). SoulHost and RoomsHost are the narrow faces of
-the runtime that its parts (runtime/soul_owner.py, runtime/room_member.py) may call: the parts import this
-module and never persona_runtime, and PersonaRuntime satisfies both protocols. Each part keeps its own state;
-what belongs to the runtime (the persona, its conversations) changes only through these calls.
+RuntimeHost is the app around a runtime (NexusApp builds it). SoulHost, DreamsHost and RoomsHost are the
+narrow faces of the runtime that its parts (runtime/soul_owner.py, dreams.py, room_member.py) may call: the
+parts import this module and never persona_runtime, and PersonaRuntime satisfies the protocols. Each part
+keeps its own state; what belongs to the runtime (the persona, its conversations) changes only through these
+calls.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from nexus_ark.agent.session import ChatSession
 from nexus_ark.clock import Clock
 from nexus_ark.events import EventHub
 from nexus_ark.mcp_tools.offer import ToolSource
+from nexus_ark.mind.drives import DriveReport
 from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.personas.store import Persona
 from nexus_ark.providers.base import ChatBackend
@@ -64,6 +66,25 @@ class SoulHost(Protocol):
     def persona_changed(self) -> None:
         """persona.md or persona.toml changed: load them again; every conversation opens anew on its next
         turn. On the queue's thread."""
+
+
+class DreamsHost(Protocol):
+    """What the dreams part asks of its runtime."""
+
+    @property
+    def slug(self) -> str: ...
+
+    @property
+    def host(self) -> RuntimeHost: ...
+
+    @property
+    def persona(self) -> Persona: ...
+
+    def recompute_drives(self, trigger: str) -> DriveReport:
+        """Recompute and record the drives, and tell the window. On the queue's thread."""
+
+    def after_dream(self, embedder: Embedder | None) -> None:
+        """A dream finished: what it proposed is announced, what it wrote made findable. Queue thread."""
 
 
 class RoomsHost(Protocol):

@@ -64,7 +64,7 @@ def _queue_due(rt: PersonaRuntime) -> list[str]:
     queued = []
     for job in due_jobs(now, autonomy, state):
         if job == "dream":
-            item = rt.start_dream(day=state.undreamt_day, trigger="schedule")
+            item = rt.dreams.start(day=state.undreamt_day, trigger="schedule")
         else:
             item = rt.queue.submit_background(job, _job_runner(rt, job, now), key=job)
         if item is not None:

@@ -16,8 +16,6 @@ from datetime import date, datetime
 from typing import Any
 
 from nexus_ark.agent.session import ChatSession, ReplyDelta, TurnResult
-from nexus_ark.dreaming.dream import Dreamer, DreamProgress, DreamResult
-from nexus_ark.dreaming.material import latest_day
 from nexus_ark.errors import NexusArkError
 from nexus_ark.memory.backups import backup_if_due
 from nexus_ark.memory.event_queue import EventQueue
@@ -26,38 +24,26 @@ from nexus_ark.memory.messages import DEFAULT_ROOM, StoredMessage
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.mind import state as drive_state
 from nexus_ark.mind.drives import DriveReport
-from nexus_ark.notices import notice
 from nexus_ark.providers.base import ChatBackend, model_priority
 from nexus_ark.providers.embedders import Embedder
 from nexus_ark.runtime.backlog import queue_backlog
+from nexus_ark.runtime.dreams import PersonaDreams
 from nexus_ark.runtime.host import RuntimeHost, StartTurn
 from nexus_ark.runtime.owner_trace import guard_owner, trace_owner_statements
 from nexus_ark.runtime.room_member import RoomMember
-from nexus_ark.runtime.schedule import record_run
 from nexus_ark.runtime.soul_owner import SoulOwner
 from nexus_ark.runtime.streaming import stream_turn
-from nexus_ark.runtime.work_queue import AGAIN, BACKGROUND, WorkItem, WorkQueue
+from nexus_ark.runtime.work_queue import BACKGROUND, WorkItem, WorkQueue
 
 log = logging.getLogger(__name__)
 
 TYPING_HOLD_S = 20.0  # "the person is typing" lasts this long after the last keystroke
 
 
-class _Either(threading.Event):
-    """Set when any of the given events is: a step's give-way flag and the person's own stop button."""
-
-    def __init__(self, *events: threading.Event | None) -> None:
-        super().__init__()
-        self._events = [e for e in events if e is not None]
-
-    def is_set(self) -> bool:
-        return super().is_set() or any(e.is_set() for e in self._events)
-
-
 class PersonaRuntime:
-    """The persona's runtime, built from parts: `soul` (runtime/soul_owner.py) and `rooms`
-    (runtime/room_member.py), each with its own state, given the queue, the memory and the narrow face
-    of this runtime it needs (runtime/host.py)."""
+    """The persona's runtime, built from parts: `soul` (runtime/soul_owner.py), `dreams`
+    (runtime/dreams.py) and `rooms` (runtime/room_member.py), each with its own state, given the queue, the
+    memory and the narrow face of this runtime it needs (runtime/host.py)."""
 
     def __init__(self, slug: str, host: RuntimeHost) -> None:
         self.slug = slug
@@ -69,7 +55,6 @@ class PersonaRuntime:
         self._typing_until = float("-inf")
         self._backed_up_on: date | None = None
         self._closed = False
-        self._resumed_dream: WorkItem | None = None  # a crash-cut dream queued at start: dream() joins it
         # The owner connection lives on the queue's thread: opened, recovered, written and closed there,
         # so no two threads ever drive it (issue 22).
         try:
@@ -92,12 +77,13 @@ class PersonaRuntime:
         self.inbox = Inbox(self.memory, host.clock)
         self.soul = SoulOwner(self.queue, self.memory, self)
         self.rooms = RoomMember(self.queue, self.memory, self)
+        self.dreams = PersonaDreams(self.queue, self.memory, self)
         try:  # a rotating daily backup, taken while the memory is opened for the day
             backup_if_due(self.memory, host.backups_dir(slug), clock=host.clock)
         except NexusArkError as exc:
             log.warning("backup skipped: %s", exc)
         self.soul.reconcile()
-        self._resume_interrupted_dream()
+        self.dreams.resume_interrupted()
 
     # -- the conversation (the person's work: first in line) ---------------------------------------
     def session(self) -> ChatSession:
@@ -274,96 +260,12 @@ class PersonaRuntime:
             ),
         )
 
-    def start_dream(
-        self,
-        *,
-        level: int | None = None,
-        day: date | None = None,
-        progress: Callable[[DreamProgress], None] | None = None,
-        cancel: threading.Event | None = None,
-        trigger: str = "manual",
-    ) -> WorkItem | None:
-        """Queue a dream (background work: it gives way to the person's turns between and inside model
-        steps, and resumes from its record). None when a dream is already queued or running."""
-
-        def report(step: DreamProgress) -> None:
-            self.host.events.publish("dream_progress", persona=self.slug, progress=step)
-            if progress is not None:
-                progress(step)
-
-        chosen: list[date] = []
-        gave_way: list[bool] = []  # the step runs again after giving way to the person
-
-        def step(give_way: threading.Event) -> Any:
-            if not chosen:
-                today = self.host.clock.now().astimezone().date()
-                chosen.append(day or latest_day(self.memory, today) or today)
-            backend = self.host.internal_backend(self.persona)
-            embedder, _ = self.host.embedder()
-            stop = _Either(give_way, cancel)
-            try:
-                with model_priority(BACKGROUND):
-                    result = Dreamer(
-                        self.persona,
-                        self.memory,
-                        backend,
-                        self.host.clock,
-                        embedder=embedder,
-                        progress=report,
-                        cancel=stop,
-                        continuing=bool(gave_way),
-                    ).run(level=level, day=chosen[0])
-            except BaseException:
-                record_run(self.memory, "dream", self.host.clock.now())
-                raise
-            person_stopped = cancel is not None and cancel.is_set()
-            if give_way.is_set() and not person_stopped and result.outcome == "cancelled":
-                log.info("%s: the dream gives way to the person and resumes after", self.slug)
-                gave_way.append(True)
-                return AGAIN
-            record_run(self.memory, "dream", self.host.clock.now())
-            if not result.skipped or result.stages:
-                self.recompute_drives("dream")
-            self.host.events.publish("dream_finished", persona=self.slug, result=result)
-            self.soul.announce()
-            if embedder is not None:  # what the dream wrote becomes findable by meaning too
-                self.embed_backlog(embedder)
-            return result
-
-        return self.queue.submit_background(f"dream ({trigger})", step, key="dream")
-
-    def dream(self, **kwargs: Any) -> DreamResult:
-        """Dream now and wait for it (from a worker thread or the command line)."""
-        resumed, self._resumed_dream = self._resumed_dream, None
-        if resumed is not None:
-            # A dream a crash cut off was queued when this runtime opened: it finishes first, and is this
-            # dream unless the person named another level or day.
-            progress = kwargs.get("progress")
-
-            def forward(_topic: str, payload: dict[str, Any]) -> None:
-                if progress is not None and payload.get("persona") == self.slug:
-                    progress(payload["progress"])
-
-            unsubscribe = self.host.events.subscribe("dream_progress", forward) if progress else None
-            try:
-                result: DreamResult = resumed.wait()
-            finally:
-                if unsubscribe is not None:
-                    unsubscribe()
-            level, day = kwargs.get("level"), kwargs.get("day")
-            if (level is None or level == result.level) and (day is None or day.isoformat() == result.date):
-                return result
-        item = self.start_dream(**kwargs)
-        if item is None:
-            raise NexusArkError(notice("{name} is already dreaming.", name=self.persona.settings.name))
-        return item.wait()
-
-    def _resume_interrupted_dream(self) -> None:
-        """A dream a crash or a shutdown cut off resumes once, at start, from its last finished stage."""
-        cut_off = self.memory.dream_jobs.unfinished()
-        if cut_off is not None:
-            log.info("%s: resuming the level %s dream of %s", self.slug, cut_off.level, cut_off.day)
-            self._resumed_dream = self.start_dream(level=cut_off.level, day=cut_off.day, trigger="resume")
+    def after_dream(self, embedder: Embedder | None) -> None:
+        """A dream finished (runtime/dreams.py): the proposals it made are announced, and what it wrote
+        becomes findable by meaning too. On the queue's thread."""
+        self.soul.announce()
+        if embedder is not None:
+            self.embed_backlog(embedder)
 
     # -- closing ----------------------------------------------------------------------------------
     def close(self) -> None:

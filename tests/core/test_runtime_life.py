@@ -314,7 +314,7 @@ def test_the_persons_turn_is_served_while_a_dream_runs_and_the_dream_then_finish
         list(runtime.send("Good night."))  # warm: the models and the embedder are loaded
         settle(app)
         progress: list[str] = []
-        dream = runtime.start_dream(progress=lambda p: progress.append(p.stage))
+        dream = runtime.dreams.start(progress=lambda p: progress.append(p.stage))
         while len(progress) < 2:  # the dream is in its second stage
             time.sleep(0.05)
         started = time.monotonic()
@@ -411,7 +411,7 @@ def test_a_dream_asked_for_while_a_cut_off_dream_resumes_joins_it(data_dir: Path
         app.close()
     app = make_app(data_dir, clock)
     try:
-        result = app.personas.runtime("aria").dream(**asked)
+        result = app.personas.runtime("aria").dreams.dream(**asked)
         jobs = app.personas.change_memory(
             "aria",
             "jobs",

@@ -33,7 +33,7 @@ def main(data_dir: str) -> None:
         "reminder", {"what": "ask how the exam went"}, key="exam", delay=timedelta(days=2)
     )
     stage_done = threading.Event()
-    runtime.start_dream(
+    runtime.dreams.start(
         day=yesterday.astimezone().date(), progress=lambda p: p.index >= 2 and stage_done.set()
     )
     stage_done.wait(600)
