@@ -16,9 +16,9 @@ from typing import TextIO
 
 from nexus_ark.agent.session import ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
+from nexus_ark.cli.said import language_note, one_line
 from nexus_ark.cli.tools import terminal_asker
-from nexus_ark.errors import NexusArkError, ProviderError
-from nexus_ark.prompts import LANGUAGE_NAMES
+from nexus_ark.errors import ProviderError
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
 
 
@@ -58,29 +58,6 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def language_note(app: NexusApp, slug: str, name: str) -> str:
-    """The line a chat prints on stderr when the persona's model does not speak its language (ひかり on the
-    English-only bundled model), and what to get instead; "" when it does (or the catalogue cannot tell).
-    A room prints the same line for each such member (cli/room.py)."""
-    try:
-        advice = app.models.language_advice(slug)
-    except NexusArkError:  # the catalogue unreadable: nothing to say, the chat goes on
-        return ""
-    if advice is None:
-        return ""
-    language = LANGUAGE_NAMES.get(advice.language, advice.language)
-    line = (
-        f"note: {name} speaks {language}, but its model ({advice.model_aside}) does not: replies may be"
-        " broken."
-    )
-    if advice.suggestion is not None:
-        line += (
-            f" Suggested for {language}: `nexus-ark model get {advice.suggestion.id}`, then chat with"
-            " --model and the spec it prints, or choose it in the window's Model settings."
-        )
-    return line
-
-
 def _chat_interactive(runtime: PersonaRuntime, name: str, model_name: str) -> int:
     state = _ChatState()
     print(
@@ -108,13 +85,6 @@ class _ChatState:
     warned: set[str] = field(default_factory=set)  # each warning once per session
     cut_reply: int | None = None  # the last reply the token limit cut, for /continue
     one_line: bool = False  # each reply printed whole, on one line (piped without --raw)
-
-
-def one_line(reply: str) -> str:
-    """A reply as one line of a pipe: its lines (every kind of line break: str.splitlines) without trailing
-    spaces, joined by \\n, and a backslash written \\\\ so the two never read alike."""
-    escaped = (line.rstrip().replace("\\", "\\\\") for line in reply.strip().splitlines())
-    return "\\n".join(escaped).rstrip()
 
 
 def _one_turn(runtime: PersonaRuntime, text: str, out: TextIO, state: _ChatState) -> bool:

@@ -7,12 +7,14 @@ import json
 import sys
 import time
 import unicodedata
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
-from nexus_ark.memory.archive import SearchHit
+from nexus_ark.memory.archive import SearchHit, SearchMode
 from nexus_ark.memory.backups import backup
 from nexus_ark.memory.chatgpt_import import ChatGPTImportReport, import_chatgpt
 from nexus_ark.memory.db import database_error, sqlite
@@ -80,7 +82,7 @@ def _write_command(app: NexusApp, store: MemoryStore, args: argparse.Namespace, 
     return _knowledge(app, store, args)
 
 
-def _import(app: NexusApp, store, args: argparse.Namespace, persona: Persona) -> int:
+def _import(app: NexusApp, store: MemoryStore, args: argparse.Namespace, persona: Persona) -> int:
     """Exit code 0, or 1 when some lines or conversations were skipped (each named on stderr). A ChatGPT
     export that cannot be read at all raises (exit code 2); what earlier runs imported stays either way."""
     started = time.perf_counter()
@@ -135,7 +137,7 @@ def _hit_json(hit: SearchHit) -> dict:
     }
 
 
-def _embed(app: NexusApp, store: MemoryStore, progress=None) -> int:
+def _embed(app: NexusApp, store: MemoryStore, progress: Callable[[int, int], None] | None = None) -> int:
     """Vectors for what is new; when the embedder cannot be had, the items stay pending (keyword search
     finds them now, vectors follow when it works again) and the command says so instead of failing."""
     try:
@@ -145,13 +147,13 @@ def _embed(app: NexusApp, store: MemoryStore, progress=None) -> int:
         return 0
 
 
-def _searcher(app: NexusApp, store: MemoryStore, mode: str):
+def _searcher(app: NexusApp, store: MemoryStore, mode: SearchMode) -> Callable[..., list[SearchHit]]:
     """search(query) for the chosen mode. Hybrid falls back to keywords, with a warning, when the
     embedder is down; --mode vector has nothing to fall back to and fails with the reason."""
     embedder = app.models.embedder() if mode != "fts" else None
     warned = False
 
-    def search(query: str, **options) -> list[SearchHit]:
+    def search(query: str, **options: Any) -> list[SearchHit]:
         nonlocal warned
         try:
             return store.archive.search(query, embedder, mode=mode, **options)
@@ -198,7 +200,7 @@ def _search(app: NexusApp, store: MemoryStore, args: argparse.Namespace) -> int:
     return 0
 
 
-def _knowledge(app: NexusApp, store, args: argparse.Namespace) -> int:
+def _knowledge(app: NexusApp, store: MemoryStore, args: argparse.Namespace) -> int:
     kb = store.knowledge
     ids = [_document_id(target) for target in args.targets] if args.action == "remove" else []
     added: set[int] = set()

@@ -71,7 +71,7 @@ def run_model_command(args: argparse.Namespace) -> int:
                 installed = f"partial {human_bytes(status.partial_bytes)}"
             size = human_bytes(status.entry.size_bytes()) if status.entry.size_bytes() else "-"
             fits = "-" if status.entry.kind == "litellm" else "fits" if status.fits else "too big"
-            source = SOURCES.get(status.as_json()["source"], status.entry.kind)
+            source = SOURCES.get(str(status.as_json()["source"]), status.entry.kind)
             print("\t".join((status.entry.id, status.entry.name, source, size, fits, installed)))
         return 0
     entry = resolve(entries, args.name)

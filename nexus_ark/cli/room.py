@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from nexus_ark.app import NexusApp
-from nexus_ark.cli.chat import language_note, one_line
+from nexus_ark.cli.said import language_note, one_line
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
 from nexus_ark.rooms.conversation import Answered, RoomConversation, RoomEvent, Speaking, Streamed, Withdrawn
@@ -74,8 +74,8 @@ def _set(app: NexusApp, args: argparse.Namespace) -> int:
             changes[field] = value
     app.rooms.store.save(args.name, settings.model_copy(update=changes))
     saved = app.rooms.load(args.name)
-    muted = ",".join(m.persona for m in saved.members if m.muted) or "-"
-    print(f"{args.name}\t{saved.name}\t{','.join(saved.slugs)}\t{saved.strategy}\tmuted: {muted}")
+    silent = ",".join(m.persona for m in saved.members if m.muted) or "-"
+    print(f"{args.name}\t{saved.name}\t{','.join(saved.slugs)}\t{saved.strategy}\tmuted: {silent}")
     return 0
 
 

@@ -112,8 +112,8 @@ def _interactive(app: NexusApp, ask: Ask, out: TextIO | None = None) -> int:
     report = setup_report(app)
     choices: list[tuple[str, Callable[[], ModelConfig | None]]] = []
     for server in report.servers:
-        for model in server.models:
-            choices.append((f"{model.name}  ({server.name}, {server.url})", lambda m=model: m.config()))
+        for found in server.models:
+            choices.append((f"{found.name}  ({server.name}, {server.url})", found.config))
     if not report.servers:
         print("No model server is running here (Ollama, LM Studio, llama.cpp's server…).", file=out)
     rec = report.recommended

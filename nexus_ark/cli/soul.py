@@ -8,6 +8,7 @@ import argparse
 import difflib
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ class _Intermixed(argparse.ArgumentParser):
 
     _mixing = False
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def, override]
+    def parse_known_args(  # type: ignore[override]  # typeshed's overloads; one signature serves both here
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         if self._mixing:  # parse_known_intermixed_args calls back here for its two passes
             return super().parse_known_args(args, namespace)
         self._mixing = True
