@@ -132,3 +132,61 @@ def test_a_server_that_hangs_leaves_a_finished_turn_and_a_warning_in_words(tmp_p
         assert any("did not answer within 2 s" in w for w in result.warnings), result.warnings
     finally:
         app.close()
+
+
+@pytest.mark.parametrize(
+    ("call", "said"),
+    [
+        ('{"name": "helper__crash", "arguments": {}}', "The tool server helper stopped"),
+        ('{"name": "helper__garbage", "arguments": {}}', "did not answer within 3 s"),
+        ('{"name": "helper__add", "arguments": {"a": "two"}}', "do not fit its schema"),
+    ],
+    ids=["crash", "garbage", "schema"],
+)
+def test_each_fault_is_a_warning_in_words_on_a_finished_turn(tmp_path: Path, call: str, said: str) -> None:
+    def model(messages: Sequence[ChatMessage]) -> str:
+        if "<tool_result" not in messages[-1].content:
+            return f"<tool_call>{call}</tool_call>"
+        return "I could not use it; let us go on."
+
+    app, _ = _app(tmp_path, model=model, timeout_s=3)
+    for tool in ("crash", "garbage", "add"):
+        app.tools.decide("aria", f"helper:{tool}", "always")
+    try:
+        result = _send(app, "Please use your tool.")
+        assert result.status == "complete" and result.text == "I could not use it; let us go on."
+        assert any(said in w for w in result.warnings), result.warnings
+        assert _send(app, "Thanks anyway.").status == "complete", "the next turn goes on as usual"
+    finally:
+        app.close()
+
+
+def test_a_server_that_cannot_start_leaves_the_turn_without_its_tools(tmp_path: Path) -> None:
+    app, _ = _app(tmp_path)
+    (app.layout.root / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"helper": {"command": "/nonexistent/mcp-server"}}}), encoding="utf-8"
+    )
+    try:
+        result = _send(app, "What is the weather in Kyoto today?")
+        assert result.status == "complete" and result.text == "I can only guess: maybe rain?"
+    finally:
+        app.close()
+
+
+def test_a_result_too_large_is_cut_for_the_prompt_saying_so(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def model(messages: Sequence[ChatMessage]) -> str:
+        if "<tool_result" not in messages[-1].content:
+            return '<tool_call>{"name": "helper__big", "arguments": {"characters": 100000}}</tool_call>'
+        seen.append(messages[-1].content)
+        return "That was long."
+
+    app, _ = _app(tmp_path, model=model)
+    app.tools.decide("aria", "helper:big", "always")
+    try:
+        assert _send(app, "Give me a lot of text.").text == "That was long."
+        assert "the result was 100000 characters; the first 4000 are shown" in seen[0]
+        assert len(seen[0]) < 5000
+    finally:
+        app.close()
