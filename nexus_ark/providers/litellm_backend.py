@@ -56,7 +56,9 @@ def import_litellm() -> Any:
 def _route_litellm_logging(litellm: Any) -> None:
     """LiteLLM's loggers carry a handler of its own that writes records below WARNING to stdout, and
     print_verbose prints there when set_verbose is on; stdout is the scripting contract (replies, --json).
-    Its records go the way of every other library's: up to our handlers (stderr and the log file)."""
+    Its records go the way of every other library's: up to our handlers (stderr and the log file). The
+    verbose flag its print_verbose reads lives in its private `_logging` module, with no public setter:
+    read here alone."""
     litellm.set_verbose = False
     try:
         from litellm import _logging as litellm_logging
