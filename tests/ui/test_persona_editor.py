@@ -214,7 +214,7 @@ def test_avatar_duplicate_and_delete_persist_across_a_restart(
 
     with NexusApp(data_dir) as again:
         assert [p.slug for p in again.personas.all()] == ["aria", "hikari"]
-        assert again.personas.avatar_path("aria") == again.layout.personas_dir / "aria" / "avatar.png"
+        assert again.personas.store.avatar_path("aria") == again.layout.personas_dir / "aria" / "avatar.png"
         reopened = _editor(qtbot, again)
         assert reopened.avatar.pixmap().width() == 72
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 
 from nexus_ark.app import NexusApp
@@ -17,7 +18,7 @@ from ui.settings.settings_dialog import SettingsDialog
 from ui.util import i18n
 
 SERVER = Path(__file__).resolve().parents[1] / "integration" / "mcp_test_server.py"
-pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints")  # offscreen platform, shown dialog
+pytestmark = pytest.mark.qt_log_ignore("propagateSizeHints", "does not support raise")  # offscreen platform
 
 
 @pytest.fixture
@@ -96,3 +97,28 @@ def test_a_broken_paste_says_what_is_wrong_and_adds_nothing(qtbot, dialog: Setti
     qtbot.waitUntil(lambda: "command" in dialog.status.text(), timeout=10_000)
     assert "the pasted text" in dialog.status.text()
     assert not (dialog.app.personas.store.load("aria").folder / "mcp.json").exists()
+
+
+def test_the_persona_editor_opens_the_tools_of_its_persona(qtbot, tmp_path: Path) -> None:
+    from ui.main.main_window import MainWindow
+    from ui.personas.persona_editor import PersonaEditor
+
+    i18n.set_language("en")
+    app = NexusApp(tmp_path / "data").open()
+    window = MainWindow(app)
+    qtbot.addWidget(window)
+    window.show()
+    try:
+        qtbot.waitUntil(
+            lambda: window.current_slug == "aria" and window.send_button.isEnabled(), timeout=60_000
+        )
+        window.openers.edit_persona()
+        editor = window.findChild(PersonaEditor)
+        assert editor is not None and editor.tools_button.text() == "Tools…"
+        qtbot.mouseClick(editor.tools_button, Qt.MouseButton.LeftButton)
+        dialog = window.findChild(SettingsDialog)
+        assert dialog is not None and dialog.tabs.currentWidget() is dialog.tools
+        qtbot.waitUntil(lambda: dialog.tools.persona() == "aria", timeout=30_000)
+    finally:
+        window.close()
+        app.close()

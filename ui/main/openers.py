@@ -168,6 +168,15 @@ class Openers(QObject):
         dialog.first_start_requested.connect(self.show_first_start)
         dialog.show()
 
+    def show_tools(self, slug: str) -> None:
+        """Settings → Tools on this persona's servers and decisions (Settings opened, or brought up)."""
+        from ui.settings.settings_dialog import SettingsDialog
+
+        self.show_settings()
+        dialog = self._raise_open(SettingsDialog)
+        if dialog is not None:
+            dialog.show_tools(slug)
+
     def offer_first_start(self) -> None:
         """At start: the first-start flow, until it was finished or skipped once."""
         if not self.app.state.setup_done:
@@ -197,6 +206,7 @@ class Openers(QObject):
         editor.personas_changed.connect(lambda _slug: self.host.refresh_personas())
         editor.persona_deleted.connect(self.persona_deleted)
         editor.history_requested.connect(self.show_soul_history)
+        editor.tools_requested.connect(self.show_tools)
         editor.show()
 
     def show_soul_history(self, slug: str = "", name: str = "") -> None:

@@ -54,6 +54,7 @@ class PersonaEditor(QDialog):
     personas_changed = Signal(str)  # a persona was added (its slug): the list should show it
     persona_deleted = Signal(str, str)  # slug, the folder its backup copy was kept in
     history_requested = Signal(str, str)  # slug, name: open the soul's history (the main window does)
+    tools_requested = Signal(str)  # slug: Settings → Tools on this persona (the main window opens it)
 
     def __init__(
         self,
@@ -114,13 +115,16 @@ class PersonaEditor(QDialog):
         self.delete_button = QPushButton()
         self.delete_button.setObjectName("deleteButton")
         self.delete_button.clicked.connect(lambda: self.delete())
+        self.tools_button = QPushButton()
+        self.tools_button.setObjectName("personaToolsButton")
+        self.tools_button.clicked.connect(lambda: self.tools_requested.emit(self.slug))
         titles = QVBoxLayout()
         titles.addWidget(self.title)
         titles.addWidget(self.subtitle)
         header = QHBoxLayout()
         header.addWidget(self.avatar)
         header.addLayout(titles, 1)
-        for button in (self.avatar_button, self.duplicate_button, self.delete_button):
+        for button in (self.avatar_button, self.tools_button, self.duplicate_button, self.delete_button):
             header.addWidget(button)
         return header
 
@@ -171,6 +175,10 @@ class PersonaEditor(QDialog):
         self.setWindowTitle(tr("Edit persona: {name}", name=name))
         self.avatar_button.setText(tr("Change avatar…"))
         self.duplicate_button.setText(tr("Duplicate…"))
+        self.tools_button.setText(tr("Tools…"))
+        self.tools_button.setToolTip(
+            tr("The MCP servers and tools this persona may use, and your decision for each")
+        )
         self.delete_button.setText(tr("Delete…"))
         self.save_button.setText(tr("Save"))
         self.close_button.setText(tr("Close"))

@@ -179,6 +179,11 @@ class SettingsDialog(QDialog):
         layout.addStretch(1)
         return page
 
+    def show_tools(self, slug: str) -> None:
+        """The Tools tab, on this persona's servers and decisions."""
+        self.tools.choose_persona(slug)
+        self.tabs.setCurrentWidget(self.tools)
+
     def retranslate(self) -> None:
         self.setWindowTitle(tr("Settings"))
         for index, title in enumerate(

@@ -127,6 +127,13 @@ class ToolsPanel(QWidget):
         self.scope.blockSignals(False)
         self.refresh()
 
+    def choose_persona(self, slug: str) -> None:
+        """Show this persona's servers: at once when the list is there, else once it is read."""
+        self._current_persona = slug
+        index = self.scope.findData(slug)
+        if index >= 0:
+            self.scope.setCurrentIndex(index)
+
     def persona(self) -> str:
         return str(self.scope.currentData() or "")
 
