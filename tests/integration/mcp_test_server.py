@@ -1,6 +1,7 @@
 """A real MCP server, written with the `mcp` SDK, for the tool tests: stdio by default, streamable HTTP on
 127.0.0.1 with `--http PORT`. Every call it receives is appended to the file named by MCP_CALL_LOG (one
-JSON line: the tool and its arguments), so a test can check on the server's side what reached it."""
+JSON line: the tool and its arguments), so a test can check on the server's side what reached it. `--sse PORT`
+serves the older SSE transport."""
 
 from __future__ import annotations
 
@@ -71,5 +72,7 @@ def garbage() -> str:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) == 3 and sys.argv[1] == "--sse":  # the older transport some servers still speak
+        server.run("sse", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

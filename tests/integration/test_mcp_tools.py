@@ -142,11 +142,13 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_a_streamable_http_server_on_loopback(hub: McpHub, call_log: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("transport", ["http", "sse"])
+def test_a_server_over_http_on_loopback(hub: McpHub, call_log: Path, transport: str) -> None:
+    """Streamable HTTP, and SSE (the transport older servers still speak)."""
     port = _free_port()
     env = {"MCP_CALL_LOG": str(call_log), "PATH": "/usr/bin:/bin"}
     proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--http", str(port)],
+        [sys.executable, str(SERVER), f"--{transport}", str(port)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -159,7 +161,8 @@ def test_a_streamable_http_server_on_loopback(hub: McpHub, call_log: Path, tmp_p
                 break
             except OSError:
                 time.sleep(0.1)
-        config = ServerConfig(url=f"http://127.0.0.1:{port}/mcp", headers={"X-Test": "yes"})
+        path = "/mcp" if transport == "http" else "/sse"
+        config = ServerConfig(url=f"http://127.0.0.1:{port}{path}", headers={"X-Test": "yes"}, type=transport)
         tools = _tools(hub, "web", config)
         assert (
             hub.call("web", config, tools["weather"], {"city": "Kyoto"}).text == "Sunny in Kyoto, 21 degrees."

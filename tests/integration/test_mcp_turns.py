@@ -190,3 +190,35 @@ def test_a_result_too_large_is_cut_for_the_prompt_saying_so(tmp_path: Path) -> N
         assert len(seen[0]) < 5000
     finally:
         app.close()
+
+
+def test_a_message_the_persona_writes_first_never_runs_a_tool_that_asks(tmp_path: Path) -> None:
+    """The autonomous path for real (runtime.life.write_first on the persona's queue), with a model that
+    calls the weather tool whenever it can: nobody is asked and the server gets no call."""
+    import threading
+
+    from nexus_ark.runtime import life
+
+    def eager(messages: Sequence[ChatMessage]) -> str:
+        return CALL if "<tool_result" not in messages[-1].content else "I checked the weather for you."
+
+    app, log = _app(tmp_path, model=eager)
+    app.tools.asker = lambda request: "deny"  # the person's own turn first: they say no
+    try:
+        _send(app, "Good morning!")  # a conversation to write into
+        app.tools.asker = lambda request: pytest.fail("a message written first never asks the person")
+        runtime = app.personas.runtime("aria")
+        report = runtime.drives(record=False)
+        reason = {"trigger": "drive", "drive": "curiosity", "level": 0.9, "why": "a test"}
+        written = runtime.queue.call(
+            "write first",
+            lambda: life.write_first(
+                runtime, "Write to the person first.", report, reason, threading.Event()
+            ),
+        )
+        assert written is not None and written.text == "I was thinking of you this morning.", (
+            "no tool offered"
+        )
+        assert _calls(log) == []
+    finally:
+        app.close()
