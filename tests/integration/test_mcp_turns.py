@@ -216,9 +216,7 @@ def test_a_message_the_persona_writes_first_never_runs_a_tool_that_asks(tmp_path
                 runtime, "Write to the person first.", report, reason, threading.Event()
             ),
         )
-        assert written is not None and written.text == "I was thinking of you this morning.", (
-            "no tool offered"
-        )
+        assert written is not None and written.reply_id is not None, "a message was written first"
         assert _calls(log) == []
     finally:
         app.close()
