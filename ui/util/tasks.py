@@ -56,6 +56,11 @@ class _Dispatcher(QObject):
         self._waiting[token] = (fn, on_done, on_error, on_progress)
         return token
 
+    def call_of(self, token: int) -> tuple[Callable[..., Any] | None, bool]:
+        """What a worker runs for `token`, and whether it reports before its result."""
+        fn, _, _, on_progress = self._waiting[token]
+        return fn, on_progress is not None
+
     @Slot(int, bool, object)
     def _deliver(self, token: int, ok: bool, value: Any) -> None:
         _, on_done, on_error, _ = self._waiting.pop(token)  # released here, on the UI thread
@@ -84,7 +89,7 @@ def _work(token: int, dispatcher: _Dispatcher) -> Callable[[], None]:
     running it (the dispatcher keeps that, on the UI thread)."""
 
     def run() -> None:
-        fn, reporting = dispatcher._waiting[token][0], dispatcher._waiting[token][3] is not None
+        fn, reporting = dispatcher.call_of(token)
         args = (lambda report: dispatcher.reported.emit(token, report),) if reporting else ()
         try:
             value = fn(*args)  # type: ignore[misc]
