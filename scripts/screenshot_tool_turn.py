@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -24,6 +23,9 @@ from nexus_ark.providers.scripted import ScriptedBackend
 from ui.main.main_window import MainWindow
 from ui.util import i18n
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shots import each_language, settle, wait
+
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "integration" / "mcp_test_server.py"
 ASK = {"en": "What is the weather in Kyoto today?", "ja": "今日の京都の天気はどう？"}
 ANSWER = {"en": "It is sunny in Kyoto today, 21 degrees: a good day for a walk along the river.",
@@ -33,15 +35,6 @@ CALL = '<tool_call>{"name": "helper__weather", "arguments": {"city": "Kyoto"}}</
 
 def model(language: str) -> Callable[[Sequence[ChatMessage]], str]:
     return lambda messages: ANSWER[language] if "<tool_result" in messages[-1].content else CALL
-
-
-def wait(qt: QApplication, until: Callable[[], object], seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not until():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the window did not get there")
-        qt.processEvents()
-        time.sleep(0.01)
 
 
 def shoot(qt: QApplication, language: str, out: Path) -> None:
@@ -65,29 +58,16 @@ def shoot(qt: QApplication, language: str, out: Path) -> None:
         window.input.setPlainText(ASK[language])
         window.turns.send_message()
         wait(qt, window.tool_approval.isVisible)
-        for _ in range(30):
-            qt.processEvents()
-            time.sleep(0.01)
+        settle(qt)
         window.grab().save(str(out / f"tool-approval-{language}.png"))
         window.tool_approval.once_button.click()
         wait(qt, lambda: results)
         wait(qt, lambda: "⚙" in window.chat.toPlainText(), 10)
         window.chat.anchorClicked.emit(QUrl(f"nexus:tools/{results[0].reply_id}"))
-        for _ in range(30):
-            qt.processEvents()
-            time.sleep(0.01)
+        settle(qt)
         window.grab().save(str(out / f"tool-result-{language}.png"))
         window.close()
 
 
-def main() -> int:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")
-    out.mkdir(parents=True, exist_ok=True)
-    qt = QApplication.instance() or QApplication([])
-    for language in ("en", "ja"):
-        shoot(qt, language, out)
-    return 0
-
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(each_language(shoot))

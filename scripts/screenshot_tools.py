@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from PySide6.QtWidgets import QApplication, QComboBox
@@ -18,16 +17,10 @@ from nexus_ark.app import NexusApp
 from ui.settings.settings_dialog import SettingsDialog
 from ui.util import i18n
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shots import each_language, settle, wait
+
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "integration" / "mcp_test_server.py"
-
-
-def wait(app: QApplication, until, seconds: float = 60.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not until():
-        if time.monotonic() > deadline:
-            raise TimeoutError("the window did not get there")
-        app.processEvents()
-        time.sleep(0.01)
 
 
 def shoot(qt: QApplication, language: str, out: Path) -> None:
@@ -43,20 +36,10 @@ def shoot(qt: QApplication, language: str, out: Path) -> None:
         dialog.tabs.setCurrentWidget(dialog.tools)
         wait(qt, lambda: dialog.tools.findChild(QComboBox, "decision:helper:weather") is not None)
         wait(qt, lambda: dialog.status.text() == "", 10)
-        for _ in range(30):
-            qt.processEvents()
-            time.sleep(0.01)
+        settle(qt)
         dialog.grab().save(str(out / f"tools-{language}.png"))
         dialog.close()
 
 
-def main() -> int:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshots")
-    out.mkdir(parents=True, exist_ok=True)
-    qt = QApplication.instance() or QApplication([])
-    for language in ("en", "ja"):
-        shoot(qt, language, out)
-    return 0
-
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(each_language(shoot))
