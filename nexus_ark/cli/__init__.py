@@ -45,6 +45,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
             from nexus_ark.cli.model import run_model_command
 
             return run_model_command(args)
+        if args.command == "tools":  # settings files and servers only: the data folder is not locked
+            from nexus_ark.cli.tools import run_tools_command
+
+            return run_tools_command(DataLayout(resolve_data_dir(args.data_dir)), args)
         if args.command == "simulate":  # a copy in a temporary folder: the data folder is not locked
             from nexus_ark.cli.life import simulate_command
 
@@ -143,10 +147,12 @@ def _card(app: NexusApp, args: argparse.Namespace) -> int:
             + (", avatar.png" if done.avatar else ""),
             file=sys.stderr,
         )
+        warnings = done.warnings
     else:
-        done = export_card(app, args.name, args.out, args.format)
-        print(done.path)
-    for warning in done.warnings:
+        exported = export_card(app, args.name, args.out, args.format)
+        print(exported.path)
+        warnings = exported.warnings
+    for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
 
