@@ -6,7 +6,7 @@ and things, goals, the dream diary. The person may resolve or delete questions, 
 knows about someone, and add, edit, complete or abandon goals.
 
 Everything is read on the window's lane (ui/util/tasks.py): the drives through
-`NexusApp.drives(record=False)`, the rest through a read-only connection of the window's own
+`app.personas.drives(record=False)`, the rest through a read-only connection of the window's own
 (ui/util/readers.py); the person's changes go through the persona's runtime from the same lane, in order,
 and the window reads again after each. It reads again whenever the core says this persona's mind moved (a
 turn, drives recomputed, a dream, an edit elsewhere). Closing never waits: the lane closes the connection
@@ -72,7 +72,7 @@ class DashboardWindow(QDialog):
         self.app, self.slug = app, slug
         self.persona_name = name or slug
         self.snapshot: Snapshot | None = None
-        # Changes go through the persona's runtime (NexusApp.change_memory), the one writer of its memory.
+        # Changes go through the persona's runtime (app.personas.change_memory), the one writer of its memory.
         self._memory = ReadOnlyMemory(app, slug)
         self.worker = SerialWorker(f"dashboard-{slug}")
         self._closing = False

@@ -2,7 +2,7 @@
 them, what waits for the person: the personas' proposals to change their souls (issue 25), each opened for
 review in a window of its own.
 
-Read on a worker through read-only connections (NexusApp.inbox); opening one shows that persona's
+Read on a worker through read-only connections (app.life.inbox); opening one shows that persona's
 conversation (the main window marks it read there); "Mark all as read" goes through each persona's runtime.
 The proposals are read through each persona's runtime (NexusApp.open_soul_proposals) on another worker, so
 a persona busy with a turn delays only them, and read again when a persona proposes or its soul changes.

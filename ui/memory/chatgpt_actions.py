@@ -1,5 +1,5 @@
 """File > Import a ChatGPT export…: a ChatGPT data export (conversations.json, or the export's .zip) becomes
-the open persona's earlier conversations (NexusApp.import_chatgpt_export).
+the open persona's earlier conversations (app.admin.import_chatgpt_export).
 
 The file dialog runs on the UI thread; the import runs on a worker with a connection of its own, so the
 window and the persona go on while it reads. A progress dialog follows the file and has a Stop button:

@@ -2,7 +2,7 @@
 
 Everything that touches the persona's memory runs in order on the lane: reads on a read-only connection of
 the lane's own (opened by the first read, so a persona that cannot be opened fails each read with why), and
-changes handed to the persona's owner (NexusApp.change_memory: its runtime's queue, the one writer), so an
+changes handed to the persona's owner (app.personas.change_memory: its runtime's queue, the one writer), so an
 edit here never races a turn, a dream or an import for the file.
 
 The panels (ui/memory/entities_panel.py, knowledge_panel.py) and the window (memory_window.py) import this

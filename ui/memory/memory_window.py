@@ -5,7 +5,7 @@ Everything that touches the persona's files or memory (loading the persona's nam
 documents and people, searches, edits, document imports and exports) runs in order on one background
 thread; the window's own thread opens no connection and reads nothing, so the window opens at once and
 shows what it knows as it arrives. That thread reads on a read-only connection of its own and hands every
-change to the persona's owner (NexusApp.change_memory: its runtime's queue, the one writer), so an edit
+change to the persona's owner (app.personas.change_memory: its runtime's queue, the one writer), so an edit
 here never races a turn, a dream or an import for the file.
 """
 

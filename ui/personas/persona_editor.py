@@ -3,7 +3,7 @@
 ui/personas/soul_growth.py), the avatar, duplicate and delete.
 
 Reading the persona, saving, copying and deleting run on workers (ui.util.tasks); the core validates and
-writes (NexusApp.save_persona and friends). A bad value is refused before anything is written, with the
+writes (app.admin.save_persona and friends). A bad value is refused before anything is written, with the
 field named and its widget marked.
 """
 

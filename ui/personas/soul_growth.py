@@ -3,7 +3,7 @@ of the soul's sections are fixed (never proposed: only the person changes them),
 
 The page edits persona.toml's [soul] table like the generated settings pages edit theirs: it is the
 SettingsForm's "soul" section (PersonaForm below), so its values are validated and saved with the others
-through the editor's one save (NexusApp.save_persona). The sections offered are the "## " headings of the
+through the editor's one save (app.admin.save_persona). The sections offered are the "## " headings of the
 soul as the editor holds it now, read again as the person types; a fixed heading the soul no longer has is
 kept, and said to be missing, so nothing the person chose disappears unseen."""
 

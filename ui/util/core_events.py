@@ -18,7 +18,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from nexus_ark.events import EventHub
 
-# Topics and payloads: NexusApp.events. dream_* come from the dreaming work.
+# Topics and payloads: app.events. dream_* come from the dreaming work.
 PERSONA_TOPICS = ("turn_done", "drives_changed", "mind_changed", "dream_progress", "dream_finished")
 # What the main window follows for every persona: messages they write first, and the runtime's work.
 APP_TOPICS = ("autonomous_message", "event_processed")
