@@ -101,6 +101,15 @@ class MessageStore:
         """The messages a query over the messages table returns (pages, searches), in its order."""
         return [self._to_model(row) for row in self.db.query(sql, params)]
 
+    def cut_replies(self, room: str, since: str) -> list[StoredMessage]:
+        """The persona's answers in `room` that a kill cut off (marked interrupted when the memory opened),
+        made at `since` or later and not empty, oldest first."""
+        return self.select(
+            "select * from messages where room = ? and role = 'assistant' and status = 'interrupted' "
+            "and hidden = 0 and content != '' and created_at >= ? order by id",
+            [room, since],
+        )
+
     def get(self, message_id: int) -> StoredMessage:
         try:
             return self._to_model(self.db.table("messages").get(message_id))

@@ -39,12 +39,8 @@ class RoomMember:
     def cut_replies(self, room: str, since: str) -> list[StoredMessage]:
         """This persona's answers in `room` that a kill cut off (kept, marked interrupted when its memory
         opened, as in a conversation alone), made at `since` or later, oldest first."""
-        sql = (
-            "select * from messages where room = ? and role = 'assistant' and status = 'interrupted' "
-            "and hidden = 0 and content != '' and created_at >= ? order by id"
-        )
         found: list[StoredMessage] = self._queue.call(
-            f"cut replies in {room}", lambda: self._memory.messages.select(sql, [room, since])
+            f"cut replies in {room}", lambda: self._memory.messages.cut_replies(room, since)
         )
         return found
 
