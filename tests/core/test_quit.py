@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import nexus_ark.app.personas.runtimes as runtimes_module
+import nexus_ark.app.personas as runtimes_module
 from nexus_ark.agent.session import CONVERSATION_END_KEY
 from nexus_ark.app import NexusApp
 from nexus_ark.clock import FixedClock
