@@ -165,7 +165,8 @@ def shoot_settings(out: Path, language: str, dark: bool) -> Path:
         "the model catalogue and the backups",
     )
     pump(0.5)
-    dialog.data.backup_list.setCurrentItem(dialog.data.backup_list.topLevelItem(0))  # Restore… becomes available
+    # Restore… becomes available with a backup chosen.
+    dialog.data.backup_list.setCurrentItem(dialog.data.backup_list.topLevelItem(0))
     target = out / f"settings-{language}{'-dark' if dark else ''}.png"
     mosaic(dialog, dialog.tabs, [0, 1, 2, 3], dark).save(str(target))
     dialog.close()

@@ -171,4 +171,3 @@ class ToolRunner:
             return TOOL_UNAVAILABLE.format(tool=tool.key, problem=str(exc.fault.message))
         self.record(ToolRun(tool, arguments, outcome, None, decision))
         return TOOL_REPORTED_ERROR.format(text=outcome.text) if outcome.is_error else outcome.text
-

@@ -1,6 +1,7 @@
 """The persona's dreams, kept by its runtime (`runtime.dreams`, a part of PersonaRuntime): a dream is
 background work on the persona's queue that gives way to the person's turns between and inside model steps
-and resumes from its record (memory/dream_jobs.py); one a crash or a shutdown cut off resumes once, at open."""
+and resumes from its record (memory/dream_jobs.py); one a crash or a shutdown cut off resumes once, at
+open."""
 
 from __future__ import annotations
 
