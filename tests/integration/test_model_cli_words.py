@@ -54,6 +54,9 @@ def _interrupted_get(tmp_path: Path, hub, until) -> str:
         stderr=subprocess.PIPE,
         text=True,
         env=subprocess_env(HF_ENDPOINT=hub.hub_url, NEXUS_ARK_CATALOGUE=str(catalogue)),
+        # Ctrl-C as a terminal delivers it, even when the tests run in a background job (which starts
+        # with SIGINT ignored, and Python then never turns it into KeyboardInterrupt).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not until():
