@@ -294,6 +294,7 @@ class Turns:
         words), so recall finds it; each fault said in the turn's warnings."""
         runs, self.state.tool_runs = self.state.tool_runs, []
         turns = []
+        created_at = self.state.memory.messages.get(reply_id).created_at if runs else None
         for n, run in enumerate(runs):
             if run.fault is not None:
                 warnings.append(str(run.fault.message))
@@ -302,7 +303,7 @@ class Turns:
                     Turn(
                         speaker=TOOL_SPEAKER.format(tool=run.tool.key),
                         text=run.outcome.text,
-                        created_at=self.state.memory.messages.get(reply_id).created_at,
+                        created_at=created_at,
                         source_id=f"tool:{reply_id}:{n}",
                         room=self.state.room,
                     )

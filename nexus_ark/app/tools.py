@@ -56,7 +56,8 @@ class Tools:
         self._listed: dict[str, tuple[ToolInfo, ...]] = {}  # tools per server config, listed once
 
     def servers(self, slug: str | None) -> dict[str, tuple[ServerConfig, Scope]]:
-        folder = self._store.load(slug).folder if slug else None
+        """The servers a persona may use (the app's alone for None): two small files read, nothing loaded."""
+        folder = self._store.root / slug if slug else None
         return servers_for(self._root.layout.root / MCP_FILE, folder)
 
     def statuses(self, slug: str | None) -> list[ServerStatus]:
@@ -90,10 +91,10 @@ class Tools:
         relevant few of every server that answers (one that does not is logged and left out)."""
         if not can_use_tools(capabilities):
             return []
-        persona = self._store.load(slug)
         servers = {name: config for name, (config, _) in self.servers(slug).items()}
-        if not servers:
+        if not servers:  # the usual turn: no persona is loaded for it
             return []
+        persona = self._store.load(slug)
         tools: list[ToolInfo] = []
         for name, config in servers.items():
             try:
