@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from nexus_ark.app.host import AppRoot
 from nexus_ark.mcp_tools.approvals import Decision, decide, load_decisions
@@ -54,6 +56,8 @@ class Tools:
         self.asker: Asker | None = None
         self._lock = threading.Lock()
         self._listed: dict[str, tuple[ToolInfo, ...]] = {}  # tools per server config, listed once
+        # Each tool's description embedded once per embedder, not at every turn that ranks them.
+        self._vectors: dict[tuple[int, str], np.ndarray] = {}
 
     def servers(self, slug: str | None) -> dict[str, tuple[ServerConfig, Scope]]:
         """The servers a persona may use (the app's alone for None): two small files read, nothing loaded."""
@@ -108,7 +112,7 @@ class Tools:
             {name: config.use_when for name, config in servers.items()},
             conversation,
             embedder.embed_query if embedder else None,
-            embedder.embed_passages if embedder else None,
+            self._passages(embedder) if embedder else None,
         )
         runner = ToolRunner(
             self.hub,
@@ -121,6 +125,16 @@ class Tools:
         )
         runner.add_to(box, chosen)
         return chosen
+
+    def _passages(self, embedder: Embedder) -> Callable[[Sequence[str]], np.ndarray]:
+        def embed(texts: Sequence[str]) -> np.ndarray:
+            missing = [t for t in dict.fromkeys(texts) if (id(embedder), t) not in self._vectors]
+            if missing:
+                for text, vector in zip(missing, embedder.embed_passages(missing), strict=True):
+                    self._vectors[(id(embedder), text)] = vector
+            return np.stack([self._vectors[(id(embedder), t)] for t in texts])
+
+        return embed
 
     def _tools(self, name: str, config: ServerConfig) -> tuple[ToolInfo, ...]:
         key = f"{name}\n{config.model_dump_json()}"

