@@ -16,6 +16,8 @@ needs (the root through the narrow app/host.py AppRoot, and the parts it acts th
 - app.life (life.py): the scheduler's tick, the pause, desktop notifications and the inbox.
 - app.tools (tools.py): the MCP servers the personas may use (one hub, servers started on first use and
   stopped with the app), the person's decisions per tool, and the MCP tools a turn is offered.
+- app.voice (voice.py): each persona's voice (persona.toml [voice]), its speech with the readings of the
+  names it knows, the recogniser, and the voices to download; engines made once and closed with the app.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from nexus_ark.app.models import BUNDLED_HINT_KEY, ModelCheck, Models, Purpose
 from nexus_ark.app.personas import Personas
 from nexus_ark.app.souls import Souls
 from nexus_ark.app.tools import Tools
+from nexus_ark.app.voice import Voice
 from nexus_ark.clock import Clock, SystemClock
 from nexus_ark.config import AppSettings, AppState, SettingsStore, open_app_files
 from nexus_ark.events import EventHub
@@ -98,6 +101,7 @@ class NexusApp:
         self.rooms = RoomService(room_store, self.personas, self.clock, self.events)
         self.souls = Souls(self.personas)
         self.admin = Admin(self, self.personas, self.models, self.souls)
+        self.voice = Voice(self, self.personas)
 
     @property
     def data_dir(self) -> Path:
@@ -151,6 +155,7 @@ class NexusApp:
         self.personas.close()
         self.rooms.close()
         self.tools.close()
+        self.voice.close()
         self.pool.close()
         self.life.notifications.notifier.close()
         if self._opened:

@@ -12,6 +12,7 @@ from nexus_ark.config import one_line_name
 from nexus_ark.model_config import ModelConfig
 from nexus_ark.notices import notice
 from nexus_ark.providers.base import GenerationParams
+from nexus_ark.voice.base import VoiceSettings
 
 SOUL_FILE = "persona.md"
 SETTINGS_FILE = "persona.toml"
@@ -208,6 +209,8 @@ class PersonaSettings(BaseModel):
     drives: DriveSettings = Field(default_factory=DriveSettings)
     autonomy: AutonomySettings = Field(default_factory=AutonomySettings)
     soul: SoulSettings = Field(default_factory=SoulSettings)
+    # [voice]: how it sounds (engine, voice, speed, pitch) and whether replies are spoken (issue 36).
+    voice: VoiceSettings = Field(default_factory=VoiceSettings)
 
     @field_validator("name")
     @classmethod

@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from nexus_ark.errors import NexusArkError
+from nexus_ark.model_config import is_key_reference
+from nexus_ark.notices import notice
 
 Language = Literal["ja", "en"]
 
@@ -53,6 +55,15 @@ class VoiceSettings(BaseModel):
     speak_first_messages: bool = False  # messages the persona writes first are spoken (never in quiet hours)
     api_base: str = ""  # VOICEVOX / AivisSpeech / an OpenAI-compatible server ("" = the engine's default)
     model: str = ""  # OpenAI-compatible speech: the model name (e.g. "tts-1", "kokoro")
+    # OpenAI-compatible speech: the key as a reference ("${ENV_VAR}" or "keyring:SERVICE/NAME"), never a key.
+    api_key: str = ""
+
+    @field_validator("api_key")
+    @classmethod
+    def _key_is_reference(cls, value: str) -> str:
+        if not is_key_reference(value):
+            raise ValueError(notice('this looks like a plain API key; use "${{ENV_VAR}}" or the OS keyring'))
+        return value
 
 
 class VoiceInfo(BaseModel):
@@ -69,7 +80,8 @@ class VoiceInfo(BaseModel):
 class SpeechEngine(Protocol):
     """Text in, audio out. `synthesize` raises VoiceError with words, never a library's exception."""
 
-    name: EngineName
+    @property
+    def name(self) -> EngineName: ...  # read-only: an engine class says `name: Literal["piper"] = "piper"`
 
     def voices(self) -> list[VoiceInfo]: ...
 

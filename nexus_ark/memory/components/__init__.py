@@ -99,6 +99,12 @@ class Components:
     def entity_names(self) -> list[str]:
         return self.written.entity_names()
 
+    def set_reading(self, name: str, reading: str) -> Entity:
+        return self.written.set_reading(name, reading)
+
+    def readings(self) -> dict[str, str]:
+        return self.written.readings()
+
     def add_insight(self, insight: Insight) -> int:
         return self.written.add_insight(insight)
 

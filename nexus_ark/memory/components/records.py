@@ -24,6 +24,7 @@ class Entity(BaseModel):
     source_ids: list[str] = Field(default_factory=list)
     created_at: str = ""
     updated_at: str = ""
+    reading: str = ""  # how the name is read aloud (「灯」: あかり); "" as the speech engine guesses
 
 
 class Insight(BaseModel):

@@ -24,14 +24,19 @@ def _said(text: str) -> str:
     return clip(text) if text.strip() else notice("(emptied)")
 
 
-_ENTITY_COLUMNS = "name, text, source_ids, created_at, updated_at"
+_ENTITY_COLUMNS = "name, text, source_ids, created_at, updated_at, reading"
 # reflection_meta's key for the name of the entity that is the person (one person a persona talks with).
 PERSON_KEY = "person_entity"
 
 
 def _entity(row: tuple[Any, ...]) -> Entity:
     return Entity(
-        name=row[0], text=row[1], source_ids=json_list(row[2]), created_at=row[3], updated_at=row[4]
+        name=row[0],
+        text=row[1],
+        source_ids=json_list(row[2]),
+        created_at=row[3],
+        updated_at=row[4],
+        reading=row[5],
     )
 
 
@@ -184,6 +189,26 @@ class WrittenMemory(ComponentPart):
     def entity_names(self) -> list[str]:
         """Every entity's name, in the order entities() gives them (a lorebook brings thousands)."""
         return [r[0] for r in self.db.execute("select name from entities order by name collate nocase")]
+
+    def set_reading(self, name: str, reading: str) -> Entity:
+        """How an entity's name is read aloud ("" forgets it). The entity must exist: a reading belongs
+        to a name the persona knows."""
+        reading = " ".join(reading.split())
+        with self.db.atomic():
+            updated = self.db.execute(
+                "update entities set reading = ?, updated_at = ? where name = ?",
+                [reading, self._now(), name.strip()],
+            ).rowcount
+        if not updated:
+            raise NexusArkError(notice("The persona knows no one and nothing called {name!r}.", name=name))
+        entity = self.entity(name)
+        assert entity is not None
+        return entity
+
+    def readings(self) -> dict[str, str]:
+        """Each name that has a reading, with it (what speech reads aloud instead of the name)."""
+        rows = self.db.execute("select name, reading from entities where reading != ''")
+        return {name: reading for name, reading in rows}
 
     # -- dream diary ------------------------------------------------------------------------------
     def add_insight(self, insight: Insight) -> int:

@@ -39,6 +39,7 @@ STEPS: tuple[Step, ...] = (
     life.m018_indexes_of_the_rows_looked_up,
     archive.m019_vectors_in_float16,
     archive.m020_trigram_index_without_neighbours_of_cjk_text,
+    archive.m021_entity_readings,
 )
 
 for step in STEPS:

@@ -1,7 +1,7 @@
 """Schema steps of what recall searches: the archive and the nine memory components (m002), the vector
 index's state and log (m003, m004), documents' error notices (m012), embeddings in leaf pages (m015) and
-in float16 (m019), the trigram index without the neighbours of CJK text (m020). Never edit a step that
-has shipped: add one, and its line in __init__.py."""
+in float16 (m019), the trigram index without the neighbours of CJK text (m020), entities' readings aloud
+(m021). Never edit a step that has shipped: add one, and its line in __init__.py."""
 
 # Schema DDL reads best as one statement a line.
 # ruff: noqa: E501
@@ -277,3 +277,9 @@ def m020_trigram_index_without_neighbours_of_cjk_text(db: sqlite_utils.Database)
     db.execute("insert into items_tri(items_tri) values ('rebuild')")
     if db.execute("pragma auto_vacuum").fetchone()[0] == 2:  # incremental
         db.execute("pragma incremental_vacuum").fetchall()
+
+
+def m021_entity_readings(db: sqlite_utils.Database) -> None:
+    """entities.reading: how a name is read aloud (issue 36: 「灯」 as あかり), given by the person; '' reads the
+    name as the speech engine guesses. Speech replaces each name a persona knows with its reading."""
+    db.execute("alter table entities add column reading text not null default ''")

@@ -1,0 +1,187 @@
+"""app.voice: how each persona sounds and how the person is heard (issue 36).
+
+A persona's voice is persona.toml's [voice] table (settings_for / save_settings). synthesizer_for(slug) is
+the one way text becomes the persona's speech: the names it knows read as the entity store says (their
+`reading`), Markdown, code and URLs left out (voice/speech_text.py), then its engine with its speed and
+pitch. The engines are made on first use, kept for the app's life and closed with it (voice/registry.py).
+Everything here blocks (a model loads, a server answers): call it off the UI thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeVar
+
+import numpy as np
+
+from nexus_ark.app.host import AppRoot
+from nexus_ark.memory.components import Entity
+from nexus_ark.memory.store import MemoryStore
+from nexus_ark.personas.store import Persona, PersonaStore
+from nexus_ark.runtime.autonomy import in_quiet_hours
+from nexus_ark.voice.base import Audio, EngineName, Language, Transcriber, VoiceInfo, VoiceSettings
+from nexus_ark.voice.registry import Engines
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class VoicePersonas(Protocol):
+    """What app.voice asks of app.personas: the folders, and the ways in to a persona's memory."""
+
+    @property
+    def store(self) -> PersonaStore: ...
+
+    def load(self, slug: str) -> Persona: ...
+
+    def open_memory(self, slug: str, *, read_only: Literal[True] = True) -> MemoryStore: ...
+
+    def change_memory(self, slug: str, name: str, change: Callable[[MemoryStore], T]) -> T: ...
+
+    def reload(self, slug: str) -> None: ...
+
+
+def voice_changes(chosen: VoiceSettings, table: Mapping[str, Any]) -> dict[str, Any]:
+    """What save_settings writes into [voice]: each value the person chose that is not the default or is
+    already written in the file (so a line they wrote stays theirs); an unset engine removes its key."""
+    changes: dict[str, Any] = {}
+    for name, field in VoiceSettings.model_fields.items():
+        value = getattr(chosen, name)
+        if value is None:
+            changes[name] = None
+        elif name in table or value != field.default:
+            changes[name] = value
+    return {"voice": changes}
+
+
+class Voice:
+    """The app's voice part: given the root's shared objects and the personas part."""
+
+    def __init__(self, root: AppRoot, personas: VoicePersonas) -> None:
+        self._root = root
+        self._personas = personas
+        self.engines = Engines(lambda: root.layout.root / "voices")
+        self._lock = threading.Lock()
+        self._transcribers: dict[str, Transcriber] = {}
+
+    # -- persona.toml [voice] ------------------------------------------------------------------------
+    def settings_for(self, slug: str) -> VoiceSettings:
+        return self._personas.load(slug).settings.voice
+
+    def save_settings(self, slug: str, settings: VoiceSettings) -> VoiceSettings:
+        """Write the persona's [voice] table in place (the person's comments and order kept); an open
+        runtime reads it again. A value persona.toml cannot hold is refused naming it: nothing written."""
+        persona = self._personas.load(slug)
+        table = _voice_table(persona.folder)
+        self._personas.store.save_settings(slug, voice_changes(settings, table))
+        self._personas.reload(slug)
+        return self.settings_for(slug)
+
+    # -- readings of the names the persona knows ----------------------------------------------------
+    def readings(self, slug: str) -> dict[str, str]:
+        """Each name in the persona's entity store that has a reading, with it (a read-only connection)."""
+        memory = self._personas.open_memory(slug, read_only=True)
+        try:
+            return memory.components.readings()
+        finally:
+            memory.close()
+
+    def set_reading(self, slug: str, name: str, reading: str) -> Entity:
+        """How a name the persona knows is read aloud ("" forgets it), written on the persona's queue."""
+        return self._personas.change_memory(
+            slug, "reading", lambda memory: memory.components.set_reading(name, reading)
+        )
+
+    # -- speaking ------------------------------------------------------------------------------------
+    def synthesizer_for(
+        self, slug: str, *, engine: EngineName | None = None, voice: str | None = None
+    ) -> Callable[[str], Audio]:
+        """Text in the persona's voice: speakable text (its known names read as their readings), then its
+        engine at its speed and pitch. `engine`/`voice` override the persona's for this synthesizer (the
+        terminal's --engine/--voice, the editor's Preview). The engine is made now: a missing voice file
+        or a server that is down is said here, before the first sentence."""
+        from nexus_ark.voice.speech_text import speakable
+
+        persona = self._personas.load(slug)
+        settings = persona.settings.voice
+        if engine is not None or voice is not None:
+            update: dict[str, Any] = {"voice": voice if voice is not None else ""}
+            if engine is not None:
+                update["engine"] = engine
+            settings = settings.model_copy(update=update)
+        speaker = self.engines.engine_for(settings, persona.settings.language)
+        readings = self.readings(slug)
+
+        def synthesize(text: str) -> Audio:
+            said = speakable(text, readings)
+            if not said.strip():  # only code, a link or an emoji: nothing to say
+                return Audio(np.zeros(0, dtype=np.float32), 16000)
+            return speaker.synthesize(said, settings)
+
+        return synthesize
+
+    def keep_spoken(self, slug: str, reply_id: int, spoken: str) -> None:
+        """A reply the person spoke over (hands-free barge-in): what the persona said is the words spoken
+        so far, not the rest that streamed unheard. The stored reply becomes them (status 'stopped') and
+        so does what recall finds of it, on the persona's queue after the stopped turn has stored it."""
+
+        def keep(memory: MemoryStore) -> None:
+            said = spoken.strip()
+            message = memory.messages.get(reply_id)
+            items = memory.archive.ids_of_source(f"msg:{reply_id}")
+            with memory.db.atomic():
+                memory.messages.update_content(reply_id, said, status="stopped")
+                if said:
+                    for item_id in items:
+                        memory.archive.update_text(item_id, f"{message.speaker}: {said}")
+                else:  # nothing was heard: nothing to recall (a turn indexes no empty reply either)
+                    memory.archive.delete_items(items)
+
+        self._personas.change_memory(slug, "keep spoken words", keep)
+
+    def may_speak_first(self, slug: str) -> bool:
+        """Whether a message the persona writes first is spoken: only if the person allowed it
+        ([voice] speak_first_messages) and never in the persona's quiet hours ([autonomy] quiet_hours)."""
+        settings = self._personas.load(slug).settings
+        if not settings.voice.speak_first_messages:
+            return False
+        return not in_quiet_hours(self._root.clock.now().astimezone(), settings.autonomy.quiet_hours)
+
+    # -- listening -----------------------------------------------------------------------------------
+    def transcriber(self, language: Language | None = None) -> Transcriber:
+        """The recogniser for `language` (made once, kept): a local Whisper model where one is installed,
+        else the OpenAI-compatible endpoint the app's settings name; VoiceError says how to get one."""
+        from nexus_ark.voice.transcribers import choose_transcriber
+
+        key = language or ""
+        with self._lock:
+            found = self._transcribers.get(key)
+        if found is None:
+            found = choose_transcriber(self._root.layout.root / "voices", language)
+            with self._lock:
+                found = self._transcribers.setdefault(key, found)
+        return found
+
+    # -- the voices to download ----------------------------------------------------------------------
+    def voices(self) -> list[VoiceInfo]:
+        return self.engines.all_voices()
+
+    def close(self) -> None:
+        self.engines.close()
+        with self._lock:
+            transcribers, self._transcribers = list(self._transcribers.values()), {}
+        for transcriber in transcribers:
+            close = getattr(transcriber, "close", None)
+            if callable(close):
+                close()
+
+
+def _voice_table(folder: Path) -> dict[str, Any]:
+    """The [voice] table as the file has it (the keys the person wrote), {} without one."""
+    from nexus_ark.config import read_toml
+
+    raw = read_toml(folder / "persona.toml").get("voice", {})
+    return raw if isinstance(raw, dict) else {}
