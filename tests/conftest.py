@@ -13,6 +13,14 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
+def pytest_configure() -> None:
+    """A real sound device with no sound card (tests/null_sound.py), before anything imports sounddevice;
+    it stops when the test process exits."""
+    from tests.null_sound import start_null_sound
+
+    start_null_sound()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path_factory.mktemp("nexus-home")
