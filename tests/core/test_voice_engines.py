@@ -91,6 +91,7 @@ def test_open_jtalk_at_speed_1_5_is_shorter_than_at_1_0(openjtalk: OpenJTalkEngi
 def test_open_jtalk_pitch_moves_the_voice_by_semitones_and_keeps_its_length(
     openjtalk: OpenJTalkEngine,
 ) -> None:
+    assert openjtalk.pitch_supported
     low = openjtalk.synthesize(JA, VoiceSettings(pitch=-6))
     mid = openjtalk.synthesize(JA, DEFAULT)
     high = openjtalk.synthesize(JA, VoiceSettings(pitch=6))
@@ -123,10 +124,14 @@ def test_piper_gives_audio_for_a_japanese_sentence_too(piper: PiperEngine) -> No
     assert audio.rate == 22050 and rms(audio) > 0.02 and 1.0 <= audio.seconds <= 30.0
 
 
-def test_piper_at_speed_1_5_is_shorter_than_at_1_0(piper: PiperEngine) -> None:
+def test_piper_at_speed_1_5_is_shorter_than_at_1_0_and_ignores_a_pitch_it_cannot_set(
+    piper: PiperEngine,
+) -> None:
     normal = piper.synthesize(EN, DEFAULT).seconds
     fast = piper.synthesize(EN, VoiceSettings(speed=1.5)).seconds
     assert fast < normal * 0.8
+    assert not piper.pitch_supported  # the window greys the pitch; a persona.toml pitch still speaks
+    assert_speech(piper.synthesize(EN, VoiceSettings(pitch=5)), 22050, EN)
 
 
 def _voice_copy(folder: Path, name: str) -> Path:
@@ -203,6 +208,7 @@ def test_kokoro_speaks_a_japanese_sentence_at_24_khz_in_each_voice_kind(kokoro: 
     assert_speech(kokoro.synthesize(SHORT_JA, DEFAULT), 24000, SHORT_JA)
     assert_speech(kokoro.synthesize(SHORT_JA, VoiceSettings(voice="jm_kumo")), 24000, SHORT_JA)
     assert {v.id for v in kokoro.voices()} >= {"jf_alpha", "jm_kumo"}
+    assert not kokoro.pitch_supported
 
 
 @pytest.mark.slow
