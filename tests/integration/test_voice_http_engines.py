@@ -1,0 +1,155 @@
+"""The voice engines reached over HTTP, against stand-ins on 127.0.0.1 that speak the real APIs and refuse
+what the real servers refuse: VOICEVOX / AivisSpeech (voicevox_standin.py) and OpenAI's /v1/audio/speech
+and /v1/audio/transcriptions (openai_audio_standin.py)."""
+
+from __future__ import annotations
+
+import math
+import socket
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from nexus_ark.voice.base import VoiceError, VoiceSettings
+from nexus_ark.voice.engines.voicevox import VoicevoxEngine
+from tests.integration.voicevox_standin import VoicevoxStandIn
+
+JA = "こんにちは、今日はいい天気ですね。"
+
+
+@pytest.fixture(scope="module")
+def voicevox() -> Iterator[VoicevoxStandIn]:
+    server = VoicevoxStandIn()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def aivis() -> Iterator[VoicevoxStandIn]:
+    server = VoicevoxStandIn(aivis=True)
+    yield server
+    server.stop()
+
+
+def _refused_port() -> int:
+    """A port on 127.0.0.1 that refuses connections: bound (so nobody else takes it) but not listening."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    _refused_port.held = sock  # type: ignore[attr-defined]  # kept open for the test's life
+    return int(sock.getsockname()[1])
+
+
+def _voiced_seconds(samples: np.ndarray, rate: int) -> float:
+    frame = rate // 50
+    frames = samples[: len(samples) // frame * frame].reshape(-1, frame)
+    return float((np.sqrt((frames**2).mean(axis=1)) > 0.02).sum() / 50)
+
+
+def test_voicevox_lists_its_speaking_styles_as_japanese_voices(voicevox: VoicevoxStandIn) -> None:
+    voices = VoicevoxEngine(voicevox.url).voices()
+    assert [(v.id, v.label, v.language) for v in voices] == [
+        ("2", "四国めたん (ノーマル)", "ja"),
+        ("0", "四国めたん (あまあま)", "ja"),
+        ("3", "ずんだもん (ノーマル)", "ja"),
+    ]  # the singing style 6000 cannot read text: not offered
+
+
+def test_voicevox_speaks_a_sentence_at_its_rate(voicevox: VoicevoxStandIn) -> None:
+    audio = VoicevoxEngine(voicevox.url).synthesize(JA, VoiceSettings(voice="3"))
+    assert audio.rate == 24000
+    assert 1.5 < audio.seconds < 8
+    assert _voiced_seconds(audio.samples, audio.rate) > 1.0  # speech, not silence
+
+
+def test_voicevox_faster_speech_is_shorter_and_the_default_voice_is_the_first_style(
+    voicevox: VoicevoxStandIn,
+) -> None:
+    engine = VoicevoxEngine(voicevox.url)
+    normal = engine.synthesize(JA, VoiceSettings())
+    fast = engine.synthesize(JA, VoiceSettings(speed=2.0))
+    assert voicevox.queries[-1]["speedScale"] == 2.0
+    assert fast.seconds < normal.seconds * 0.7
+
+
+@pytest.mark.parametrize("semitones", [-12.0, 3.0, 12.0])
+def test_voicevox_pitch_in_semitones_moves_the_mean_mora_frequency_by_that_much(
+    voicevox: VoicevoxStandIn, semitones: float
+) -> None:
+    """VOICEVOX multiplies each mora's log F0 by 2**pitchScale: the query it received must move the moras'
+    mean log F0 by semitones·ln2/12, i.e. their mean frequency by 2**(semitones/12)."""
+    VoicevoxEngine(voicevox.url).synthesize(JA, VoiceSettings(voice="2", pitch=semitones))
+    query = voicevox.queries[-1]
+    voiced = [m["pitch"] for p in query["accent_phrases"] for m in p["moras"] if m["pitch"] > 0]
+    mean = float(np.mean(voiced))
+    shifted = mean * 2 ** query["pitchScale"]
+    assert math.exp(shifted - mean) == pytest.approx(2 ** (semitones / 12), rel=1e-6)
+
+
+def test_aivisspeech_pitch_is_a_frequency_ratio_and_its_rate_is_its_own(aivis: VoicevoxStandIn) -> None:
+    audio = VoicevoxEngine(aivis.url).synthesize(JA, VoiceSettings(voice="2", pitch=2.0))
+    assert aivis.queries[-1]["pitchScale"] == pytest.approx(2 ** (2 / 12) - 1)
+    assert audio.rate == 44100 and audio.seconds > 1.5
+
+
+def test_a_long_text_is_sent_in_pieces_and_spoken_whole(voicevox: VoicevoxStandIn) -> None:
+    engine = VoicevoxEngine(voicevox.url)
+    engine.max_query_bytes = 300  # about 33 Japanese characters, percent-encoded
+    text = (
+        "今日はいい天気ですね。散歩に行きましょう。公園の桜がきれいに咲いています。帰りにお茶を飲みましょう。"
+    )
+    before = len(voicevox.queries)
+    audio = engine.synthesize(text, VoiceSettings(voice="2"))
+    sent = voicevox.queries[before:]
+    assert len(sent) >= 2
+    assert "".join(
+        "".join(m["text"] for p in q["accent_phrases"] for m in p["moras"]) for q in sent
+    ).startswith("キョーワイイテンキデスネ")
+    assert audio.seconds > 4
+
+
+@pytest.mark.parametrize(
+    ("standin", "voice", "words"),
+    [
+        ("voicevox", "99", "has no voice with style id 99"),
+        ("aivis", "99", "has no voice with style id 99"),
+        ("voicevox", "6000", "cannot read text with style id 6000"),
+        ("voicevox", "metan", "The VOICEVOX voice metan is not a style id"),
+    ],
+)
+def test_a_voice_the_engine_refuses_is_one_error_naming_it(
+    request: pytest.FixtureRequest, standin: str, voice: str, words: str
+) -> None:
+    server: VoicevoxStandIn = request.getfixturevalue(standin)
+    with pytest.raises(VoiceError) as caught:
+        VoicevoxEngine(server.url).synthesize(JA, VoiceSettings(voice=voice))
+    assert words in caught.value.message
+    assert "\n" not in caught.value.message
+
+
+def test_voicevox_not_running_says_so_naming_the_address() -> None:
+    address = f"http://127.0.0.1:{_refused_port()}"
+    started = time.monotonic()
+    with pytest.raises(VoiceError) as caught:
+        VoicevoxEngine(address).synthesize(JA, VoiceSettings(voice="2"))
+    assert caught.value.message == f"VOICEVOX is not running at {address}."
+    assert time.monotonic() - started < 2.5
+    with pytest.raises(VoiceError, match="VOICEVOX is not running"):
+        VoicevoxEngine(address).voices()
+
+
+def test_a_stalled_engine_gives_words_within_the_timeout(voicevox: VoicevoxStandIn) -> None:
+    voicevox.stall_s = 30
+    try:
+        started = time.monotonic()
+        with pytest.raises(VoiceError, match="did not answer in time"):
+            VoicevoxEngine(voicevox.url, read_timeout_s=1.0).synthesize("テスト", VoiceSettings(voice="2"))
+        assert time.monotonic() - started < 5
+    finally:
+        voicevox.stall_s = 0
+
+
+def test_an_address_that_is_not_http_is_refused_before_anything_is_sent() -> None:
+    with pytest.raises(VoiceError, match="ftp://example.org is not an http"):
+        VoicevoxEngine("ftp://example.org")
