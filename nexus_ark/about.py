@@ -65,10 +65,16 @@ class Licence:
 MODEL_LICENCES = (
     Licence("SmolLM2-135M-Instruct (bundled chat model)", "Apache-2.0", "SmolLM2-135M-Instruct.txt"),
     Licence("multilingual-e5-small (bundled embedding model)", "MIT", "multilingual-e5-small.txt"),
+    # The shipped voices (issue 36; docs/voice.md).
+    Licence("Mei, the Open JTalk voice (bundled Japanese voice)", "CC-BY-3.0", "HTS-voice-Mei-CC-BY-3.0.txt"),
+    Licence("Kokoro-82M (bundled Japanese voices)", "Apache-2.0 AND MIT", "Kokoro-82M-Apache-2.0.txt"),
+    Licence("Piper voice en_US-joe-medium (bundled English voice)", "CC0-1.0", "Piper-voice-joe-CC0.txt"),
 )
 OTHER_LICENCES = (
     Licence("Nexus Ark", "MIT", "nexus-ark.txt"),
     Licence("Qt 6 and PySide6", "LGPL-3.0-only", "Qt-PySide6-LGPL-3.0.txt"),
+    Licence("Open JTalk and its dictionary (NAIST, UniDic)", "BSD-3-Clause", "Open-JTalk-dictionary-BSD.txt"),
+    Licence("Piper and espeak-ng (English speech engine)", "GPL-3.0-or-later", "Piper-espeak-ng-GPL-3.0.txt"),
 )
 
 

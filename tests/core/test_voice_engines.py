@@ -222,3 +222,23 @@ def test_kokoro_gives_audio_for_an_english_sentence_and_runs_faster_at_1_5(kokor
 def test_kokoro_refuses_a_voice_it_does_not_have_before_loading_anything() -> None:
     with pytest.raises(VoiceError, match="jf_alpha"):
         KokoroJaEngine().synthesize(SHORT_JA, VoiceSettings(voice="af_heart"))
+
+
+# --- Licences -----------------------------------------------------------------------------------------
+
+
+def test_about_carries_the_licence_of_each_shipped_voice_and_engine() -> None:
+    from nexus_ark import about
+
+    texts = {
+        licence.spdx: about.licence_text(licence)
+        for licence in (*about.MODEL_LICENCES, *about.OTHER_LICENCES)
+    }
+    assert "Creative Commons Attribution 3.0" in texts["CC-BY-3.0"] and "MMDAgent" in texts["CC-BY-3.0"]
+    assert "Apache License" in texts["Apache-2.0 AND MIT"] and "hexgrad" in texts["Apache-2.0 AND MIT"]
+    assert "CC0" in texts["CC0-1.0"] and "en_US-joe-medium" in texts["CC0-1.0"]
+    assert "Nara Institute of Science and Technology" in texts["BSD-3-Clause"]
+    assert "UniDic Consortium" in texts["BSD-3-Clause"]
+    assert (
+        "GNU GENERAL PUBLIC LICENSE" in texts["GPL-3.0-or-later"] and "espeak-ng" in texts["GPL-3.0-or-later"]
+    )
