@@ -218,6 +218,7 @@ class BubblePainter:
 
         parts = [link("copy", tr("Copy"))]
         if bubble.role == "assistant":
+            parts.insert(0, link("speak", tr("▶ Play")))  # heard again, in the persona's voice
             parts.append(link("regenerate", tr("Regenerate")))
         elif bubble.role == "user":
             parts.append(link("edit", tr("Edit")))

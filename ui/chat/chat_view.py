@@ -53,6 +53,7 @@ class ChatView(QTextBrowser):
     need_newer = Signal(int)  # the last shown message's id
     at_bottom_changed = Signal(bool)
     page_ready = Signal()  # a page (or a redraw) has been drawn completely
+    replay_requested = Signal(int)  # a reply's ▶: spoken again (the main window's voice controller)
     bubbles = _shown("bubbles")
     has_older = _shown("has_older")
     has_newer = _shown("has_newer")
@@ -340,6 +341,8 @@ class ChatView(QTextBrowser):
                     QApplication.clipboard().setText(bubble.text)
             elif kind == "tools":  # a reply's tool calls, folded or open
                 self.toggle_tools(message_id)
+            elif kind == "speak":  # any time, a reply streaming or not
+                self.replay_requested.emit(message_id)
             else:
                 self.action.emit(kind, message_id)
         elif url.scheme() in ("http", "https", "mailto"):  # never a file: or another app's scheme

@@ -34,6 +34,7 @@ from ui.chat.chat_view import ChatView
 from ui.chat.conversation_controller import ConversationController
 from ui.chat.language_notice import LanguageNotice
 from ui.chat.tool_approval import ApprovalCard, ToolApprovals
+from ui.chat.voice_bar import VoiceBar
 from ui.life.life_controller import LifeController
 from ui.life.tray import Tray, click_bridge
 from ui.main.advice import LanguageAdvice
@@ -42,6 +43,7 @@ from ui.main.openers import Openers
 from ui.main.room_hooks import RoomsController
 from ui.main.tray_hooks import follow_settings, install_tray
 from ui.main.turns import TurnsController, TurnWidgets
+from ui.main.voice import VoiceController
 from ui.util import i18n
 from ui.util.i18n import tr, tr_error
 from ui.util.message_input import MessageInput
@@ -91,6 +93,7 @@ class MainWindow(QMainWindow):
         self.tool_approvals = ToolApprovals(self.tool_approval)
         app.tools.asker = self.tool_approvals.ask
         self.stop_button.clicked.connect(self.tool_approvals.deny_all)
+        self.voice = VoiceController(app, self.shown, self.voice_bar, self.turns, self.conversation, self)
         self.menus = Menus(self, app, self.shown, self, self.openers, self.rooms, self.conversation)
         self._connect_conversation()
         self.tray = install_tray(self, app, self.quit_app, self.state_label.setText)
@@ -180,6 +183,7 @@ class MainWindow(QMainWindow):
         self.continue_button = _button("continueButton")
         self.continue_button.setVisible(False)  # shown under a reply the token limit cut
         self.stop_button = _button("stopButton")
+        self.voice_bar = VoiceBar()
         buttons = QVBoxLayout()
         for button in (self.continue_button, self.send_button, self.stop_button):
             buttons.addWidget(button)
@@ -193,6 +197,7 @@ class MainWindow(QMainWindow):
         right_layout.addWidget(self.chat, 1)
         right_layout.addWidget(self.tool_approval)
         right_layout.addWidget(self.edit_banner)
+        right_layout.addWidget(self.voice_bar)
         right_layout.addLayout(input_row)
         return right
 
@@ -211,6 +216,7 @@ class MainWindow(QMainWindow):
         self.search_bar.retranslate()
         self.language_notice.retranslate()
         self.tool_approval.retranslate()
+        self.voice_bar.retranslate()
         self.turns.retranslate()
         if self.tray is not None:
             self.tray.retranslate()
@@ -246,6 +252,7 @@ class MainWindow(QMainWindow):
         self.openers.offer_first_start()
 
     def escape(self) -> None:
+        self.voice.stop_speaking()  # whatever else Esc does, the voice is silenced at once
         if self.rooms.room_panel is not None:  # a room is shown: Esc stops its answer and its auto mode
             self.rooms.room_panel.stop()
         elif self.streaming:
@@ -428,6 +435,7 @@ class MainWindow(QMainWindow):
         if self.tray is not None:
             self.tray.hide()
         self.tool_approvals.close()  # a turn waiting for the person's yes hears no, and ends
+        self.voice.close()
         self.turns.worker.close()
         self.hide()
         self.rooms.close_room(wait=True)

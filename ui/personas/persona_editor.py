@@ -37,6 +37,7 @@ from nexus_ark.personas.model import PersonaInfo
 from nexus_ark.personas.store import Persona
 from ui.personas.avatar_file import avatar_png
 from ui.personas.soul_growth import PersonaForm
+from ui.personas.voice_page import VoicePreview
 from ui.util import theme
 from ui.util.avatars import avatar_image
 from ui.util.chat_markdown import joined_without_spaces
@@ -79,6 +80,7 @@ class PersonaEditor(QDialog):
         self.form.growth.history_button.clicked.connect(
             lambda: self.history_requested.emit(self.slug, self.title.text())
         )
+        self.voice_preview = VoicePreview(app, self.form.voice, self._name_and_language, self)
         self.tabs = QTabWidget()
         self.tabs.addTab(self._build_soul_page(), "")
         for page in self.form.pages.values():
@@ -192,6 +194,10 @@ class PersonaEditor(QDialog):
         for index, key in enumerate(self.form.pages, start=1):
             self.tabs.setTabText(index, tr("Persona") if key == GENERAL else label(key))
         self.form.retranslate()
+
+    def _name_and_language(self) -> tuple[str, str]:
+        general = self.form.values()  # as the form holds them now (Preview speaks before saving)
+        return str(general.get("name") or self.slug), str(general.get("language") or "en")
 
     # -- loading ----------------------------------------------------------------------------------
     def load(self, slug: str) -> None:
@@ -430,6 +436,7 @@ class PersonaEditor(QDialog):
                 event.ignore()  # closed once saved; a refused value keeps the window open, marked
                 self._close_after_save = self.save() and self._working
                 return
+        self.voice_preview.stop()
         super().closeEvent(event)
 
 

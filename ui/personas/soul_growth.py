@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
 
 from nexus_ark.personas.model import PersonaSettings, SoulSettings
 from nexus_ark.soul import sections
+from ui.personas.voice_page import SECTION as VOICE
+from ui.personas.voice_page import VoicePage
 from ui.util.form_fields import Editor, label
 from ui.util.i18n import tr
 from ui.util.settings_form import SettingsForm
@@ -156,6 +158,7 @@ def _settings_without_soul() -> type[PersonaSettings]:
     """PersonaSettings less its [soul] table, for SettingsForm to generate the other pages from."""
     fields = {name: (info.annotation, info) for name, info in PersonaSettings.model_fields.items()}
     fields.pop(SECTION)
+    fields.pop(VOICE, None)  # its own page (ui/personas/voice_page.py): an engine is a choice or "automatic"
     return create_model(  # type: ignore[call-overload]
         "PersonaSettingsForm", __config__=PersonaSettings.model_config, **fields
     )
@@ -174,11 +177,20 @@ class PersonaForm(SettingsForm):
         scroll.setWidget(self.growth.widget)
         scroll.setObjectName(f"section:{SECTION}")
         self.pages[SECTION] = scroll
+        self.voice = VoicePage()
+        self.sections[VOICE] = self.voice
+        self.pages[VOICE] = voice_scroll = QScrollArea()
+        voice_scroll.setWidgetResizable(True)
+        voice_scroll.setWidget(self.voice.widget)
+        voice_scroll.setObjectName(f"section:{VOICE}")
 
     def find(self, loc: tuple[str | int, ...]) -> Editor | None:
         if loc and loc[0] == SECTION:
             return self.growth.find(loc[1:]) or self.growth
+        if loc and loc[0] == VOICE:
+            return self.voice.find(loc[1:]) or self.voice
         return super().find(loc)
 
     def all_editors(self) -> list[Editor]:
-        return [*super().all_editors(), _Field(self.growth.proposals), _Field(self.growth.fixed)]
+        growth = [_Field(self.growth.proposals), _Field(self.growth.fixed)]
+        return [*super().all_editors(), *growth, *self.voice.editors()]

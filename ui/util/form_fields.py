@@ -70,6 +70,11 @@ LABELS: dict[str, str] = {
     "soul": N_("Growth"),  # persona.toml's [soul]: how the soul may grow (the soul itself is persona.md)
     "proposals": N_("May propose changes to its soul"),
     "fixed": N_("Fixed sections"),
+    "voice": N_("Voice"),  # persona.toml's [voice] (ui/personas/voice_page.py), and the voice it uses
+    "engine": N_("Engine"),
+    "speed": N_("Speed"),
+    "pitch": N_("Pitch (semitones)"),
+    "speak_first_messages": N_("Speak the messages it writes first"),
 }
 
 
