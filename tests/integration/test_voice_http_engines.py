@@ -5,15 +5,20 @@ and /v1/audio/transcriptions (openai_audio_standin.py)."""
 from __future__ import annotations
 
 import math
+import re
 import socket
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
 
-from nexus_ark.voice.base import VoiceError, VoiceSettings
+from nexus_ark.voice.base import Audio, VoiceError, VoiceSettings
+from nexus_ark.voice.engines.openai_speech import OpenAISpeechEngine
 from nexus_ark.voice.engines.voicevox import VoicevoxEngine
+from nexus_ark.voice.remote_transcribe import OpenAITranscriber
+from tests.integration.openai_audio_standin import OpenAIAudioStandIn
 from tests.integration.voicevox_standin import VoicevoxStandIn
 
 JA = "こんにちは、今日はいい天気ですね。"
@@ -151,5 +156,132 @@ def test_a_stalled_engine_gives_words_within_the_timeout(voicevox: VoicevoxStand
 
 
 def test_an_address_that_is_not_http_is_refused_before_anything_is_sent() -> None:
-    with pytest.raises(VoiceError, match="ftp://example.org is not an http"):
+    with pytest.raises(VoiceError, match=r"ftp://example\.org is not an http"):
         VoicevoxEngine("ftp://example.org")
+
+
+# -- OpenAI-compatible speech and transcription ------------------------------------------------------
+
+EN = "The quick brown fox jumps over the lazy dog."
+KEY = "sk-standin-5up3r-53cr3t"
+
+
+@pytest.fixture(scope="module")
+def openai_audio() -> Iterator[OpenAIAudioStandIn]:
+    server = OpenAIAudioStandIn(api_key=KEY)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("NEXUS_ARK_TEST_SPEECH_KEY", KEY)
+    return "${NEXUS_ARK_TEST_SPEECH_KEY}"
+
+
+def test_openai_speech_round_trip_gives_the_words_back(
+    openai_audio: OpenAIAudioStandIn, key_env: str
+) -> None:
+    """Spoken by the stand-in's Piper voice through LiteLLM's speech call, heard by its Whisper tiny.en
+    through LiteLLM's transcription call."""
+    audio = OpenAISpeechEngine(openai_audio.url, "tts-1", key_env).synthesize(EN, VoiceSettings(voice="nova"))
+    assert audio.rate == 24000 and 1.5 < audio.seconds < 6
+    assert _voiced_seconds(audio.samples, audio.rate) > 1.0
+    sent = openai_audio.speech_requests[-1]
+    assert (sent["model"], sent["voice"], sent["response_format"], sent["input"]) == (
+        "tts-1",
+        "nova",
+        "wav",
+        EN,
+    )
+    heard = OpenAITranscriber(openai_audio.url, "whisper-1", key_env).transcribe(audio, "en")
+    words = re.sub(r"[^a-z ]", "", heard.text.lower()).split()
+    assert words == re.sub(r"[^a-z ]", "", EN.lower()).split()
+    assert openai_audio.transcription_forms[-1]["language"] == "en"
+    assert heard.seconds == pytest.approx(audio.seconds)
+
+
+def test_openai_speech_over_4096_characters_is_sent_in_pieces(
+    openai_audio: OpenAIAudioStandIn, key_env: str
+) -> None:
+    engine = OpenAISpeechEngine(openai_audio.url, "tts-1", key_env)
+    engine.max_input_chars = 60  # the same cut as at 4096, on a text short enough to speak quickly here
+    text = "Good morning. The sun is up. Shall we walk to the park? It is a fine day for it."
+    before = len(openai_audio.speech_requests)
+    audio = engine.synthesize(text, VoiceSettings(voice="alloy"))
+    inputs = [r["input"] for r in openai_audio.speech_requests[before:]]
+    assert len(inputs) >= 2 and all(len(i) <= 60 for i in inputs) and "".join(inputs) == text
+    assert audio.seconds > 3
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (
+            lambda url, key: (OpenAISpeechEngine(url, "tts-1", key), "robot"),
+            "has no voice robot: Invalid value",
+        ),
+        (
+            lambda url, key: (OpenAISpeechEngine(url, "tts-1", "${NEXUS_ARK_NO_SUCH_KEY}"), "nova"),
+            "refused the API key",
+        ),
+        (
+            lambda url, key: (OpenAISpeechEngine(url, "tts-9", key), "nova"),
+            "The model tts-9 is not available",
+        ),
+    ],
+)
+def test_a_refused_speech_request_is_one_sentence_naming_the_value(
+    openai_audio: OpenAIAudioStandIn, key_env: str, make: Any, words: str
+) -> None:
+    engine, voice = make(openai_audio.url, key_env)
+    with pytest.raises(VoiceError) as caught:
+        engine.synthesize("Hello.", VoiceSettings(voice=voice))
+    assert words in caught.value.message
+    assert (
+        "\n" not in caught.value.message
+        and KEY not in str(caught.value)
+        and "Traceback" not in str(caught.value)
+    )
+
+
+def test_a_text_the_server_finds_too_long_is_refused_in_words(
+    openai_audio: OpenAIAudioStandIn, key_env: str
+) -> None:
+    engine = OpenAISpeechEngine(openai_audio.url, "tts-1", key_env)
+    engine.max_input_chars = 10_000  # as a client that did not cut would send it
+    with pytest.raises(VoiceError, match="refused a text of 4200 characters as too long"):
+        engine.synthesize("x" * 4200, VoiceSettings(voice="nova"))
+
+
+def test_transcription_refusals_and_a_down_server_are_words(
+    openai_audio: OpenAIAudioStandIn, key_env: str
+) -> None:
+    short = Audio(np.zeros(800, dtype=np.float32), 16000)  # 0.05 s
+    with pytest.raises(VoiceError, match="Audio file is too short"):
+        OpenAITranscriber(openai_audio.url, "whisper-1", key_env).transcribe(short, "en")
+    address = f"http://127.0.0.1:{_refused_port()}/v1"
+    started = time.monotonic()
+    with pytest.raises(VoiceError) as caught:
+        OpenAITranscriber(address, "whisper-1").transcribe(
+            Audio(np.zeros(16000, dtype=np.float32), 16000), "en"
+        )
+    assert caught.value.message == f"No server is running at {address}."
+    with pytest.raises(VoiceError, match=f"No server is running at {re.escape(address)}"):
+        OpenAISpeechEngine(address, "tts-1").synthesize("Hello.", VoiceSettings())
+    assert time.monotonic() - started < 10
+
+
+def test_a_stalled_speech_server_gives_words_within_the_timeout(
+    openai_audio: OpenAIAudioStandIn, key_env: str
+) -> None:
+    openai_audio.stall_s = 30
+    try:
+        started = time.monotonic()
+        with pytest.raises(VoiceError, match="did not answer in time"):
+            OpenAISpeechEngine(openai_audio.url, "tts-1", key_env, read_timeout_s=1.0).synthesize(
+                "Hello.", VoiceSettings(voice="nova")
+            )
+        assert time.monotonic() - started < 6
+    finally:
+        openai_audio.stall_s = 0
