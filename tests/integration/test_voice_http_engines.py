@@ -4,9 +4,11 @@ and /v1/audio/transcriptions (openai_audio_standin.py)."""
 
 from __future__ import annotations
 
+import ctypes.util
 import math
 import re
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +18,7 @@ import pytest
 
 from nexus_ark.voice.base import Audio, VoiceError, VoiceSettings
 from nexus_ark.voice.engines.openai_speech import OpenAISpeechEngine
+from nexus_ark.voice.engines.system import SystemEngine
 from nexus_ark.voice.engines.voicevox import VoicevoxEngine
 from nexus_ark.voice.remote_transcribe import OpenAITranscriber
 from tests.integration.openai_audio_standin import OpenAIAudioStandIn
@@ -285,3 +288,34 @@ def test_a_stalled_speech_server_gives_words_within_the_timeout(
         assert time.monotonic() - started < 6
     finally:
         openai_audio.stall_s = 0
+
+
+# -- the OS voices (pyttsx3; eSpeak NG here: .ci/run installs Debian's espeak-ng) ----------------------
+
+needs_espeak = pytest.mark.skipif(
+    sys.platform.startswith("linux") and ctypes.util.find_library("espeak-ng") is None,
+    reason="Debian's espeak-ng is not installed (.ci/run installs it): Linux has no OS voice without it",
+)
+
+
+@needs_espeak
+def test_the_system_voice_speaks_english_and_japanese_and_prints_nothing(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    engine = SystemEngine()
+    voices = {v.language for v in engine.voices()}
+    assert voices >= {"en"}
+    english = engine.synthesize("Hello there, this is the system voice.", VoiceSettings())
+    assert english.rate > 8000 and 1.0 < english.seconds < 6
+    assert _voiced_seconds(english.samples, english.rate) > 0.8
+    japanese = [v.id for v in engine.voices() if v.language == "ja"]
+    if japanese:
+        spoken = engine.synthesize("こんにちは", VoiceSettings(voice=japanese[0]))
+        assert spoken.seconds > 0.3
+    assert capfd.readouterr().out == ""  # pyttsx3's "Audio saved to ..." stays off stdout
+
+
+@needs_espeak
+def test_a_system_voice_that_does_not_exist_is_named() -> None:
+    with pytest.raises(VoiceError, match="The system has no voice klingon-9"):
+        SystemEngine().synthesize("Hello.", VoiceSettings(voice="klingon-9"))
