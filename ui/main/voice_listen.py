@@ -60,8 +60,9 @@ class Ears(QObject):
         message_input.installEventFilter(self)
 
     @property
-    def listening(self) -> bool:
-        return self._listener is not None
+    def listener(self) -> Listener | None:
+        """The listener while the microphone is open."""
+        return self._listener
 
     # -- what the person does ---------------------------------------------------------------------
     def _on_mic_button(self, on: bool) -> None:
