@@ -20,15 +20,15 @@ from __future__ import annotations
 import io
 import os
 import re
-import socket
 import threading
-import time
 from typing import Annotated, Any
 
 import numpy as np
 import soundfile
 from fastapi import Body, FastAPI, File, Form, Request, UploadFile
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+
+from tests.integration.asgi_loopback import AsgiLoopback
 
 VOICES = ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse")
 SPEECH_MODELS = ("tts-1", "tts-1-hd", "gpt-4o-mini-tts")
@@ -56,25 +56,12 @@ class OpenAIAudioStandIn:
         self._lock = threading.Lock()
         self._piper: Any = None
         self._whisper: Any = None
-        import uvicorn
-
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-        config = uvicorn.Config(self._app(), log_level="error", lifespan="off", access_log=False)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the OpenAI audio stand-in did not start within 10 s")
-            time.sleep(0.01)
+        self._loopback = AsgiLoopback(self._app(), "OpenAI audio")
+        self.url = f"{self._loopback.url}/v1"
 
     def stop(self) -> None:
         self._release.set()
-        self._server.should_exit = True
-        self._thread.join(10)
+        self._loopback.stop()
 
     def _refused_key(self, request: Request) -> JSONResponse | None:
         if not self.api_key or request.headers.get("authorization") == f"Bearer {self.api_key}":
@@ -90,7 +77,6 @@ class OpenAIAudioStandIn:
     def _app(self) -> FastAPI:
         app = FastAPI()
 
-        @app.post("/v1/audio/speech", response_model=None)
         def speech(request: Request, body: Annotated[dict[str, Any], Body()]) -> Response:
             self.speech_requests.append(body)
             refused = self._refused_key(request) or self._refused_speech(body)
@@ -106,7 +92,6 @@ class OpenAIAudioStandIn:
             soundfile.write(buffer, samples, RATE, format="WAV", subtype="PCM_16")
             return Response(content=buffer.getvalue(), media_type="audio/wav")
 
-        @app.post("/v1/audio/transcriptions", response_model=None)
         def transcriptions(
             request: Request,
             file: Annotated[UploadFile, File()],
@@ -144,6 +129,8 @@ class OpenAIAudioStandIn:
                 return PlainTextResponse(text + "\n")
             return JSONResponse({"text": text})
 
+        app.add_api_route("/v1/audio/speech", speech, methods=["POST"], response_model=None)
+        app.add_api_route("/v1/audio/transcriptions", transcriptions, methods=["POST"], response_model=None)
         return app
 
     def _refused_speech(self, body: dict[str, Any]) -> JSONResponse | None:

@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import io
 import math
-import socket
 import threading
-import time
 from typing import Annotated, Any
 
 import numpy as np
 import soundfile
 from fastapi import Body, FastAPI, Query
 from fastapi.responses import JSONResponse, Response
+
+from tests.integration.asgi_loopback import AsgiLoopback
 
 SPEAKERS: list[dict[str, Any]] = [
     {
@@ -110,25 +110,12 @@ class VoicevoxStandIn:
         self.queries: list[dict[str, Any]] = []
         self.stall_s = 0.0
         self._release = threading.Event()
-        import uvicorn
-
-        sock = socket.socket()
-        sock.bind(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        config = uvicorn.Config(self._app(), log_level="error", lifespan="off", access_log=False)
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]}, daemon=True)
-        self._thread.start()
-        deadline = time.monotonic() + 10
-        while not self._server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the VOICEVOX stand-in did not start within 10 s")
-            time.sleep(0.01)
+        self._loopback = AsgiLoopback(self._app(), "VOICEVOX")
+        self.url = self._loopback.url
 
     def stop(self) -> None:
         self._release.set()
-        self._server.should_exit = True
-        self._thread.join(10)
+        self._loopback.stop()
 
     def _unknown_style(self, style: int) -> JSONResponse:
         if self.aivis:
@@ -149,11 +136,9 @@ class VoicevoxStandIn:
     def _app(self) -> FastAPI:
         app = FastAPI()
 
-        @app.get("/version")
         def version() -> str:
             return "0.24.1"
 
-        @app.get("/engine_manifest")
         def engine_manifest() -> dict[str, Any]:
             return {
                 "manifest_version": "0.13.1",
@@ -171,15 +156,12 @@ class VoicevoxStandIn:
                 },
             }
 
-        @app.get("/speakers")
         def speakers() -> list[dict[str, Any]]:
             return SPEAKERS
 
-        @app.post("/audio_query", response_model=None)
         def audio_query(text: str, speaker: int) -> dict[str, Any] | JSONResponse:
             return self._refusal(speaker) or self._query(text)
 
-        @app.post("/synthesis", response_model=None)
         def synthesis(
             query: Annotated[dict[str, Any], Body()], speaker: Annotated[int, Query()]
         ) -> Response | JSONResponse:
@@ -191,6 +173,11 @@ class VoicevoxStandIn:
                 self._release.wait(self.stall_s)
             return Response(content=self._speak(query), media_type="audio/wav")
 
+        app.add_api_route("/version", version, methods=["GET"])
+        app.add_api_route("/engine_manifest", engine_manifest, methods=["GET"])
+        app.add_api_route("/speakers", speakers, methods=["GET"])
+        app.add_api_route("/audio_query", audio_query, methods=["POST"], response_model=None)
+        app.add_api_route("/synthesis", synthesis, methods=["POST"], response_model=None)
         return app
 
     def _query(self, text: str) -> dict[str, Any]:
