@@ -4,6 +4,7 @@ revision (HubFile), from the Hub or the mirror HF_ENDPOINT names; and the errors
 from __future__ import annotations
 
 import os
+from typing import ClassVar
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -28,13 +29,15 @@ class HubFile(BaseModel):
     revision: str = Field(min_length=1)
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
     size: int = Field(gt=0)
+    # The kinds of file a download may be (a voice's catalogue, nexus_ark/voice/catalogue.py, widens it).
+    suffixes: ClassVar[tuple[str, ...]] = (".gguf",)
 
     @field_validator("file")
     @classmethod
     def _plain_name(cls, value: str) -> str:
         # The file lands in models/ under this name: no folders, no way out of it.
-        if "/" in value or "\\" in value or value.startswith(".") or not value.endswith(".gguf"):
-            raise ValueError(f"{value!r} is not a plain .gguf file name")
+        if "/" in value or "\\" in value or value.startswith(".") or not value.endswith(cls.suffixes):
+            raise ValueError(f"{value!r} is not a plain {' or '.join(cls.suffixes)} file name")
         return value
 
     def url(self, endpoint: str | None = None) -> str:

@@ -70,7 +70,7 @@ class WhisperTranscriber:
 
     name = "whisper"
 
-    def __init__(self, model_dir: Path, *, threads: int = 0, beam_size: int = 1) -> None:
+    def __init__(self, model_dir: Path, *, threads: int = 0, beam_size: int = 5) -> None:
         self.model_dir = Path(model_dir)
         lacking = missing_files(self.model_dir)
         if lacking:

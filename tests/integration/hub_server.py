@@ -48,9 +48,11 @@ class HubStandIn:
     sent: list[int] = field(default_factory=list)
     requests: list[tuple[str, str, str]] = field(default_factory=list)  # (method, host, path)
     ranges: list[str] = field(default_factory=list)
+    others: tuple[Path, ...] = ()  # more files of the same repo and revision (a model that is a folder)
 
     def __post_init__(self) -> None:
         self.sha256 = self.sha256 or sha256_of(self.served)
+        self.blobs = {self.sha256: self.served} | {sha256_of(p): p for p in self.others}
         self._servers: list[ThreadingHTTPServer] = []
         self.hub_url = ""
         self.storage_url = ""
@@ -104,15 +106,17 @@ class HubStandIn:
                 if m and m.group(1) == GATED_REPO:
                     self._reply(401, {"X-Error-Code": "GatedRepo"})
                     return
-                if not m or m.group(1) != REPO or m.group(2) != REVISION or m.group(3) != hub.served.name:
+                named = {p.name: sha for sha, p in hub.blobs.items()}
+                if not m or m.group(1) != REPO or m.group(2) != REVISION or m.group(3) not in named:
                     self._reply(404, {"X-Error-Code": "EntryNotFound"})
                     return
+                sha = named[m.group(3)]
                 self._reply(
                     302,
                     {
-                        "Location": f"{hub.storage_url}/blobs/{hub.sha256}",
-                        "X-Linked-Size": str(hub.served.stat().st_size),
-                        "X-Linked-Etag": f'"{hub.advertise_sha or hub.sha256}"',
+                        "Location": f"{hub.storage_url}/blobs/{sha}",
+                        "X-Linked-Size": str(hub.blobs[sha].stat().st_size),
+                        "X-Linked-Etag": f'"{hub.advertise_sha or sha}"',
                         "X-Repo-Commit": REVISION,
                         "ETag": '"w-0123"',
                     },
@@ -145,7 +149,8 @@ class HubStandIn:
 
             def _send(self, *, body: bool) -> None:
                 hub.requests.append((self.command, "storage", self.path))
-                size = hub.served.stat().st_size
+                served = hub.blobs.get(self.path.rsplit("/", 1)[-1], hub.served)
+                size = served.stat().st_size
                 start = 0
                 wanted = self.headers.get("Range", "")
                 hub.ranges.append(wanted)
@@ -173,7 +178,7 @@ class HubStandIn:
                 drop = hub.drop_after if hub.drops > 0 else 0
                 if drop:
                     hub.drops -= 1
-                with hub.served.open("rb") as fh:
+                with served.open("rb") as fh:
                     fh.seek(start)
                     position = start
                     began = time.monotonic()
