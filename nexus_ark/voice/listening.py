@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -40,7 +40,15 @@ class Microphone(Protocol):
     def stop(self) -> None: ...
 
 
+@runtime_checkable
+class Preparable(Protocol):
+    """A transcriber that can load its model ahead of the first utterance (a local Whisper)."""
+
+    def prepare(self) -> None: ...
+
+
 _STOP = object()
+_PREPARE = object()
 
 
 class Listener:
@@ -80,6 +88,7 @@ class Listener:
         self._idle = threading.Condition()
         self._worker: threading.Thread | None = None
         self._closed = False
+        self._prepared = False
 
     @property
     def listening(self) -> bool:
@@ -95,6 +104,9 @@ class Listener:
             self.detector.reset()
             self._listening = True
         self._ensure_worker()
+        if isinstance(self.transcriber, Preparable) and not self._prepared:
+            self._prepared = True
+            self._work.put(_PREPARE)  # loads while the person starts talking, off the microphone's thread
         try:
             self.microphone.start(self._on_chunk)
         except Exception:
@@ -173,6 +185,9 @@ class Listener:
             item = self._work.get()
             if item is _STOP:
                 return
+            if item is _PREPARE:
+                self._prepare()
+                continue
             assert isinstance(item, Audio)
             try:
                 self._transcribe(item)
@@ -180,6 +195,13 @@ class Listener:
                 with self._idle:
                     self._busy -= 1
                     self._idle.notify_all()
+
+    def _prepare(self) -> None:
+        assert isinstance(self.transcriber, Preparable)
+        try:
+            self.transcriber.prepare()
+        except NexusArkError as exc:  # said now, while the person can still choose another recogniser
+            self._report(exc)
 
     def _transcribe(self, audio: Audio) -> None:
         if self.keep_audio_dir is not None:

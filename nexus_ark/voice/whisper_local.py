@@ -88,6 +88,12 @@ class WhisperTranscriber:
         self._model: Any = None
         self._lock = threading.Lock()
 
+    def prepare(self) -> None:
+        """Load the model now (about a second for tiny on two cores), so the first utterance does not wait
+        for it; the listener calls this on its worker when listening starts."""
+        with self._lock:
+            self._loaded()
+
     def _loaded(self) -> Any:
         if self._model is None:
             try:

@@ -185,3 +185,45 @@ def test_a_failing_recogniser_is_reported_in_words_and_listening_goes_on(tmp_pat
     listener.close()
     assert [str(e) for e in errors] == ["the recogniser is down"] * 2
     assert len(transcriber.heard) == 2
+
+
+class PreparingTranscriber(RecordingTranscriber):
+    """A recogniser with a model to load (as the local Whisper has)."""
+
+    def __init__(self, broken: bool = False) -> None:
+        super().__init__()
+        self.prepared_on: list[str] = []
+        self.broken = broken
+
+    def prepare(self) -> None:
+        self.prepared_on.append(threading.current_thread().name)
+        if self.broken:
+            raise VoiceError("the model file is damaged")
+
+
+def test_the_model_is_loaded_on_the_worker_as_listening_starts_and_a_broken_one_is_said_at_once(
+    tmp_path: Path,
+) -> None:
+    transcriber = PreparingTranscriber()
+    mic = WavMicrophone(wav_of(tmp_path, padded(2.0)))
+    listener = Listener(mic, transcriber, "en", lambda t: None)
+    listener.start()
+    wait_for(lambda: bool(transcriber.prepared_on))
+    assert transcriber.prepared_on == ["nexus-ark-listener"]  # never the caller's (UI) thread
+    listener.stop()
+    listener.start()  # listening again does not load it again
+    listener.close()
+    assert len(transcriber.prepared_on) == 1
+
+    errors: list[Exception] = []
+    broken = Listener(
+        WavMicrophone(wav_of(tmp_path, padded(2.0), "b.wav")),
+        PreparingTranscriber(True),
+        "en",
+        lambda t: None,
+        on_error=errors.append,
+    )
+    broken.start()
+    wait_for(lambda: bool(errors))
+    broken.close()
+    assert [str(e) for e in errors] == ["the model file is damaged"]
