@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -20,12 +21,37 @@ import numpy as np
 from nexus_ark.app.host import AppRoot
 from nexus_ark.memory.components import Entity
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.notices import notice
 from nexus_ark.personas.store import Persona, PersonaStore
+from nexus_ark.providers.model_download import ProgressFn
 from nexus_ark.runtime.autonomy import in_quiet_hours
-from nexus_ark.voice.base import Audio, EngineName, Language, Transcriber, VoiceInfo, VoiceSettings
+from nexus_ark.voice.base import (
+    Audio,
+    EngineName,
+    Language,
+    Transcriber,
+    VoiceError,
+    VoiceInfo,
+    VoiceSettings,
+)
+from nexus_ark.voice.catalogue import catalogue_entries, entry_by_id
+from nexus_ark.voice.downloads import download_voice, installed_voices, remove_voice, voices_dir
 from nexus_ark.voice.registry import Engines
+from nexus_ark.voice.whisper_local import PACKAGED_MODEL_ID, WhisperTranscriber, packaged_model_dir
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Recogniser:
+    """A Whisper model as `voice list` shows it."""
+
+    id: str
+    language: str
+    installed: bool
+    size_bytes: int
+
+
 T = TypeVar("T")
 
 
@@ -63,7 +89,7 @@ class Voice:
     def __init__(self, root: AppRoot, personas: VoicePersonas) -> None:
         self._root = root
         self._personas = personas
-        self.engines = Engines(lambda: root.layout.root / "voices")
+        self.engines = Engines(self.voices_dir)
         self._lock = threading.Lock()
         self._transcribers: dict[str, Transcriber] = {}
 
@@ -152,22 +178,64 @@ class Voice:
 
     # -- listening -----------------------------------------------------------------------------------
     def transcriber(self, language: Language | None = None) -> Transcriber:
-        """The recogniser for `language` (made once, kept): a local Whisper model where one is installed,
-        else the OpenAI-compatible endpoint the app's settings name; VoiceError says how to get one."""
-        from nexus_ark.voice.transcribers import choose_transcriber
-
-        key = language or ""
+        """The recogniser for `language` (made once, kept): the best downloaded Whisper that knows it, else
+        the English one a package ships (English or unsaid), else VoiceError saying how to get one."""
+        model_dir = whisper_for(language, [v.folder for v in installed_voices(self.voices_dir())])
+        if model_dir is None:
+            raise VoiceError(
+                notice("No installed speech recogniser understands Japanese.")
+                if language == "ja"
+                else notice("No speech recogniser is installed."),
+                hint=notice(
+                    "Download one: `nexus-ark voice get whisper-base` (Japanese and English, 148 MB)."
+                ),
+            )
+        key = str(model_dir)
         with self._lock:
             found = self._transcribers.get(key)
-        if found is None:
-            found = choose_transcriber(self._root.layout.root / "voices", language)
-            with self._lock:
-                found = self._transcribers.setdefault(key, found)
+            if found is None:
+                found = self._transcribers[key] = WhisperTranscriber(model_dir)
         return found
 
     # -- the voices to download ----------------------------------------------------------------------
+    def voices_dir(self) -> Path:
+        """Where `voice get` puts voices and recognisers (<data>/voices/<id>/)."""
+        return voices_dir(self._root.layout.root)
+
     def voices(self) -> list[VoiceInfo]:
+        """Every voice to choose from: the offline engines' and the catalogue's (not installed yet)."""
         return self.engines.all_voices()
+
+    def recognisers(self) -> list[Recogniser]:
+        """The Whisper models: the one a package ships (English), the catalogue's, downloaded or not."""
+        shipped = packaged_model_dir()
+        found = []
+        if shipped is not None:
+            size = sum(f.stat().st_size for f in shipped.iterdir() if f.is_file())
+            found.append(Recogniser(PACKAGED_MODEL_ID, "en", True, size))
+        installed = {v.id for v in installed_voices(self.voices_dir())}
+        for entry in catalogue_entries():
+            if entry.kind != "recogniser" or (shipped is not None and entry.id == PACKAGED_MODEL_ID):
+                continue  # a voice, or the model the package already ships
+            found.append(Recogniser(entry.id, entry.language, entry.id in installed, entry.size_bytes))
+        return found
+
+    def get_voice(
+        self, voice_id: str, *, progress: ProgressFn | None = None, cancel: threading.Event | None = None
+    ) -> Path:
+        """Download a catalogue entry (pinned, verified, resumable) and return its folder."""
+        entry = entry_by_id(voice_id)
+        if entry is None:
+            raise VoiceError(
+                notice("There is no voice or recogniser {name} in the catalogue.", name=voice_id),
+                hint=notice("Known: {known}.", known=", ".join(e.id for e in catalogue_entries())),
+            )
+        return download_voice(entry, self.voices_dir(), progress, cancel=cancel)
+
+    def remove_voice(self, voice_id: str) -> Path:
+        """Delete a downloaded voice or recogniser; the folder it was in."""
+        remove_voice(voice_id, self.voices_dir())
+        return self.voices_dir() / voice_id
 
     def close(self) -> None:
         self.engines.close()
@@ -177,6 +245,20 @@ class Voice:
             close = getattr(transcriber, "close", None)
             if callable(close):
                 close()
+
+
+# Downloaded Whisper models, the best first (larger is more accurate; a multilingual one also hears English).
+WHISPER_PREFERENCE = ("whisper-small", "whisper-small.en", "whisper-base", "whisper-base.en", "whisper-tiny")
+
+
+def whisper_for(language: Language | None, downloaded: list[Path]) -> Path | None:
+    """The folder of the best Whisper for `language` among `downloaded` (voices/<id>/ folders): an English-
+    only one only when the language is English; else the tiny.en a package ships unless it is Japanese."""
+    by_id = {folder.name: folder for folder in downloaded}
+    for model_id in WHISPER_PREFERENCE:
+        if model_id in by_id and (language == "en" or not model_id.endswith(".en")):
+            return by_id[model_id]
+    return packaged_model_dir() if language != "ja" else None
 
 
 def _voice_table(folder: Path) -> dict[str, Any]:

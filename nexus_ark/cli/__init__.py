@@ -59,10 +59,9 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 from nexus_ark.cli.life import run_command
 
                 return run_command(app, args)
-            if args.command == "activity":
-                return _activity(app, args)
-            if args.command == "persona":
-                return _persona(app, args)
+            here = {"activity": _activity, "persona": _persona, "prompt": _prompt}
+            if args.command in here:
+                return here[args.command](app, args)
             if args.command == "room":
                 from nexus_ark.cli.room import run_room_command
 
@@ -71,8 +70,6 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 from nexus_ark.cli.chat import run_chat
 
                 return run_chat(app, args)
-            if args.command == "prompt":
-                return _prompt(app, args)
             if args.command == "setup":
                 from nexus_ark.cli.setup import run_setup
 
@@ -85,6 +82,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 from nexus_ark.cli.soul import run_soul_command
 
                 return run_soul_command(app, args)
+            if args.command in ("say", "transcribe", "voice"):
+                from nexus_ark.cli.voice import run_voice_cli
+
+                return run_voice_cli(app, args)
             if args.command in ("drives", "goals", "questions", "dream"):
                 from nexus_ark.cli.mind import run_mind_command
 

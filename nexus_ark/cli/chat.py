@@ -18,6 +18,7 @@ from nexus_ark.agent.session import ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
 from nexus_ark.cli.said import language_note, one_line
 from nexus_ark.cli.tools import terminal_asker
+from nexus_ark.cli.voice import ReplySpeech
 from nexus_ark.errors import ProviderError
 from nexus_ark.runtime.persona_runtime import PersonaRuntime
 
@@ -29,6 +30,12 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
     app.tools.asker = terminal_asker(set(args.allow_tool), sys.stdin.isatty())
     if args.room or len(args.persona or []) > 1:
         from nexus_ark.cli.room import run_room_chat
+
+        if args.speak:
+            print(
+                "note: --speak speaks a chat with one persona; this room's replies are text only.",
+                file=sys.stderr,
+            )
 
         return run_room_chat(app, args)
     slug = args.persona[0] if args.persona else app.admin.default_persona()
@@ -45,21 +52,28 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
     if not args.model and (note := language_note(app, slug, session.persona.settings.name)):
         print(note, file=sys.stderr)
     runtime = app.personas.runtime(slug)
-    if sys.stdin.isatty():
-        return _chat_interactive(runtime, session.persona.settings.name, session.model_name)
-    # Piped (scripts, evaluations): deterministic. Each line's after-turn work is done before the next line
-    # is read, so the same input always leaves the same memory.
-    failures = 0
-    state = _ChatState(one_line=not args.raw)
-    for line in sys.stdin:
-        if line.strip():
-            failures += not _one_turn(runtime, line, sys.stdout, state)
-            runtime.queue.wait_idle()
-    return 1 if failures else 0
+    speech = ReplySpeech(app, slug) if args.speak else None
+    try:
+        if sys.stdin.isatty():
+            state = _ChatState(speech=speech)
+            return _chat_interactive(runtime, session.persona.settings.name, session.model_name, state)
+        # Piped (scripts, evaluations): deterministic. Each line's after-turn work (and, with --speak, its
+        # speech) is done before the next line is read, so the same input always leaves the same memory.
+        failures = 0
+        state = _ChatState(one_line=not args.raw, speech=speech)
+        for line in sys.stdin:
+            if line.strip():
+                failures += not _one_turn(runtime, line, sys.stdout, state)
+                if speech is not None:
+                    speech.wait()
+                runtime.queue.wait_idle()
+        return 1 if failures else 0
+    finally:
+        if speech is not None:
+            speech.close()
 
 
-def _chat_interactive(runtime: PersonaRuntime, name: str, model_name: str) -> int:
-    state = _ChatState()
+def _chat_interactive(runtime: PersonaRuntime, name: str, model_name: str, state: _ChatState) -> int:
     print(
         f"Talking with {name} on {model_name}. Ctrl-C stops a reply; /continue goes on with a reply "
         "the token limit cut; Ctrl-D or /quit leaves."
@@ -85,6 +99,7 @@ class _ChatState:
     warned: set[str] = field(default_factory=set)  # each warning once per session
     cut_reply: int | None = None  # the last reply the token limit cut, for /continue
     one_line: bool = False  # each reply printed whole, on one line (piped without --raw)
+    speech: ReplySpeech | None = None  # --speak: replies spoken as they stream
 
 
 def _one_turn(runtime: PersonaRuntime, text: str, out: TextIO, state: _ChatState) -> bool:
@@ -95,6 +110,8 @@ def _one_turn(runtime: PersonaRuntime, text: str, out: TextIO, state: _ChatState
     cancel = threading.Event()
     result: TurnResult | None = None
     streamed: list[str] = []
+    if state.speech is not None:
+        state.speech.queue.stop()  # a new message stops the last reply's speech (barge-in by typing)
     if text.strip() == "/continue":
         if state.cut_reply is None:
             print("note: there is no reply cut by the token limit to continue.", file=sys.stderr)
@@ -110,14 +127,20 @@ def _one_turn(runtime: PersonaRuntime, text: str, out: TextIO, state: _ChatState
             break
         except KeyboardInterrupt:
             cancel.set()
+            if state.speech is not None:
+                state.speech.queue.stop()
             continue
         if isinstance(item, ReplyDelta):
             streamed.append(item.text)
+            if state.speech is not None and not cancel.is_set():
+                state.speech.queue.feed(item.text)
             if not state.one_line:
                 out.write(item.text)
                 out.flush()
         else:
             result = item
+    if state.speech is not None and not cancel.is_set():
+        state.speech.queue.finish()
     if state.one_line:  # the reply as stored where a turn gave one (a reply cut at scaffolding, say)
         out.write(one_line(result.text if result is not None and result.reply_id else "".join(streamed)))
     out.write("\n")

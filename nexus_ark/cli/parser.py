@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
         "not run)",
     )
     chat.add_argument(
+        "--speak", action="store_true", help="speak each reply in the persona's voice as it streams"
+    )
+    chat.add_argument(
         "--raw",
         action="store_true",
         help="piped: print each reply as it streams (default: one line per reply, its line breaks as \\n)",
@@ -213,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     from nexus_ark.cli.setup import add_setup_parsers
 
     add_setup_parsers(sub)
+    from nexus_ark.cli.voice import add_voice_parsers
+
+    add_voice_parsers(sub)
     sub.add_parser("doctor", help="report what works on this machine and what does not")
     add_tools_parser(sub)
     return parser

