@@ -155,6 +155,12 @@ def test_a_voice_in_the_voices_folder_is_listed_and_speaks(tmp_path: Path) -> No
     assert_speech(engine.synthesize(EN, VoiceSettings(voice="en_GB-downloaded-low")), 22050, EN)
 
 
+def test_a_voice_whose_settings_file_is_still_downloading_is_not_listed_yet(tmp_path: Path) -> None:
+    model = _voice_copy(tmp_path / "voices" / "en_GB-arriving-low", "en_GB-arriving-low")
+    Path(f"{model}.json").rename(f"{model}.json.part")  # the downloader's name until the file verifies
+    assert [v.id for v in PiperEngine(tmp_path / "voices").voices()] == [BUNDLED_VOICE]
+
+
 def test_a_corrupt_piper_model_is_a_voice_error_naming_the_file(tmp_path: Path) -> None:
     model = tmp_path / "voices" / "en_US-broken-medium.onnx"
     model.parent.mkdir()

@@ -5,18 +5,22 @@
 - PiperEngine ("piper"): English, Piper with joe (en_US-joe-medium), plus any Piper voice downloaded into
   the voices folder, 22.05 kHz for joe.
 
-The default Japanese engine is Open JTalk. Measured on this machine (two shared cores, one thread,
-bench/voice_rtf.py, docs/benchmarks.md): Open JTalk synthesizes at a real-time factor of about 0.1 (a
-4-second sentence in 0.4 s, first sentence after a 1 s load), Kokoro at about 2 (slower than real time: a
-reply would stall between sentences) after a 10 s first load that also writes its 92 MB model to a cache.
-Both read names and numbers alike, because Kokoro takes its readings from the same pyopenjtalk-plus
-frontend ("3時" -> "さんじ", "田中" -> "たなか"); neither reads English words well (they are spelled out
-letter by letter). Both licences allow shipping (Mei is CC BY 3.0: credit the authors, done in About;
-Kokoro's weights are Apache-2.0). Kokoro sounds more natural (a neural voice) and is offered for a faster
-machine; Open JTalk is the one that keeps up with a streamed reply everywhere.
+The default Japanese engine is Open JTalk (voice.registry.SHIPPED names each language's), chosen on what
+can be measured, since quality by ear cannot be judged here (bench/voice_rtf.py, docs/benchmarks.md; two
+shared cores, one thread):
+- speed: Open JTalk's real-time factor is about 0.14 (a 4-second sentence in about half a second), the
+  same as pyopenjtalk called directly; Kokoro's is 2 to 3.5 here, slower than real time, so a streamed
+  reply would fall silent between sentences while the next is made. First sentence from a cold start:
+  about 2 s for Open JTalk, 14-19 s for Kokoro (its ONNX model is loaded; the very first run also
+  assembles the 92 MB model into its cache);
+- names and numbers: read alike by both, since Kokoro takes its readings from the same pyopenjtalk-plus
+  frontend ("3時" -> さんじ, "田中" -> たなか, dates in full); neither reads English words (they are spelled
+  out letter by letter): the persona's readings fix the names a dictionary gets wrong;
+- licences: both may be shipped (Mei is CC BY 3.0, credited in About; Kokoro's weights are Apache-2.0).
+Kokoro, a neural voice, is there for a faster machine.
 
-English is Piper's joe: a real-time factor of about 0.3 here. piper-tts is GPL-3.0-or-later (it carries
-espeak-ng): see docs/voice.md for what that means for a built app.
+English is Piper's joe (real-time factor about 0.45 here). piper-tts is GPL-3.0-or-later (it carries
+espeak-ng): docs/voice.md says what that means for a built app.
 """
 
 from __future__ import annotations
@@ -25,7 +29,4 @@ from nexus_ark.voice.engines.kokoro_ja import KokoroJaEngine
 from nexus_ark.voice.engines.openjtalk import OpenJTalkEngine
 from nexus_ark.voice.engines.piper import PiperEngine
 
-DEFAULT_JAPANESE = "openjtalk"
-DEFAULT_ENGLISH = "piper"
-
-__all__ = ["DEFAULT_ENGLISH", "DEFAULT_JAPANESE", "KokoroJaEngine", "OpenJTalkEngine", "PiperEngine"]
+__all__ = ["KokoroJaEngine", "OpenJTalkEngine", "PiperEngine"]

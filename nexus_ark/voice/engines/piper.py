@@ -73,7 +73,9 @@ class PiperEngine:
             found[BUNDLED_VOICE] = bundled
         if self._voices_dir is not None and self._voices_dir.is_dir():
             for model in sorted(self._voices_dir.rglob("*.onnx")):
-                if model.is_file():
+                # A settings file still arriving (the downloader writes NAME.part until it verifies) is a
+                # voice not there yet, not a damaged one.
+                if model.is_file() and not Path(f"{model}.json.part").exists():
                     found.setdefault(model.stem, model)
         return found
 
