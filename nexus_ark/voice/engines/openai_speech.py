@@ -56,6 +56,7 @@ class OpenAISpeechEngine:
     is sent only to that server, and never appears in a message."""
 
     name: EngineName = "openai"
+    pitch_supported = False  # the API has no pitch
     max_input_chars = MAX_INPUT_CHARS
 
     def __init__(

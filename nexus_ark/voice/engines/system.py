@@ -30,6 +30,7 @@ _LOCK = threading.Lock()  # pyttsx3 keeps one engine per driver for the whole pr
 
 class SystemEngine:
     name: EngineName = "system"
+    pitch_supported = False  # the OS voices take no semitones
 
     def __init__(self, driver: str | None = None) -> None:
         self._driver = driver

@@ -46,6 +46,7 @@ class VoicevoxEngine:
     proxy settings and follows no redirects)."""
 
     name: EngineName = "voicevox"
+    pitch_supported = True  # in semitones, converted to the engine's pitchScale (above)
     max_query_bytes = MAX_QUERY_BYTES
 
     def __init__(
