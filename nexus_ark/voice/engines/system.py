@@ -6,8 +6,10 @@ and eSpeak NG, an AIFF from macOS whatever the name says). What pyttsx3 does not
 its engine is one per driver in the process and not thread-safe (one lock here serialises every use), and
 its eSpeak driver prints "Audio saved to ..." on stdout, which is the command line's answer channel (sent
 to stderr while it speaks). The OS voices take a rate, not semitones: speed is set as pyttsx3's rate
-(words a minute), pitch is not applied. Measured here: pyttsx3 2.99's eSpeak NG driver leaves the length
-unchanged whatever rate is set (SAPI5 and macOS apply it).
+(words a minute), pitch is not applied. eSpeak NG takes a rate on its own thread (pyttsx3 starts it in its
+asynchronous mode), and pyttsx3 cancels what that thread has not done yet when a run ends: a rate set just
+before speaking was lost (seen here: the second and later rates of a process had no effect). So the engine
+drains pyttsx3's queue once when it starts, and waits for the rate to be taken before it speaks.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import contextlib
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +71,9 @@ class SystemEngine:
                         hint=notice("`nexus-ark voice list` shows the system's voices."),
                     )
                 engine.setProperty("voice", voice)
-            engine.setProperty("rate", max(1, round((self._base_rate or 200) * settings.speed)))
+            rate = max(1, round((self._base_rate or 200) * settings.speed))
+            engine.setProperty("rate", rate)
+            _wait_for_rate(engine, rate)
             target = Path(folder) / "speech.wav"
             try:
                 engine.save_to_file(text, str(target))
@@ -95,6 +100,7 @@ class SystemEngine:
                         "another voice engine in the persona's voice settings."
                     ),
                 ) from None
+            self._engine.runAndWait()  # an empty run: later commands run at once, not at the next run
             self._base_rate = int(self._engine.getProperty("rate") or 200)
         return self._engine
 
@@ -115,6 +121,16 @@ def _language(languages: list[Any]) -> Language | None:
         if code.startswith("en"):
             return "en"
     return None
+
+
+def _wait_for_rate(engine: Any, rate: int, timeout_s: float = 0.3) -> None:
+    """Until the speech service has taken the rate (eSpeak NG: milliseconds), at most `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(Exception):  # a driver that cannot say its rate: nothing to wait for
+            if abs(float(engine.getProperty("rate")) - rate) <= 1:
+                return
+        time.sleep(0.005)
 
 
 def _first_line(exc: BaseException) -> str:
