@@ -1,7 +1,8 @@
 """The speaker: audio played through PortAudio (sounddevice), queued, stoppable within one block.
 
-One OutputStream per AudioOutput runs from open_output() to close(); its callback (PortAudio's own thread)
-copies queued samples out block by block and writes silence when nothing is queued. play() resamples once,
+One OutputStream per AudioOutput, from open_output() to close(); its callback (PortAudio's own thread)
+copies queued samples out block by block and writes silence when nothing is queued, and after a few
+seconds of silence it pauses the stream (play() starts it again). play() resamples once,
 to the device's rate, on the caller's thread, so the callback only copies. stop() empties the queue under
 the callback's lock: the next block the callback writes is silence (a block is the host's period, about
 5-20 ms; the device's own buffer, `latency`, still plays out after it).
@@ -12,6 +13,7 @@ still import the voice part, and opening a device there says what is missing (Vo
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
@@ -23,6 +25,8 @@ import numpy as np
 
 from nexus_ark.notices import notice
 from nexus_ark.voice.base import Audio, VoiceError
+
+log = logging.getLogger(__name__)
 
 DeviceKind = Literal["input", "output"]
 
@@ -142,9 +146,13 @@ class Playback:
 
 
 class AudioOutput:
-    """A running output stream and its queue. Thread-safe: play/stop/wait from any thread."""
+    """An output stream and its queue. Thread-safe: play/stop/wait from any thread.
 
-    def __init__(self, sd: ModuleType, info: dict[str, Any]) -> None:
+    The stream pauses itself after `pause_after` seconds with nothing to play (an open stream costs the
+    callback's wake-ups, ~100 a second, and keeps the device busy) and play() starts it again."""
+
+    def __init__(self, sd: ModuleType, info: dict[str, Any], pause_after: float = 3.0) -> None:
+        self._sd = sd
         self.device = str(info["name"])
         self.rate = int(info["default_samplerate"])
         self._lock = threading.Lock()
@@ -155,6 +163,10 @@ class AudioOutput:
         self._stop_asked: float | None = None
         self.silenced_at: float | None = None  # the callback's time when it first wrote silence after stop()
         self.blocks = 0  # callbacks run (the bench counts them)
+        self._pause_frames = int(pause_after * self.rate)
+        self._idle_frames = 0  # silence written since the last audio
+        self._paused = False  # the callback stopped the stream; play() starts it again
+        self._restart = threading.Lock()
         self._stream = sd.OutputStream(
             device=int(info["index"]),
             samplerate=self.rate,
@@ -182,7 +194,28 @@ class AudioOutput:
                 raise VoiceError(notice("The audio output {device} is closed.", device=self.device))
             self._queue.append(playback)
             self._idle.clear()
+        self.wake()
         return playback
+
+    def wake(self) -> None:
+        """Starts a paused stream again, on a thread of its own (it takes some 50 ms on JACK here), and
+        returns at once: SpeechQueue calls it when a sentence starts being synthesized, so the stream is
+        running by the time the audio comes; play() calls it too."""
+        with self._lock:
+            self._idle_frames = 0
+            paused, self._paused = self._paused, False
+        if paused:
+            threading.Thread(target=self._resume, name="nexus-audio-resume", daemon=True).start()
+
+    def _resume(self) -> None:
+        with self._restart:  # not under _lock: stopping waits for the stream to end, which takes it
+            try:
+                if not self._stream.closed:
+                    self._stream.stop()  # the callback ended it; a stream starts again from stopped
+                    self._stream.start()
+            except self._sd.PortAudioError:
+                log.warning("the audio output %r could not start again", self.device, exc_info=True)
+                self.stop()  # what was queued will not play: waiters are told it ended
 
     def stop(self) -> None:
         """Silence at the next block: the playing audio is cut and the queue emptied."""
@@ -192,8 +225,8 @@ class AudioOutput:
             dropped += self._queue
             self._queue.clear()
             self._current = None
-            self._stop_asked = now
-            self.silenced_at = None
+            self._stop_asked = now if dropped else None
+            self.silenced_at = None if dropped else now  # nothing was playing: silent already
             for playback in dropped:
                 playback.stopped = True
                 playback.ended_at = now
@@ -206,9 +239,8 @@ class AudioOutput:
 
     def close(self) -> None:
         self.stop()
-        with self._lock:
-            stream = self._stream
-        stream.close()  # outside the lock: closing waits for a running callback, which takes it
+        with self._restart:  # not under _lock: closing waits for a running callback, which takes it
+            self._stream.close()
 
     def _callback(self, outdata: np.ndarray, frames: int, _time: Any, _status: Any) -> None:
         now = time.monotonic()
@@ -239,16 +271,21 @@ class AudioOutput:
             if self._stop_asked is not None and filled == 0:
                 self.silenced_at = now
                 self._stop_asked = None
+            self._idle_frames = 0 if filled else self._idle_frames + frames
+            pause = self._idle_frames >= self._pause_frames and self._current is None and not self._queue
+            self._paused = self._paused or pause
         outdata[filled:] = 0
+        if pause:
+            raise self._sd.CallbackStop
 
 
-def open_output(device: str | None = None) -> AudioOutput:
+def open_output(device: str | None = None, *, pause_after: float = 3.0) -> AudioOutput:
     """The output device named (a number or part of its name; None = the system's default), opened and
     running. VoiceError in words when there is none, PortAudio is missing, or it cannot be opened."""
     sd = portaudio("output")
     info = find_device(sd, device, "output")
     try:
-        return AudioOutput(sd, info)
+        return AudioOutput(sd, info, pause_after)
     except sd.PortAudioError as exc:
         raise no_device(
             "output",

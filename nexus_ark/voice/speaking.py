@@ -59,6 +59,8 @@ class Output(Protocol):
 
     def stop(self) -> None: ...
 
+    def wake(self) -> None: ...
+
 
 @dataclass(eq=False)
 class _Piece:
@@ -211,6 +213,8 @@ class SpeechQueue:
                 if self._closed:
                     return
                 piece = self._todo.popleft()
+            if piece.speech:
+                self._output.wake()  # a paused stream starts while the sentence is synthesized
             audio, error = self._made(piece.speech) if piece.speech else (None, None)
             with self._changed:
                 if piece.generation != self._generation:  # stopped meanwhile: never said

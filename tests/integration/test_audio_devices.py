@@ -92,6 +92,26 @@ def test_stop_silences_the_output_within_100_ms_and_empties_the_queue() -> None:
 
 
 @needs_sound
+def test_an_idle_output_pauses_its_stream_and_plays_again_when_given_audio() -> None:
+    output = open_output(pause_after=0.2)
+
+    def quiet(seconds: float) -> bool:  # no callback (no wake-up) for that long
+        blocks = output.blocks
+        return not poll(lambda: output.blocks > blocks, timeout=seconds)
+
+    try:
+        assert not quiet(0.1)  # running at first
+        assert poll(lambda: quiet(0.15), timeout=3)  # then paused, nothing playing
+        blocks = output.blocks
+        playback = output.play(tone(0.3))
+        assert output.wait(timeout=5)
+        assert playback.played == len(playback.samples) and not playback.stopped
+        assert output.blocks > blocks + 20  # it ran again: 0.3 s is some 28 blocks
+    finally:
+        output.close()
+
+
+@needs_sound
 def test_the_microphone_is_open_only_while_started_and_gives_16_khz_mono_chunks() -> None:
     microphone = open_microphone()
     assert not microphone.is_open
