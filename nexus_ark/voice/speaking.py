@@ -7,9 +7,11 @@ while sentence n plays and plays right after it, with no gap. A second thread fo
 reports it (on_event). The caller's thread (the window's UI thread) only appends text and takes a lock
 for a moment: feed, finish and stop never wait on synthesis or the device.
 
-A fenced code block (``` or ~~~) is one piece: it is cleaned as a whole (the cleaner leaves code out),
-never line by line. stop() drops everything queued and silences the output within a block; the next
-feed() after stop() or finish() starts a new reply, so a regenerated reply replaces the speech.
+Each piece is cleaned for speech by `clean` (speech_text.speakable: no Markdown, code, URLs or emoji;
+pass one with the persona's readings). A fenced code block (``` or ~~~) is one piece, cleaned as a whole
+(so it is left out), never line by line. stop() drops everything queued and silences the output within
+a block; the next feed() after stop() or finish() starts a new reply, so a regenerated reply replaces
+the speech.
 
 spoken_text(): the reply as written up to where speech reached: every sentence played to its end, then,
 for the one playing (or cut by stop()), its first characters in the share of its audio played (audio
@@ -32,6 +34,7 @@ from nexus_ark.notices import notice
 from nexus_ark.sentences import BOUNDARY, sentences
 from nexus_ark.voice.audio_out import Playback
 from nexus_ark.voice.base import Audio, VoiceError
+from nexus_ark.voice.speech_text import speakable
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +76,6 @@ class _Piece:
     error: VoiceError | None = None
 
 
-def _as_written(text: str) -> str:
-    return text.strip()
-
-
 class SpeechQueue:
     def __init__(
         self,
@@ -84,7 +83,7 @@ class SpeechQueue:
         output: Output,
         on_event: Callable[[SpeechEvent], None] | None = None,
         *,
-        clean: Callable[[str], str] = _as_written,
+        clean: Callable[[str], str] = speakable,
     ) -> None:
         self._synthesize = synthesize
         self._output = output

@@ -207,3 +207,24 @@ def test_spoken_text_cuts_an_english_sentence_at_a_whole_word(
     assert sentence.startswith(spoken) and len(spoken) < len(sentence)
     assert sentence[len(spoken)] == " "  # ends at a word's end, never mid-word
     queue.close()
+
+
+def test_a_reply_with_markdown_and_a_code_block_is_spoken_as_its_words(
+    joe: Callable[[str], Audio], output: AudioOutput
+) -> None:
+    said: list[str] = []
+
+    def synthesize(text: str) -> Audio:
+        said.append(text)
+        return joe(text)
+
+    reply = (
+        "Here is **the fix**:\n```python\nprint('hi. there')\n```\nSee https://example.com/docs for more.\n"
+    )
+    queue = SpeechQueue(synthesize, output)  # the default cleaner: speech_text.speakable
+    stream(queue, reply)
+    queue.finish()
+    assert queue.wait(timeout=60)
+    assert said == ["Here is the fix:", "See for more."]
+    assert not any("print" in text or "http" in text for text in said)
+    queue.close()
