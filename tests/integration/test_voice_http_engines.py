@@ -158,6 +158,14 @@ def test_a_stalled_engine_gives_words_within_the_timeout(voicevox: VoicevoxStand
         voicevox.stall_s = 0
 
 
+def test_another_program_at_the_voicevox_address_is_named_not_obeyed(
+    openai_audio: OpenAIAudioStandIn,
+) -> None:
+    """The OpenAI stand-in is a web server without VOICEVOX's routes: it answers /speakers with a 404."""
+    with pytest.raises(VoiceError, match=r"answered HTTP 404 to /speakers: Not Found"):
+        VoicevoxEngine(openai_audio.url.removesuffix("/v1")).voices()
+
+
 def test_an_address_that_is_not_http_is_refused_before_anything_is_sent() -> None:
     with pytest.raises(VoiceError, match=r"ftp://example\.org is not an http"):
         VoicevoxEngine("ftp://example.org")
@@ -167,6 +175,7 @@ def test_an_address_that_is_not_http_is_refused_before_anything_is_sent() -> Non
 
 EN = "The quick brown fox jumps over the lazy dog."
 KEY = "sk-standin-5up3r-53cr3t"
+WRONG_KEY = "sk-wrong-PR1VATE-9999"
 
 
 @pytest.fixture(scope="module")
@@ -179,6 +188,7 @@ def openai_audio() -> Iterator[OpenAIAudioStandIn]:
 @pytest.fixture
 def key_env(monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("NEXUS_ARK_TEST_SPEECH_KEY", KEY)
+    monkeypatch.setenv("NEXUS_ARK_TEST_WRONG_KEY", WRONG_KEY)
     return "${NEXUS_ARK_TEST_SPEECH_KEY}"
 
 
@@ -225,7 +235,7 @@ def test_openai_speech_over_4096_characters_is_sent_in_pieces(
             "has no voice robot: Invalid value",
         ),
         (
-            lambda url, key: (OpenAISpeechEngine(url, "tts-1", "${NEXUS_ARK_NO_SUCH_KEY}"), "nova"),
+            lambda url, key: (OpenAISpeechEngine(url, "tts-1", "${NEXUS_ARK_TEST_WRONG_KEY}"), "nova"),
             "refused the API key",
         ),
         (
@@ -235,17 +245,17 @@ def test_openai_speech_over_4096_characters_is_sent_in_pieces(
     ],
 )
 def test_a_refused_speech_request_is_one_sentence_naming_the_value(
-    openai_audio: OpenAIAudioStandIn, key_env: str, make: Any, words: str
+    openai_audio: OpenAIAudioStandIn, key_env: str, make: Any, words: str, capfd: pytest.CaptureFixture[str]
 ) -> None:
     engine, voice = make(openai_audio.url, key_env)
     with pytest.raises(VoiceError) as caught:
         engine.synthesize("Hello.", VoiceSettings(voice=voice))
     assert words in caught.value.message
-    assert (
-        "\n" not in caught.value.message
-        and KEY not in str(caught.value)
-        and "Traceback" not in str(caught.value)
-    )
+    assert "\n" not in caught.value.message and "Traceback" not in str(caught.value)
+    printed = capfd.readouterr()
+    assert printed.out == ""  # stdout is the command line's answer: LiteLLM prints nothing there
+    for secret in (KEY, "PR1VATE"):
+        assert secret not in str(caught.value) and secret not in printed.err
 
 
 def test_a_text_the_server_finds_too_long_is_refused_in_words(
@@ -284,6 +294,12 @@ def test_a_stalled_speech_server_gives_words_within_the_timeout(
         with pytest.raises(VoiceError, match="did not answer in time"):
             OpenAISpeechEngine(openai_audio.url, "tts-1", key_env, read_timeout_s=1.0).synthesize(
                 "Hello.", VoiceSettings(voice="nova")
+            )
+        assert time.monotonic() - started < 6
+        started = time.monotonic()
+        with pytest.raises(VoiceError, match="did not answer in time"):
+            OpenAITranscriber(openai_audio.url, "whisper-1", key_env, read_timeout_s=1.0).transcribe(
+                Audio(np.zeros(16000, dtype=np.float32), 16000), "en"
             )
         assert time.monotonic() - started < 6
     finally:
