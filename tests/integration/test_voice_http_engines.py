@@ -41,12 +41,13 @@ def aivis() -> Iterator[VoicevoxStandIn]:
     server.stop()
 
 
-def _refused_port() -> int:
+@pytest.fixture
+def refused_port() -> Iterator[int]:
     """A port on 127.0.0.1 that refuses connections: bound (so nobody else takes it) but not listening."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    _refused_port.held = sock  # type: ignore[attr-defined]  # kept open for the test's life
-    return int(sock.getsockname()[1])
+    yield int(sock.getsockname()[1])
+    sock.close()
 
 
 def _voiced_seconds(samples: np.ndarray, rate: int) -> float:
@@ -136,8 +137,8 @@ def test_a_voice_the_engine_refuses_is_one_error_naming_it(
     assert "\n" not in caught.value.message
 
 
-def test_voicevox_not_running_says_so_naming_the_address() -> None:
-    address = f"http://127.0.0.1:{_refused_port()}"
+def test_voicevox_not_running_says_so_naming_the_address(refused_port: int) -> None:
+    address = f"http://127.0.0.1:{refused_port}"
     started = time.monotonic()
     with pytest.raises(VoiceError) as caught:
         VoicevoxEngine(address).synthesize(JA, VoiceSettings(voice="2"))
@@ -268,12 +269,12 @@ def test_a_text_the_server_finds_too_long_is_refused_in_words(
 
 
 def test_transcription_refusals_and_a_down_server_are_words(
-    openai_audio: OpenAIAudioStandIn, key_env: str
+    openai_audio: OpenAIAudioStandIn, key_env: str, refused_port: int
 ) -> None:
     short = Audio(np.zeros(800, dtype=np.float32), 16000)  # 0.05 s
     with pytest.raises(VoiceError, match="Audio file is too short"):
         OpenAITranscriber(openai_audio.url, "whisper-1", key_env).transcribe(short, "en")
-    address = f"http://127.0.0.1:{_refused_port()}/v1"
+    address = f"http://127.0.0.1:{refused_port}/v1"
     started = time.monotonic()
     with pytest.raises(VoiceError) as caught:
         OpenAITranscriber(address, "whisper-1").transcribe(
