@@ -4,8 +4,9 @@ macOS, eSpeak NG on Linux (Debian: `apt install espeak-ng`).
 pyttsx3 speaks to a file with save_to_file + runAndWait; the file is read back (soundfile: a WAV from SAPI5
 and eSpeak NG, an AIFF from macOS whatever the name says). What pyttsx3 does not do safely is kept away:
 its engine is one per driver in the process and not thread-safe (one lock here serialises every use), and
-its eSpeak driver prints "Audio saved to ..." on stdout, which is the command line's answer channel (sent
-to stderr while it speaks). The OS voices take a rate, not semitones: speed is set as pyttsx3's rate
+its eSpeak driver prints "Audio saved to ..." on stdout, which is the command line's answer channel (its
+module's print goes to the log instead: redirecting sys.stdout would also take a reply that `chat --speak`
+prints on another thread meanwhile). The OS voices take a rate, not semitones: speed is set as pyttsx3's rate
 (words a minute), pitch is not applied. eSpeak NG takes a rate on its own thread (pyttsx3 starts it in its
 asynchronous mode), and pyttsx3 cancels what that thread has not done yet when a run ends: a rate set just
 before speaking was lost (seen here: the second and later rates of a process had no effect). So the engine
@@ -15,6 +16,7 @@ drains pyttsx3's queue once when it starts, and waits for the rate to be taken b
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 import tempfile
 import threading
@@ -26,6 +28,8 @@ from nexus_ark.notices import clipped, notice
 from nexus_ark.voice.base import Audio, EngineName, Language, VoiceError, VoiceInfo, VoiceSettings
 from nexus_ark.voice.engines.common import has_words, silence
 from nexus_ark.voice.engines.http_audio import wav_audio
+
+log = logging.getLogger(__name__)
 
 DEFAULT_RATE = 22050  # eSpeak NG's; the rate of silence
 _LOCK = threading.Lock()  # pyttsx3 keeps one engine per driver for the whole process
@@ -77,8 +81,7 @@ class SystemEngine:
             target = Path(folder) / "speech.wav"
             try:
                 engine.save_to_file(text, str(target))
-                with contextlib.redirect_stdout(sys.stderr):
-                    engine.runAndWait()
+                engine.runAndWait()
                 data = target.read_bytes()
             except Exception as exc:  # the OS speech service's own errors
                 raise VoiceError(
@@ -100,6 +103,7 @@ class SystemEngine:
                         "another voice engine in the persona's voice settings."
                     ),
                 ) from None
+            _quiet_driver()
             self._engine.runAndWait()  # an empty run: later commands run at once, not at the next run
             self._base_rate = int(self._engine.getProperty("rate") or 200)
         return self._engine
@@ -121,6 +125,17 @@ def _language(languages: list[Any]) -> Language | None:
         if code.startswith("en"):
             return "en"
     return None
+
+
+def _quiet_driver() -> None:
+    """pyttsx3's eSpeak driver calls print() for each file it saves: that module's print logs instead."""
+    module = sys.modules.get("pyttsx3.drivers.espeak")
+    if module is not None:
+        module.print = _log_print  # type: ignore[attr-defined]  # shadows the builtin for that module only
+
+
+def _log_print(*args: object, **_: object) -> None:
+    log.debug("pyttsx3: %s", " ".join(str(a) for a in args))
 
 
 def _wait_for_rate(engine: Any, rate: int, timeout_s: float = 0.3) -> None:
