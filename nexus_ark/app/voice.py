@@ -37,6 +37,7 @@ from nexus_ark.voice.base import (
 from nexus_ark.voice.catalogue import catalogue_entries, entry_by_id
 from nexus_ark.voice.downloads import download_voice, installed_voices, remove_voice, voices_dir
 from nexus_ark.voice.registry import Engines
+from nexus_ark.voice.remote_transcribe import OpenAITranscriber
 from nexus_ark.voice.whisper_local import PACKAGED_MODEL_ID, WhisperTranscriber, packaged_model_dir
 
 log = logging.getLogger(__name__)
@@ -179,8 +180,15 @@ class Voice:
     # -- listening -----------------------------------------------------------------------------------
     def transcriber(self, language: Language | None = None) -> Transcriber:
         """The recogniser for `language` (made once, kept): the best downloaded Whisper that knows it, else
-        the English one a package ships (English or unsaid), else VoiceError saying how to get one."""
-        model_dir = whisper_for(language, [v.folder for v in installed_voices(self.voices_dir())])
+        the server config.toml's [transcription] names, else the English Whisper a package ships (for
+        English, or a language not said), else VoiceError saying how to get one."""
+        model_dir = best_whisper(language, [v.folder for v in installed_voices(self.voices_dir())])
+        server = self._root.settings.transcription
+        if model_dir is None and server.model:
+            key = f"openai\n{server.api_base}\n{server.model}\n{server.api_key}"
+            return self._kept(key, lambda: OpenAITranscriber(server.api_base, server.model, server.api_key))
+        if model_dir is None and language != "ja":
+            model_dir = packaged_model_dir()
         if model_dir is None:
             raise VoiceError(
                 notice("No installed speech recogniser understands Japanese.")
@@ -190,11 +198,13 @@ class Voice:
                     "Download one: `nexus-ark voice get whisper-base` (Japanese and English, 148 MB)."
                 ),
             )
-        key = str(model_dir)
+        return self._kept(str(model_dir), lambda: WhisperTranscriber(model_dir))
+
+    def _kept(self, key: str, make: Callable[[], Transcriber]) -> Transcriber:
         with self._lock:
             found = self._transcribers.get(key)
             if found is None:
-                found = self._transcribers[key] = WhisperTranscriber(model_dir)
+                found = self._transcribers[key] = make()
         return found
 
     # -- the voices to download ----------------------------------------------------------------------
@@ -251,14 +261,14 @@ class Voice:
 WHISPER_PREFERENCE = ("whisper-small", "whisper-small.en", "whisper-base", "whisper-base.en", "whisper-tiny")
 
 
-def whisper_for(language: Language | None, downloaded: list[Path]) -> Path | None:
-    """The folder of the best Whisper for `language` among `downloaded` (voices/<id>/ folders): an English-
-    only one only when the language is English; else the tiny.en a package ships unless it is Japanese."""
+def best_whisper(language: Language | None, downloaded: list[Path]) -> Path | None:
+    """The folder of the best Whisper for `language` among `downloaded` (voices/<id>/ folders); an English-
+    only one only when the language is English."""
     by_id = {folder.name: folder for folder in downloaded}
     for model_id in WHISPER_PREFERENCE:
         if model_id in by_id and (language == "en" or not model_id.endswith(".en")):
             return by_id[model_id]
-    return packaged_model_dir() if language != "ja" else None
+    return None
 
 
 def _voice_table(folder: Path) -> dict[str, Any]:

@@ -14,12 +14,30 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from nexus_ark.config.toml_files import one_line_name, problem_list, save_toml_model
 from nexus_ark.errors import ConfigError
-from nexus_ark.model_config import ModelConfig
+from nexus_ark.model_config import ModelConfig, is_key_reference
 from nexus_ark.notices import notice
 
 # The layout of config.toml this version writes. A file without the field is version 1 (state and
 # preferences in one file); nexus_ark/config/versions.py moves an older file forward, and refuses a newer one.
 SETTINGS_VERSION = 2
+
+
+class TranscriptionSettings(BaseModel):
+    """[transcription] in config.toml: an OpenAI-compatible speech-to-text server (issue 36), used where no
+    downloaded Whisper model knows the language. Unset (model "") until the person names one."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = ""  # e.g. "whisper-1"; "" = no server
+    api_base: str = ""  # e.g. "http://127.0.0.1:8000/v1"; "" = OpenAI itself
+    api_key: str = ""  # a reference ("${ENV_VAR}" or "keyring:SERVICE/NAME"), never a key
+
+    @field_validator("api_key")
+    @classmethod
+    def _key_is_reference(cls, value: str) -> str:
+        if not is_key_reference(value):
+            raise ValueError(notice('this looks like a plain API key; use "${{ENV_VAR}}" or the OS keyring'))
+        return value
 
 
 class AppSettings(BaseModel):
@@ -48,6 +66,8 @@ class AppSettings(BaseModel):
     theme: Literal["system", "light", "dark"] = "system"
     # The text size in points across the app; 0 keeps the desktop's own.
     font_size: int = Field(default=0, ge=0, le=32)
+    # Speech to text on a server, where no downloaded Whisper model knows the language.
+    transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
 
     @field_validator("user_name")
     @classmethod

@@ -4,15 +4,20 @@ real files and a real memory.db, no engine needed."""
 from __future__ import annotations
 
 import tomllib
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from nexus_ark.app import NexusApp
+from nexus_ark.clock import FixedClock
 from nexus_ark.errors import ConfigError, NexusArkError
+from nexus_ark.memory.conversation_index import Turn, index_turns
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.personas.store import PersonaStore
 from nexus_ark.voice.base import VoiceSettings
 
+REPO = Path(__file__).resolve().parents[2]
 HAND_WRITTEN = """name = "Aria"  # shown in the list
 language = "en"
 
@@ -47,8 +52,6 @@ def test_the_voice_table_is_read_from_persona_toml(store: PersonaStore) -> None:
 def test_saving_the_voice_keeps_the_persons_comments_and_writes_only_what_is_set(
     store: PersonaStore, tmp_path: Path
 ) -> None:
-    from nexus_ark.app import NexusApp
-
     (tmp_path / "none").mkdir()
     with NexusApp(store.root.parent, shipped_personas=tmp_path / "none") as app:
         current = app.voice.settings_for("aria")
@@ -112,3 +115,70 @@ def test_an_entity_keeps_its_reading_across_rewrites_and_reopening(tmp_path: Pat
         assert again.components.readings() == {}
     finally:
         again.close()
+
+
+def _app(tmp_path: Path, clock: FixedClock | None = None) -> NexusApp:
+    return NexusApp(tmp_path / "data", shipped_personas=REPO / "personas", clock=clock).open()
+
+
+def _local(hour: int) -> datetime:
+    """Today at `hour`:00 in this machine's time zone (quiet hours are the persona's local time)."""
+    return datetime.now().astimezone().replace(hour=hour, minute=0, second=0, microsecond=0)
+
+
+def test_a_message_written_first_is_spoken_only_if_allowed_and_never_in_quiet_hours(tmp_path: Path) -> None:
+    clock = FixedClock(_local(10))
+    app = _app(tmp_path, clock)
+    try:
+        assert not app.voice.may_speak_first("aria")  # not allowed: the default
+        app.voice.save_settings("aria", VoiceSettings(speak_first_messages=True))
+        assert app.voice.may_speak_first("aria")
+        clock.advance(-7 * 3600)  # 03:00, inside the default quiet hours 00:00-07:00
+        assert not app.voice.may_speak_first("aria")
+        app.personas.store.save_settings("aria", {"autonomy": {"quiet_hours": "22:00-02:00"}})
+        assert app.voice.may_speak_first("aria")
+    finally:
+        app.close()
+
+
+def test_the_persona_says_a_name_it_knows_as_its_reading(tmp_path: Path) -> None:
+    """Open JTalk for real: 灯 given a long reading takes several times as long to say as 灯 guessed."""
+    app = _app(tmp_path)
+    try:
+        app.personas.change_memory("hikari", "test", lambda m: m.components.write_entity("灯", "猫の名前"))
+        plain = app.voice.synthesizer_for("hikari")("灯。")
+        app.voice.set_reading("hikari", "灯", "ともしびのようにあかるいねこのあかりちゃん")
+        assert app.voice.readings("hikari") == {"灯": "ともしびのようにあかるいねこのあかりちゃん"}
+        read = app.voice.synthesizer_for("hikari")("灯。")
+        assert plain.rate == read.rate == 48000
+        assert read.seconds > 2.5 * plain.seconds, (plain.seconds, read.seconds)
+        code_only = app.voice.synthesizer_for("hikari")("```\nprint(1)\n```")
+        assert code_only.samples.size == 0  # nothing to say: no engine call, no sound
+    finally:
+        app.close()
+
+
+def test_a_reply_spoken_over_keeps_only_the_words_that_were_heard(tmp_path: Path) -> None:
+    app = _app(tmp_path)
+    whole = "The tea is ready. I also baked a lemon cake with blueberries for later."
+
+    def reply(memory: MemoryStore) -> int:
+        message_id = memory.messages.add(speaker="Aria", role="assistant", content=whole, status="stopped")
+        created = memory.messages.get(message_id).created_at
+        turn = Turn(speaker="Aria", text=whole, created_at=created, source_id=f"msg:{message_id}")
+        index_turns(memory.archive, [turn])
+        return message_id
+
+    try:
+        reply_id = app.personas.change_memory("aria", "test", reply)
+        app.voice.keep_spoken("aria", reply_id, "The tea is ready. ")
+        memory = app.personas.open_memory("aria")
+        try:
+            stored = memory.messages.get(reply_id)
+            items = [memory.archive.get(i) for i in memory.archive.ids_of_source(f"msg:{reply_id}")]
+        finally:
+            memory.close()
+        assert (stored.content, stored.status) == ("The tea is ready.", "stopped")
+        assert [item["text"] for item in items if item] == ["Aria: The tea is ready."]
+    finally:
+        app.close()

@@ -18,8 +18,10 @@ import pytest
 import soundfile
 
 from tests.conftest import cli_command, run_cli, subprocess_env
+from tests.integration.openai_audio_standin import OpenAIAudioStandIn
 
 pytestmark = pytest.mark.integration
+FOX = "The quick brown fox jumps over the lazy dog."
 
 
 def _closed_port() -> int:
@@ -27,6 +29,19 @@ def _closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _run(*args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    """`nexus-ark ARGS` in a fresh process with these environment variables set."""
+    return subprocess.run(
+        cli_command(*args),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=subprocess_env(**env),
+        encoding="utf-8",
+    )
 
 
 def _seeded(data_dir: Path) -> Path:
@@ -75,8 +90,7 @@ def test_say_writes_a_wav_of_the_sentence_at_the_engines_rate(
 def test_what_piper_says_whisper_hears(data_dir: Path, tmp_path: Path) -> None:
     """The round trip: English spoken by the shipped Piper voice, heard by the shipped Whisper tiny.en."""
     out = tmp_path / "fox.wav"
-    text = "The quick brown fox jumps over the lazy dog."
-    said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", text, "-o", str(out))
+    said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", FOX, "-o", str(out))
     assert said.returncode == 0, said.stderr
     heard = run_cli("--data-dir", str(data_dir), "transcribe", str(out), "--json", "--language", "en")
     assert heard.returncode == 0, heard.stderr
@@ -86,6 +100,41 @@ def test_what_piper_says_whisper_hears(data_dir: Path, tmp_path: Path) -> None:
     assert result["language"] == "en" and 2.0 < result["seconds"] < 5.0
     plain = run_cli("--data-dir", str(data_dir), "transcribe", str(out))
     assert plain.returncode == 0 and plain.stdout.strip() == result["text"], plain.stderr
+
+
+def test_transcribe_uses_the_server_config_toml_names_where_no_downloaded_whisper_knows_the_language(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """[transcription] names an OpenAI-compatible server (the stand-in: OpenAI's form and refusals, a real
+    Whisper behind it): asked for English with no Whisper downloaded, the words come from that server."""
+    server = OpenAIAudioStandIn(api_key="sk-standin-for-the-cli")
+    try:
+        out = tmp_path / "fox.wav"
+        said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", FOX, "-o", str(out))
+        assert said.returncode == 0, said.stderr
+        config = data_dir / "config.toml"
+        with config.open("a", encoding="utf-8") as fh:
+            fh.write(f'\n[transcription]\nmodel = "whisper-1"\napi_base = "{server.url}"\n')
+            fh.write('api_key = "${NEXUS_ARK_TEST_TRANSCRIPTION_KEY}"\n')
+        args = ("--data-dir", str(data_dir), "transcribe", str(out), "--language", "en")
+        heard = _run(*args, NEXUS_ARK_TEST_TRANSCRIPTION_KEY="sk-standin-for-the-cli")
+        assert heard.returncode == 0, heard.stderr
+        assert {"quick", "brown", "fox"} <= {w.strip(".,").lower() for w in heard.stdout.split()}
+        assert [form["language"] for form in server.transcription_forms] == ["en"]
+        refused = _run(*args, NEXUS_ARK_TEST_TRANSCRIPTION_KEY="sk-a-wrong-key")
+        assert f"{server.url} refused the API key" in _one_error_line(refused)
+    finally:
+        server.stop()
+
+
+def test_transcribing_japanese_without_a_recogniser_for_it_says_how_to_get_one(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "hello.wav"
+    said = run_cli("--data-dir", str(data_dir), "say", "--persona", "hikari", "こんにちは。", "-o", str(out))
+    assert said.returncode == 0, said.stderr
+    line = _one_error_line(run_cli("--data-dir", str(data_dir), "transcribe", str(out), "--language", "ja"))
+    assert "understands Japanese" in line and "nexus-ark voice get whisper-base" in line
 
 
 def test_voice_list_names_the_shipped_voices_and_what_can_be_downloaded(data_dir: Path) -> None:
@@ -113,14 +162,8 @@ def test_say_plays_through_the_sound_device(data_dir: Path) -> None:
 
 
 def test_say_without_a_sound_device_is_one_line_and_exit_2(data_dir: Path) -> None:
-    proc = subprocess.run(
-        cli_command("--data-dir", str(data_dir), "say", "--persona", "aria", "Hello."),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=subprocess_env(JACK_DEFAULT_SERVER="nexus-ark-no-such-server"),
-        encoding="utf-8",
-    )
+    args = ("--data-dir", str(data_dir), "say", "--persona", "aria", "Hello.")
+    proc = _run(*args, JACK_DEFAULT_SERVER="nexus-ark-no-such-server")
     assert "No audio output device" in _one_error_line(proc)
 
 
@@ -170,14 +213,7 @@ def test_chat_speak_speaks_each_reply_and_prints_it(data_dir: Path) -> None:
 
 
 def test_chat_speak_without_a_sound_device_is_one_line_and_exit_2(data_dir: Path) -> None:
-    proc = subprocess.run(
-        cli_command("--data-dir", str(data_dir), "chat", "--speak", "--persona", "aria"),
-        input="Hello!\n",
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=subprocess_env(JACK_DEFAULT_SERVER="nexus-ark-no-such-server"),
-        encoding="utf-8",
-    )
+    args = ("--data-dir", str(data_dir), "chat", "--speak", "--persona", "aria")
+    proc = _run(*args, stdin="Hello!\n", JACK_DEFAULT_SERVER="nexus-ark-no-such-server")
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr
     assert proc.stderr.startswith("error: No audio output device") and "Traceback" not in proc.stderr
