@@ -15,7 +15,9 @@ supported_features.adjust_mora_pitch tells which reading a server has:
 - VOICEVOX multiplies each mora's pitch, the natural log of its F0, by 2**pitchScale. A shift of s
   semitones adds s·ln2/12 to log F0, so pitchScale = log2(1 + s·ln2 / (12·L)), L the query's mean voiced
   mora pitch: exact at the mean, within a few cents across a sentence.
-- AivisSpeech (Style-Bert-VITS2, no mora pitch) scales F0 by 1 + pitchScale: pitchScale = 2**(s/12) - 1.
+- AivisSpeech (Style-Bert-VITS2, no mora pitch) scales F0 by 1 + pitchScale: pitchScale = 2**(s/12) - 1
+  (its API notes that any value but 0 costs quality). Its intonationScale means the style's emotional
+  strength, not VOICEVOX's intonation: left as the engine sets it, as every field this client does not own.
 """
 
 from __future__ import annotations
