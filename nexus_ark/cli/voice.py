@@ -54,6 +54,12 @@ def add_voice_parsers(sub: Any) -> None:
     get.add_argument("id")
     remove = vsub.add_parser("remove", help="delete a downloaded voice or recogniser")
     remove.add_argument("id")
+    reading = vsub.add_parser(
+        "reading", help="how a name the persona knows is read aloud (no NAME: list them; READING '': forget)"
+    )
+    reading.add_argument("--persona", required=True)
+    reading.add_argument("name", nargs="?", help="a person, pet or thing in the persona's memory")
+    reading.add_argument("reading", nargs="?", help="how to say it, e.g. in kana: あかり")
 
 
 def run_voice_cli(app: NexusApp, args: argparse.Namespace) -> int:
@@ -137,11 +143,26 @@ def run_voice_command(app: NexusApp, args: argparse.Namespace) -> int:
                 installed = "installed" if row["installed"] else "-"
                 print("\t".join((row["engine"], row["id"], row["language"], installed, size)))
         return 0
+    if args.voice_command == "reading":
+        return _reading(app, args)
     if args.voice_command == "remove":
         print(f"removed {app.voice.remove_voice(args.id)}", file=sys.stderr)
         print(args.id)
         return 0
     return _get_voice(app, args.id)
+
+
+def _reading(app: NexusApp, args: argparse.Namespace) -> int:
+    """NAME<TAB>reading lines: every reading the persona's memory holds, or the one set now."""
+    if args.name is not None and args.reading is not None:
+        entity = app.voice.set_reading(args.persona, args.name, args.reading)
+        print(f"{entity.name}\t{entity.reading}")
+        return 0
+    readings = app.voice.readings(args.persona)
+    for name, said in readings.items():
+        if args.name is None or name == args.name:
+            print(f"{name}\t{said}")
+    return 0
 
 
 def _voice_rows(app: NexusApp) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import soundfile
 
+from nexus_ark.memory.store import MemoryStore
 from tests.conftest import cli_command, run_cli, subprocess_env
 from tests.integration.openai_audio_standin import OpenAIAudioStandIn
 
@@ -217,3 +218,18 @@ def test_chat_speak_without_a_sound_device_is_one_line_and_exit_2(data_dir: Path
     proc = _run(*args, stdin="Hello!\n", JACK_DEFAULT_SERVER="nexus-ark-no-such-server")
     assert proc.returncode == 2 and proc.stdout == "", proc.stderr
     assert proc.stderr.startswith("error: No audio output device") and "Traceback" not in proc.stderr
+
+
+def test_voice_reading_sets_lists_and_refuses_a_name_the_persona_does_not_know(data_dir: Path) -> None:
+    persona = _seeded(data_dir) / "hikari"
+    memory = MemoryStore(persona / "memory.db")
+    try:
+        memory.components.write_entity("灯", "The person's black cat.")
+    finally:
+        memory.close()
+    cli = ("--data-dir", str(data_dir), "voice", "reading", "--persona", "ひかり")
+    set_now = run_cli(*cli, "灯", "あかり")
+    assert set_now.returncode == 0 and set_now.stdout == "灯\tあかり\n", set_now.stderr
+    listed = run_cli(*cli)
+    assert listed.returncode == 0 and listed.stdout == "灯\tあかり\n", listed.stderr
+    assert "ミカ" in _one_error_line(run_cli(*cli, "ミカ", "みか"))
