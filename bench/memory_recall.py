@@ -214,7 +214,7 @@ def cross_validate(convs: list[Path], tmp: Path, embedder: CachedEmbedder, varia
         print(f"fold: tune on {', '.join(tune)} -> {chosen}; held out {test.name}")
         merge(held, per[chosen][test.name])
         merge(base, per[variants[0]][test.name])
-    rows = {f"{variants[0]} (as is)": base["hybrid"], "chosen per fold": held["hybrid"]}
+    rows = {f"baseline ({variants[0]})": base["hybrid"], "chosen per fold": held["hybrid"]}
     for name in variants:
         for conv in convs:
             rows[f"{name} on {conv.name}"] = per[name][conv.name]["hybrid"]
