@@ -11,8 +11,11 @@ item, indexed three ways and fused.
   the bits (48 bytes an item: 14 MB at 300k), measured 10x faster than vec0's own scan at 100k items
   (docs/benchmarks.md).
 
-The three rankings are fused by reciprocal rank (k = 20), then nudged by importance and recency
-(Generative Agents style). The keyword rankings weigh every query term by how rare it is in the archive
+The three rankings are fused by reciprocal rank (k = 20); the query vector moved towards the two best
+hits' vectors is searched again and fused as a fourth (pseudo-relevance feedback: what else was said
+about the same thing, often in another session); then hits are nudged by importance and recency
+(Generative Agents style) and by whether the question names their speaker (archive/search.py).
+The keyword rankings weigh every query term by how rare it is in the archive
 (memory/terms.py; "threw" is searched for "throwing") and leave none out; beside the vector ranking, an
 item found only by terms that say little (words most items contain, hiragana-only trigrams) counts for
 less in the fusion, so such terms cannot rank noise above the vector ranking's finds. A message
