@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.emotion_real import bench_distress, bench_wrime
 from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.mind.labels import EKMAN_GROUP, LABELS, VALUES
 
@@ -70,6 +71,12 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "goemotions")
     parser.add_argument("--head", type=Path, help="another head .npz (default: the shipped one)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N dev comments")
+    parser.add_argument(
+        "--wrime",
+        type=Path,
+        help="WRIME wrime-ver1.tsv or -ver2.tsv (CC BY-NC-ND 4.0: read, never copied; emotion_real.py)",
+    )
+    parser.add_argument("--wrime-split", nargs="+", default=["test"], help="which WRIME splits (test, dev)")
     args = parser.parse_args()
     detector = EmotionDetector(head=args.head)
     detector.classify("warm-up")  # loads e5 and the head; not timed
@@ -115,6 +122,10 @@ def main() -> int:
         np.sign(x.value) == np.sign(VALUES[r["label"]]) for r, x in ja if VALUES[r["label"]]
     )
     print(f"own check [ja]: value sign agrees (non-neutral gold) {signs:.3f}")
+
+    bench_distress(detector)
+    for split in args.wrime_split if args.wrime else ():
+        bench_wrime(detector, args.wrime, split, report)
 
     for part in ("heldout", "tune"):  # tune: what a Japanese correction may be chosen on, for comparison
         rows = [json.loads(line) for line in (JA_NATURAL / f"{part}.jsonl").read_text("utf-8").splitlines()]

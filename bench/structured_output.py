@@ -28,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 EMOTION_PROMPT = "Classify the main emotion of the user's message."
 # Our labels that count as agreeing with each Ekman group.
 AGREES = {
-    "joy": {"joy", "happy"},
+    "joy": {"joy", "happy", "anticipation", "affection"},
     "sadness": {"sadness", "tired"},
     "anger": {"anger", "stressed"},
     "fear": {"fear", "anxious"},

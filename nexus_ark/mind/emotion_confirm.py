@@ -43,12 +43,21 @@ class EmotionConfirmation(BaseModel):
 
 
 def is_better_than_bundled(backend: ChatBackend | None) -> bool:
-    """Whether asking this backend can improve on the head: any configured model except the bundled
-    135M one (or a backend that does not say what it is)."""
+    """Whether asking this backend can improve on the head: a configured model other than the bundled
+    135M one whose capability record does not call it small (the size reflection needs, about a billion
+    parameters: below it a model invents, as it would invent a feeling; a cloud model's unknown size counts
+    as capable), the same record that decides structured output and tools (providers.base.Capabilities).
+    A backend that does not say what it is is not asked."""
     if backend is None:
         return False
     model_id = (backend.model_id or "").strip()
-    return bool(model_id) and model_id != BUNDLED_MODEL_ID
+    if not model_id or model_id == BUNDLED_MODEL_ID:
+        return False
+    try:
+        return backend.capabilities().reflects
+    except NexusArkError as exc:  # a model that cannot say what it is keeps the head
+        log.warning("emotion confirmation: %s cannot say what it is: %s", backend.describe(), exc)
+        return False
 
 
 def _prompt(text: str, reading: EmotionReading) -> list[ChatMessage]:
@@ -138,4 +147,13 @@ def confirm_emotion(
         raise error
     answer = outcome["answer"]
     assert isinstance(answer, EmotionConfirmation)
+    # Both readings, for comparing the head with the model over time (issue 37).
+    log.info(
+        "emotion read by the head: %s %.2f; by %s: %s %.2f",
+        reading.label,
+        reading.confidence,
+        backend.describe(),
+        answer.label,
+        answer.confidence,
+    )
     return revise(reading, answer)

@@ -5,6 +5,9 @@ tired, busy, stressed; the issue adds disgust) and fixes three values: joy 1.0, 
 anger -1.0. The rest are ours, chosen so the dashboard's line falls with how heavy the feeling is:
 happy 0.8 (glad, calmer than joy), surprise 0.3 (mostly pleasant in chat), busy -0.2 (pressed for time,
 not unhappy), tired -0.4, anxious -0.5, stressed -0.6 (as heavy as sadness), disgust -0.7, fear -0.8.
+Issue 37 adds the two feelings people write most that had no place: anticipation 0.6 (looking forward:
+楽しみ, わくわく, "can't wait"; pleasant but about what has not happened yet, so below happy) and affection
+0.9 (love, caring, thanks towards someone: warm, between happy and joy). Both are Ekman's joy.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ EmotionName = Literal[
     "busy",
     "stressed",
     "disgust",
+    "anticipation",
+    "affection",
 ]
 
 # The order is the head's output order: changing it means retraining (the head stores its own label list
@@ -34,7 +39,9 @@ LABELS: tuple[EmotionName, ...] = get_args(EmotionName)
 
 VALUES: dict[str, float] = {
     "joy": 1.0,
+    "affection": 0.9,
     "happy": 0.8,
+    "anticipation": 0.6,
     "surprise": 0.3,
     "neutral": 0.0,
     "busy": -0.2,
@@ -62,6 +69,8 @@ EKMAN_GROUP: dict[str, str] = {
     "stressed": "fear",
     "busy": "neutral",
     "disgust": "disgust",
+    "anticipation": "joy",
+    "affection": "joy",
 }
 
 # Each label in a sentence for the person (the activity timeline): in English the label as stored, in a
@@ -79,6 +88,8 @@ _LABEL_WORDS = {
     "busy": notice("busy"),
     "stressed": notice("stressed"),
     "disgust": notice("disgust"),
+    "anticipation": notice("anticipation"),
+    "affection": notice("affection"),
 }
 
 

@@ -33,6 +33,8 @@ EMOTION_NAMES_JA = {
     "busy": "忙しさ",
     "stressed": "ストレス",
     "disgust": "嫌悪",
+    "anticipation": "期待",
+    "affection": "愛情・感謝",
 }
 
 # A span a person reads at a glance; {s} is the English plural ending ("" for one).
@@ -96,8 +98,8 @@ INTERNAL_STATE = {
 
 # -- the internal model's second opinion on the emotion head's reading (mind/emotion_confirm.py) -------
 LABEL_MEANINGS = {
-    "joy": "elated, excited, delighted, amused",
-    "happy": "glad, grateful, content, proud, relieved",
+    "joy": "elated, delighted, amused",
+    "happy": "glad, content, proud, relieved, approving",
     "surprise": "surprised, amazed, confused, curious",
     "neutral": "no clear feeling (facts, questions, small talk)",
     "sadness": "sad, grieving, lonely, disappointed, regretful",
@@ -108,6 +110,8 @@ LABEL_MEANINGS = {
     "busy": "pressed for time, a lot to do",
     "stressed": "under pressure, overwhelmed",
     "disgust": "disgusted, grossed out, repelled",
+    "anticipation": "looking forward to something, excited about what is coming, hopeful, can't wait",
+    "affection": "love, caring or thanks towards someone",
 }
 CONFIRM_SYSTEM = (
     "You read the emotion a chat user's message expresses (it may be English or Japanese).\n"

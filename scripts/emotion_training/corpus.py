@@ -75,11 +75,14 @@ class Corpus:
     g: np.ndarray | None  # (outputs, LABELS) where the head is trained on FINE labels
     ja: np.ndarray  # the seed's Japanese sentences
     japanese: np.ndarray  # 0/1: texts the Japanese-only term applies to (kana or kanji, as the detector sees)
+    embedded: np.ndarray  # rows whose x is their embedding (all, unless GoEmotions was sampled: zeros else)
 
 
 def load_corpus(
-    data: Path, cache: Path, s: Settings, *, english_only: bool = False, seed: Path = SEED
+    data: Path, cache: Path, s: Settings, *, english_only: bool = False, seed: Path = SEED, sample: int = 0
 ) -> Corpus:
+    """sample > 0: embed only that many GoEmotions comments (chosen with a fixed seed; the others' x are
+    zeros and `embedded` says which), enough for statistics of the embeddings, not for training on them."""
     names = (data / "labels.txt").read_text(encoding="utf-8").split()
     texts, lists = read_goemotions(data / "train.tsv", names)
     s_texts, y_seed, langs = read_seed(seed)
@@ -95,13 +98,22 @@ def load_corpus(
         g, y_go, y_s = None, soft_targets(lists), y_seed
     n_go, n_seed = len(texts), len(s_texts)
     all_texts = texts + s_texts
+    embedded = np.ones(n_go, bool)
+    if sample:
+        embedded[:] = False
+        embedded[np.random.default_rng(0).choice(n_go, size=min(sample, n_go), replace=False)] = True
+        x_go = np.zeros((n_go, embed_cached(s_texts[:1], cache).shape[1]), np.float32)
+        x_go[embedded] = embed_cached([t for t, e in zip(texts, embedded, strict=True) if e], cache)
+    else:
+        x_go = embed_cached(texts, cache)
     return Corpus(
         texts=all_texts,
-        x=np.vstack([embed_cached(texts, cache), embed_cached(s_texts, cache)]),
+        x=np.vstack([x_go, embed_cached(s_texts, cache)]),
         y=np.vstack([y_go, y_s]),
         is_seed=np.r_[np.zeros(n_go, bool), np.ones(n_seed, bool)],
         gold=np.r_[ekman_gold(lists, load_ekman_groups(data)), -np.ones(n_seed, int)],
         g=g,
         ja=np.r_[np.zeros(n_go, bool), np.array([lang == "ja" for lang in langs], bool)],
         japanese=np.array([is_japanese(t) for t in all_texts], np.float32),
+        embedded=np.r_[embedded, np.ones(n_seed, bool)],
     )

@@ -10,19 +10,21 @@ import numpy as np
 
 from nexus_ark.mind.labels import EKMAN_GROUP, LABELS
 
-# GoEmotions' 28 labels onto ours. joy keeps the elated ones, happy the calmer positive ones (both are
-# Ekman joy); nervousness becomes anxious (Ekman fear). tired, busy and stressed come from the seed set only.
+# GoEmotions' 28 labels onto ours. joy keeps the elated ones, happy the calmer positive ones, anticipation
+# looking forward (excitement, optimism, desire: "can't wait", "hope it goes well", "I want that"), affection
+# warmth towards someone (love, caring, gratitude; issue 37): all Ekman joy. nervousness becomes anxious
+# (Ekman fear). tired, busy and stressed come from the seed set only.
 MAPPING: dict[str, str] = {
     "joy": "joy",
     "amusement": "joy",
-    "excitement": "joy",
-    "love": "joy",
+    "excitement": "anticipation",
+    "optimism": "anticipation",
+    "desire": "anticipation",
+    "love": "affection",
+    "caring": "affection",
+    "gratitude": "affection",
     "admiration": "happy",
     "approval": "happy",
-    "caring": "happy",
-    "desire": "happy",
-    "gratitude": "happy",
-    "optimism": "happy",
     "pride": "happy",
     "relief": "happy",
     "surprise": "surprise",
@@ -54,11 +56,20 @@ def fine_labels(names: list[str]) -> list[str]:
     return [*names, *SEED_ONLY]
 
 
+# Fine labels that count half for a second label of ours: GoEmotions' excitement is both the elation of
+# what happened ("I got in, I'm so excited!", joy) and looking forward ("so excited for Saturday",
+# anticipation); its words decide through the other fine labels (joy, desire, optimism) it comes with.
+SHARED: dict[str, str] = {"excitement": "joy"}
+
+
 def grouping(fine: list[str]) -> np.ndarray:
-    """(fine, LABELS) 0/1: which of our labels each fine label counts for."""
+    """(fine, LABELS): which of our labels each fine label counts for (1, or a half each where SHARED)."""
     g = np.zeros((len(fine), len(LABELS)), np.float32)
     for i, name in enumerate(fine):
         g[i, LABELS.index(MAPPING.get(name, name))] = 1.0
+        if name in SHARED:
+            g[i] *= 0.5
+            g[i, LABELS.index(SHARED[name])] = 0.5
     return g
 
 

@@ -142,3 +142,24 @@ def test_the_confirmation_after_a_turn_asks_at_background_priority(head_reading:
     with model_priority(BACKGROUND):
         confirm_emotion(backend, SARCASM, head_reading)
     assert backend.priorities == [BACKGROUND]
+
+
+def test_a_model_its_capability_record_calls_small_is_not_asked() -> None:
+    """The record that decides structured output and tools decides this too: a 0.5B local model reads
+    feelings no better than the head (issue 37); a 7B one, or a cloud model of unknown size, is asked."""
+    small = ScriptedBackend(["{}"], model_id="gguf:qwen2.5-0.5b-instruct-q4_k_m.gguf", parameters=500_000_000)
+    large = ScriptedBackend(["{}"], model_id="gguf:Qwen2.5-7B-Instruct-Q4_K_M.gguf", parameters=7_600_000_000)
+    assert not is_better_than_bundled(small)
+    assert is_better_than_bundled(large)
+    assert is_better_than_bundled(ScriptedBackend(["{}"], model_id="litellm:openai/gpt-4o"))
+
+
+def test_the_heads_and_the_models_readings_are_both_logged(
+    head_reading: EmotionReading, caplog: pytest.LogCaptureFixture
+) -> None:
+    backend = ScriptedBackend([_answer("anger", 0.9)], model_id="ollama:qwen2.5:7b")
+    with caplog.at_level(logging.INFO, logger="nexus_ark.mind.emotion_confirm"):
+        confirm_emotion(backend, SARCASM, head_reading)
+    (line,) = [r.getMessage() for r in caplog.records if "emotion read by the head" in r.getMessage()]
+    assert f"head: {head_reading.label} {head_reading.confidence:.2f}" in line
+    assert "ollama:qwen2.5:7b: anger 0.90" in line

@@ -66,12 +66,13 @@ NOT_PROMPTS = {
     ("dreaming/names.py", "_JA_HONORED"): "a name with its honorific (a pattern)",
     ("dreaming/names.py", "_JA_GREETING"): "greetings before a name (a pattern)",
     ("dreaming/names.py", "_JA_OPENING"): "a name opening a sentence (a pattern)",
-    ("dreaming/tone.py", "_LOSS_JA"): "words of loss (a distress lexicon)",
-    ("dreaming/tone.py", "_SCARE_JA"): "words of a scare or a failure (a distress lexicon)",
-    ("dreaming/tone.py", "_WORRY_JA"): "words of worry (a distress lexicon)",
-    ("dreaming/tone.py", "_REASSURED"): "reassurance, not distress (a pattern)",
-    ("dreaming/tone.py", "_FIRST_PERSON"): "first-person words (a pattern)",
-    ("dreaming/tone.py", "_JAPANESE"): "the script of Japanese text (a pattern)",
+    ("mind/distress.py", "_LOSS_JA"): "words of loss (a distress lexicon)",
+    ("mind/distress.py", "_SCARE_JA"): "words of a scare or a failure (a distress lexicon)",
+    ("mind/distress.py", "_WORRY_JA"): "words of worry (a distress lexicon)",
+    ("mind/distress.py", "_REASSURED"): "reassurance, not distress (a pattern)",
+    ("mind/distress.py", "_FIRST_PERSON"): "first-person words (a pattern)",
+    ("mind/distress.py", "_JAPANESE"): "the script of Japanese text (a pattern)",
+    ("mind/distress.py", "_POLITE"): "greetings, thanks and polite phrases (a pattern)",
 }
 
 

@@ -62,3 +62,20 @@ def test_emotion_without_an_action_is_a_usage_error(tmp_path: Path) -> None:
     proc = run_cli("--data-dir", str(tmp_path), "emotion")
     assert proc.returncode == 2
     assert "classify" in proc.stderr
+
+
+# Issue 37's bar, through the command a script runs: looking forward in both languages is anticipation; a
+# failure and a chest pain after a cheerful greeting are distress, never a happy reading.
+@pytest.mark.parametrize(
+    ("text", "labels"),
+    [
+        ("来週の旅行、今から楽しみで仕方ない!", {"anticipation"}),
+        ("I can't wait for the concert tomorrow!", {"anticipation"}),
+        ("Hi! I failed the exam and my chest has been hurting all day.", {"stressed", "sadness"}),
+    ],
+)
+def test_the_issues_sentences_read_as_a_person_would(tmp_path: Path, text: str, labels: set[str]) -> None:
+    proc = run_cli("--data-dir", str(tmp_path), "emotion", "classify", "--json", stdin=text + "\n")
+    assert proc.returncode == 0, proc.stderr
+    (line,) = proc.stdout.splitlines()
+    assert json.loads(line)["label"] in labels
