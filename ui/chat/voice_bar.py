@@ -14,6 +14,10 @@ from ui.util.i18n import tr
 
 # The microphone's light: red while it is open, whatever the theme (a recording light reads as red).
 LISTENING_CSS = "QToolButton { background:#c62828; color:white; border-radius:4px; padding:2px 8px; }"
+# Hands-free switched on reads as on at a glance, in either theme.
+HANDS_FREE_CSS = (
+    "QToolButton:checked { background:#2e7d32; color:white; border-radius:4px; padding:2px 8px; }"
+)
 
 
 class VoiceBar(QWidget):
@@ -31,6 +35,7 @@ class VoiceBar(QWidget):
         self.hands_free_button = QToolButton()
         self.hands_free_button.setObjectName("handsFreeButton")
         self.hands_free_button.setCheckable(True)
+        self.hands_free_button.setStyleSheet(HANDS_FREE_CSS)
         self.hands_free_button.toggled.connect(self.hands_free_toggled)
         self.indicator = QLabel()
         self.indicator.setObjectName("listeningIndicator")
