@@ -71,3 +71,18 @@ def _stop(server: subprocess.Popen[bytes], socket_dir: Path, name: str) -> None:
         server.wait()
     for left in socket_dir.glob(f"jack_sem.*_{name}_*"):  # the clients' semaphores, which nobody removes
         left.unlink(missing_ok=True)
+
+
+def loop_back() -> None:
+    """Connects the left playback port of the output stream open now to the capture port(s) of the input
+    stream open now (the left speaker into a mono microphone): what is played is what is recorded, with
+    no air in between. PortAudio numbers its ports on from the streams opened before."""
+    name = os.environ["JACK_DEFAULT_SERVER"]
+    listed = subprocess.run(["jack_lsp", "-s", name], capture_output=True, text=True, check=True, timeout=10)
+    ports = listed.stdout.split()
+    outs = [p for p in ports if p.startswith("PortAudio") and ":out_" in p]
+    ins = [p for p in ports if p.startswith("PortAudio") and ":in_" in p]
+    assert outs and ins, f"no PortAudio streams open on {name}: {ports}"
+    left = min(outs, key=lambda port: int(port.rsplit("_", 1)[1]))
+    for target in ins:
+        subprocess.run(["jack_connect", "-s", name, left, target], check=True, timeout=10)
