@@ -49,6 +49,10 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
             from nexus_ark.cli.tools import run_tools_command
 
             return run_tools_command(DataLayout(resolve_data_dir(args.data_dir)), args)
+        if args.command in ("say", "transcribe", "voice"):  # voices and recognisers need no lock (say does)
+            from nexus_ark.cli.voice import run_voice_cli
+
+            return run_voice_cli(args)
         if args.command == "simulate":  # a copy in a temporary folder: the data folder is not locked
             from nexus_ark.cli.life import simulate_command
 
@@ -82,10 +86,6 @@ def main(argv: Sequence[str] | None = None, open_window: WindowOpener | None = N
                 from nexus_ark.cli.soul import run_soul_command
 
                 return run_soul_command(app, args)
-            if args.command in ("say", "transcribe", "voice"):
-                from nexus_ark.cli.voice import run_voice_cli
-
-                return run_voice_cli(app, args)
             if args.command in ("drives", "goals", "questions", "dream"):
                 from nexus_ark.cli.mind import run_mind_command
 

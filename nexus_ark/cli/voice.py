@@ -19,6 +19,7 @@ import numpy as np
 
 from nexus_ark.app import NexusApp
 from nexus_ark.cli.model import describe_progress
+from nexus_ark.config import load_app_settings
 from nexus_ark.errors import NexusArkError
 from nexus_ark.providers.model_download import Progress, human_bytes
 from nexus_ark.voice.audio_out import open_output
@@ -62,16 +63,26 @@ def add_voice_parsers(sub: Any) -> None:
     reading.add_argument("reading", nargs="?", help="how to say it, e.g. in kana: あかり")
 
 
-def run_voice_cli(app: NexusApp, args: argparse.Namespace) -> int:
-    """say, transcribe, voice: a refusal (VoiceError, a download that failed, an unknown persona) is one
-    line of stderr, its message and hint together, and exit 2."""
+def run_voice_cli(args: argparse.Namespace) -> int:
+    """say, transcribe, voice. Only `say` and `voice reading` open the data folder (a persona's memory is
+    read): the others work while the window runs, as `model` does. A refusal (VoiceError, a download that
+    failed, an unknown persona) is one line of stderr, its message and hint together, and exit 2."""
     run = {"say": run_say, "transcribe": run_transcribe, "voice": run_voice_command}[args.command]
+    app = NexusApp(args.data_dir)
     try:
+        if args.command == "say" or getattr(args, "voice_command", "") == "reading":
+            app.open()
+            if args.persona:  # the name the window shows (ひかり) or `persona list`'s first field
+                args.persona = app.personas.store.slug_for(args.persona)
+        elif app.layout.config_file.is_file():  # [transcription], read only
+            app.settings = load_app_settings(app.layout.config_file)
         return run(app, args)
     except NexusArkError as exc:
         hint = f" {exc.hint}" if exc.hint else ""
         print(f"error: {exc.message}{hint}", file=sys.stderr)
         return 2
+    finally:
+        app.close()
 
 
 def run_say(app: NexusApp, args: argparse.Namespace) -> int:

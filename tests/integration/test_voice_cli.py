@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 import soundfile
 
+from nexus_ark.instance_lock import InstanceLock
 from nexus_ark.memory.store import MemoryStore
+from nexus_ark.paths import DataLayout
 from tests.conftest import cli_command, run_cli, subprocess_env
 from tests.integration.openai_audio_standin import OpenAIAudioStandIn
 
@@ -233,3 +235,19 @@ def test_voice_reading_sets_lists_and_refuses_a_name_the_persona_does_not_know(d
     listed = run_cli(*cli)
     assert listed.returncode == 0 and listed.stdout == "灯\tあかり\n", listed.stderr
     assert "ミカ" in _one_error_line(run_cli(*cli, "ミカ", "みか"))
+
+
+def test_voices_are_listed_while_the_window_holds_the_data_folder(data_dir: Path) -> None:
+    """Like `model list`, `voice list` reads no persona: it works while another Nexus Ark runs; `say`,
+    which reads the persona's memory, says who holds the folder."""
+    layout = DataLayout(data_dir)
+    layout.create()
+    lock = InstanceLock(layout.lock_file)
+    lock.acquire()
+    try:
+        listed = run_cli("--data-dir", str(data_dir), "voice", "list")
+        assert listed.returncode == 0 and "mei_normal" in listed.stdout, listed.stderr
+        held = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", "Hello.", "-o", "x.wav")
+        assert "already using the data directory" in _one_error_line(held)
+    finally:
+        lock.release()
