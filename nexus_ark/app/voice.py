@@ -128,8 +128,8 @@ class Voice:
     ) -> Callable[[str], Audio]:
         """Text in the persona's voice: speakable text (its known names read as their readings), then its
         engine at its speed and pitch. `engine`/`voice` override the persona's for this synthesizer (the
-        terminal's --engine/--voice, the editor's Preview). The engine is made now: a missing voice file
-        or a server that is down is said here, before the first sentence."""
+        terminal's --engine/--voice, the editor's Preview). The engine is made now (kept for the app's
+        life; it loads its model at the first sentence); the readings are read now, once."""
         from nexus_ark.voice.speech_text import speakable
 
         persona = self._personas.load(slug)
