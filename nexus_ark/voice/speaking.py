@@ -14,8 +14,9 @@ a block; the next feed() after stop() or finish() starts a new reply, so a regen
 the speech.
 
 spoken_text(): the reply as written up to where speech reached: every sentence played to its end, then,
-for the one playing (or cut by stop()), its first characters in the share of its audio played (audio
-length follows the characters closely enough for this), cut back to a whole word where words are spaced.
+for the one playing (or cut by stop()), its beginning up to the share of its audio played (audio length
+follows the spoken characters closely enough for this; see spoken_part), cut back to a whole word where
+words are spaced.
 A piece with nothing to say (a code block, a blank line) counts as spoken once speech has passed it.
 """
 
@@ -159,7 +160,7 @@ class SpeechQueue:
                     said.append(piece.text)
                     continue
                 if playback.started_at is not None:
-                    said.append(_share(piece.text, playback.fraction))
+                    said.append(spoken_part(piece.text, piece.speech, playback.fraction))
                 break
             return "".join(said).strip()
 
@@ -291,11 +292,36 @@ class SpeechQueue:
             log.exception("speech event handler failed")
 
 
-def _share(text: str, fraction: float) -> str:
-    """The first `fraction` of `text`'s characters, cut back to a whole word where words are spaced."""
-    text = text.rstrip()
-    cut = round(len(text) * fraction)
-    head = text[:cut]
-    if cut < len(text) and not text[cut].isspace() and " " in head.strip():
+def spoken_part(written: str, speech: str, fraction: float) -> str:
+    """The part of a sentence `written` said when `fraction` of its audio (the words `speech`) has played.
+
+    The said characters are the first `fraction` of `speech`'s. Where `speech` is `written` with things
+    left out (a URL, Markdown marks: its characters appear in `written` in order), the cut is placed just
+    after the last said character, found in order in `written`; otherwise (a name replaced by its
+    reading) the same share of `written`'s characters is taken. Either way the cut goes back to a whole
+    word where words are spaced."""
+    written = written.rstrip()
+    said = speech[: round(len(speech) * fraction)]
+    cut = _after_in_order(written, speech, said)
+    if cut is None:
+        cut = round(len(written) * fraction)
+    head = written[:cut]
+    if cut < len(written) and not written[cut].isspace() and " " in head.strip():
         head = head[: head.rstrip().rfind(" ")]
-    return head
+    return head.rstrip()
+
+
+def _after_in_order(written: str, speech: str, said: str) -> int | None:
+    """Where in `written` the characters of `said` (a beginning of `speech`) end, when every character
+    of `speech` appears in `written` in order; None when they do not."""
+    position, end = 0, 0
+    for count, char in enumerate(speech):
+        if char.isspace():
+            continue
+        found = written.find(char, position)
+        if found < 0:
+            return None
+        position = found + 1
+        if count < len(said):
+            end = position
+    return end

@@ -14,12 +14,7 @@ import pytest
 from nexus_ark.voice.audio_out import AudioOutput, open_output
 from nexus_ark.voice.base import Audio, VoiceError, VoiceSettings
 from nexus_ark.voice.engines import OpenJTalkEngine, PiperEngine
-from nexus_ark.voice.speaking import SpeechEvent, SpeechQueue
-
-pytestmark = pytest.mark.skipif(
-    not os.environ.get("JACK_DEFAULT_SERVER"),
-    reason="no null sound device: jackd is not installed (.ci/run installs Debian's jackd2, libportaudio2)",
-)
+from nexus_ark.voice.speaking import SpeechEvent, SpeechQueue, spoken_part
 
 REPLY = "こんにちは。今日はとてもいい天気ですね、どこかへ出かけたくなります。夕方には雨になるそうです。"
 FIRST, SECOND, THIRD = (
@@ -46,6 +41,10 @@ def joe() -> Callable[[str], Audio]:
 
 @pytest.fixture
 def output() -> Iterator[AudioOutput]:
+    if not os.environ.get("JACK_DEFAULT_SERVER"):
+        pytest.skip(
+            "no null sound device: jackd is not installed (.ci/run installs Debian's jackd2, libportaudio2)"
+        )
     opened = open_output()
     yield opened
     opened.close()
@@ -228,3 +227,15 @@ def test_a_reply_with_markdown_and_a_code_block_is_spoken_as_its_words(
     assert said == ["Here is the fix:", "See for more."]
     assert not any("print" in text or "http" in text for text in said)
     queue.close()
+
+
+def test_the_part_of_a_sentence_said_skips_what_the_voice_leaves_out_and_ends_at_a_word() -> None:
+    written, speech = "See https://example.com/docs for more details.", "See for more details."
+    assert spoken_part(written, speech, 0.0) == ""
+    assert spoken_part(written, speech, 0.15) == "See"  # "See" said: the link not yet passed
+    assert spoken_part(written, speech, 0.45) == "See https://example.com/docs for"  # in "more": cut back
+    assert spoken_part(written, speech, 1.0) == written
+    # Japanese has no spaces: the cut is by character, after the last one said.
+    assert spoken_part("今日は**晴れ**です。", "今日は晴れです。", 0.5) == "今日は**晴"
+    # A name said as its reading is not in the text: the same share of the written characters.
+    assert spoken_part("田中さん、こんにちは。", "たなかさん、こんにちは。", 0.45) == "田中さん、"
