@@ -182,3 +182,17 @@ def test_a_reply_spoken_over_keeps_only_the_words_that_were_heard(tmp_path: Path
         assert [item["text"] for item in items if item] == ["Aria: The tea is ready."]
     finally:
         app.close()
+
+
+def test_each_engine_is_made_once_per_app_and_one_per_server(tmp_path: Path) -> None:
+    app = _app(tmp_path)
+    try:
+        engines = app.voice.engines
+        japanese = engines.engine_for(VoiceSettings(), "ja")
+        assert japanese.name == "openjtalk" and engines.engine_for(VoiceSettings(speed=1.5), "ja") is japanese
+        assert engines.engine_for(VoiceSettings(), "en").name == "piper"
+        one = engines.engine_for(VoiceSettings(engine="voicevox", api_base="http://127.0.0.1:50021"), "ja")
+        other = engines.engine_for(VoiceSettings(engine="voicevox", api_base="http://127.0.0.1:10101"), "ja")
+        assert one is not other and one.name == other.name == "voicevox"
+    finally:
+        app.close()
