@@ -10,6 +10,7 @@ device overflow, and nothing of ours runs on the audio thread but a copy.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from collections.abc import Callable
@@ -20,6 +21,8 @@ import numpy as np
 
 from nexus_ark.notices import notice
 from nexus_ark.voice.audio_out import Resampler, find_device, no_device, portaudio
+
+log = logging.getLogger(__name__)
 
 ChunkHandler = Callable[[np.ndarray], None]
 
@@ -102,8 +105,14 @@ class Microphone:
 def _deliver(
     chunks: queue.SimpleQueue[np.ndarray | None], resampler: Resampler | None, on_chunk: ChunkHandler
 ) -> None:
+    failed = False
     while (chunk := chunks.get()) is not None:
-        on_chunk(resampler.process(chunk) if resampler is not None else chunk)
+        try:
+            on_chunk(resampler.process(chunk) if resampler is not None else chunk)
+        except Exception:  # a listener's bug must not leave the chunks piling up unread
+            if not failed:
+                log.exception("the microphone's listener failed; later chunks go on to it")
+            failed = True
 
 
 def open_microphone(device: str | None = None, rate: int = 16000) -> Microphone:
