@@ -94,6 +94,14 @@ def test_say_writes_a_wav_of_the_sentence_at_the_engines_rate(
     assert float(np.sqrt(np.mean(samples**2))) > 0.02, "not silence"
 
 
+def test_say_reads_the_text_from_stdin_given_a_dash(data_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "piped.wav"
+    said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", "-", "-o", str(out), stdin=FOX)
+    assert said.returncode == 0, said.stderr
+    samples, rate = soundfile.read(str(out), dtype="float32")
+    assert rate == 22050 and 1.5 < len(samples) / rate < 6.0
+
+
 def test_what_piper_says_whisper_hears(data_dir: Path, tmp_path: Path) -> None:
     """The round trip: English spoken by the shipped Piper voice, heard by the shipped Whisper tiny.en."""
     out = tmp_path / "fox.wav"
