@@ -91,7 +91,8 @@ def run_say(app: NexusApp, args: argparse.Namespace) -> int:
     # Playing: the device is opened first, so a machine without one hears so before any synthesis.
     output = None if args.output else open_output(args.device)
     try:
-        audio = app.voice.synthesizer_for(slug, engine=args.engine, voice=args.voice)(text)
+        engine = args.engine or (_engine_of(app, args.voice) if args.voice else None)
+        audio = app.voice.synthesizer_for(slug, engine=engine, voice=args.voice)(text)
         if output is None:
             write_wav(args.output, audio)
             print(args.output)
@@ -104,6 +105,12 @@ def run_say(app: NexusApp, args: argparse.Namespace) -> int:
             output.close()
     print(f"{audio.seconds:.2f} s of speech at {audio.rate} Hz", file=sys.stderr)
     return 0
+
+
+def _engine_of(app: NexusApp, voice_id: str) -> EngineName | None:
+    """The offline engine whose voice `voice_id` is (`--voice jf_alpha` alone means Kokoro's); None: the
+    persona's engine is asked for it (a VOICEVOX style id, say)."""
+    return next((v.engine for v in app.voice.voices() if v.id == voice_id and v.installed), None)
 
 
 def write_wav(path: Path, audio: Audio) -> None:

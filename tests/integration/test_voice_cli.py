@@ -94,6 +94,16 @@ def test_say_writes_a_wav_of_the_sentence_at_the_engines_rate(
     assert float(np.sqrt(np.mean(samples**2))) > 0.02, "not silence"
 
 
+def test_say_with_a_voice_id_alone_speaks_with_that_voices_engine(data_dir: Path, tmp_path: Path) -> None:
+    """jf_alpha is one of Kokoro's voices (24 kHz): ひかり's own engine is Open JTalk (48 kHz)."""
+    out = tmp_path / "kokoro.wav"
+    args = ("--data-dir", str(data_dir), "say", "--persona", "hikari", "--voice", "jf_alpha")
+    said = run_cli(*args, "こんにちは。", "-o", str(out), timeout=900)
+    assert said.returncode == 0, said.stderr
+    samples, rate = soundfile.read(str(out), dtype="float32")
+    assert rate == 24000 and 0.4 < len(samples) / rate < 4.0
+
+
 def test_say_reads_the_text_from_stdin_given_a_dash(data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "piped.wav"
     said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", "-", "-o", str(out), stdin=FOX)
