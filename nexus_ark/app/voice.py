@@ -9,7 +9,6 @@ Everything here blocks (a model loads, a server answers): call it off the UI thr
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any, Literal, Protocol, TypeVar
 import numpy as np
 
 from nexus_ark.app.host import AppRoot
+from nexus_ark.config import read_toml
 from nexus_ark.memory.components import Entity
 from nexus_ark.memory.store import MemoryStore
 from nexus_ark.notices import notice
@@ -38,9 +38,8 @@ from nexus_ark.voice.catalogue import catalogue_entries, entry_by_id
 from nexus_ark.voice.downloads import download_voice, installed_voices, remove_voice, voices_dir
 from nexus_ark.voice.registry import Engines
 from nexus_ark.voice.remote_transcribe import OpenAITranscriber
+from nexus_ark.voice.speech_text import speakable
 from nexus_ark.voice.whisper_local import PACKAGED_MODEL_ID, WhisperTranscriber, packaged_model_dir
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -130,8 +129,6 @@ class Voice:
         engine at its speed and pitch. `engine`/`voice` override the persona's for this synthesizer (the
         terminal's --engine/--voice, the editor's Preview). The engine is made now (kept for the app's
         life; it loads its model at the first sentence); the readings are read now, once."""
-        from nexus_ark.voice.speech_text import speakable
-
         persona = self._personas.load(slug)
         settings = persona.settings.voice
         if engine is not None or voice is not None:
@@ -273,7 +270,5 @@ def best_whisper(language: Language | None, downloaded: list[Path]) -> Path | No
 
 def _voice_table(folder: Path) -> dict[str, Any]:
     """The [voice] table as the file has it (the keys the person wrote), {} without one."""
-    from nexus_ark.config import read_toml
-
     raw = read_toml(folder / "persona.toml").get("voice", {})
     return raw if isinstance(raw, dict) else {}
