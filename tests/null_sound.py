@@ -34,7 +34,22 @@ def start_null_sound() -> subprocess.Popen[bytes] | None:
         return None
     name = f"nexus-ark-test-{os.getpid()}"
     server = subprocess.Popen(
-        [jackd, "-n", name, "--no-realtime", "-d", "dummy", "-r", str(RATE), "-p", str(PERIOD)],
+        # 32 ports (the default's shared memory is 107 MB, this 39 MB): the four "system" ones and room for
+        # a dozen streams open at once (two ports an output, one a microphone).
+        [
+            jackd,
+            "-n",
+            name,
+            "--port-max",
+            "32",
+            "--no-realtime",
+            "-d",
+            "dummy",
+            "-r",
+            str(RATE),
+            "-p",
+            str(PERIOD),
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
