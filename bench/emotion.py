@@ -1,13 +1,16 @@
 """Emotion detection: quality on GoEmotions dev (grouped to Ekman + neutral), on the project's own
 Japanese/English check (tests/data/emotion_ja.jsonl, never trained on) and on the held-out half of the
 natural Japanese set (tests/data/emotion_ja_natural/heldout.jsonl, never trained or tuned on; its README
-says how it was written and labelled), and milliseconds per message.
+says how it was written and labelled), and milliseconds per message; since issue 37 also real distress
+around a polite phrase (tests/data/emotion_distress.jsonl) and, given a copy, WRIME's Japanese posts with
+their writers' own emotions (bench/emotion_real.py).
 
     .venv/bin/python -m bench.emotion [--data ../shared/data/goemotions] [--head PATH] [--limit N]
+                                      [--wrime wrime-ver1.tsv [--wrime-split test dev]]
 
 Every text goes through EmotionDetector.classify, one message at a time as in a chat turn, so the time
 per message is the real one (e5 query embedding + head). GoEmotions comments whose labels fall in more
-than one Ekman group (about 6 % of dev) are left out; our twelve labels are grouped by
+than one Ekman group (about 6 % of dev) are left out; our fourteen labels are grouped by
 nexus_ark.mind.labels.EKMAN_GROUP (their probabilities summed per group).
 """
 
@@ -109,7 +112,7 @@ def main() -> int:
     readings = detector.classify_many(r["text"] for r in rows)
     for lang in ("ja", "en", "mixed", None):
         chosen = [(r, x) for r, x in zip(rows, readings, strict=True) if lang is None or r["lang"] == lang]
-        name = f"own check [{lang or 'all'}], 12 labels"
+        name = f"own check [{lang or 'all'}], {len(LABELS)} labels"
         report(name, [r["label"] for r, _ in chosen], [x.label for _, x in chosen], list(LABELS))
     ja = [(r, x) for r, x in zip(rows, readings, strict=True) if r["lang"] == "ja"]
     report(
@@ -132,7 +135,7 @@ def main() -> int:
         readings = detector.classify_many(r["text"] for r in rows)
         gold = [r["label"] for r in rows]
         pred = [x.label for x in readings]
-        report(f"natural ja [{part}], 12 labels", gold, pred, list(LABELS), per_class=True)
+        report(f"natural ja [{part}], {len(LABELS)} labels", gold, pred, list(LABELS), per_class=True)
         joy = statistics.fmean(g == "joy" for g in gold)
         joy_f1 = macro_f1(gold, ["joy"] * len(gold), list(LABELS))
         print(f"  always joy: accuracy {joy:.3f}  macro-F1 {joy_f1:.3f}")
