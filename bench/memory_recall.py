@@ -45,18 +45,22 @@ KS = (1, 5, 10)
 CACHE = Path(tempfile.gettempdir()) / "nexus_ark_bench_e5_cache.pkl"
 
 # Variants for --cv: the search as it is ("app"), and with a setting changed ("module.NAME": value). The
-# first is the baseline the pooled table shows beside the per-fold choice.
+# first is the baseline the pooled table shows beside the per-fold choice; a tie goes to the one listed
+# first.
 S = "nexus_ark.memory.archive.search."
 VARIANTS: dict[str, dict[str, Any]] = {
-    "before": {S + "FEEDBACK_HITS": 0, S + "SPEAKER_BOOST": 0.0},
-    "speaker only": {S + "FEEDBACK_HITS": 0},
-    "feedback only": {S + "SPEAKER_BOOST": 0.0},
+    "before": {S + "FEEDBACK_HITS": 0, S + "SPEAKER_BOOST": 0.0, S + "DATE_BOOST": 0.0},
+    "speaker only": {S + "FEEDBACK_HITS": 0, S + "DATE_BOOST": 0.0},
+    "feedback only": {S + "SPEAKER_BOOST": 0.0, S + "DATE_BOOST": 0.0},
     "feedback 3 hits": {S + "FEEDBACK_HITS": 3},
     "feedback 5 hits": {S + "FEEDBACK_HITS": 5},
     "feedback weight 0.3": {S + "FEEDBACK_WEIGHT": 0.3},
     "feedback weight 1.0": {S + "FEEDBACK_WEIGHT": 1.0},
     "speaker 0.3": {S + "SPEAKER_BOOST": 0.3},
     "app": {},
+    "no date weight": {S + "DATE_BOOST": 0.0},
+    "date weight 0.2": {S + "DATE_BOOST": 0.2},
+    "date weight 1.0": {S + "DATE_BOOST": 1.0},
 }
 
 Scores = dict[str, dict[int, dict[str, list[float]]]]  # mode -> k -> category -> per-question recall
