@@ -1,7 +1,7 @@
 """Emotion detection for each user message: a small trained head on the bundled multilingual-e5 embedding.
 
 One query embedding (~15-25 ms on one core), hashed words and one sigmoid per GoEmotions fine label,
-normalized and summed into our twelve: fast enough to run inside the chat turn, and the same e5 model
+normalized and summed into our fourteen: fast enough to run inside the chat turn, and the same e5 model
 the memory already loads. An internal model can confirm the reading where one better than the bundled
 model is configured (emotion_confirm.py). The head's weights, how they were trained and the training
 data's licence are in emotion_head.md beside emotion_head.npz (scripts/train_emotion.py rebuilds them).
