@@ -14,7 +14,8 @@ item, indexed three ways and fused.
 The three rankings are fused by reciprocal rank (k = 20); the query vector moved towards the two best
 hits' vectors is searched again and fused as a fourth (pseudo-relevance feedback: what else was said
 about the same thing, often in another session); then hits are nudged by importance and recency
-(Generative Agents style) and by whether the question names their speaker (archive/search.py).
+(Generative Agents style) and by whether the question names their speaker or the date they were said
+(archive/search.py).
 The keyword rankings weigh every query term by how rare it is in the archive
 (memory/terms.py; "threw" is searched for "throwing") and leave none out; beside the vector ranking, an
 item found only by terms that say little (words most items contain, hiragana-only trigrams) counts for
