@@ -22,8 +22,8 @@ from nexus_ark.providers.embedders import Embedder
 SearchMode = Literal["hybrid", "fts", "vector"]
 RRF_K = 20
 VECTOR_CANDIDATES = 150
-# Importance and recency change a fused score by at most this factor, so only the best few dozen by
-# fused score can end in the top k: only those rows are read.
+# Importance, recency and the speaker and date a question names change a fused score by a small factor
+# (at most ~2.2), so only the best few dozen by fused score can end in the top k: only those rows are read.
 RANK_POOL = 50
 IMPORTANCE_WEIGHT, RECENCY_WEIGHT, RECENCY_HALF_LIFE_DAYS = 0.2, 0.1, 30.0
 # A question that names someone is most often about what that person said: a hit whose speaker is named in
@@ -164,7 +164,7 @@ class ArchiveSearch:
         fused = _fuse(rankings)
         if FEEDBACK_HITS and mode == "hybrid" and vector is not None and fused:
             top = sorted(fused, key=fused.__getitem__, reverse=True)[:FEEDBACK_HITS]
-            found = self._vectors_of(embedder, top)
+            found = self._vectors_of(embedder, top, where, params)
             if len(found):
                 moved = np.asarray(vector, np.float32) + FEEDBACK_WEIGHT * found.mean(axis=0)
                 moved /= np.linalg.norm(moved) or 1.0
@@ -174,13 +174,16 @@ class ArchiveSearch:
             return []
         return self._rank(fused, k, include_archived, query)
 
-    def _vectors_of(self, embedder: Embedder | None, ids: list[int]) -> np.ndarray:
+    def _vectors_of(
+        self, embedder: Embedder | None, ids: list[int], where: str, params: list[Any]
+    ) -> np.ndarray:
+        """The vectors of these items that the filters keep (an archived item lends the query nothing)."""
         if embedder is None or not ids:
             return np.zeros((0, 0), np.float32)
         rows = self.db.execute(
             f"select e.vector from items i join embeddings e on e.hash = i.embed_hash and e.model = ? "
-            f"where i.id in ({','.join('?' * len(ids))})",
-            [embedder.model_id, *ids],
+            f"where i.id in ({','.join('?' * len(ids))}){where}",
+            [embedder.model_id, *ids, *params],
         ).fetchall()
         if not rows:
             return np.zeros((0, 0), np.float32)
