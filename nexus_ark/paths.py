@@ -91,6 +91,11 @@ class DataLayout:
         return self.root / "backups"
 
     @property
+    def recordings_dir(self) -> Path:
+        """What the person said, kept as WAV files only when config.toml [voice] keep_recordings is on."""
+        return self.root / "recordings"
+
+    @property
     def rooms_dir(self) -> Path:
         return self.root / "rooms"
 

@@ -255,7 +255,14 @@ class Voice:
 
 
 # Downloaded Whisper models, the best first (larger is more accurate; a multilingual one also hears English).
-WHISPER_PREFERENCE = ("whisper-small", "whisper-small.en", "whisper-base", "whisper-base.en", "whisper-tiny")
+WHISPER_PREFERENCE = (
+    "whisper-small",
+    "whisper-small.en",
+    "whisper-base",
+    "whisper-base.en",
+    "whisper-tiny",
+    "whisper-tiny.en",  # downloaded where no package ships it
+)
 
 
 def best_whisper(language: Language | None, downloaded: list[Path]) -> Path | None:

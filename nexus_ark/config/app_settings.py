@@ -40,6 +40,23 @@ class TranscriptionSettings(BaseModel):
         return value
 
 
+class VoiceAppSettings(BaseModel):
+    """[voice] in config.toml: how the app hears and sounds, for every persona (issue 36; each persona's own
+    voice is its persona.toml [voice]). Settings → Voice writes it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # A device as nexus_ark.voice.audio_out.output_devices() / audio_in.input_devices() name it ("NAME, HOST
+    # API"; a part of a name works too); "" = the system's default device.
+    output_device: str = ""
+    input_device: str = ""
+    # Each utterance heard is also kept as a WAV file in the data folder's recordings/ (off: no audio is
+    # ever written).
+    keep_recordings: bool = False
+    # Hands-free mode sends what was heard at once; off, it waits in the message box to be sent or edited.
+    hands_free_sends: bool = True
+
+
 class AppSettings(BaseModel):
     """The person's preferences (config.toml). Never secrets: keys live in the OS keyring or ${ENV}."""
 
@@ -68,6 +85,8 @@ class AppSettings(BaseModel):
     font_size: int = Field(default=0, ge=0, le=32)
     # Speech to text on a server, where no downloaded Whisper model knows the language.
     transcription: TranscriptionSettings = Field(default_factory=TranscriptionSettings)
+    # The audio devices, keeping recordings, hands-free sending.
+    voice: VoiceAppSettings = Field(default_factory=VoiceAppSettings)
 
     @field_validator("user_name")
     @classmethod
@@ -159,4 +178,5 @@ __all__ = [
     "AppSettings",
     "AppState",
     "SettingsStore",
+    "VoiceAppSettings",
 ]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from nexus_ark.notices import notice
-from nexus_ark.voice.audio_out import Resampler, find_device, no_device, portaudio
+from nexus_ark.voice.audio_out import Resampler, find_device, list_devices, no_device, portaudio
 
 log = logging.getLogger(__name__)
 
@@ -120,3 +120,8 @@ def open_microphone(device: str | None = None, rate: int = 16000) -> Microphone:
     VoiceError in words when there is none or PortAudio is missing."""
     sd = portaudio("input")
     return Microphone(sd, find_device(sd, device, "input"), rate)
+
+
+def input_devices() -> list[str]:
+    """The input devices, as "NAME, HOST API" (audio_out.list_devices): what open_microphone finds."""
+    return list_devices("input")

@@ -70,6 +70,21 @@ def find_device(sd: ModuleType, device: str | None, kind: DeviceKind) -> dict[st
     return info
 
 
+def list_devices(kind: DeviceKind) -> list[str]:
+    """Every device PortAudio lists for `kind`, as "NAME, HOST API": the words open_output/open_microphone
+    find exactly that one device by (a name alone may repeat under another host API). VoiceError in words
+    when PortAudio is missing. It asks the sound system: call it off the UI thread."""
+    sd = portaudio(kind)
+    channels = "max_output_channels" if kind == "output" else "max_input_channels"
+    apis = [str(api["name"]) for api in sd.query_hostapis()]
+    return [f"{d['name']}, {apis[d['hostapi']]}" for d in sd.query_devices() if d[channels] > 0]
+
+
+def output_devices() -> list[str]:
+    """The output devices (list_devices): what Settings → Voice offers and config.toml [voice] names."""
+    return list_devices("output")
+
+
 def resample(samples: np.ndarray, rate: int, to_rate: int) -> np.ndarray:
     """Mono float32 `samples` at `rate` Hz, at `to_rate` Hz: numpy linear interpolation, after a
     windowed-sinc low-pass when going down (so nothing above the new Nyquist folds back)."""

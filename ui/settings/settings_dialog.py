@@ -35,6 +35,7 @@ from nexus_ark.providers.catalogue import CatalogueEntry, load_catalogue
 from nexus_ark.providers.secrets import store_key
 from ui.settings.data_panel import DataPanel
 from ui.settings.tools_panel import ToolsPanel
+from ui.settings.voice_panel import VoicePanel
 from ui.util import i18n, theme
 from ui.util.desktop import tray_available
 from ui.util.i18n import tr
@@ -79,6 +80,8 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.data, "")
         self.tools = ToolsPanel(app, self.status.setText, current_persona=current_persona)
         self.tabs.addTab(self.tools, "")
+        self.voice = VoicePanel(app, self.status.setText)
+        self.tabs.addTab(self.voice, "")
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok
             | QDialogButtonBox.StandardButton.Apply
@@ -187,7 +190,14 @@ class SettingsDialog(QDialog):
     def retranslate(self) -> None:
         self.setWindowTitle(tr("Settings"))
         for index, title in enumerate(
-            (tr("General"), tr("Notifications"), tr("Default models"), tr("Data and backups"), tr("Tools"))
+            (
+                tr("General"),
+                tr("Notifications"),
+                tr("Default models"),
+                tr("Data and backups"),
+                tr("Tools"),
+                tr("Voice"),
+            )
         ):
             self.tabs.setTabText(index, title)
         self.user_name_label.setText(tr("Your name"))
@@ -227,6 +237,7 @@ class SettingsDialog(QDialog):
         self.models_loading.setText(tr("Loading the model catalogue…"))
         self.data.retranslate()
         self.tools.retranslate()
+        self.voice.retranslate()
         self.ok_button.setText("OK")  # the same in both languages
         self.apply_button.setText(tr("Apply"))
         self.cancel_button.setText(tr("Cancel"))
@@ -323,6 +334,7 @@ class SettingsDialog(QDialog):
         }
         changes = {k: v for k, v in wanted.items() if getattr(settings, k) != v}
         changes.update(self._model_changes()[0])
+        changes.update(self.voice.changes())  # ValueError for a key typed in plain
         return changes
 
     def apply(self, *, close: bool = False) -> None:
