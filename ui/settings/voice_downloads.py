@@ -41,6 +41,7 @@ LABELS = {
     "whisper-small.en": N_("Whisper small.en (English only)"),
     "en_GB-cori-medium": N_("Cori (British English, female; Piper)"),
 }
+LICENCES = {"Public domain (the voice's MODEL_CARD)": N_("Public domain (the voice's MODEL_CARD)")}
 LANGUAGES = {"multi": N_("Japanese and English"), "en": N_("English only"), "ja": N_("Japanese")}
 
 
@@ -99,6 +100,7 @@ class DownloadList(QWidget):
         self.progress_label = QLabel()
         self.progress_label.setObjectName(f"{name}Progress")
         self.progress_label.setWordWrap(True)
+        self.progress_label.setVisible(False)  # shown once there is something to say
         self._timer = QTimer(self)
         self._timer.setInterval(100)
         self._timer.timeout.connect(self._show_progress)
@@ -143,7 +145,7 @@ class DownloadList(QWidget):
                     tr(LABELS[row.id]) if row.id in LABELS else row.label,
                     tr(LANGUAGES.get(row.language, row.language)),
                     human_bytes(row.size_bytes),
-                    row.licence,
+                    tr(LICENCES[row.licence]) if row.licence in LICENCES else row.licence,
                     state,
                 ]
             )
@@ -197,7 +199,7 @@ class DownloadList(QWidget):
         voice = self.app.voice
         self.progress.setValue(0)
         self.progress.setVisible(True)
-        self.progress_label.setText(tr("Starting…"))
+        self._tell(tr("Starting…"))
         self._timer.start()
         self._enable()
 
@@ -213,7 +215,7 @@ class DownloadList(QWidget):
     def cancel(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
-            self.progress_label.setText(tr("Stopping…"))
+            self._tell(tr("Stopping…"))
 
     def _show_progress(self) -> None:
         p = self._latest.progress
@@ -221,7 +223,7 @@ class DownloadList(QWidget):
             return
         if p.total:
             self.progress.setValue(int(1000 * p.done / p.total))
-        self.progress_label.setText(describe(p))
+        self._tell(describe(p))
 
     def _finish(self) -> None:
         self._timer.stop()
@@ -231,7 +233,7 @@ class DownloadList(QWidget):
     def _downloaded(self, row_id: str) -> None:
         self._finish()
         self.progress.setValue(1000)
-        self.progress_label.setText(tr("Downloaded and verified."))
+        self._tell(tr("Downloaded and verified."))
         self._done()
 
     def _not_downloaded(self, message: str) -> None:
@@ -240,9 +242,9 @@ class DownloadList(QWidget):
         self._finish()
         self.progress.setVisible(False)
         if cancelled and arrived:
-            self.progress_label.setText(tr("Cancelled: what arrived is kept; Download goes on from there."))
+            self._tell(tr("Cancelled: what arrived is kept; Download goes on from there."))
         elif cancelled:
-            self.progress_label.setText(tr("Cancelled: nothing was downloaded."))
+            self._tell(tr("Cancelled: nothing was downloaded."))
         else:
             self._error(message)
         self._done()
@@ -261,14 +263,18 @@ class DownloadList(QWidget):
 
     def _removed(self, row: Row) -> None:
         self.progress.setVisible(False)
-        self.progress_label.setText(tr("Removed {name}.", name=row.id))
+        self._tell(tr("Removed {name}.", name=row.id))
         self._done()
 
     def _done(self) -> None:
         self.refresh()
         self.changed.emit()
 
+    def _tell(self, text: str) -> None:
+        self.progress_label.setText(text)
+        self.progress_label.setVisible(bool(text))
+
     def _error(self, message: str) -> None:
         lines = "<br>".join(escape(line) for line in message.splitlines() if line.strip())
-        self.progress_label.setText(theme.tinted(lines, "error"))
+        self._tell(theme.tinted(lines, "error"))
         self._enable()

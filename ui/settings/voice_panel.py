@@ -387,6 +387,7 @@ class VoicePanel(QWidget):
                     )
                 )
         self.devices_note.setText(theme.tinted("<br>".join(lines), "error") if lines else "")
+        self.devices_note.setVisible(bool(lines))
 
     def test_output(self) -> None:
         device = str(self.output_box.currentData() or "")
