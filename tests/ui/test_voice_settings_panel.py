@@ -214,3 +214,34 @@ def test_a_transcription_key_typed_in_plain_is_refused_naming_the_field(qtbot, c
         "api_key": "${WHISPER_API_KEY}",
     }
     assert "the transcription server (whisper-1)" in panel.now_hearing.text()
+
+
+def test_a_cancelled_download_keeps_what_arrived_and_download_goes_on_from_there(
+    qtbot, core: NexusApp, tiny_en_hub: HubStandIn
+) -> None:
+    tiny_en_hub.rate = 8e6  # slow enough to cancel half-way
+    recognisers = _dialog(qtbot, core).voice.recognisers
+    qtbot.waitUntil(lambda: any(r.id == "whisper-tiny.en" for r in recognisers.rows), timeout=10_000)
+    recognisers.select("whisper-tiny.en")
+    recognisers.download_button.click()
+    qtbot.waitUntil(lambda: 0 < recognisers.progress.value() < 500, timeout=30_000)
+    recognisers.cancel_button.click()
+    qtbot.waitUntil(
+        lambda: (
+            recognisers.progress_label.text()
+            == "Cancelled: what arrived is kept; Download goes on from there."
+        ),
+        timeout=30_000,
+    )
+    assert not _row(recognisers, "whisper-tiny.en").installed
+    assert not recognisers.cancel_button.isVisibleTo(recognisers)
+
+    tiny_en_hub.rate = 0.0
+    tiny_en_hub.ranges.clear()
+    recognisers.select("whisper-tiny.en")
+    recognisers.download_button.click()
+    qtbot.waitUntil(lambda: recognisers.progress_label.text() == "Downloaded and verified.", timeout=60_000)
+    assert any(r.startswith("bytes=") and not r.startswith("bytes=0-") for r in tiny_en_hub.ranges), (
+        f"the second download asked only for the rest: {tiny_en_hub.ranges}"
+    )
+    qtbot.waitUntil(lambda: _row(recognisers, "whisper-tiny.en").installed, timeout=10_000)

@@ -1,5 +1,6 @@
 """The Settings window: language, look, text size, notifications and the tray, the default models, the
-data folder and the personas' memory backups (list and restore one).
+data folder and the personas' memory backups (list and restore one), the tool servers, and voice (the sound
+devices, recognisers and voices to download: ui/settings/voice_panel.py).
 
 What the window shows comes from the app's settings in memory; what needs the disk (the persona list, the
 backups, the model catalogue) is read on a worker. Apply shows a new language, theme or text size at once
