@@ -245,3 +245,18 @@ def test_a_cancelled_download_keeps_what_arrived_and_download_goes_on_from_there
         f"the second download asked only for the rest: {tiny_en_hub.ranges}"
     )
     qtbot.waitUntil(lambda: _row(recognisers, "whisper-tiny.en").installed, timeout=10_000)
+
+
+def test_closing_the_settings_window_stops_a_download_under_way(
+    qtbot, core: NexusApp, tiny_en_hub: HubStandIn
+) -> None:
+    tiny_en_hub.rate = 8e6
+    dialog = _dialog(qtbot, core)
+    recognisers = dialog.voice.recognisers
+    qtbot.waitUntil(lambda: any(r.id == "whisper-tiny.en" for r in recognisers.rows), timeout=10_000)
+    recognisers.select("whisper-tiny.en")
+    recognisers.download_button.click()
+    qtbot.waitUntil(lambda: 0 < recognisers.progress.value() < 500, timeout=30_000)
+    dialog.reject()
+    qtbot.waitUntil(lambda: "Cancelled" in recognisers.progress_label.text(), timeout=30_000)
+    assert not (core.voice.voices_dir() / "whisper-tiny.en" / "installed.json").exists()

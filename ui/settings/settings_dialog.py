@@ -83,6 +83,7 @@ class SettingsDialog(QDialog):
         self.tabs.addTab(self.tools, "")
         self.voice = VoicePanel(app, self.status.setText)
         self.tabs.addTab(self.voice, "")
+        self.finished.connect(lambda _result: self.voice.stop_downloads())
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok
             | QDialogButtonBox.StandardButton.Apply

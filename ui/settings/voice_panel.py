@@ -292,6 +292,11 @@ class VoicePanel(QWidget):
         self.retranslate_devices()
         self._show_who_hears()
 
+    def stop_downloads(self) -> None:
+        """The window closes: a download under way stops (what arrived is kept, and goes on next time)."""
+        self.recognisers.cancel()
+        self.voices.cancel()
+
     # -- settings -----------------------------------------------------------------------------------
     def show_settings(self) -> None:
         settings = self.app.settings
