@@ -39,7 +39,11 @@ def add_voice_parsers(sub: Any) -> None:
     say.add_argument(
         "--voice", metavar="ID", help="this voice (an id from `voice list`) instead of the persona's"
     )
-    say.add_argument("--device", metavar="NAME", help="the audio output: a number or part of its name")
+    say.add_argument(
+        "--device",
+        metavar="NAME",
+        help="the audio output: a number or part of its name (default: Settings → Voice)",
+    )
     say.add_argument("text", help='what to say ("-": read it from stdin)')
     transcribe = sub.add_parser("transcribe", help="print the words spoken in an audio file (WAV, FLAC, OGG)")
     transcribe.add_argument("file", type=Path, metavar="FILE.wav")
@@ -89,7 +93,7 @@ def run_say(app: NexusApp, args: argparse.Namespace) -> int:
     slug = args.persona or app.admin.default_persona()
     text = sys.stdin.read() if args.text == "-" else args.text
     # Playing: the device is opened first, so a machine without one hears so before any synthesis.
-    output = None if args.output else open_output(args.device)
+    output = None if args.output else open_output(args.device or app.settings.voice.output_device or None)
     try:
         engine = args.engine or (_engine_of(app, args.voice) if args.voice else None)
         audio = app.voice.synthesizer_for(slug, engine=engine, voice=args.voice)(text)
@@ -228,7 +232,8 @@ class ReplySpeech:
     the chat goes on in text."""
 
     def __init__(self, app: NexusApp, slug: str) -> None:
-        self.output = open_output()  # no device: the chat does not start, and says why
+        # config.toml [voice] output_device ("" = the system's); none: the chat does not start, and says why
+        self.output = open_output(app.settings.voice.output_device or None)
         try:
             self.queue = SpeechQueue(app.voice.synthesizer_for(slug), self.output, on_event=self._event)
         except BaseException:

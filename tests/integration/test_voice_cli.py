@@ -301,3 +301,13 @@ def test_voice_get_downloads_a_pinned_recogniser_with_progress_and_remove_delete
     assert not folder.exists()
     unknown = run_cli("--data-dir", str(data_dir), "voice", "get", "whisper-huge")
     assert "There is no voice or recogniser whisper-huge in the catalogue" in _one_error_line(unknown)
+
+
+@pytest.mark.skipif(not os.environ.get("JACK_DEFAULT_SERVER"), reason="needs the null sound device (jackd)")
+def test_say_plays_on_the_output_device_settings_name(data_dir: Path) -> None:
+    """config.toml [voice] output_device (Settings → Voice) is where say plays; one not connected is said."""
+    _seeded(data_dir)
+    with (data_dir / "config.toml").open("a", encoding="utf-8") as fh:
+        fh.write('\n[voice]\noutput_device = "Speakers that were unplugged"\n')
+    line = _one_error_line(run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", "Hello."))
+    assert "No audio output device" in line and "Speakers that were unplugged" in line
