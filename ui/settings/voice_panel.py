@@ -347,7 +347,7 @@ class VoicePanel(QWidget):
         )
 
     def _show_devices(self, found: tuple[list[str], list[str]]) -> None:
-        self.devices_error = ""
+        self.devices_error = "" if any(found) else tr("The sound system lists no speaker or microphone.")
         self.devices_listed = True
         for box, names in zip((self.output_box, self.input_box), found, strict=True):
             chosen = str(box.currentData() or "")
