@@ -40,7 +40,7 @@ def shoot(qt: QApplication, language: str, out: Path) -> None:
         dialog.show()
         dialog.tabs.setCurrentWidget(dialog.voice)
         panel = dialog.voice
-        wait(qt, lambda: (panel.devices_listed or panel.devices_error) and panel.recognisers.rows)
+        wait(qt, lambda: (panel.devices.listed or panel.devices.error) and panel.recognisers.rows)
         wait(qt, lambda: panel.voices.rows)
         panel.recognisers.select("whisper-base")
         settle(qt)

@@ -1,6 +1,7 @@
 """Settings → Voice, driven as a person would in the real Settings window: it lists the sound devices
 PortAudio has (the test session's JACK null device), a device chosen is saved in config.toml and shown again
-after a restart, one no longer connected is a line of text, Test plays through the device chosen, a
+after a restart, one no longer connected is a line of text, the Tests play through the speaker chosen and
+listen to the microphone chosen, a
 recogniser downloads from the loopback Hub stand-in with progress and is removed again, and an API key
 typed in plain is refused naming the field, nothing written."""
 
@@ -68,11 +69,14 @@ def test_the_tab_lists_the_null_device_and_the_devices_chosen_survive_reopening(
         dialog = _dialog(qtbot, app)
         panel = dialog.voice
         assert dialog.tabs.tabText(dialog.tabs.currentIndex()) == "Voice"
-        qtbot.waitUntil(lambda: panel.output_box.findData(NULL_DEVICE) > 0, timeout=10_000)
-        assert panel.input_box.findData(NULL_DEVICE) > 0
-        assert panel.output_box.itemText(0) == "System default" and panel.output_box.currentIndex() == 0
-        panel.output_box.setCurrentIndex(panel.output_box.findData(NULL_DEVICE))
-        panel.input_box.setCurrentIndex(panel.input_box.findData(NULL_DEVICE))
+        qtbot.waitUntil(lambda: panel.devices.output_box.findData(NULL_DEVICE) > 0, timeout=10_000)
+        assert panel.devices.input_box.findData(NULL_DEVICE) > 0
+        assert (
+            panel.devices.output_box.itemText(0) == "System default"
+            and panel.devices.output_box.currentIndex() == 0
+        )
+        panel.devices.output_box.setCurrentIndex(panel.devices.output_box.findData(NULL_DEVICE))
+        panel.devices.input_box.setCurrentIndex(panel.devices.input_box.findData(NULL_DEVICE))
         panel.keep_recordings.setChecked(True)
         panel.hands_free_sends.setChecked(False)
         _saved(qtbot, dialog)
@@ -87,11 +91,14 @@ def test_the_tab_lists_the_null_device_and_the_devices_chosen_survive_reopening(
     again = NexusApp(data_dir).open()
     try:
         panel = _dialog(qtbot, again).voice
-        qtbot.waitUntil(lambda: panel.devices_listed, timeout=10_000)
-        assert panel.output_box.currentData() == NULL_DEVICE and panel.input_box.currentData() == NULL_DEVICE
-        assert panel.output_box.currentText() == NULL_DEVICE, "listed: not marked as missing"
+        qtbot.waitUntil(lambda: panel.devices.listed, timeout=10_000)
+        assert (
+            panel.devices.output_box.currentData() == NULL_DEVICE
+            and panel.devices.input_box.currentData() == NULL_DEVICE
+        )
+        assert panel.devices.output_box.currentText() == NULL_DEVICE, "listed: not marked as missing"
         assert panel.keep_recordings.isChecked() and not panel.hands_free_sends.isChecked()
-        assert panel.devices_note.text() == ""
+        assert panel.devices.note.text() == ""
     finally:
         again.close()
 
@@ -100,12 +107,27 @@ def test_the_tab_lists_the_null_device_and_the_devices_chosen_survive_reopening(
 def test_test_plays_a_chime_through_the_speaker_chosen(qtbot, core: NexusApp) -> None:
     dialog = _dialog(qtbot, core)
     panel = dialog.voice
-    qtbot.waitUntil(lambda: panel.output_box.findData(NULL_DEVICE) > 0, timeout=10_000)
-    panel.output_box.setCurrentIndex(panel.output_box.findData(NULL_DEVICE))
-    panel.test_button.click()
-    assert not panel.test_button.isEnabled(), "one chime at a time"
-    qtbot.waitUntil(lambda: panel.test_button.isEnabled(), timeout=20_000)
+    qtbot.waitUntil(lambda: panel.devices.output_box.findData(NULL_DEVICE) > 0, timeout=10_000)
+    panel.devices.output_box.setCurrentIndex(panel.devices.output_box.findData(NULL_DEVICE))
+    panel.devices.test_button.click()
+    assert not panel.devices.test_button.isEnabled(), "one chime at a time"
+    qtbot.waitUntil(lambda: panel.devices.test_button.isEnabled(), timeout=20_000)
     assert dialog.status.text() == "Played a chime through system."
+
+
+@needs_sound
+def test_the_microphone_test_listens_to_the_microphone_chosen_and_says_what_it_heard(
+    qtbot, core: NexusApp
+) -> None:
+    dialog = _dialog(qtbot, core)
+    devices = dialog.voice.devices
+    qtbot.waitUntil(lambda: devices.input_box.findData(NULL_DEVICE) > 0, timeout=10_000)
+    devices.input_box.setCurrentIndex(devices.input_box.findData(NULL_DEVICE))
+    devices.listen_button.click()
+    assert dialog.status.text() == "Listening for two seconds: say something…"
+    qtbot.waitUntil(lambda: devices.listen_button.isEnabled(), timeout=20_000)
+    # The JACK dummy driver records digital silence: what a muted microphone gives.
+    assert "system heard only silence." in dialog.status.text()
 
 
 @needs_sound
@@ -118,14 +140,14 @@ def test_a_device_no_longer_connected_is_a_line_of_text_naming_it(qtbot, data_di
     try:
         dialog = _dialog(qtbot, app)
         panel = dialog.voice
-        qtbot.waitUntil(lambda: panel.output_box.findData(NULL_DEVICE) > 0, timeout=10_000)
-        assert panel.output_box.currentText() == "USB Headset, ALSA (not connected)"
-        assert "USB Headset, ALSA, is not connected" in panel.devices_note.text()
-        panel.test_button.click()
-        qtbot.waitUntil(lambda: panel.test_button.isEnabled(), timeout=20_000)
+        qtbot.waitUntil(lambda: panel.devices.output_box.findData(NULL_DEVICE) > 0, timeout=10_000)
+        assert panel.devices.output_box.currentText() == "USB Headset, ALSA (not connected)"
+        assert "USB Headset, ALSA, is not connected" in panel.devices.note.text()
+        panel.devices.test_button.click()
+        qtbot.waitUntil(lambda: panel.devices.test_button.isEnabled(), timeout=20_000)
         assert "No audio output device" in dialog.status.text() and "USB Headset" in dialog.status.text()
         assert "Traceback" not in dialog.status.text()
-        panel.output_box.setCurrentIndex(0)  # back to the system's default: the note goes
+        panel.devices.output_box.setCurrentIndex(0)  # back to the system's default: the note goes
         _saved(qtbot, dialog)
         assert _config(app)["voice"]["output_device"] == ""
     finally:

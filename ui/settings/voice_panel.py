@@ -1,7 +1,8 @@
-"""The Settings window's Voice tab (issue 36): what every persona shares — the sound devices (with a Test
-that plays a chime), the speech recognisers and which one hears Japanese and English, an OpenAI-compatible
-transcription server, the Piper voices to download, keeping recordings and hands-free sending. Each
-persona's own voice is its editor's Voice page (ui/personas/voice_page.py).
+"""The Settings window's Voice tab (issue 36): what every persona shares — the sound devices (with Tests
+that play a chime and listen to the microphone: ui/settings/voice_devices.py), the speech recognisers and
+which one hears Japanese and English, an OpenAI-compatible transcription server, the Piper voices to
+download, keeping recordings and hands-free sending. Each persona's own voice is its editor's Voice page
+(ui/personas/voice_page.py).
 
 A panel the Settings window owns (ui/settings/settings_dialog.py): it shows config.toml's [voice] and
 [transcription] and gives the window its changes, which the window's Apply saves with the rest. Listing
@@ -14,17 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QComboBox,
     QFormLayout,
     QGroupBox,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
-    QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -34,40 +30,14 @@ from nexus_ark.app import NexusApp
 from nexus_ark.app.voice import Recogniser, best_whisper
 from nexus_ark.config.app_settings import TranscriptionSettings, VoiceAppSettings
 from nexus_ark.model_config import is_key_reference
-from nexus_ark.voice.audio_in import input_devices
-from nexus_ark.voice.audio_out import open_output, output_devices
-from nexus_ark.voice.base import Audio, Language
+from nexus_ark.voice.base import Language
 from nexus_ark.voice.catalogue import catalogue_entries, entry_by_id
 from nexus_ark.voice.downloads import installed_voices
 from nexus_ark.voice.whisper_local import PACKAGED_MODEL_ID
+from ui.settings.voice_devices import DevicesBox
 from ui.settings.voice_downloads import DownloadList, Row
 from ui.util import theme
 from ui.util.i18n import tr
-from ui.util.tasks import run_in_background, while_open
-
-CHIME_S = 0.6  # the Test sound: two soft notes
-TEST_WAIT_S = 5.0
-MISSING = Qt.ItemDataRole.UserRole + 1  # a device chosen that the system does not list now
-
-
-def chime(rate: int = 24000) -> Audio:
-    """Two notes (A5 then E6) with a soft start and end: what Test plays through the chosen output."""
-    half = int(rate * CHIME_S / 2)
-    t = np.arange(half) / rate
-    envelope = np.minimum(1.0, t / 0.01) * np.exp(-t * 6)
-    notes = [0.3 * np.sin(2 * np.pi * f * t) * envelope for f in (880.0, 1318.5)]
-    return Audio(np.concatenate(notes).astype(np.float32), rate)
-
-
-def play_test(device: str) -> str:
-    """Plays the chime through `device` ("" = the system's default) and returns the device's name."""
-    output = open_output(device or None)
-    try:
-        output.play(chime())
-        output.wait(TEST_WAIT_S)
-        return output.device
-    finally:
-        output.close()
 
 
 def recogniser_rows(app: NexusApp) -> list[Row]:
@@ -129,11 +99,10 @@ class VoicePanel(QWidget):
         super().__init__()
         self.app = app
         self._say = say
-        self.devices_error = ""
-        self.devices_listed = False  # PortAudio answered: a device chosen that it lacks is not connected
         content = QWidget()
         layout = QVBoxLayout(content)
-        layout.addWidget(self._devices_box())
+        self.devices = DevicesBox(say)
+        layout.addWidget(self.devices)
         layout.addWidget(self._recognition_box())
         layout.addWidget(self._server_box())
         layout.addWidget(self._voices_box())
@@ -146,35 +115,11 @@ class VoicePanel(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         outer.addWidget(scroll)
         self.show_settings()
-        self.refresh_devices()
+        self.devices.refresh()
         self.recognisers.refresh()
         self.voices.refresh()
 
     # -- construction -------------------------------------------------------------------------------
-    def _devices_box(self) -> QGroupBox:
-        self.devices = QGroupBox()
-        self.output_box = QComboBox()
-        self.output_box.setObjectName("outputDevice")
-        self.input_box = QComboBox()
-        self.input_box.setObjectName("inputDevice")
-        for box in (self.output_box, self.input_box):
-            box.addItem("", "")  # the system's default, always there
-        self.test_button = QPushButton()
-        self.test_button.setObjectName("testOutput")
-        self.test_button.clicked.connect(lambda: self.test_output())
-        self.devices_note = QLabel()
-        self.devices_note.setObjectName("devicesNote")
-        self.devices_note.setWordWrap(True)
-        self.output_label, self.input_label = QLabel(), QLabel()
-        output_row = QHBoxLayout()
-        output_row.addWidget(self.output_box, 1)
-        output_row.addWidget(self.test_button)
-        form = QFormLayout(self.devices)
-        form.addRow(self.output_label, output_row)
-        form.addRow(self.input_label, self.input_box)
-        form.addRow(self.devices_note)
-        return self.devices
-
     def _recognition_box(self) -> QGroupBox:
         self.recognition = QGroupBox()
         self.rule = QLabel()
@@ -239,13 +184,7 @@ class VoicePanel(QWidget):
         return self.listening
 
     def retranslate(self) -> None:
-        self.devices.setTitle(tr("Sound devices"))
-        self.output_label.setText(tr("Speaker"))
-        self.input_label.setText(tr("Microphone"))
-        for box in (self.output_box, self.input_box):
-            box.setItemText(0, tr("System default"))
-        self.test_button.setText(tr("▶ Test"))
-        self.test_button.setToolTip(tr("Play a short chime through the chosen speaker"))
+        self.devices.retranslate()
         self.recognition.setTitle(tr("Speech recognition"))
         self.rule.setText(
             tr(
@@ -289,7 +228,6 @@ class VoicePanel(QWidget):
         )
         self.recognisers.retranslate()
         self.voices.retranslate()
-        self.retranslate_devices()
         self._show_who_hears()
 
     def stop_downloads(self) -> None:
@@ -301,8 +239,7 @@ class VoicePanel(QWidget):
     def show_settings(self) -> None:
         settings = self.app.settings
         voice, server = settings.voice, settings.transcription
-        self._choose(self.output_box, voice.output_device)
-        self._choose(self.input_box, voice.input_device)
+        self.devices.choose(voice.output_device, voice.input_device)
         self.keep_recordings.setChecked(voice.keep_recordings)
         self.hands_free_sends.setChecked(voice.hands_free_sends)
         self.server_model.setText(server.model)
@@ -322,9 +259,10 @@ class VoicePanel(QWidget):
                     '"${ENV_VAR}" or the OS keyring.'
                 )
             )
+        output, input_ = self.devices.chosen()
         voice = VoiceAppSettings(
-            output_device=str(self.output_box.currentData() or ""),
-            input_device=str(self.input_box.currentData() or ""),
+            output_device=output,
+            input_device=input_,
             keep_recordings=self.keep_recordings.isChecked(),
             hands_free_sends=self.hands_free_sends.isChecked(),
         )
@@ -337,77 +275,6 @@ class VoicePanel(QWidget):
         if server != settings.transcription:
             changes["transcription"] = server
         return changes
-
-    # -- devices ------------------------------------------------------------------------------------
-    def refresh_devices(self) -> None:
-        run_in_background(
-            lambda: (output_devices(), input_devices()),
-            while_open(self, self._show_devices),
-            while_open(self, self._no_devices),
-        )
-
-    def _show_devices(self, found: tuple[list[str], list[str]]) -> None:
-        self.devices_error = "" if any(found) else tr("The sound system lists no speaker or microphone.")
-        self.devices_listed = True
-        for box, names in zip((self.output_box, self.input_box), found, strict=True):
-            chosen = str(box.currentData() or "")
-            while box.count() > 1:
-                box.removeItem(1)
-            for name in names:
-                box.addItem(name, name)
-            self._choose(box, chosen)
-        self.retranslate_devices()
-
-    def _no_devices(self, message: str) -> None:
-        self.devices_error = message
-        self.retranslate_devices()
-
-    def retranslate_devices(self) -> None:
-        for box in (self.output_box, self.input_box):
-            for index in range(1, box.count()):
-                name = str(box.itemData(index))
-                missing = box.itemData(index, MISSING)
-                box.setItemText(index, tr("{device} (not connected)", device=name) if missing else name)
-        self._show_devices_note()
-
-    def _choose(self, box: QComboBox, device: str) -> None:
-        """Select `device`; one the system does not list now stays chosen, marked not connected."""
-        index = box.findData(device)
-        if index < 0:
-            box.addItem(device, device)
-            index = box.count() - 1
-            box.setItemData(index, self.devices_listed, MISSING)
-        box.setCurrentIndex(index)
-
-    def _show_devices_note(self) -> None:
-        lines = [self.devices_error] if self.devices_error else []
-        for box, kind in ((self.output_box, tr("speaker")), (self.input_box, tr("microphone"))):
-            index = box.currentIndex()
-            if index > 0 and box.itemData(index, MISSING):
-                lines.append(
-                    tr(
-                        "The {kind} chosen, {device}, is not connected: connect it or choose another.",
-                        kind=kind,
-                        device=str(box.itemData(index)),
-                    )
-                )
-        self.devices_note.setText(theme.tinted("<br>".join(lines), "error") if lines else "")
-        self.devices_note.setVisible(bool(lines))
-
-    def test_output(self) -> None:
-        device = str(self.output_box.currentData() or "")
-        self.test_button.setEnabled(False)
-        self._say(tr("Playing a chime…"))
-
-        def played(name: str) -> None:
-            self.test_button.setEnabled(True)
-            self._say(tr("Played a chime through {device}.", device=name))
-
-        def failed(message: str) -> None:
-            self.test_button.setEnabled(True)
-            self._say(theme.tinted(message, "error"))
-
-        run_in_background(lambda: play_test(device), while_open(self, played), while_open(self, failed))
 
     # -- recognisers --------------------------------------------------------------------------------
     def _show_who_hears(self, *_args: object) -> None:
