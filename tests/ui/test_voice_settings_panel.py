@@ -8,18 +8,23 @@ typed in plain is refused naming the field, nothing written."""
 from __future__ import annotations
 
 import os
+import subprocess
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import nexus_ark.app.voice as app_voice
 from nexus_ark.app import NexusApp
+from nexus_ark.voice.audio_out import open_output
+from nexus_ark.voice.base import Audio
 from nexus_ark.voice.catalogue import entry_by_id
 from nexus_ark.voice.whisper_local import packaged_model_dir
 from tests.integration import hub_server
 from tests.integration.hub_server import HubStandIn
+from tests.null_sound import loop_back
 from ui.settings.settings_dialog import SettingsDialog
 from ui.util import i18n
 
@@ -128,6 +133,38 @@ def test_the_microphone_test_listens_to_the_microphone_chosen_and_says_what_it_h
     qtbot.waitUntil(lambda: devices.listen_button.isEnabled(), timeout=20_000)
     # The JACK dummy driver records digital silence: what a muted microphone gives.
     assert "system heard only silence." in dialog.status.text()
+
+
+def _microphone_open() -> bool:
+    ports = subprocess.run(
+        ["jack_lsp", "-s", os.environ["JACK_DEFAULT_SERVER"]], capture_output=True, text=True, timeout=10
+    ).stdout.split()
+    return any(p.startswith("PortAudio") and ":in_" in p for p in ports)
+
+
+@needs_sound
+def test_the_microphone_test_says_how_loud_a_sound_it_heard_was(qtbot, core: NexusApp) -> None:
+    """A tone played into the null device's speaker reaches the microphone through JACK (no air): the Test
+    says the microphone works and how loud the tone came in (0.5 of full scale, as RMS: about -9 dB)."""
+    rate = 48000
+    t = np.arange(rate * 8) / rate
+    output = open_output(NULL_DEVICE)
+    try:
+        output.play(Audio((0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), rate))
+        dialog = _dialog(qtbot, core)
+        devices = dialog.voice.devices
+        qtbot.waitUntil(lambda: devices.input_box.findData(NULL_DEVICE) > 0, timeout=10_000)
+        devices.input_box.setCurrentIndex(devices.input_box.findData(NULL_DEVICE))
+        devices.listen_button.click()
+        qtbot.waitUntil(_microphone_open, timeout=10_000)
+        loop_back()
+        qtbot.waitUntil(lambda: devices.listen_button.isEnabled(), timeout=20_000)
+        status = dialog.status.text()
+        assert status.startswith("system works: the loudest it heard was -"), status
+        level = int(status.rsplit(" was ", 1)[1].split()[0])
+        assert -12 <= level <= -6, status
+    finally:
+        output.close()
 
 
 @needs_sound
