@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QObject, QUrl, Slot
+from PySide6.QtGui import QDesktopServices
 
 import nexus_ark.app.voice as app_voice
 from nexus_ark.app import NexusApp
@@ -321,3 +323,28 @@ def test_closing_the_settings_window_stops_a_download_under_way(
     dialog.reject()
     qtbot.waitUntil(lambda: "Cancelled" in recognisers.progress_label.text(), timeout=30_000)
     assert not (core.voice.voices_dir() / "whisper-tiny.en" / "installed.json").exists()
+
+
+class _UrlCatcher(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[QUrl] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.opened.append(url)
+
+
+def test_recordings_are_off_by_default_and_their_folder_opens_in_the_file_manager(
+    qtbot, core: NexusApp
+) -> None:
+    panel = _dialog(qtbot, core).voice
+    assert not panel.keep_recordings.isChecked() and core.settings.voice.keep_recordings is False
+    assert panel.hands_free_sends.isChecked()
+    catcher = _UrlCatcher()
+    QDesktopServices.setUrlHandler("file", catcher, "open")
+    try:
+        panel.open_recordings.click()
+    finally:
+        QDesktopServices.unsetUrlHandler("file")
+    assert [Path(u.toLocalFile()) for u in catcher.opened] == [core.layout.recordings_dir]

@@ -15,12 +15,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
     QGroupBox,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPushButton,
     QScrollArea,
     QVBoxLayout,
     QWidget,
@@ -172,13 +176,19 @@ class VoicePanel(QWidget):
         self.keep_recordings.setObjectName("keepRecordings")
         self.recordings_note = QLabel()
         self.recordings_note.setWordWrap(True)
+        self.open_recordings = QPushButton()
+        self.open_recordings.setObjectName("openRecordings")
+        self.open_recordings.clicked.connect(lambda: self.open_recordings_folder())
         self.hands_free_sends = QCheckBox()
         self.hands_free_sends.setObjectName("handsFreeSends")
         self.hands_free_note = QLabel()
         self.hands_free_note.setWordWrap(True)
         layout = QVBoxLayout(self.listening)
         layout.addWidget(self.keep_recordings)
-        layout.addWidget(self.recordings_note)
+        recordings_row = QHBoxLayout()
+        recordings_row.addWidget(self.recordings_note, 1)
+        recordings_row.addWidget(self.open_recordings)
+        layout.addLayout(recordings_row)
         layout.addWidget(self.hands_free_sends)
         layout.addWidget(self.hands_free_note)
         return self.listening
@@ -216,6 +226,7 @@ class VoicePanel(QWidget):
         )
         self.listening.setTitle(tr("Listening"))
         self.keep_recordings.setText(tr("Keep recordings of what I say"))
+        self.open_recordings.setText(tr("Open folder"))
         self.recordings_note.setText(
             tr(
                 "Off, no audio is ever written. On, each thing you say is kept as a WAV file in {folder}.",
@@ -234,6 +245,11 @@ class VoicePanel(QWidget):
         """The window closes: a download under way stops (what arrived is kept, and goes on next time)."""
         self.recognisers.cancel()
         self.voices.cancel()
+
+    def open_recordings_folder(self) -> bool:
+        folder = self.app.layout.recordings_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        return QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
     # -- settings -----------------------------------------------------------------------------------
     def show_settings(self) -> None:
