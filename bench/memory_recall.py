@@ -49,12 +49,19 @@ CACHE = Path(tempfile.gettempdir()) / "nexus_ark_bench_e5_cache.pkl"
 # first.
 S = "nexus_ark.memory.archive.search."
 VARIANTS: dict[str, dict[str, Any]] = {
-    "before": {S + "FEEDBACK_HITS": 0, S + "SPEAKER_BOOST": 0.0, S + "DATE_BOOST": 0.0},
+    "before": {
+        S + "FEEDBACK_HITS": 0,
+        S + "SPEAKER_BOOST": 0.0,
+        S + "DATE_BOOST": 0.0,
+        S + "VECTOR_CANDIDATES": 150,
+    },
+    "500 candidates only": {S + "FEEDBACK_HITS": 0, S + "SPEAKER_BOOST": 0.0, S + "DATE_BOOST": 0.0},
     "speaker only": {S + "FEEDBACK_HITS": 0, S + "DATE_BOOST": 0.0},
     "feedback only": {S + "SPEAKER_BOOST": 0.0, S + "DATE_BOOST": 0.0},
+    "300 candidates": {S + "VECTOR_CANDIDATES": 300},
     "feedback 3 hits": {S + "FEEDBACK_HITS": 3},
     "feedback 5 hits": {S + "FEEDBACK_HITS": 5},
-    "feedback weight 0.3": {S + "FEEDBACK_WEIGHT": 0.3},
+    "feedback weight 0.5": {S + "FEEDBACK_WEIGHT": 0.5},
     "feedback weight 1.0": {S + "FEEDBACK_WEIGHT": 1.0},
     "speaker 0.3": {S + "SPEAKER_BOOST": 0.3},
     "app": {},

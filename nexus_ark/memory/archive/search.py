@@ -21,7 +21,9 @@ from nexus_ark.providers.embedders import Embedder
 
 SearchMode = Literal["hybrid", "fts", "vector"]
 RRF_K = 20
-VECTOR_CANDIDATES = 150
+# Items read by the Hamming scan and re-scored with their float vectors: by the query, and by the query
+# moved towards its best hits (below; 500 holds what a second scan of its own found: docs/benchmarks.md).
+VECTOR_CANDIDATES = 500
 # Importance, recency and the speaker and date a question names change a fused score by a small factor
 # (at most ~2.2), so only the best few dozen by fused score can end in the top k: only those rows are read.
 RANK_POOL = 50
@@ -32,10 +34,11 @@ IMPORTANCE_WEIGHT, RECENCY_WEIGHT, RECENCY_HALF_LIFE_DAYS = 0.2, 0.1, 30.0
 SPEAKER_BOOST = 0.1
 # Pseudo-relevance feedback: the query vector moved towards the vectors of the best FEEDBACK_HITS hits of
 # the first fusion (by FEEDBACK_WEIGHT of their mean) finds what else was said about the same thing, often
-# in other sessions (multi-hop evidence), and is fused as one more ranking. Chosen by both folds of the
+# in other sessions (multi-hop evidence), and is fused as one more ranking (of the same Hamming candidates:
+# a scan of its own cost 10 ms at 100k items and found no more). Chosen by both folds of the
 # cross-validation over 2, 3 and 5 hits and weights 0.3, 0.5 and 1.0. 0 turns it off.
 FEEDBACK_HITS = 2
-FEEDBACK_WEIGHT = 0.5
+FEEDBACK_WEIGHT = 0.3
 # A question naming a date ("on October 13, 2023", "in June", "10月13日") is about what was said then: hits
 # written on that date (to the precision named) weigh this much more. On LoCoMo dev it moved conv-26's
 # dated questions (+0.006 recall@10) and changed none of conv-30's (docs/benchmarks.md).
@@ -80,6 +83,13 @@ def _names(query: str, speaker: str) -> bool:
     if _CJK_NAME.search(name):
         return name in query.casefold()
     return re.search(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])", query.casefold()) is not None
+
+
+def _nearest(pool: tuple[np.ndarray, np.ndarray], vector: np.ndarray) -> list[int]:
+    """The pool's best CANDIDATES by the float vectors' dot product with `vector`, best first."""
+    ids, matrix = pool
+    order = np.argsort(-(matrix @ np.asarray(vector, np.float32)))[:CANDIDATES]
+    return [int(i) for i in ids[order]]
 
 
 def _query_dates(query: str) -> list[tuple[int | None, int, int | None]]:
@@ -153,7 +163,8 @@ class ArchiveSearch:
             vector = query_vector
             if vector is None:  # a pasted page embeds as its head, not as 40 windows
                 vector = embedder.embed_query(clip_for_embedding(query))  # type: ignore[union-attr]
-            rankings.append((self._knn(embedder, vector, where, params), {}))
+            pool = self._candidates(embedder, vector, where, params)
+            rankings.append((_nearest(pool, vector), {}))
         else:
             vector = None
         if mode in ("hybrid", "fts"):
@@ -168,7 +179,7 @@ class ArchiveSearch:
             if len(found):
                 moved = np.asarray(vector, np.float32) + FEEDBACK_WEIGHT * found.mean(axis=0)
                 moved /= np.linalg.norm(moved) or 1.0
-                rankings.append((self._knn(embedder, moved, where, params), {}))
+                rankings.append((_nearest(pool, moved), {}))
             fused = _fuse(rankings)
         if not fused:
             return []
@@ -208,32 +219,34 @@ class ArchiveSearch:
             params.append(until)
         return (" and " + " and ".join(clauses)) if clauses else "", params
 
-    def _knn(self, embedder: Embedder | None, vector: np.ndarray, where: str, params: list[Any]) -> list[int]:
+    def _candidates(
+        self, embedder: Embedder | None, vector: np.ndarray, where: str, params: list[Any]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ids and float vectors of the items nearest `vector` by Hamming distance (the filters kept)."""
+        none = (np.zeros(0, np.int64), np.zeros((0, len(vector)), np.float32))
         if embedder is None:
-            return []
+            return none
         row = self.db.execute(
             "select vec_table, generation from embedding_models where model = ?", [embedder.model_id]
         ).fetchone()
         if row is None:
-            return []
+            return none
         table = row[0]
         vector = np.asarray(vector, dtype=np.float32)
         # Over-fetch when filters will drop some candidates.
         want = VECTOR_CANDIDATES * (4 if params else 1)
         candidates = self.vectors.nearest(table, pack_bits(vector, self.vectors.center(table)), want)
         if not candidates:
-            return []
+            return none
         rows = self.db.execute(
             f"select i.id, e.vector from items i join embeddings e on e.hash = i.embed_hash and e.model = ? "
             f"where i.id in ({','.join('?' * len(candidates))}){where}",
             [embedder.model_id, *candidates, *params],
         ).fetchall()
         if not rows:
-            return []
-        ids = np.array([r[0] for r in rows])
-        matrix = vectors_from_bytes([r[1] for r in rows], len(vector))  # float32, from float16
-        order = np.argsort(-(matrix @ vector))[:CANDIDATES]
-        return [int(i) for i in ids[order]]
+            return none
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        return ids, vectors_from_bytes([r[1] for r in rows], len(vector))  # float32, from float16
 
     def _rank(
         self, fused: dict[int, float], k: int, include_archived: bool, query: str = ""
