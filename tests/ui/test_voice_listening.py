@@ -146,6 +146,7 @@ def test_speaking_over_the_persona_stops_it_and_it_said_only_the_words_spoken(
     seen: list[SpeechEvent] = []
     window.voice.speech_event.connect(seen.append)
     window.voice_bar.hands_free_button.click()
+    qtbot.waitUntil(lambda: any(b.role == "user" for b in window.chat.shown.bubbles), timeout=90_000)  # sent
     qtbot.waitUntil(lambda: any(e.kind == "finished" and e.index == 0 for e in seen), timeout=90_000)
     over.set()  # the person speaks over the second sentence
     qtbot.waitUntil(lambda: not window.voice.speaking, timeout=30_000)
@@ -164,3 +165,15 @@ def test_speaking_over_the_persona_stops_it_and_it_said_only_the_words_spoken(
     assert stored.content and LONG.startswith(stored.content) and len(stored.content) < len(LONG) / 2
     assert bubbles[1].text == stored.content, "shown = stored"
     window.voice_bar.hands_free_button.click()
+
+
+def test_a_persona_no_installed_recogniser_understands_says_how_to_get_one(qtbot, window: MainWindow) -> None:
+    window.select_persona("hikari")  # Japanese: the packaged Whisper knows English only
+    qtbot.waitUntil(
+        lambda: window.send_button.isEnabled() and window.current_slug == "hikari", timeout=60_000
+    )
+    qtbot.mouseClick(window.voice_bar.mic_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.voice_bar.notice.isVisible(), timeout=30_000)
+    assert "Japanese" in window.voice_bar.notice_text and "voice get" in window.voice_bar.notice_text
+    assert not window.voice_bar.mic_button.isChecked() and not window.voice_bar.indicator.isVisible()
+    assert window.voice.ears.listener is None

@@ -6,6 +6,7 @@ voice strip. The model is a scripted stand-in (the reply's words are known); eve
 from __future__ import annotations
 
 import os
+import socket
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -150,3 +151,23 @@ def test_a_missing_audio_device_is_a_notice_not_a_traceback(qtbot, window: MainW
     assert window.voice_bar.notice_text.startswith("No audio output device")
     assert "a speaker that is not there" in window.voice_bar.notice_text
     assert finished.args[0].text == " ".join(SENTENCES), "the reply itself is untouched"
+
+
+def test_an_engine_that_is_down_is_a_notice_naming_it(qtbot, data_dir: Path) -> None:
+    with socket.socket() as probe:  # a port nobody listens on: a VOICEVOX that is not running
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    window = open_voice_window(qtbot, data_dir, speak=False)
+    try:
+        window.app.voice.save_settings(
+            "aria", VoiceSettings(enabled=True, engine="voicevox", api_base=f"http://127.0.0.1:{port}")
+        )
+        with qtbot.waitSignal(window.turn_finished, timeout=60_000) as finished:
+            _send(window, "Tell me about the keeper.")
+        qtbot.waitUntil(lambda: window.voice_bar.notice.isVisible(), timeout=30_000)
+        assert "VOICEVOX" in window.voice_bar.notice_text and str(port) in window.voice_bar.notice_text
+        assert "\n" not in window.voice_bar.notice.text() and "Traceback" not in window.voice_bar.notice_text
+        assert finished.args[0].text == " ".join(SENTENCES), "the reply itself is untouched"
+    finally:
+        window.close()
+        window.app.close()

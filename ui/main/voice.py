@@ -249,14 +249,14 @@ class VoiceController(QObject):
             self.stop_speaking()
 
     def _spoken_over(self) -> None:
-        """The person started speaking. In hands-free mode this is barge-in: the persona stops, the reply
-        under way stops, and what it said is the words spoken so far."""
+        """The person started speaking into the microphone: the persona stops talking (barge-in). In
+        hands-free mode the reply under way stops too, and what it said is the words spoken so far."""
         speech = self.speech
-        if self.ears.mode != "hands-free" or speech is None:
+        if speech is None:
             return
         spoken = self._queue.spoken_text() if self._queue is not None and speech.ready else ""
         self.stop_speaking()
-        if speech.kind != "reply":
+        if speech.kind != "reply" or self.ears.mode != "hands-free":
             return
         if self.turns.answering(speech.slug):
             self._keep = (speech.slug, spoken)  # stored once the stopped turn has stored the reply
