@@ -29,8 +29,8 @@ VECTOR_CANDIDATES = 500
 RANK_POOL = 50
 IMPORTANCE_WEIGHT, RECENCY_WEIGHT, RECENCY_HALF_LIFE_DAYS = 0.2, 0.1, 30.0
 # A question that names someone is most often about what that person said: a hit whose speaker is named in
-# the query (as a whole word) weighs this much more. Cross-validated on LoCoMo dev (docs/benchmarks.md,
-# "Memory recall on LoCoMo": recall@1 0.35 -> 0.38 held out, @10 unchanged alone).
+# the query (as a whole word) weighs this much more. On LoCoMo dev (docs/benchmarks.md, "Memory recall on
+# LoCoMo") single-hop recall@1 0.39 -> 0.49; @10 about unchanged by it alone.
 SPEAKER_BOOST = 0.1
 # Pseudo-relevance feedback: the query vector moved towards the vectors of the best FEEDBACK_HITS hits of
 # the first fusion (by FEEDBACK_WEIGHT of their mean) finds what else was said about the same thing, often
@@ -41,7 +41,7 @@ FEEDBACK_HITS = 2
 FEEDBACK_WEIGHT = 0.3
 # A question naming a date ("on October 13, 2023", "in June", "10月13日") is about what was said then: hits
 # written on that date (to the precision named) weigh this much more. On LoCoMo dev it moved conv-26's
-# dated questions (+0.006 recall@10) and changed none of conv-30's (docs/benchmarks.md).
+# dated questions (+0.010 recall@10) and changed none of conv-30's (docs/benchmarks.md).
 DATE_BOOST = 0.5
 _VERB_MONTHS = {"may", "march"}
 _MONTH_NAMES = "january february march april may june july august september october november december"
