@@ -169,6 +169,7 @@ def run(word_ms: int, rounds: int) -> dict:
     start_null_sound()  # before a device is opened (sounddevice, imported then, lists the devices once)
     favour_the_ui_thread()  # as ui/app/application.py does
     qt = QApplication.instance() or QApplication([])
+    assert isinstance(qt, QApplication)
     i18n.set_language("en")
     with tempfile.TemporaryDirectory() as tmp:
         heard = speak_to_wav(HEARD, Path(tmp) / "heard.wav")
