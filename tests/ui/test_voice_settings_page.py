@@ -59,7 +59,9 @@ def test_the_voice_page_saves_persona_toml_voice_keeping_the_comments(qtbot, cor
     assert page.engine.currentData() is None, "automatic: the shipped voice for its language"
     # The voices of the offline engines, listed on a worker; Kokoro's are offered once it is chosen.
     qtbot.waitUntil(lambda: page.voice.count() > 1, timeout=60_000)
+    assert page.pitch.isEnabled(), "Open JTalk, automatic for Japanese, changes the pitch"
     _choose(page.engine, "kokoro-ja")
+    assert not page.pitch.isEnabled() and "ignored" in page.pitch.toolTip(), "Kokoro speaks at its own"
     offered = [page.voice.itemData(i) for i in range(page.voice.count())]
     assert "jf_alpha" in offered and "en_US-joe-medium" not in offered
     _choose(page.voice, "jf_nezumi")

@@ -30,7 +30,8 @@ from PySide6.QtWidgets import (
 
 from nexus_ark.app import NexusApp
 from nexus_ark.voice.audio_out import open_output
-from nexus_ark.voice.base import VoiceInfo, VoiceSettings
+from nexus_ark.voice.base import VoiceError, VoiceInfo, VoiceSettings
+from nexus_ark.voice.registry import OFFLINE, SHIPPED
 from ui.util import theme
 from ui.util.form_fields import NUMBER_WIDTH, Editor, label
 from ui.util.i18n import N_, tr
@@ -127,6 +128,8 @@ class VoicePage(Editor):
         layout.addStretch(1)
         self._voices: list[VoiceInfo] = []
         self._loaded: dict[str, Any] = {}
+        self._pitch_support: dict[str, bool] = {}
+        self.language: Callable[[], str] = lambda: "en"  # the persona's, as the form holds it now
         self._voice_id = ""
         for engine in ENGINES:
             self.engine.addItem("", engine)
@@ -139,8 +142,20 @@ class VoicePage(Editor):
         self._voices = voices
         self._fill_voices()
 
+    def set_pitch_support(self, supported: dict[str, bool]) -> None:
+        """Which engines change the pitch (the offline ones say; a server's is left on): an engine that
+        ignores pitch has it greyed ("automatic": the shipped engine of the persona's language now)."""
+        self._pitch_support = supported
+        self._engine_changed()
+
     def _engine_changed(self) -> None:
         self._fill_voices()
+        engine = self.engine.currentData() or SHIPPED["ja" if self.language() == "ja" else "en"]
+        pitched = self._pitch_support.get(engine, True)
+        self.pitch.setEnabled(pitched)
+        self.pitch.setToolTip(
+            "" if pitched else tr("This engine speaks at its own pitch: the setting is ignored")
+        )
         server = self.engine.currentData() in SERVER_ENGINES
         self.api_base.setEnabled(server)
         for widget in (self.model, self.api_key):
@@ -236,7 +251,7 @@ class VoicePage(Editor):
         )
         self.preview_button.setText(tr("▶ Preview"))
         self.preview_button.setToolTip(tr("Speak a sentence with these settings (nothing is saved)"))
-        self._fill_voices()
+        self._engine_changed()  # the voices' names and the pitch's note, in the new language
 
 
 class VoicePreview(QObject):
@@ -256,7 +271,13 @@ class VoicePreview(QObject):
         self.persona = persona
         self._stop: threading.Event | None = None
         page.preview_button.clicked.connect(self.preview)
-        run_in_background(app.voice.voices, while_open(self, page.set_voices), lambda _message: None)
+        page.language = lambda: persona()[1]
+        run_in_background(lambda: offered(app), while_open(self, self._offer), lambda _message: None)
+
+    def _offer(self, found: tuple[list[VoiceInfo], dict[str, bool]]) -> None:
+        voices, pitch = found
+        self.page.set_voices(voices)
+        self.page.set_pitch_support(pitch)
 
     def preview(self) -> None:
         if self._stop is not None:  # playing: this press stops it
@@ -295,6 +316,20 @@ class VoicePreview(QObject):
         """The editor closes: a preview playing stops."""
         if self._stop is not None:
             self._stop.set()
+
+
+def offered(app: NexusApp) -> tuple[list[VoiceInfo], dict[str, bool]]:
+    """On a worker: every voice to choose from, and whether each offline engine changes the pitch (the
+    engines are made once per app: later calls are quick)."""
+    voices = app.voice.voices()
+    pitch: dict[str, bool] = {}
+    for name in OFFLINE:
+        try:
+            engine = app.voice.engines.engine_for(VoiceSettings(engine=name), "en")
+        except VoiceError:
+            continue  # not installed here: its voices are not offered either
+        pitch[name] = bool(getattr(engine, "pitch_supported", True))
+    return voices, pitch
 
 
 def speak_preview(
