@@ -73,7 +73,10 @@ def run_chat(app: NexusApp, args: argparse.Namespace) -> int:
             speech.close()
 
 
-def _chat_interactive(runtime: PersonaRuntime, name: str, model_name: str, state: _ChatState) -> int:
+def _chat_interactive(
+    runtime: PersonaRuntime, name: str, model_name: str, state: _ChatState | None = None
+) -> int:
+    state = state or _ChatState()
     print(
         f"Talking with {name} on {model_name}. Ctrl-C stops a reply; /continue goes on with a reply "
         "the token limit cut; Ctrl-D or /quit leaves."
