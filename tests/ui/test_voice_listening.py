@@ -177,3 +177,30 @@ def test_a_persona_no_installed_recogniser_understands_says_how_to_get_one(qtbot
     assert "Japanese" in window.voice_bar.notice_text and "voice get" in window.voice_bar.notice_text
     assert not window.voice_bar.mic_button.isChecked() and not window.voice_bar.indicator.isVisible()
     assert window.voice.ears.listener is None
+
+
+def test_settings_keep_what_was_heard_and_let_hands_free_wait_for_send(
+    qtbot, window: MainWindow, hello_wav: Path
+) -> None:
+    window.app.admin.update_settings(voice={"keep_recordings": True, "hands_free_sends": False})
+    microphone = WavMicrophone([(hello_wav, None)])
+    window.voice.ears.open_microphone = lambda: microphone
+    window.voice_bar.hands_free_button.click()
+    qtbot.waitUntil(lambda: bool(window.input.toPlainText()), timeout=60_000)
+    assert _words(window.input.toPlainText()) == _words(HELLO)
+    assert not window.streaming and not window.chat.shown.bubbles, "in the box, to send or edit: not sent"
+    assert microphone.is_open, "hands-free listens on"
+    recordings = window.app.layout.recordings_dir
+    qtbot.waitUntil(lambda: recordings.is_dir() and any(recordings.glob("*.wav")), timeout=10_000)
+    window.voice_bar.hands_free_button.click()
+
+
+def test_no_audio_is_stored_unless_the_person_turned_that_on(
+    qtbot, window: MainWindow, hello_wav: Path
+) -> None:
+    microphone = WavMicrophone([(hello_wav, None)])
+    window.voice.ears.open_microphone = lambda: microphone
+    qtbot.mouseClick(window.voice_bar.mic_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: bool(window.input.toPlainText()), timeout=60_000)
+    assert not window.app.layout.recordings_dir.exists()
+    assert not [p for p in window.app.layout.root.rglob("*.wav")], "no audio anywhere in the data folder"

@@ -74,12 +74,17 @@ class VoiceController(QObject):
         self.input = message_input = turns.w.input
         self.turns = turns
         self.conversation = conversation
-        # How the audio output is opened: the system's default device (a test may name another).
-        self.open_output: Callable[[], AudioOutput] = open_output
+        # How the audio output is opened: the device Settings → Voice names, else the system's default (a
+        # test may give another).
+        self.open_output: Callable[[], AudioOutput] = lambda: open_output(
+            app.settings.voice.output_device or None
+        )
         self._output: AudioOutput | None = None
+        self._output_device = ""  # the setting the output was opened for: another one opens another
         self._output_lock = threading.Lock()  # opened once, by whichever worker asks first
         self._synthesize: Synthesize | None = None  # the voice of what is spoken now
         self._queue: SpeechQueue | None = None
+        self._queue_output: AudioOutput | None = None  # the output the queue plays on
         self.speech: Speech | None = None
         self._tokens = 0
         self._keep: tuple[str, str] | None = None  # (slug, words spoken) of a reply spoken over, until stored
@@ -150,10 +155,16 @@ class VoiceController(QObject):
         return speech
 
     def _open_output(self) -> AudioOutput:
-        """On a worker: the window's one audio output, opened at first use (VoiceError when there is none)."""
+        """On a worker: the window's one audio output, opened at first use and again when Settings → Voice
+        names another device (VoiceError when there is none)."""
+        device = self.app.settings.voice.output_device
         with self._output_lock:
+            if self._output is not None and device != self._output_device:
+                self._output.close()  # the speech that played on it was stopped before this one began
+                self._output = None
             if self._output is None:
                 self._output = self.open_output()
+                self._output_device = device
             return self._output
 
     @property
@@ -163,9 +174,14 @@ class VoiceController(QObject):
 
     def _speech_queue(self) -> SpeechQueue:
         """The window's one speech queue (a feed after stop or finish begins the next speech)."""
+        output = self._output
+        assert output is not None  # opened by the worker that made the voice
+        if self._queue is not None and self._queue_output is not output:  # another device since
+            old, self._queue = self._queue, None
+            run_in_background(old.close, lambda _none: None, lambda _message: None)
         if self._queue is None:
-            assert self._output is not None  # opened by the worker that made the voice
-            self._queue = SpeechQueue(self._say, self._output, on_event=self.reports.sender_of("speech"))
+            self._queue = SpeechQueue(self._say, output, on_event=self.reports.sender_of("speech"))
+            self._queue_output = output
         return self._queue
 
     def _say(self, text: str) -> Audio:
@@ -290,7 +306,7 @@ class VoiceController(QObject):
     def _on_transcript(self, text: str, mode: str) -> None:
         if not text:
             return
-        if mode == "hands-free":
+        if mode == "hands-free" and self.app.settings.voice.hands_free_sends:
             self._heard.append(text)
             self._send_heard()
             return

@@ -48,8 +48,11 @@ class Ears(QObject):
         self.shown = shown
         self.bar = bar
         self.input = message_input
-        # How a microphone is opened: the system's default input; a test gives one that plays a WAV file.
-        self.open_microphone: Callable[[], Microphone] = open_microphone
+        # How a microphone is opened: the input Settings → Voice names, else the system's default; a test
+        # gives one that plays a WAV file.
+        self.open_microphone: Callable[[], Microphone] = lambda: open_microphone(
+            app.settings.voice.input_device or None
+        )
         self.mode = ""  # "" (not listening) | "once" | "hold" | "hands-free"
         self._listener: Listener | None = None
         self._opening = 0  # the latest open asked for (an older one arriving is closed at once)
@@ -123,6 +126,8 @@ class Ears(QObject):
                 on_transcript=send("transcript"),
                 on_speech_start=send("speech_start"),
                 on_error=send("error"),
+                # No audio is stored unless the person turned that on (Settings → Voice).
+                keep_audio_dir=app.layout.recordings_dir if app.settings.voice.keep_recordings else None,
             )
             listener.start()
             return listener
