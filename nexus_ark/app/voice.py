@@ -21,8 +21,10 @@ from nexus_ark.app.host import AppRoot
 from nexus_ark.config import read_toml
 from nexus_ark.memory.components import Entity
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.notices import notice
+from nexus_ark.notices import Joined, joined, notice
 from nexus_ark.personas.store import Persona, PersonaStore
+from nexus_ark.providers.hub_file import DownloadCancelled, DownloadError
+from nexus_ark.providers.hub_transfer import OFFLINE_HINT
 from nexus_ark.providers.model_download import ProgressFn
 from nexus_ark.runtime.autonomy import in_quiet_hours
 from nexus_ark.voice.base import (
@@ -237,7 +239,15 @@ class Voice:
                 notice("There is no voice or recogniser {name} in the catalogue.", name=voice_id),
                 hint=notice("Known: {known}.", known=", ".join(e.id for e in catalogue_entries())),
             )
-        return download_voice(entry, self.voices_dir(), progress, cancel=cancel)
+        try:
+            return download_voice(entry, self.voices_dir(), progress, cancel=cancel)
+        except DownloadCancelled:
+            raise
+        except DownloadError as exc:  # the model downloader's words, less its advice to pick a GGUF instead
+            if isinstance(exc.hint, Joined):
+                parts = [part for part in exc.hint.parts if part != OFFLINE_HINT]
+                raise DownloadError(exc.message, hint=joined(parts, exc.hint.sep)) from exc
+            raise
 
     def remove_voice(self, voice_id: str) -> Path:
         """Delete a downloaded voice or recogniser; the folder it was in."""

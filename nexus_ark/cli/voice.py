@@ -31,7 +31,10 @@ SPEECH_WAIT_S = 600.0  # the longest `say` or a spoken reply may play before the
 
 def add_voice_parsers(sub: Any) -> None:
     say = sub.add_parser("say", help="speak TEXT in a persona's voice, or write it to a WAV file (-o)")
-    say.add_argument("--persona", help="the persona's name as `persona list` prints it first (default: last)")
+    say.add_argument(
+        "--persona",
+        help="the persona's name as `persona list` prints it first (default: the last one chatted with)",
+    )
     say.add_argument(
         "-o", "--output", type=Path, metavar="OUT.wav", help="write a WAV file instead of playing"
     )
@@ -46,8 +49,12 @@ def add_voice_parsers(sub: Any) -> None:
     )
     say.add_argument("text", help='what to say ("-": read it from stdin)')
     transcribe = sub.add_parser("transcribe", help="print the words spoken in an audio file (WAV, FLAC, OGG)")
-    transcribe.add_argument("file", type=Path, metavar="FILE.wav")
-    transcribe.add_argument("--language", choices=["ja", "en"], help="the language spoken (default: detect)")
+    transcribe.add_argument("file", type=Path, metavar="FILE.wav", help="a WAV, FLAC or OGG file")
+    transcribe.add_argument(
+        "--language",
+        choices=["ja", "en"],
+        help="the language spoken (default: detected; the shipped recogniser hears English only)",
+    )
     transcribe.add_argument("--json", action="store_true", help='one object: {"text", "language", "seconds"}')
     voice = sub.add_parser("voice", help="list, download or remove voices and recognisers")
     vsub = voice.add_subparsers(dest="voice_command", metavar="ACTION", required=True)
@@ -82,8 +89,10 @@ def run_voice_cli(args: argparse.Namespace) -> int:
             app.settings = load_app_settings(app.layout.config_file)
         return run(app, args)
     except NexusArkError as exc:
-        hint = f" {exc.hint}" if exc.hint else ""
-        print(f"error: {exc.message}{hint}", file=sys.stderr)
+        hint = (
+            f" {exc.hint}" if exc.hint else ""
+        )  # a hint of several sentences (a download's) on the line too
+        print(f"error: {exc.message}{hint}".replace("\n", " "), file=sys.stderr)
         return 2
     finally:
         app.close()
@@ -121,6 +130,8 @@ def write_wav(path: Path, audio: Audio) -> None:
     """16-bit PCM WAV at the engine's rate (what every player and recogniser reads)."""
     import soundfile
 
+    if not path.parent.is_dir():  # libsndfile would say only "System error."
+        raise NexusArkError(f"Cannot write {path}: the folder {path.parent} does not exist.")
     try:
         soundfile.write(str(path), np.clip(audio.samples, -1.0, 1.0), audio.rate, subtype="PCM_16")
     except (OSError, RuntimeError, ValueError) as exc:  # soundfile's LibsndfileError is a RuntimeError
@@ -131,6 +142,8 @@ def read_audio(path: Path) -> Audio:
     """A sound file as mono float32 at its own rate; VoiceError naming the file when it is not audio."""
     import soundfile
 
+    if not path.is_file():  # libsndfile would say only "System error."
+        raise VoiceError(f"Cannot read {path}: there is no such file.")
     try:
         samples, rate = soundfile.read(str(path), dtype="float32", always_2d=True)
     except (OSError, RuntimeError, ValueError) as exc:
@@ -141,7 +154,15 @@ def read_audio(path: Path) -> Audio:
 
 def run_transcribe(app: NexusApp, args: argparse.Namespace) -> int:
     audio = read_audio(args.file)
-    heard = app.voice.transcriber(args.language).transcribe(audio, args.language)
+    transcriber = app.voice.transcriber(args.language)
+    if args.language is None and getattr(transcriber, "english_only", False):
+        # It cannot detect a language: given Japanese it answers with confident English words.
+        print(
+            "note: the only recogniser installed hears English alone; for Japanese, `nexus-ark voice get "
+            "whisper-base`.",
+            file=sys.stderr,
+        )
+    heard = transcriber.transcribe(audio, args.language)
     if args.json:
         out = {"text": heard.text, "language": heard.language, "seconds": round(audio.seconds, 3)}
         print(json.dumps(out, ensure_ascii=False))

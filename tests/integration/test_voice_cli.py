@@ -162,6 +162,44 @@ def test_transcribing_japanese_without_a_recogniser_for_it_says_how_to_get_one(
     assert "understands Japanese" in line and "nexus-ark voice get whisper-base" in line
 
 
+def test_transcribe_without_a_language_says_when_the_recogniser_hears_only_english(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """Only the packaged tiny.en is installed: it cannot detect Japanese and answers it with English words,
+    so the note on stderr says how to hear Japanese (stdout is still only the words)."""
+    out = tmp_path / "hello.wav"
+    said = run_cli("--data-dir", str(data_dir), "say", "--persona", "hikari", "こんにちは。", "-o", str(out))
+    assert said.returncode == 0, said.stderr
+    heard = run_cli("--data-dir", str(data_dir), "transcribe", str(out), "--json")
+    assert heard.returncode == 0, heard.stderr
+    assert json.loads(heard.stdout)["language"] == "en"
+    assert heard.stderr.startswith("note: the only recogniser installed hears English alone")
+    assert "nexus-ark voice get whisper-base" in heard.stderr
+    english = run_cli("--data-dir", str(data_dir), "transcribe", str(out), "--language", "en")
+    assert english.returncode == 0 and english.stderr == "", english.stderr
+
+
+def test_a_missing_audio_file_or_output_folder_is_one_line_naming_it(data_dir: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.wav"
+    line = _one_error_line(run_cli("--data-dir", str(data_dir), "transcribe", str(missing)))
+    assert line == f"error: Cannot read {missing}: there is no such file."
+    out = tmp_path / "no-such-folder" / "x.wav"
+    said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", "Hello.", "-o", str(out))
+    assert _one_error_line(said) == f"error: Cannot write {out}: the folder {out.parent} does not exist."
+
+
+def test_voice_get_with_the_hub_unreachable_is_one_line_without_model_advice(data_dir: Path) -> None:
+    """Offline: one line on stderr saying the server cannot be reached (the model downloader's advice to
+    choose a GGUF file or a model server instead is not a voice's), at once, not after a long wait."""
+    port = _closed_port()
+    got = _run(
+        "--data-dir", str(data_dir), "voice", "get", "whisper-tiny", HF_ENDPOINT=f"http://127.0.0.1:{port}"
+    )
+    line = _one_error_line(got)
+    assert "cannot be reached" in line and "Nothing was downloaded." in line
+    assert "GGUF" not in line and "Ollama" not in line
+
+
 def test_voice_list_names_the_shipped_voices_and_what_can_be_downloaded(data_dir: Path) -> None:
     listed = run_cli("--data-dir", str(data_dir), "voice", "list")
     assert listed.returncode == 0, listed.stderr
