@@ -189,10 +189,24 @@ def run_voice_command(app: NexusApp, args: argparse.Namespace) -> int:
     if args.voice_command == "reading":
         return _reading(app, args)
     if args.voice_command == "remove":
+        _refuse_what_was_not_downloaded(app, args.id)
         print(f"removed {app.voice.remove_voice(args.id)}", file=sys.stderr)
         print(args.id)
         return 0
     return _get_voice(app, args.id)
+
+
+def _refuse_what_was_not_downloaded(app: NexusApp, voice_id: str) -> None:
+    """`voice list` shows the shipped voices and recogniser as installed: removing one is refused in those
+    words, not as an id unknown to the catalogue (or 'not downloaded', which reads as a contradiction)."""
+    if (app.voice.voices_dir() / voice_id).exists():
+        return  # a download (whole or partial): voice remove deletes it
+    shipped = [row for row in _voice_rows(app) if row["id"] == voice_id and row["installed"]]
+    if shipped:
+        raise VoiceError(
+            f"{voice_id} is not a download: it ships with Nexus Ark or was put in {app.voice.voices_dir()}"
+            " by hand, and voice remove deletes only what voice get downloaded."
+        )
 
 
 def _reading(app: NexusApp, args: argparse.Namespace) -> int:

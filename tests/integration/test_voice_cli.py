@@ -188,6 +188,13 @@ def test_a_missing_audio_file_or_output_folder_is_one_line_naming_it(data_dir: P
     assert _one_error_line(said) == f"error: Cannot write {out}: the folder {out.parent} does not exist."
 
 
+def test_removing_a_shipped_voice_or_recogniser_says_it_is_not_a_download(data_dir: Path) -> None:
+    """`voice list` shows them installed; `voice remove` of one says why it cannot, in one line."""
+    for shipped in ("en_US-joe-medium", "mei_normal", "whisper-tiny.en"):
+        line = _one_error_line(run_cli("--data-dir", str(data_dir), "voice", "remove", shipped))
+        assert line.startswith(f"error: {shipped} is not a download: it ships with Nexus Ark"), line
+
+
 def test_voice_get_with_the_hub_unreachable_is_one_line_without_model_advice(data_dir: Path) -> None:
     """Offline: one line on stderr saying the server cannot be reached (the model downloader's advice to
     choose a GGUF file or a model server instead is not a voice's), at once, not after a long wait."""
