@@ -87,7 +87,13 @@ def _chat_interactive(
     while True:
         try:
             line = input("> ")
-        except (EOFError, KeyboardInterrupt):
+        except KeyboardInterrupt:
+            print()
+            if state.speech is not None and not state.speech.queue.wait(0):
+                state.speech.queue.stop()  # Ctrl-C while the reply is still spoken silences it, not the chat
+                continue
+            return 0
+        except EOFError:
             print()
             return 0
         if line.strip() in ("/quit", "/exit"):
