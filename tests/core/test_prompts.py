@@ -47,6 +47,13 @@ NOT_PROMPTS = {
     ("simulation.py", "_LINES"): "what the simulated person says (sample data)",
     ("agent/reply_shape.py", "_EXAMPLE_HONORIFIC"): "honorifics after a name in the examples (a pattern)",
     ("agent/reply_shape.py", "_NOT_NAMES"): "words of a soul's examples that are no one's name",
+    # Voice (issue 36) and recall's dates (issue 37): patterns, an engine's answer and a help example.
+    ("cli/voice.py", "add_voice_parsers"): "`voice reading --help`'s example of a reading in kana",
+    ("memory/archive/search.py", "_JA_DATE"): "a Japanese date in a question (a pattern)",
+    ("voice/engines/kokoro_ja.py", "KokoroJaEngine"): "one kana phonemized to warm the engine up",
+    ("voice/engines/voicevox.py", "VoicevoxEngine"): "a word of VOICEVOX's own refusal, matched",
+    ("voice/speech_text.py", "_BULLET"): "list bullets not read aloud, ・ included (a pattern)",
+    ("voice/speech_text.py", "_japanese_time"): "the hour counter a clock time is read with",
     # What tells a dream's quotes apart (issue 32): word classes in patterns, read, never sent to a model.
     ("dreaming/informative.py", "_FIRST_PERSON"): "first-person words (a pattern)",
     ("dreaming/informative.py", "_SECOND_PERSON"): "second-person words (a pattern)",
