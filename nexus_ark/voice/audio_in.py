@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 
 from nexus_ark.notices import notice
-from nexus_ark.voice.audio_out import Resampler, find_device, list_devices, no_device, portaudio
+from nexus_ark.voice.audio_out import (
+    PORTAUDIO_LOCK,
+    Resampler,
+    find_device,
+    list_devices,
+    no_device,
+    portaudio,
+)
 
 log = logging.getLogger(__name__)
 
@@ -58,15 +65,20 @@ class Microphone:
                 chunks.put(indata[:, 0].copy())
 
             try:
-                stream = self._sd.InputStream(
-                    device=int(self._info["index"]),
-                    samplerate=device_rate,
-                    channels=1,
-                    dtype="float32",
-                    latency="low",
-                    callback=callback,
-                )
-                stream.start()
+                with PORTAUDIO_LOCK:  # one PortAudio stream call at a time (audio_out.py says why)
+                    stream = self._sd.InputStream(
+                        device=int(self._info["index"]),
+                        samplerate=device_rate,
+                        channels=1,
+                        dtype="float32",
+                        latency="low",
+                        callback=callback,
+                    )
+                    try:
+                        stream.start()
+                    except self._sd.PortAudioError:
+                        stream.close()
+                        raise
             except self._sd.PortAudioError as exc:
                 raise no_device(
                     "input",
@@ -87,16 +99,18 @@ class Microphone:
             deliverer, self._deliverer = self._deliverer, None
             if stream is None:
                 return
-            stream.close()  # stops the callback: nothing more is put after this
+            with PORTAUDIO_LOCK:
+                stream.close()  # stops the callback: nothing more is put after this
             self._chunks.put(None)
         if deliverer is not None and deliverer is not threading.current_thread():
             deliverer.join(timeout=5)
 
     def _rate_to_open(self) -> int:
         try:
-            self._sd.check_input_settings(
-                device=int(self._info["index"]), samplerate=self.rate, channels=1, dtype="float32"
-            )
+            with PORTAUDIO_LOCK:
+                self._sd.check_input_settings(
+                    device=int(self._info["index"]), samplerate=self.rate, channels=1, dtype="float32"
+                )
         except self._sd.PortAudioError:
             return int(self._info["default_samplerate"])
         return self.rate

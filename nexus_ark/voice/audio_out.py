@@ -9,6 +9,14 @@ the callback's lock: the next block the callback writes is silence (a block is t
 
 sounddevice is imported when a device is opened, not when this module is: a machine without PortAudio can
 still import the voice part, and opening a device there says what is missing (VoiceError), never a traceback.
+
+PortAudio is not thread-safe, and its JACK host API shows it: every stream's open, start, stop and close
+waits on one condition variable the JACK thread signals, with no check of what it waited for, and an open
+or close hands its stream over in a single slot. Two of them at once from two threads (an output closing on
+a worker while the next one opens, a paused stream restarting while the microphone opens) lose a wake-up
+and wait ten minutes, or fail ("Insufficient memory", a host error). So every such call in this process
+goes through PORTAUDIO_LOCK, one at a time. It is never taken under an AudioOutput's own lock: stopping a
+stream waits for its callback, which takes that one.
 """
 
 from __future__ import annotations
@@ -29,6 +37,9 @@ from nexus_ark.voice.base import Audio, VoiceError
 log = logging.getLogger(__name__)
 
 DeviceKind = Literal["input", "output"]
+
+# One PortAudio stream call (open, start, stop, close, a format check) at a time in this process (see above).
+PORTAUDIO_LOCK = threading.Lock()
 
 
 def portaudio(kind: DeviceKind) -> ModuleType:
@@ -182,15 +193,20 @@ class AudioOutput:
         self._idle_frames = 0  # silence written since the last audio
         self._paused = False  # the callback stopped the stream; play() starts it again
         self._restart = threading.Lock()
-        self._stream = sd.OutputStream(
-            device=int(info["index"]),
-            samplerate=self.rate,
-            channels=min(2, int(info["max_output_channels"])),  # mono copied to both sides
-            dtype="float32",
-            latency="low",
-            callback=self._callback,
-        )
-        self._stream.start()
+        with PORTAUDIO_LOCK:
+            self._stream = sd.OutputStream(
+                device=int(info["index"]),
+                samplerate=self.rate,
+                channels=min(2, int(info["max_output_channels"])),  # mono copied to both sides
+                dtype="float32",
+                latency="low",
+                callback=self._callback,
+            )
+            try:
+                self._stream.start()
+            except sd.PortAudioError:
+                self._stream.close()
+                raise
 
     @property
     def latency(self) -> float:
@@ -225,9 +241,10 @@ class AudioOutput:
     def _resume(self) -> None:
         with self._restart:  # not under _lock: stopping waits for the stream to end, which takes it
             try:
-                if not self._stream.closed:
-                    self._stream.stop()  # the callback ended it; a stream starts again from stopped
-                    self._stream.start()
+                with PORTAUDIO_LOCK:
+                    if not self._stream.closed:
+                        self._stream.stop()  # the callback ended it; a stream starts again from stopped
+                        self._stream.start()
             except self._sd.PortAudioError:
                 log.warning("the audio output %r could not start again", self.device, exc_info=True)
                 self.stop()  # what was queued will not play: waiters are told it ended
@@ -254,7 +271,7 @@ class AudioOutput:
 
     def close(self) -> None:
         self.stop()
-        with self._restart:  # not under _lock: closing waits for a running callback, which takes it
+        with self._restart, PORTAUDIO_LOCK:  # not under _lock: closing waits for a running callback
             self._stream.close()
 
     def _callback(self, outdata: np.ndarray, frames: int, _time: Any, _status: Any) -> None:
