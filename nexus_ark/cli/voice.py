@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import threading
 import time
@@ -105,7 +106,11 @@ def run_say(app: NexusApp, args: argparse.Namespace) -> int:
     output = None if args.output else open_output(args.device or app.settings.voice.output_device or None)
     try:
         engine = args.engine or (_engine_of(app, args.voice) if args.voice else None)
+        if engine is None and args.voice is None:
+            _note_a_language_mismatch(app, slug, text)
         audio = app.voice.synthesizer_for(slug, engine=engine, voice=args.voice)(text)
+        if not audio.samples.size:
+            raise VoiceError("There is nothing to say: the text is empty, or only code, links or emoji.")
         if output is None:
             write_wav(args.output, audio)
             print(args.output)
@@ -118,6 +123,21 @@ def run_say(app: NexusApp, args: argparse.Namespace) -> int:
             output.close()
     print(f"{audio.seconds:.2f} s of speech at {audio.rate} Hz", file=sys.stderr)
     return 0
+
+
+JAPANESE_SCRIPT = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")  # kana and the common kanji
+
+
+def _note_a_language_mismatch(app: NexusApp, slug: str, text: str) -> None:
+    """Japanese text for a persona that speaks English (the default persona, say): its English voice spells
+    out what it cannot read, so a note says how to have it said in Japanese."""
+    settings = app.personas.load(slug).settings
+    if settings.language == "en" and JAPANESE_SCRIPT.search(text):
+        print(
+            f"note: {settings.name} speaks English; for Japanese text, --persona with a Japanese persona"
+            " or --engine openjtalk.",
+            file=sys.stderr,
+        )
 
 
 def _engine_of(app: NexusApp, voice_id: str) -> EngineName | None:

@@ -179,6 +179,21 @@ def test_transcribe_without_a_language_says_when_the_recogniser_hears_only_engli
     assert english.returncode == 0 and english.stderr == "", english.stderr
 
 
+def test_say_refuses_nothing_to_say_and_notes_japanese_text_for_an_english_persona(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "x.wav"
+    for empty in ("", "```python\nprint(1)\n```"):
+        said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", empty, "-o", str(out))
+        assert "There is nothing to say" in _one_error_line(said)
+        assert not out.exists()
+    said = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", "こんにちは。", "-o", str(out))
+    assert said.returncode == 0 and said.stdout == f"{out}\n", said.stderr
+    assert said.stderr.startswith("note: Aria speaks English; for Japanese text, --persona"), said.stderr
+    english = run_cli("--data-dir", str(data_dir), "say", "--persona", "aria", "Hello.", "-o", str(out))
+    assert english.returncode == 0 and "note:" not in english.stderr, english.stderr
+
+
 def test_a_missing_audio_file_or_output_folder_is_one_line_naming_it(data_dir: Path, tmp_path: Path) -> None:
     missing = tmp_path / "nowhere.wav"
     line = _one_error_line(run_cli("--data-dir", str(data_dir), "transcribe", str(missing)))
