@@ -204,3 +204,28 @@ def test_no_audio_is_stored_unless_the_person_turned_that_on(
     qtbot.waitUntil(lambda: bool(window.input.toPlainText()), timeout=60_000)
     assert not window.app.layout.recordings_dir.exists()
     assert not [p for p in window.app.layout.root.rglob("*.wav")], "no audio anywhere in the data folder"
+
+
+def test_a_window_deleted_while_its_microphone_opens_leaves_the_microphone_closed(
+    qtbot, data_dir: Path, hello_wav: Path
+) -> None:
+    win = open_voice_window(qtbot, data_dir, closed_by_qtbot=False)
+    app = win.app
+    gate = threading.Event()
+    microphone = WavMicrophone([(hello_wav, None)])
+
+    def slow_open() -> WavMicrophone:  # the device takes its time to open, on the worker
+        gate.wait(30)
+        return microphone
+
+    win.voice.ears.open_microphone = slow_open
+    qtbot.mouseClick(win.voice_bar.mic_button, Qt.MouseButton.LeftButton)
+    win.close()
+    win.deleteLater()  # Qt deletes the window (and its controllers) before the worker is done
+    qtbot.waitUntil(lambda: not any(w is win for w in QApplication.topLevelWidgets()), timeout=10_000)
+    gate.set()
+    try:
+        qtbot.waitUntil(lambda: microphone.opened == 1, timeout=30_000)
+        qtbot.waitUntil(lambda: not microphone.is_open, timeout=30_000)
+    finally:
+        app.close()

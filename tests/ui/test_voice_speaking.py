@@ -38,13 +38,16 @@ def _model(messages: Sequence[ChatMessage]) -> str:
     return LONG if "long" in messages[-1].content else " ".join(SENTENCES)
 
 
-def open_voice_window(qtbot, data_dir: Path, *, speak: bool = True, delay_s: float = 0.02) -> MainWindow:
+def open_voice_window(
+    qtbot, data_dir: Path, *, speak: bool = True, delay_s: float = 0.02, closed_by_qtbot: bool = True
+) -> MainWindow:
     core = NexusApp(data_dir, backend_factory=lambda config: ScriptedBackend(_model, delay_s=delay_s)).open()
     if speak:
         core.voice.save_settings("aria", VoiceSettings(enabled=True))
     i18n.set_language("en")
     window = MainWindow(core)
-    qtbot.addWidget(window)
+    if closed_by_qtbot:  # False: the test deletes the window itself
+        qtbot.addWidget(window)
     window.show()
     qtbot.waitUntil(lambda: window.send_button.isEnabled() and window.current_slug == "aria", timeout=60_000)
     return window

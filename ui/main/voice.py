@@ -82,6 +82,7 @@ class VoiceController(QObject):
         self._output: AudioOutput | None = None
         self._output_device = ""  # the setting the output was opened for: another one opens another
         self._output_lock = threading.Lock()  # opened once, by whichever worker asks first
+        self._shut = False  # closed with the window: a voice still being prepared opens no device
         self._synthesize: Synthesize | None = None  # the voice of what is spoken now
         self._queue: SpeechQueue | None = None
         self._queue_output: AudioOutput | None = None  # the output the queue plays on
@@ -159,11 +160,17 @@ class VoiceController(QObject):
         names another device (VoiceError when there is none)."""
         device = self.app.settings.voice.output_device
         with self._output_lock:
+            if self._shut:
+                raise RuntimeError("the window closed while its voice was being prepared")
             if self._output is not None and device != self._output_device:
                 self._output.close()  # the speech that played on it was stopped before this one began
                 self._output = None
             if self._output is None:
-                self._output = self.open_output()
+                opened = self.open_output()
+                if self._shut:  # the window closed while it opened
+                    opened.close()
+                    raise RuntimeError("the window closed while its voice was being prepared")
+                self._output = opened
                 self._output_device = device
             return self._output
 
@@ -352,7 +359,9 @@ class VoiceController(QObject):
         """Silence, the microphone closed; the queue's threads and the device end on a worker."""
         self.ears.close()
         self.speech = None
-        queue, output = self._queue, self._output
+        self._shut = True  # first: a worker preparing a voice now opens nothing (no lock: never wait here)
+        output, self._output = self._output, None
+        queue = self._queue
         self._queue = None
 
         def end() -> None:

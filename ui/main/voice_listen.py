@@ -16,6 +16,7 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QKeyEvent
+from shiboken6 import isValid
 
 from nexus_ark.app import NexusApp
 from nexus_ark.errors import NexusArkError
@@ -146,7 +147,13 @@ class Ears(QObject):
                 self._closed()
                 self.bar.show_notice(message)
 
-        run_in_background(open_listener, while_open(self, opened), while_open(self, failed))
+        def arrived(listener: Listener) -> None:
+            if isValid(self):
+                opened(listener)
+            else:  # the window closed while the microphone opened: close it, never leave it open
+                _close_later(listener)
+
+        run_in_background(open_listener, arrived, while_open(self, failed))
 
     def close_microphone(self) -> None:
         """Close it now (an utterance under way is still transcribed, on a worker)."""
