@@ -1,6 +1,6 @@
 """Screenshots of the voice in the window, for docs/screenshots (issue 36), in English and Japanese:
 
-- voice-settings-{en,ja}.png: the persona editor's Voice page after Preview spoke (Aria in English, ひかり
+- voice-page-{en,ja}.png: the persona editor's Voice page after Preview spoke (Aria in English, ひかり
   in Japanese, each with the offline voice shipped for its language);
 - voice-listening-{en,ja}.png: the main window with the microphone open (the button red, its light on),
   under a reply that was spoken (▶ Play under it);
@@ -82,7 +82,7 @@ def shoot(qt: QApplication, language: str, out: Path) -> None:
     hello = speak_to_wav("Hello, how are you today?", tmp / "hello.wav")
     with NexusApp(tmp / "data", backend_factory=lambda config: ScriptedBackend(_model, delay_s=0.03)) as core:
         core.voice.save_settings("aria", VoiceSettings(enabled=True))
-        _settings(qt, core, "aria" if language == "en" else "hikari", out / f"voice-settings-{language}.png")
+        _settings(qt, core, "aria" if language == "en" else "hikari", out / f"voice-page-{language}.png")
 
         window = _window(qt, core)
         window.input.setPlainText("Tell me a story about a lighthouse.")
