@@ -90,10 +90,11 @@ def run_voice_cli(args: argparse.Namespace) -> int:
             app.settings = load_app_settings(app.layout.config_file)
         return run(app, args)
     except NexusArkError as exc:
-        hint = (
-            f" {exc.hint}" if exc.hint else ""
-        )  # a hint of several sentences (a download's) on the line too
-        print(f"error: {exc.message}{hint}".replace("\n", " "), file=sys.stderr)
+        message = str(exc.message).rstrip()
+        if exc.hint and message and message[-1] not in ".!?。！？":
+            message += "."  # the message ends its sentence before the hint follows on the same line
+        hint = f" {exc.hint}" if exc.hint else ""  # a hint of several sentences (a download's) too
+        print(f"error: {message}{hint}".replace("\n", " "), file=sys.stderr)
         return 2
     finally:
         app.close()

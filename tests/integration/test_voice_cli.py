@@ -284,7 +284,9 @@ def test_a_damaged_voice_file_is_one_line_naming_it_and_exit_2(data_dir: Path, t
         "-o",
         str(out),
     )
-    assert f"The Piper voice file {model} is damaged" in _one_error_line(proc)
+    line = _one_error_line(proc)
+    assert f"The Piper voice file {model} is damaged" in line
+    assert ". Remove it and download it again" in line, "the message ends its sentence before the hint"
     assert not out.exists()
 
 
