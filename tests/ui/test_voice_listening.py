@@ -79,6 +79,16 @@ def test_the_microphone_button_opens_and_closes_the_microphone_and_the_light_sho
     qtbot.waitUntil(lambda: listener is not None and not listener.microphone.is_open, timeout=10_000)
 
 
+def test_esc_closes_an_open_microphone_when_nothing_else_is_under_way(qtbot, window: MainWindow) -> None:
+    bar = window.voice_bar
+    qtbot.mouseClick(bar.mic_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: _microphone_open(window), timeout=60_000)
+    listener = window.voice.ears.listener
+    qtbot.keyClick(window.input, Qt.Key.Key_Escape)
+    assert not bar.mic_button.isChecked() and not bar.indicator.isVisible()
+    qtbot.waitUntil(lambda: listener is not None and not listener.microphone.is_open, timeout=10_000)
+
+
 def test_a_spoken_sentence_lands_in_the_message_box_to_send_or_edit(
     qtbot, window: MainWindow, hello_wav: Path
 ) -> None:

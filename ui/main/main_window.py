@@ -252,6 +252,7 @@ class MainWindow(QMainWindow):
         self.openers.offer_first_start()
 
     def escape(self) -> None:
+        was_speaking = self.voice.speaking
         self.voice.stop_speaking()  # whatever else Esc does, the voice is silenced at once
         if self.rooms.room_panel is not None:  # a room is shown: Esc stops its answer and its auto mode
             self.rooms.room_panel.stop()
@@ -261,6 +262,8 @@ class MainWindow(QMainWindow):
             self.turns.cancel_edit()
         elif self.search_bar.isVisible():
             self.search_bar.close_bar()
+        elif not was_speaking and self.voice.ears.mode:  # nothing else to stop: the open microphone closes
+            self.voice.ears.close_microphone()
 
     # -- personas ---------------------------------------------------------------------------------
     def refresh_personas(self, *, open_default: bool = False) -> None:
