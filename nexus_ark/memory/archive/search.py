@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from nexus_ark.clock import Clock, stored_time
 from nexus_ark.memory.archive.keywords import CANDIDATES, KeywordRanking, porter_terms, trigram_terms
+from nexus_ark.memory.archive.links import ConversationLinks, names
 from nexus_ark.memory.archive.mirror import pack_bits
 from nexus_ark.memory.archive.vectors import ArchiveVectors, clip_for_embedding, vectors_from_bytes
 from nexus_ark.providers.embedders import Embedder
@@ -53,7 +54,6 @@ _EN_DATE = re.compile(
 )
 _JA_DATE = re.compile(r"(?:(\d{4})年)?(\d{1,2})月(?:(\d{1,2})日)?")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
-_CJK_NAME = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 class SearchHit(BaseModel):
@@ -72,17 +72,6 @@ def _fuse(rankings: list[tuple[list[int], dict[int, float]]]) -> dict[int, float
         for rank, item_id in enumerate(ranking):
             fused[item_id] = fused.get(item_id, 0.0) + share.get(item_id, 1.0) / (RRF_K + rank + 1)
     return fused
-
-
-def _names(query: str, speaker: str) -> bool:
-    """Whether the query names the speaker: as a whole word ("Melanie" in "What did Melanie paint?", not
-    "Mel" in "melody"), or, for a name written in CJK (no spaces between words), anywhere in it."""
-    name = speaker.strip().casefold()
-    if not name:
-        return False
-    if _CJK_NAME.search(name):
-        return name in query.casefold()
-    return re.search(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])", query.casefold()) is not None
 
 
 def _nearest(pool: tuple[np.ndarray, np.ndarray], vector: np.ndarray) -> list[int]:
@@ -140,6 +129,7 @@ class ArchiveSearch:
         self.clock = clock
         self.vectors = vectors
         self.keywords = keywords
+        self.links = ConversationLinks(db, keywords)
 
     def search(
         self,
@@ -174,13 +164,20 @@ class ArchiveSearch:
                 rankings.append(self.keywords.ranking(table, terms, fts_where, params, beside_vectors))
         fused = _fuse(rankings)
         if FEEDBACK_HITS and mode == "hybrid" and vector is not None and fused:
-            top = sorted(fused, key=fused.__getitem__, reverse=True)[:FEEDBACK_HITS]
+            top = self.links.seeds(sorted(fused, key=fused.__getitem__, reverse=True), FEEDBACK_HITS)
             found = self._vectors_of(embedder, top, where, params)
             if len(found):
                 moved = np.asarray(vector, np.float32) + FEEDBACK_WEIGHT * found.mean(axis=0)
                 moved /= np.linalg.norm(moved) or 1.0
                 rankings.append((_nearest(pool, moved), {}))
             fused = _fuse(rankings)
+        if mode == "hybrid" and fused:  # other conversations linked to the best hits (links.py; off)
+            linked = self.links.rankings(
+                query, fused, pool if vector is not None else None, vector, fts_where, params
+            )
+            if linked:
+                rankings.extend(linked)
+                fused = _fuse(rankings)
         if not fused:
             return []
         return self._rank(fused, k, include_archived, query)
@@ -279,7 +276,7 @@ class ArchiveSearch:
                     speaker=speaker,
                 )
             )
-        named = {h.speaker for h in hits if h.speaker and _names(query, h.speaker)}
+        named = {h.speaker for h in hits if h.speaker and names(query, h.speaker)}
         dates = _query_dates(query) if DATE_BOOST else []
         for h in hits:
             if dates and _on(_parse_time(h.timestamp), dates):
