@@ -17,6 +17,7 @@ from nexus_ark.clock import Clock, stored_time
 from nexus_ark.memory.archive.keywords import CANDIDATES, KeywordRanking, porter_terms, trigram_terms
 from nexus_ark.memory.archive.links import ConversationLinks, names
 from nexus_ark.memory.archive.mirror import pack_bits
+from nexus_ark.memory.archive.sessions import SessionRanking
 from nexus_ark.memory.archive.vectors import ArchiveVectors, clip_for_embedding, vectors_from_bytes
 from nexus_ark.providers.embedders import Embedder
 
@@ -130,6 +131,7 @@ class ArchiveSearch:
         self.vectors = vectors
         self.keywords = keywords
         self.links = ConversationLinks(db, keywords)
+        self.sessions = SessionRanking(db)
 
     def search(
         self,
@@ -177,6 +179,12 @@ class ArchiveSearch:
             )
             if linked:
                 rankings.extend(linked)
+                fused = _fuse(rankings)
+        if mode == "hybrid" and fused:  # sessions, and what dreams wrote, lead to their turns (sessions.py)
+            model = (embedder.model_id, embedder.dim) if embedder is not None else None
+            units = self.sessions.rankings(fused, vector, model, where, params)
+            if units:
+                rankings.extend(units)
                 fused = _fuse(rankings)
         if not fused:
             return []
