@@ -49,6 +49,7 @@ CACHE = Path(tempfile.gettempdir()) / "nexus_ark_bench_e5_cache.pkl"
 # first.
 S = "nexus_ark.memory.archive.search."
 L = "nexus_ark.memory.archive.links."
+SS = "nexus_ark.memory.archive.sessions."
 VARIANTS: dict[str, dict[str, Any]] = {
     "before": {
         S + "FEEDBACK_HITS": 0,
@@ -85,6 +86,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "cross feedback 0.5 1 seed": {L + "CROSS_WEIGHT": 0.5, L + "CROSS_SEEDS": 1},
     "feedback from distinct conversations": {L + "SEED_SESSIONS": True},
     "feedback from distinct conversations 3": {L + "SEED_SESSIONS": True, S + "FEEDBACK_HITS": 3},
+    # R2 (issue 37, overall): sessions as retrieval units (archive/sessions.py), off in the app.
+    "sessions": {SS + "SESSION_POOL": 200},
+    "sessions top 1": {SS + "SESSION_POOL": 200, SS + "SESSION_TOP": 1},
+    "sessions top 2": {SS + "SESSION_POOL": 200, SS + "SESSION_TOP": 2},
+    "sessions by their turns only": {SS + "SESSION_POOL": 200, SS + "SESSION_VECTOR": False},
 }
 
 Scores = dict[str, dict[int, dict[str, list[float]]]]  # mode -> k -> category -> per-question recall
