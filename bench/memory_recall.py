@@ -86,6 +86,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "cross feedback 0.5 1 seed": {L + "CROSS_WEIGHT": 0.5, L + "CROSS_SEEDS": 1},
     "feedback from distinct conversations": {L + "SEED_SESSIONS": True},
     "feedback from distinct conversations 3": {L + "SEED_SESSIONS": True, S + "FEEDBACK_HITS": 3},
+    "names out 0.2": {L + "NAME_WEIGHT": 0.2},
+    "names out 0.4": {L + "NAME_WEIGHT": 0.4},
+    "names out 0.6": {L + "NAME_WEIGHT": 0.6},
+    "names out 0.4 passage": {L + "NAME_WEIGHT": 0.4, L + "NAME_AS_PASSAGE": True},
+    "names out 0.6 passage": {L + "NAME_WEIGHT": 0.6, L + "NAME_AS_PASSAGE": True},
     # R2 (issue 37, overall): sessions as retrieval units (archive/sessions.py), off in the app.
     "sessions": {SS + "SESSION_POOL": 200},
     "sessions top 1": {SS + "SESSION_POOL": 200, SS + "SESSION_TOP": 1},

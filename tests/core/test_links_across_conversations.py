@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nexus_ark.memory.archive import links
@@ -67,6 +68,10 @@ def _id(memory: MemoryStore, source_id: str) -> int:
     return memory.archive.ids_of_source(source_id)[0]
 
 
+def _ids(memory: MemoryStore, prefix: str, n: int) -> list[int]:
+    return [_id(memory, f"{prefix}{k}") for k in range(n)]
+
+
 def test_the_second_hop_from_a_turn_finds_the_other_conversations_turn_sharing_its_rare_words(
     memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -97,18 +102,27 @@ def test_the_best_turn_of_each_conversation_is_by_the_person_the_question_names(
 ) -> None:
     monkeypatch.setattr(links, "SESSION_BEST_WEIGHT", 0.5)
     # The first fusion's order, made up: oldest first (Melanie's turns among them).
-    fused = {
-        i: 1.0 / n
-        for n, i in enumerate(
-            sorted(
-                memory.archive.ids_of_source(f"{c}{k}")[0]
-                for c, turns in (("a", FIRST), ("b", SECOND))
-                for k in range(len(turns))
-            ),
-            1,
-        )
-    }
+    ids = sorted(_ids(memory, "a", len(FIRST)) + _ids(memory, "b", len(SECOND)))
+    fused = {i: 1.0 / n for n, i in enumerate(ids, 1)}
     rankings = memory.archive.recall.links.rankings(QUESTION, fused, None, None, "", [])
     assert len(rankings) == 1
     firsts = [memory.archive.get(i) for i in rankings[0][0]]
     assert [(f["speaker"], f["source_id"]) for f in firsts if f] == [("Caroline", "a0"), ("Caroline", "b1")]
+
+
+def test_taking_the_named_person_out_of_the_query_vector_moves_it_away_from_the_name(
+    memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = default_embedder()
+    hop = memory.archive.recall.links
+    ids = _ids(memory, "a", len(FIRST)) + _ids(memory, "b", len(SECOND))
+    pool = (np.array(ids, np.int64), np.zeros((len(ids), embedder.dim), np.float32))
+    vector = embedder.embed_query(QUESTION)
+    assert hop.without_names(QUESTION, vector, pool, embedder) is vector  # off in the app
+    monkeypatch.setattr(links, "NAME_WEIGHT", 0.4)
+    name = embedder.embed_query("Caroline")
+    moved = hop.without_names(QUESTION, vector, pool, embedder)
+    assert float(moved @ name) < float(vector @ name) - 0.1
+    assert abs(float(np.linalg.norm(moved)) - 1.0) < 1e-4
+    unnamed = embedder.embed_query("Where did they move from?")
+    assert hop.without_names("Where did they move from?", unnamed, pool, embedder) is unnamed

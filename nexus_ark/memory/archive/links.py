@@ -12,6 +12,8 @@ multi-hop): extra rankings fused beside the first ones, each starting from what 
   so the turns around the best hit score nearly as well as it);
 - cross-conversation feedback (CROSS_WEIGHT): the query moved towards each best hit ranks the vector
   candidates of the other conversations;
+- the named person out of the query vector (NAME_WEIGHT): what is asked, not whom it is about (the
+  vector ranking alone finds more of the evidence; fused with the keyword rankings, about nothing changes);
 - feedback seeds from distinct conversations (SEED_SESSIONS): archive/search.py's pseudo-relevance
   feedback moves the query towards the best hit of each of the best conversations instead of the best
   hits.
@@ -36,6 +38,7 @@ import sqlite_utils
 from nexus_ark.clock import stored_time
 from nexus_ark.memory.archive.items import CONTEXT_WINDOW_S
 from nexus_ark.memory.archive.keywords import CANDIDATES, KeywordRanking, porter_terms
+from nexus_ark.providers.embedders import Embedder
 
 Ranking = tuple[list[int], dict[int, float]]
 
@@ -61,6 +64,13 @@ CROSS_WEIGHT = 0.0
 # Feedback seeds from distinct conversations, looking this many hits deep per seed.
 SEED_SESSIONS = False
 SEED_LOOK = 5
+# The person a question names, taken out of its vector: e5 puts much of a short question's direction on a
+# name ("What instruments does Melanie play?"), and every turn spoken by or to Melanie carries her name
+# (in its text and its context), so the vector ranking finds her turns about anything. The query vector
+# less NAME_WEIGHT times the name's own query vector ranks by what is asked; who is asked about is the
+# speaker weight's part (archive/search.py). 0 turns it off.
+NAME_WEIGHT = 0.0
+NAME_AS_PASSAGE = False
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
@@ -90,6 +100,28 @@ class ConversationLinks:
     def __init__(self, db: sqlite_utils.Database, keywords: KeywordRanking) -> None:
         self.db = db
         self.keywords = keywords
+        # Names' vectors by (model, name, as passage): a person is named in many questions.
+        self.name_vectors: dict[tuple[str, str, bool], np.ndarray] = {}
+
+    def without_names(
+        self, query: str, vector: np.ndarray, pool: tuple[np.ndarray, np.ndarray], embedder: Embedder
+    ) -> np.ndarray:
+        """The query vector less NAME_WEIGHT times the vector of each speaker among the candidates that
+        the question names (unit length again); the vector itself when it names none."""
+        if not NAME_WEIGHT or not len(pool[0]):
+            return vector
+        speakers = {s for s in self._rows([int(i) for i in pool[0]], "speaker").values() if s}
+        named = sorted(s for s in speakers if names(query, s))
+        if not named or len(named) == len(speakers):
+            return vector
+        moved = np.asarray(vector, np.float32).copy()
+        for name in named:
+            key = (embedder.model_id, name, NAME_AS_PASSAGE)
+            if key not in self.name_vectors:
+                made = embedder.embed_passages([name])[0] if NAME_AS_PASSAGE else embedder.embed_query(name)
+                self.name_vectors[key] = np.asarray(made, np.float32)
+            moved -= NAME_WEIGHT * self.name_vectors[key]
+        return moved / (np.linalg.norm(moved) or 1.0)
 
     def seeds(self, best: list[int], n: int) -> list[int]:
         """The n best hits, or with SEED_SESSIONS the best hit of each of the n best conversations."""

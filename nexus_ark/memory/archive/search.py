@@ -156,6 +156,8 @@ class ArchiveSearch:
             if vector is None:  # a pasted page embeds as its head, not as 40 windows
                 vector = embedder.embed_query(clip_for_embedding(query))  # type: ignore[union-attr]
             pool = self._candidates(embedder, vector, where, params)
+            if embedder is not None:  # what is asked, not whom it is about (links.py)
+                vector = self.links.without_names(query, vector, pool, embedder)
             rankings.append((_nearest(pool, vector), {}))
         else:
             vector = None
