@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from nexus_ark.memory.archive import sessions
+from nexus_ark.memory.archive import NewItem, sessions
 from nexus_ark.memory.components import Episode
 from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
@@ -81,3 +82,20 @@ def test_without_the_lead_back_that_turn_ranks_lower(
     monkeypatch.setattr(sessions, "LEAD_WEIGHT", 0.0)
     top = _top(memory, 4)
     assert "d4" not in top, f"found without the lead-back: the test cannot tell it works ({top})"
+
+
+def test_an_entity_leads_to_a_chat_turn_indexed_under_its_message_id(tmp_path: Path) -> None:
+    """A turn the chat stored is indexed as "msg:<id>" (not imported): an entity citing it leads there,
+    and a turn it does not cite is not brought in."""
+    store = MemoryStore(tmp_path / "memory.db")
+    try:
+        turn = store.archive.add(
+            NewItem(kind="message", text="Mika: The cat is called Luna.", source_id="msg:7")
+        )
+        store.archive.add(NewItem(kind="message", text="Mika: Good night!", source_id="msg:8"))
+        entity = store.components.write_entity("Luna", "Mika's cat.", ["msg:7"])
+        unit = store.db.execute("select item_id from entities where name = ?", [entity.name]).fetchone()[0]
+        ranking, share = sessions.SessionRanking(store.db).sources({unit: 1.0}, "", [])
+        assert ranking == [turn] and share == {turn: sessions.LEAD_WEIGHT}
+    finally:
+        store.close()
