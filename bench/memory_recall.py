@@ -70,6 +70,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no date weight": {S + "DATE_BOOST": 0.0},
     "date weight 0.2": {S + "DATE_BOOST": 0.2},
     "date weight 1.0": {S + "DATE_BOOST": 1.0},
+    # Session 19's start (issue 37): R2's lead-back from written units off (R1's links are off in the app).
+    "session start": {SS + "LEAD_WEIGHT": 0.0},
     # R1 (issue 37, multi-hop): links across conversations (archive/links.py), all off in the app.
     "keyword hop": {L + "HOP_SEEDS": 2},
     "keyword hop 1 seed": {L + "HOP_SEEDS": 1},
