@@ -112,10 +112,10 @@ def _normalize(matrix: np.ndarray) -> np.ndarray:
 
 class _QueryMemo:
     """The last few query vectors by their exact text. A chat turn asks for the person's message twice:
-    recall's search, then the emotion head (which reads it without a leading greeting, so the two differ
-    for ~8 % of real chat turns, LoCoMo's). The second ask is served from here instead of a second e5 pass
-    (15-25 ms on an idle core, 40+ under load; docs/benchmarks.md, Emotion speed), and without waiting for
-    a backlog's slice. The model is deterministic, so a remembered vector is the one it would make again."""
+    recall's search, then the emotion head (both read it less a leading greeting: agent.recall.meaning_of).
+    The second ask is served from here instead of a second e5 pass (15-25 ms on an idle core, 60+ under
+    load; docs/benchmarks.md, Emotion speed), and without waiting for a backlog's slice. The model is
+    deterministic, so a remembered vector is the one it would make again."""
 
     def __init__(self, size: int) -> None:
         self.size = size
