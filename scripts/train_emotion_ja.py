@@ -1,0 +1,281 @@
+"""Train a head's Japanese-only term (Wj, bj) on the Japanese seeds and on XED, every other array of the
+head kept (issue 37: emotion in people's own Japanese).
+
+    .venv/bin/python scripts/train_emotion_ja.py --base HEAD --xed XED_FOLDER --tune
+    .venv/bin/python scripts/train_emotion_ja.py --base HEAD --xed XED_FOLDER --xed-weight W --out PATH
+
+XED (Helsinki-NLP, CC BY 4.0; scripts/data/xed.py reads it from the folder given) is the one public set
+of emotion-labelled text found with a licence that allows shipped, commercially usable weights and
+Plutchik's eight labels, anticipation and trust (our affection) included; its Japanese is only 66
+projected subtitle lines, so its 17,528 English lines (and 3,000 of its neutral ones) teach the Japanese
+term across languages through the multilingual embedding: an English line's query embedding stands for a
+Japanese text's, the rest of its logit is the head's embedding map and bias (a Japanese text has no
+Latin words for the lexical term). The seeds are what `train_emotion.py --japanese-from` trains on
+(JAPANESE_SEEDS), with the same loss, standardization, class weights, learning rate, L2, batches and
+epochs; an XED line counts `--xed-weight` GoEmotions comments (a seed sentence counts 20).
+
+--tune compares XED weights (and training seeds) on what is not trained on and may be tuned on: the
+natural Japanese set's tuning half (tests/data/emotion_ja_natural/tune.jsonl, our labels) and XED's 66
+Japanese lines (the writer-independent Plutchik label of a subtitle; a reading is right when its label,
+read as Plutchik's as bench/emotion_real.py reads it, is one of the line's). WRIME is never read here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from data import xed  # noqa: E402
+from emotion_training.corpus import Corpus, embed_cached, load_corpus  # noqa: E402
+from emotion_training.evaluation import macro_f1  # noqa: E402
+from emotion_training.head import Settings, lexical_matrix, rows_of, sample_weights  # noqa: E402
+from emotion_training.labels import seed_fine_targets  # noqa: E402
+from train_emotion import DEFAULT_DATA, FINAL, JAPANESE_SEEDS, merged_seed  # noqa: E402
+
+from bench.emotion_real import PLUTCHIK  # noqa: E402
+from nexus_ark.mind.emotion_greeting import without_greeting  # noqa: E402
+from nexus_ark.mind.labels import LABELS  # noqa: E402
+
+TUNE_HALF = ROOT / "tests" / "data" / "emotion_ja_natural" / "tune.jsonl"
+XED_NEUTRAL = 3000  # of XED's 9,674 neutral English lines (about a share of neutral like GoEmotions')
+XED_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+
+
+@dataclass
+class Rows:
+    """What the Japanese term is trained on: standardized inputs, fine targets (every label a yes), row
+    weights and the rest of each row's logit."""
+
+    xs: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    fixed: np.ndarray
+
+
+def load_head(path: Path) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as f:
+        return {name: f[name] for name in f.files}
+
+
+def lexical_logits(head: dict[str, np.ndarray], texts: list[str], s: Settings) -> np.ndarray:
+    """What the head's lexical term adds to each text's logits (its hashed words count for Japanese too)."""
+    s_lex = replace(s, char_ns=tuple(int(n) for n in head["lex_char_ns"]))
+    s_lex = replace(s_lex, char_min_word=int(head["lex_char_min_word"]))
+    lex_w = head["lex"].astype(np.float32) * head["lex_scale"].astype(np.float32)
+    out = np.zeros((len(texts), lex_w.shape[1]), np.float32)
+    r, bucket, val = rows_of(lexical_matrix(texts, s_lex), np.arange(len(texts)))
+    np.add.at(out, r, val[:, None] * lex_w[bucket])
+    return out
+
+
+def seed_rows(c: Corpus, head: dict[str, np.ndarray], s: Settings, mean: np.ndarray, sd: np.ndarray) -> Rows:
+    """The seeds' Japanese texts as `train_emotion.py --japanese-from` trains on them."""
+    rows = np.flatnonzero(c.japanese > 0)
+    x = c.x[rows]
+    fixed = x @ head["W"].astype(np.float32) + head["b"].astype(np.float32)
+    fixed += lexical_logits(head, [c.texts[i] for i in rows], s)
+    weights = sample_weights(c.y, c.is_seed, s)
+    w = (weights / weights.mean()).astype(np.float32)[rows]
+    y = c.y[rows] / np.maximum(c.y[rows].max(axis=1, keepdims=True), 1e-9)
+    return Rows((x - mean) / sd, y, w, fixed)
+
+
+def xed_rows(
+    rows: list[xed.XedRow],
+    x: np.ndarray,
+    c: Corpus,
+    head: dict[str, np.ndarray],
+    s: Settings,
+    mean: np.ndarray,
+    sd: np.ndarray,
+) -> Rows:
+    """XED lines as stand-ins for Japanese texts: fine targets spread as a seed sentence's are, class
+    weights as GoEmotions' comments get them (one line = one comment before `--xed-weight`)."""
+    assert c.g is not None
+    y_go = c.y[~c.is_seed]
+    y = seed_fine_targets(xed.targets(rows), c.g, y_go)
+    weights = sample_weights(c.y, c.is_seed, s)
+    mass = (c.y * np.where(c.is_seed, s.seed_weight, 1.0)[:, None]).sum(axis=0)
+    class_w = (mass.sum() / np.maximum(mass, 1e-9)) ** s.balance
+    w = ((y @ class_w) / weights.mean()).astype(np.float32)
+    fixed = x @ head["W"].astype(np.float32) + head["b"].astype(np.float32)
+    y = y / np.maximum(y.max(axis=1, keepdims=True), 1e-9)
+    return Rows((x - mean) / sd, y, w, fixed)
+
+
+def train_term(rows: Rows, s: Settings, corpus_rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Wj and bj (in standardized inputs) by mini-batch Adam on the class-weighted binary cross-entropy,
+    from zero, the rest of each row's logit fixed: the loop of `--japanese-from`."""
+    xs, y, w, fixed = rows.xs, rows.y, rows.w, rows.fixed
+    params = {"Wj": np.zeros((xs.shape[1], y.shape[1]), np.float32), "bj": np.zeros(y.shape[1], np.float32)}
+    m = {n: np.zeros_like(p) for n, p in params.items()}
+    v = {n: np.zeros_like(p) for n, p in params.items()}
+    batches = -(-corpus_rows // s.batch)
+    step = 0
+    for _ in range(s.epochs):
+        for idx in np.array_split(rng.permutation(len(xs)), batches):
+            logits = fixed[idx] + xs[idx] @ params["Wj"] + params["bj"]
+            prob = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
+            d = (prob - y[idx]) * w[idx, None] / s.batch
+            grads = {"Wj": xs[idx].T @ d + s.japanese_l2 * params["Wj"], "bj": d.sum(axis=0)}
+            step += 1
+            for n, g in grads.items():
+                m[n] = 0.9 * m[n] + 0.1 * g
+                v[n] = 0.999 * v[n] + 0.001 * g * g
+                params[n] -= s.lr * (m[n] / (1 - 0.9**step)) / (np.sqrt(v[n] / (1 - 0.999**step)) + 1e-8)
+    return params
+
+
+def joined(parts: list[Rows]) -> Rows:
+    return Rows(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("xs", "y", "w", "fixed")))
+
+
+def with_term(
+    head: dict[str, np.ndarray], params: dict[str, np.ndarray], mean: np.ndarray, sd: np.ndarray
+) -> dict:
+    """The head with this Japanese term (its standardization folded into Wj and bj, as the detector reads
+    raw embeddings)."""
+    out = dict(head)
+    out["bj"] = (params["bj"] - (mean / sd) @ params["Wj"]).astype(np.float32)
+    out["Wj"] = (params["Wj"] / sd[:, None]).astype(np.float16)
+    return out
+
+
+def read_japanese(head: dict[str, np.ndarray], x: np.ndarray, texts: list[str]) -> np.ndarray:
+    """Our labels' probabilities for Japanese texts, as the detector computes them from their embeddings
+    (the distress rule left out)."""
+    logits = x @ head["W"].astype(np.float32) + head["b"].astype(np.float32)
+    logits += lexical_logits(head, texts, FINAL)
+    logits += x @ head["Wj"].astype(np.float32) + head["bj"].astype(np.float32)
+    probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
+    probs /= probs.sum(axis=1, keepdims=True)
+    probs *= head["scale"].astype(np.float32)
+    probs /= probs.sum(axis=1, keepdims=True)
+    return probs @ head["G"].astype(np.float32)
+
+
+@dataclass
+class Checks:
+    """What settings are chosen on: embeddings and gold labels of sets never trained on."""
+
+    tune_texts: list[str]
+    tune_x: np.ndarray
+    tune_gold: np.ndarray
+    xed_texts: list[str]
+    xed_x: np.ndarray
+    xed_gold: list[set[str]]
+
+    def score(self, head: dict[str, np.ndarray]) -> tuple[float, float, float, float]:
+        """Tuning half accuracy and macro-F1 over our labels, its top-1 read as Plutchik's (as WRIME is
+        scored: the messages whose label is one of Plutchik's eight), XED's Japanese top-1."""
+        shown = read_japanese(head, self.tune_x, self.tune_texts).argmax(axis=1)
+        acc = float(np.mean(shown == self.tune_gold))
+        f1 = macro_f1(self.tune_gold, shown, len(LABELS))
+        felt = [PLUTCHIK[LABELS[g]] != "none" for g in self.tune_gold]
+        plutchik = float(
+            np.mean(
+                [
+                    PLUTCHIK[LABELS[p]] == PLUTCHIK[LABELS[g]]
+                    for p, g, f in zip(shown, self.tune_gold, felt, strict=True)
+                    if f
+                ]
+            )
+        )
+        xed_shown = [
+            PLUTCHIK[LABELS[i]] for i in read_japanese(head, self.xed_x, self.xed_texts).argmax(axis=1)
+        ]
+        top1 = float(np.mean([p in gold for p, gold in zip(xed_shown, self.xed_gold, strict=True)]))
+        return acc, f1, plutchik, top1
+
+
+def load_checks(folder: Path, cache: Path) -> Checks:
+    tune = [json.loads(line) for line in TUNE_HALF.read_text(encoding="utf-8").splitlines() if line.strip()]
+    ja = xed.japanese(folder)
+    tune_texts = [without_greeting(r["text"]) for r in tune]
+    xed_texts = [without_greeting(r.text) for r in ja]
+    return Checks(
+        tune_texts=tune_texts,
+        tune_x=embed_cached(tune_texts, cache),
+        tune_gold=np.array([LABELS.index(r["label"]) for r in tune]),
+        xed_texts=xed_texts,
+        xed_x=embed_cached(xed_texts, cache),
+        xed_gold=[{xed.PLUTCHIK_NAMES[label] for label in r.labels} for r in ja],
+    )
+
+
+def scores(values: tuple[float, float, float, float]) -> str:
+    acc, f1, plutchik, top1 = values
+    return (
+        f"tuning half acc {acc:.3f} macro-F1 {f1:.3f} Plutchik top-1 {plutchik:.3f}; XED ja top-1 {top1:.3f}"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--base", type=Path, required=True, help="the head whose Japanese term is trained")
+    parser.add_argument(
+        "--xed", type=Path, required=True, help="a folder with XED's files (scripts/data/xed.py)"
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the goemotions folder")
+    parser.add_argument("--cache", type=Path, default=ROOT / "tmp" / "emotion_cache")
+    parser.add_argument("--xed-weight", type=float, default=1.0)
+    parser.add_argument(
+        "--xed-neutral", type=int, default=XED_NEUTRAL, help=f"how many neutral XED lines (0-{XED_NEUTRAL})"
+    )
+    parser.add_argument("--rng", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--tune", action="store_true", help="compare XED weights on the checks")
+    parser.add_argument("--out", type=Path, default=ROOT / "tmp" / "e2" / "head_ja.npz")
+    args = parser.parse_args()
+    for path in (
+        args.base,
+        args.xed / "en-annotated.tsv",
+        args.xed / "neu_en.txt",
+        args.xed / "ja-projections.tsv",
+    ):
+        if not path.exists():
+            raise SystemExit(f"{path} does not exist")
+    s = FINAL
+    c = load_corpus(args.data, args.cache, s, seed=merged_seed(JAPANESE_SEEDS, args.cache), sample=3000)
+    head = load_head(args.base)
+    mean, sd = c.x[c.embedded].mean(axis=0), c.x[c.embedded].std(axis=0) + 1e-6
+    en = xed.english(args.xed, XED_NEUTRAL, np.random.default_rng(0))
+    x_en = embed_cached([r.text for r in en], args.cache)  # all of them: one cache entry
+    keep = np.array([r.labels != ("neutral",) for r in en])
+    keep[np.flatnonzero(~keep)[: args.xed_neutral]] = True
+    en, x_en = [r for r, k in zip(en, keep, strict=True) if k], x_en[keep]
+    seeds = seed_rows(c, head, s, mean, sd)
+    lines = xed_rows(en, x_en, c, head, s, mean, sd)
+    checks = load_checks(args.xed, args.cache)
+    print(
+        f"base {args.base}: " + scores(checks.score(head)),
+        flush=True,
+    )
+    grid = XED_WEIGHTS if args.tune else (args.xed_weight,)
+    for weight in grid:
+        rows = joined([seeds, replace(lines, w=lines.w * weight)]) if weight else seeds
+        trained = [train_term(rows, s, len(c.texts), np.random.default_rng(r)) for r in args.rng]
+        params = {n: np.mean([p[n] for p in trained], axis=0) for n in ("Wj", "bj")}
+        out = with_term(head, params, mean, sd)
+        print(f"XED weight {weight:g}: " + scores(checks.score(out)), flush=True)
+        if not args.tune:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            np.savez_compressed(args.out, **out)
+            print(
+                f"wrote {args.out}: the Japanese term of {args.base} trained on the seeds and XED", flush=True
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
