@@ -91,6 +91,8 @@ def apart(time: datetime | None, others: list[datetime]) -> bool:
 
 
 def _pairs(words: list[str]) -> list[str]:
+    """Consecutive terms as phrases ("home country"; stopwords are not terms, so "bag of chips" gives
+    "bag chips", which finds nothing: a phrase must be in the text as it is)."""
     return [f"{a} {b}" for a, b in pairwise(words)]
 
 
