@@ -126,3 +126,39 @@ def test_taking_the_named_person_out_of_the_query_vector_moves_it_away_from_the_
     assert abs(float(np.linalg.norm(moved)) - 1.0) < 1e-4
     unnamed = embedder.embed_query("Where did they move from?")
     assert hop.without_names("Where did they move from?", unnamed, pool, embedder) is unnamed
+
+
+def _pool(memory: MemoryStore) -> tuple[np.ndarray, np.ndarray]:
+    """Every turn with its e5 passage vector: the vector candidates of a search of this small archive."""
+    ids = _ids(memory, "a", len(FIRST)) + _ids(memory, "b", len(SECOND))
+    texts = [memory.archive.get(i)["text"] for i in ids]  # type: ignore[index]
+    return np.array(ids, np.int64), default_embedder().embed_passages(texts)
+
+
+def test_feedback_seeds_from_distinct_conversations_take_one_hit_of_each(
+    memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    best = [_id(memory, s) for s in ("a2", "a3", "a1", "b1", "b0")]
+    hop = memory.archive.recall.links
+    assert hop.seeds(best, 2) == best[:2]  # off: the two best hits
+    monkeypatch.setattr(links, "SEED_SESSIONS", True)
+    assert hop.seeds(best, 2) == [_id(memory, "a2"), _id(memory, "b1")]
+
+
+def test_the_named_persons_ranking_holds_only_their_turns_and_cross_feedback_only_other_conversations(
+    memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = _pool(memory)
+    vector = default_embedder().embed_query(QUESTION)
+    fused = {_id(memory, "a2"): 1.0}
+    hop = memory.archive.recall.links
+    monkeypatch.setattr(links, "NAMED_WEIGHT", 0.5)
+    [(named, share)] = hop.rankings(QUESTION, fused, pool, vector, "", [])
+    speakers = {memory.archive.get(i)["speaker"] for i in named}  # type: ignore[index]
+    assert speakers == {"Caroline"} and len(named) == 6 and set(share.values()) == {0.5}
+    monkeypatch.setattr(links, "NAMED_WEIGHT", 0.0)
+    monkeypatch.setattr(links, "CROSS_WEIGHT", 0.5)
+    monkeypatch.setattr(links, "CROSS_SEEDS", 1)
+    [(far, _)] = hop.rankings(QUESTION, fused, pool, vector, "", [])
+    found = [memory.archive.get(i)["source_id"] for i in far]  # type: ignore[index]
+    assert sorted(found) == [f"b{k}" for k in range(len(SECOND))], found
