@@ -158,7 +158,8 @@ def read_japanese(head: dict[str, np.ndarray], x: np.ndarray, texts: list[str]) 
     logits += x @ head["Wj"].astype(np.float32) + head["bj"].astype(np.float32)
     probs = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
     probs /= probs.sum(axis=1, keepdims=True)
-    probs *= head["scale"].astype(np.float32)
+    # A head may scale Japanese text by its own Ekman offsets (`scale_ja`), else by the shared ones.
+    probs *= head["scale_ja" if "scale_ja" in head else "scale"].astype(np.float32)
     probs /= probs.sum(axis=1, keepdims=True)
     return probs @ head["G"].astype(np.float32)
 
