@@ -53,6 +53,10 @@ class Settings:
     # "sigmoid": one yes/no per output on GoEmotions' multi-label annotations, normalized to sum to 1 after.
     loss: str = "softmax"
     smoothing: float = 0.0  # label smoothing of the softmax targets
+    # Issue 37: a second loss on what is judged, the Ekman group (the normalized outputs summed per group):
+    # its cross-entropy, this much of it, each group weighted (1 / its share) ** ekman_balance. 0: none.
+    ekman: float = 0.0
+    ekman_balance: float = 0.5
 
 
 def train(
@@ -63,9 +67,12 @@ def train(
     lex: Sparse | None = None,
     rng_seed: int = 0,
     japanese: np.ndarray | None = None,
+    ekman: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict:
     """Adam on the weighted soft-target cross-entropy; returns the head's arrays. `japanese` (0/1 per
-    row) says where the Japanese-only term applies (s.japanese)."""
+    row) says where the Japanese-only term applies (s.japanese). `ekman`: (each output's Ekman group
+    membership (outputs, groups), each row's weight in the Ekman loss (rows, groups): its group's class
+    weight where it has one group, else zeros), for s.ekman."""
     rng = np.random.default_rng(rng_seed)
     # e5 vectors share a large common direction and tiny per-dimension spread: standardize for training,
     # then fold the scaling into the first layer so the detector needs no extra step.
@@ -108,7 +115,10 @@ def train(
             if s.buckets:
                 rows, buckets, vals = rows_of(lex, idx)
                 np.add.at(logits, rows, vals[:, None] * params["lex"][buckets])
-            d_logits = (activate(logits, s.loss) - yb) * w
+            prob = activate(logits, s.loss)
+            d_logits = (prob - yb) * w
+            if s.ekman and ekman is not None:
+                d_logits += s.ekman * ekman_gradient(prob, ekman[0], ekman[1][idx]) / len(idx)
             grads = {"W": h.T @ d_logits + s.l2 * params["W"], "b": d_logits.sum(axis=0)}
             if s.japanese:
                 grads["Wj"] = xb.T @ (d_logits * jb) + s.japanese_l2 * params["Wj"]
@@ -135,6 +145,16 @@ def train(
         params["bj"] = params["bj"] - (mean / scale) @ params["Wj"]
         params["Wj"] = params["Wj"] / scale[:, None]
     return params
+
+
+def ekman_gradient(prob: np.ndarray, member: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """d/d(logits) of -sum_g target[g] * log(P_g), P_g = the normalized sigmoids summed over group g's
+    outputs: with s = sigmoid(z), S = sum(s), S_g = the sum over g of s, it is
+    s(1-s) (sum(t)/S - t_{g(i)}/S_g)."""
+    total = prob.sum(axis=1, keepdims=True)
+    group_sum = prob @ member  # (rows, groups)
+    per_output = (target / np.maximum(group_sum, 1e-9)) @ member.T  # t_g / S_g at each output of g
+    return prob * (1.0 - prob) * (target.sum(axis=1, keepdims=True) / total - per_output)
 
 
 def activate(logits: np.ndarray, loss: str) -> np.ndarray:
