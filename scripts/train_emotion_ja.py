@@ -1,22 +1,26 @@
-"""Train a head's Japanese-only term (Wj, bj) on the Japanese seeds and on XED, every other array of the
-head kept (issue 37: emotion in people's own Japanese).
+"""Train a head's Japanese-only term (Wj, bj) on the Japanese seeds and on public emotion data, every other
+array of the head kept (issue 37: emotion in people's own Japanese).
 
-    .venv/bin/python scripts/train_emotion_ja.py --base HEAD --xed XED_FOLDER --tune
-    .venv/bin/python scripts/train_emotion_ja.py --base HEAD --xed XED_FOLDER --xed-weight W --out PATH
+    .venv/bin/python scripts/train_emotion_ja.py --base HEAD --xed XED_FOLDER [--jted PKL] --tune
+    .venv/bin/python scripts/train_emotion_ja.py --base HEAD --xed XED_FOLDER [--jted PKL] \
+        --xed-weight W --jted-weight W --out PATH
 
-XED (Helsinki-NLP, CC BY 4.0; scripts/data/xed.py reads it from the folder given) is the one public set
-of emotion-labelled text found with a licence that allows shipped, commercially usable weights and
-Plutchik's eight labels, anticipation and trust (our affection) included; its Japanese is only 66
-projected subtitle lines, so its 17,528 English lines (and 3,000 of its neutral ones) teach the Japanese
-term across languages through the multilingual embedding: an English line's query embedding stands for a
-Japanese text's, the rest of its logit is the head's embedding map and bias (a Japanese text has no
-Latin words for the lexical term). The seeds are what `train_emotion.py --japanese-from` trains on
-(JAPANESE_SEEDS), with the same loss, standardization, class weights, learning rate, L2, batches and
-epochs; an XED line counts `--xed-weight` GoEmotions comments (a seed sentence counts 20).
+Two sets, each read from where it is given (no row is copied into the project):
+- XED (Helsinki-NLP, CC BY 4.0; scripts/data/xed.py): subtitle lines with Plutchik's eight, anticipation
+  and trust (our affection) included. Its Japanese is only 66 projected lines, so its 17,528 English lines
+  (and 3,000 of its neutral ones) teach the Japanese term across languages through the multilingual
+  embedding: an English line's query embedding stands for a Japanese text's, the rest of its logit is the
+  head's embedding map and bias (a Japanese text has none of its English words for the lexical term).
+- The Japanese Text-Emoticon Data (Urabe et al. 2021, CC BY-SA 3.0; scripts/data/jted.py): messages
+  people wrote in Japanese, each labelled by the emotion of the emoticon its writer put after it.
+  `--jted-rows` of them, drawn with a fixed seed.
+The seeds are what `train_emotion.py --japanese-from` trains on (JAPANESE_SEEDS), with the same loss,
+standardization, class weights, learning rate, L2, batches and epochs; a row of either set counts its
+`--...-weight` GoEmotions comments (a seed sentence counts 20).
 
---tune compares XED weights (and training seeds) on what is not trained on and may be tuned on: the
-natural Japanese set's tuning half (tests/data/emotion_ja_natural/tune.jsonl, our labels) and XED's 66
-Japanese lines (the writer-independent Plutchik label of a subtitle; a reading is right when its label,
+--tune compares each set's weight (the other left out) on what is not trained on and may be tuned on: the
+natural Japanese set's tuning half (tests/data/emotion_ja_natural/tune.jsonl, our labels; and its top-1
+read as Plutchik's, as WRIME is scored) and XED's 66 Japanese lines (a reading is right when its label,
 read as Plutchik's as bench/emotion_real.py reads it, is one of the line's). WRIME is never read here.
 """
 
@@ -34,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from data import xed  # noqa: E402
+from data import jted, xed  # noqa: E402
 from emotion_training.corpus import Corpus, embed_cached, load_corpus  # noqa: E402
 from emotion_training.evaluation import macro_f1  # noqa: E402
 from emotion_training.head import Settings, lexical_matrix, rows_of, sample_weights  # noqa: E402
@@ -47,7 +51,8 @@ from nexus_ark.mind.labels import LABELS  # noqa: E402
 
 TUNE_HALF = ROOT / "tests" / "data" / "emotion_ja_natural" / "tune.jsonl"
 XED_NEUTRAL = 3000  # of XED's 9,674 neutral English lines (about a share of neutral like GoEmotions')
-XED_WEIGHTS = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+WEIGHTS = (0.25, 0.5, 1.0, 2.0, 4.0)
+JTED_ROWS = 8000  # of its 37,622 messages: what the shared two cores embed in a few minutes
 
 
 @dataclass
@@ -89,25 +94,29 @@ def seed_rows(c: Corpus, head: dict[str, np.ndarray], s: Settings, mean: np.ndar
     return Rows((x - mean) / sd, y, w, fixed)
 
 
-def xed_rows(
-    rows: list[xed.XedRow],
+def labelled_rows(
+    y_ours: np.ndarray,
     x: np.ndarray,
+    texts: list[str] | None,
     c: Corpus,
     head: dict[str, np.ndarray],
     s: Settings,
     mean: np.ndarray,
     sd: np.ndarray,
 ) -> Rows:
-    """XED lines as stand-ins for Japanese texts: fine targets spread as a seed sentence's are, class
-    weights as GoEmotions' comments get them (one line = one comment before `--xed-weight`)."""
+    """A labelled set's rows (targets over our labels): fine targets spread as a seed sentence's are,
+    class weights as GoEmotions' comments get them (one row = one comment before its weight). `texts`:
+    Japanese texts, whose words the lexical term reads as the detector does; None for XED's English lines,
+    which stand for Japanese texts (the rest of their logit is the shared map and bias alone)."""
     assert c.g is not None
-    y_go = c.y[~c.is_seed]
-    y = seed_fine_targets(xed.targets(rows), c.g, y_go)
+    y = seed_fine_targets(y_ours, c.g, c.y[~c.is_seed])
     weights = sample_weights(c.y, c.is_seed, s)
     mass = (c.y * np.where(c.is_seed, s.seed_weight, 1.0)[:, None]).sum(axis=0)
     class_w = (mass.sum() / np.maximum(mass, 1e-9)) ** s.balance
     w = ((y @ class_w) / weights.mean()).astype(np.float32)
     fixed = x @ head["W"].astype(np.float32) + head["b"].astype(np.float32)
+    if texts is not None:
+        fixed += lexical_logits(head, texts, s)
     y = y / np.maximum(y.max(axis=1, keepdims=True), 1e-9)
     return Rows((x - mean) / sd, y, w, fixed)
 
@@ -220,6 +229,24 @@ def scores(values: tuple[float, float, float, float]) -> str:
     )
 
 
+def xed_lines(args: argparse.Namespace) -> tuple[list[xed.XedRow], np.ndarray]:
+    en = xed.english(args.xed, XED_NEUTRAL, np.random.default_rng(0))
+    x_en = embed_cached([r.text for r in en], args.cache)  # all of them: one cache entry
+    keep = np.array([r.labels != ("neutral",) for r in en])
+    keep[np.flatnonzero(~keep)[: args.xed_neutral]] = True
+    return [r for r, k in zip(en, keep, strict=True) if k], x_en[keep]
+
+
+def jted_messages(args: argparse.Namespace) -> tuple[list[jted.JtedRow], np.ndarray]:
+    """`--jted-rows` of the messages (drawn with a fixed seed; embedding all 37,622 takes too long here)."""
+    rows = jted.read_jted(args.jted)
+    pick = np.sort(
+        np.random.default_rng(0).choice(len(rows), size=min(args.jted_rows, len(rows)), replace=False)
+    )
+    chosen = [rows[i] for i in pick]
+    return chosen, embed_cached([r.text for r in chosen], args.cache)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -228,52 +255,54 @@ def main() -> int:
     parser.add_argument(
         "--xed", type=Path, required=True, help="a folder with XED's files (scripts/data/xed.py)"
     )
+    parser.add_argument(
+        "--jted", type=Path, help="the Japanese Text-Emoticon Data's pickle (scripts/data/jted.py)"
+    )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the goemotions folder")
     parser.add_argument("--cache", type=Path, default=ROOT / "tmp" / "emotion_cache")
     parser.add_argument("--xed-weight", type=float, default=1.0)
     parser.add_argument(
-        "--xed-neutral", type=int, default=XED_NEUTRAL, help=f"how many neutral XED lines (0-{XED_NEUTRAL})"
+        "--xed-neutral", type=int, default=XED_NEUTRAL, help=f"neutral XED lines (0-{XED_NEUTRAL})"
     )
+    parser.add_argument("--jted-weight", type=float, default=1.0)
+    parser.add_argument("--jted-rows", type=int, default=JTED_ROWS)
     parser.add_argument("--rng", type=int, nargs="+", default=[0, 1, 2, 3, 4])
-    parser.add_argument("--tune", action="store_true", help="compare XED weights on the checks")
+    parser.add_argument("--tune", action="store_true", help="compare each set's weight (the other's 0)")
     parser.add_argument("--out", type=Path, default=ROOT / "tmp" / "e2" / "head_ja.npz")
     args = parser.parse_args()
-    for path in (
-        args.base,
-        args.xed / "en-annotated.tsv",
-        args.xed / "neu_en.txt",
-        args.xed / "ja-projections.tsv",
-    ):
+    needed = [args.base, *(args.xed / n for n in ("en-annotated.tsv", "neu_en.txt", "ja-projections.tsv"))]
+    for path in [*needed, *([args.jted] if args.jted else [])]:
         if not path.exists():
             raise SystemExit(f"{path} does not exist")
     s = FINAL
     c = load_corpus(args.data, args.cache, s, seed=merged_seed(JAPANESE_SEEDS, args.cache), sample=3000)
     head = load_head(args.base)
     mean, sd = c.x[c.embedded].mean(axis=0), c.x[c.embedded].std(axis=0) + 1e-6
-    en = xed.english(args.xed, XED_NEUTRAL, np.random.default_rng(0))
-    x_en = embed_cached([r.text for r in en], args.cache)  # all of them: one cache entry
-    keep = np.array([r.labels != ("neutral",) for r in en])
-    keep[np.flatnonzero(~keep)[: args.xed_neutral]] = True
-    en, x_en = [r for r, k in zip(en, keep, strict=True) if k], x_en[keep]
     seeds = seed_rows(c, head, s, mean, sd)
-    lines = xed_rows(en, x_en, c, head, s, mean, sd)
+    en, x_en = xed_lines(args)
+    sets = {"XED": labelled_rows(xed.targets(en), x_en, None, c, head, s, mean, sd)}
+    if args.jted:
+        msgs, x_msgs = jted_messages(args)
+        sets["JTED"] = labelled_rows(jted.targets(msgs), x_msgs, [m.text for m in msgs], c, head, s, mean, sd)
     checks = load_checks(args.xed, args.cache)
-    print(
-        f"base {args.base}: " + scores(checks.score(head)),
-        flush=True,
+    print(f"base {args.base}: " + scores(checks.score(head)), flush=True)
+    given = {"XED": args.xed_weight, "JTED": args.jted_weight if args.jted else 0.0}
+    grid = (
+        [{**dict.fromkeys(given, 0.0), name: w} for name in sets for w in WEIGHTS] if args.tune else [given]
     )
-    grid = XED_WEIGHTS if args.tune else (args.xed_weight,)
-    for weight in grid:
-        rows = joined([seeds, replace(lines, w=lines.w * weight)]) if weight else seeds
-        trained = [train_term(rows, s, len(c.texts), np.random.default_rng(r)) for r in args.rng]
+    for weights in grid:
+        parts = [seeds, *(replace(sets[n], w=sets[n].w * w) for n, w in weights.items() if w)]
+        trained = [train_term(joined(parts), s, len(c.texts), np.random.default_rng(r)) for r in args.rng]
         params = {n: np.mean([p[n] for p in trained], axis=0) for n in ("Wj", "bj")}
         out = with_term(head, params, mean, sd)
-        print(f"XED weight {weight:g}: " + scores(checks.score(out)), flush=True)
+        named = ", ".join(f"{n} weight {w:g}" for n, w in weights.items())
+        print(f"{named}: " + scores(checks.score(out)), flush=True)
         if not args.tune:
             args.out.parent.mkdir(parents=True, exist_ok=True)
             np.savez_compressed(args.out, **out)
             print(
-                f"wrote {args.out}: the Japanese term of {args.base} trained on the seeds and XED", flush=True
+                f"wrote {args.out}: the Japanese term of {args.base} trained on the seeds, {named}",
+                flush=True,
             )
     return 0
 
