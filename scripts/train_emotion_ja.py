@@ -266,6 +266,7 @@ def main() -> int:
     )
     parser.add_argument("--jted-weight", type=float, default=1.0)
     parser.add_argument("--jted-rows", type=int, default=JTED_ROWS)
+    parser.add_argument("--jted-balanced", action="store_true", help="weigh each emoticon emotion alike")
     parser.add_argument("--rng", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     parser.add_argument("--tune", action="store_true", help="compare each set's weight (the other's 0)")
     parser.add_argument("--out", type=Path, default=ROOT / "tmp" / "e2" / "head_ja.npz")
@@ -283,7 +284,12 @@ def main() -> int:
     sets = {"XED": labelled_rows(xed.targets(en), x_en, None, c, head, s, mean, sd)}
     if args.jted:
         msgs, x_msgs = jted_messages(args)
-        sets["JTED"] = labelled_rows(jted.targets(msgs), x_msgs, [m.text for m in msgs], c, head, s, mean, sd)
+        y_msgs = jted.targets(msgs)
+        sets["JTED"] = labelled_rows(y_msgs, x_msgs, [m.text for m in msgs], c, head, s, mean, sd)
+        if args.jted_balanced:  # each emoticon emotion the same total weight (joy is 36 % of the messages)
+            share = y_msgs.sum(axis=0) / len(y_msgs)
+            w = (y_msgs @ np.where(share > 0, 1.0 / np.maximum(share, 1e-9), 0.0)) / np.count_nonzero(share)
+            sets["JTED"] = replace(sets["JTED"], w=(sets["JTED"].w * w / w.mean()).astype(np.float32))
     checks = load_checks(args.xed, args.cache)
     print(f"base {args.base}: " + scores(checks.score(head)), flush=True)
     given = {"XED": args.xed_weight, "JTED": args.jted_weight if args.jted else 0.0}
