@@ -53,7 +53,7 @@ SESSION_WEIGHT = 0.5
 
 # Written units (what dreams write) among the best LEAD_SEEDS hits lead back to at most LEAD_TURNS of
 # their source turns each (those the fusion scored first), at this share of the fusion (0 turns it off).
-LEAD_TABLES = ("episodes", "entities", "insights")
+LEAD_TABLES = {"episode": "episodes", "entity": "entities", "insight": "insights"}
 LEAD_SEEDS = 10
 LEAD_TURNS = 5
 LEAD_WEIGHT = 0.5
@@ -89,14 +89,23 @@ class SessionRanking:
         if not LEAD_SEEDS or not LEAD_WEIGHT or not fused:
             return [], {}
         best = sorted(fused, key=fused.__getitem__, reverse=True)[:LEAD_SEEDS]
-        marks = ",".join("?" * len(best))
+        kinds = dict(
+            self.db.execute(
+                f"select id, kind from items where id in ({','.join('?' * len(best))})", best
+            ).fetchall()
+        )
         # Their component rows, not the items, hold the source ids: an entity or an episode written again
-        # gains sources there (components/written.py).
+        # gains sources there (components/written.py). Only the tables of the kinds found are read (they
+        # have no index on item_id: a scan, cheap at the hundreds of rows dreams write in a year).
+        queries = [
+            (f"select item_id, source_ids from {table} where item_id in ({','.join('?' * len(ids))})", ids)
+            for kind, table in LEAD_TABLES.items()
+            if (ids := [i for i in best if kinds.get(i) == kind])
+        ]
+        if not queries:
+            return [], {}
         rows = self.db.execute(
-            " union all ".join(
-                f"select item_id, source_ids from {table} where item_id in ({marks})" for table in LEAD_TABLES
-            ),
-            best * len(LEAD_TABLES),
+            " union all ".join(sql for sql, _ in queries), [i for _, ids in queries for i in ids]
         ).fetchall()
         cited = {item_id: _source_ids(value)[:LEAD_SOURCES] for item_id, value in rows}
         ranking: list[int] = []
@@ -124,7 +133,8 @@ class SessionRanking:
         ]
         keys = list(dict.fromkeys(keys))
         rows = self.db.execute(
-            f"select i.source_id, i.id from items i where i.kind = 'message' and i.source_id in "
+            # "+": found by source_id (items_source), not by kind (every message would be read)
+            f"select i.source_id, i.id from items i where +i.kind = 'message' and i.source_id in "
             f"({','.join('?' * len(keys))}){where}",
             [*keys, *params],
         ).fetchall()
