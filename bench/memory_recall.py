@@ -48,8 +48,7 @@ CACHE = Path(tempfile.gettempdir()) / "nexus_ark_bench_e5_cache.pkl"
 # first is the baseline the pooled table shows beside the per-fold choice; a tie goes to the one listed
 # first.
 S = "nexus_ark.memory.archive.search."
-L = "nexus_ark.memory.archive.links."
-SS = "nexus_ark.memory.archive.sessions."
+SS = "nexus_ark.memory.archive.written_units."
 VARIANTS: dict[str, dict[str, Any]] = {
     "before": {
         S + "FEEDBACK_HITS": 0,
@@ -70,34 +69,8 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no date weight": {S + "DATE_BOOST": 0.0},
     "date weight 0.2": {S + "DATE_BOOST": 0.2},
     "date weight 1.0": {S + "DATE_BOOST": 1.0},
-    # Session 19's start (issue 37): R2's lead-back from written units off (R1's links are off in the app).
+    # Session 19's start (issue 37): the lead-back from written units off (memory import writes none).
     "session start": {SS + "LEAD_WEIGHT": 0.0},
-    # R1 (issue 37, multi-hop): links across conversations (archive/links.py), all off in the app.
-    "keyword hop": {L + "HOP_SEEDS": 2},
-    "keyword hop 1 seed": {L + "HOP_SEEDS": 1},
-    "keyword hop no pairs": {L + "HOP_SEEDS": 2, L + "HOP_PAIRS": False},
-    "keyword hop links only": {L + "HOP_SEEDS": 2, L + "HOP_WITH_QUERY": False},
-    "keyword hop weight 0.25": {L + "HOP_SEEDS": 2, L + "HOP_WEIGHT": 0.25},
-    "keyword hop rare 0.005": {L + "HOP_SEEDS": 2, L + "HOP_RARE_SHARE": 0.005},
-    "named person 0.25": {L + "NAMED_WEIGHT": 0.25},
-    "named person 0.5": {L + "NAMED_WEIGHT": 0.5},
-    "best per conversation 0.1": {L + "SESSION_BEST_WEIGHT": 0.1},
-    "best per conversation 0.25": {L + "SESSION_BEST_WEIGHT": 0.25},
-    "best per conversation 0.5": {L + "SESSION_BEST_WEIGHT": 0.5},
-    "cross feedback 0.5": {L + "CROSS_WEIGHT": 0.5},
-    "cross feedback 0.5 1 seed": {L + "CROSS_WEIGHT": 0.5, L + "CROSS_SEEDS": 1},
-    "feedback from distinct conversations": {L + "SEED_SESSIONS": True},
-    "feedback from distinct conversations 3": {L + "SEED_SESSIONS": True, S + "FEEDBACK_HITS": 3},
-    "names out 0.2": {L + "NAME_WEIGHT": 0.2},
-    "names out 0.4": {L + "NAME_WEIGHT": 0.4},
-    "names out 0.6": {L + "NAME_WEIGHT": 0.6},
-    "names out 0.4 passage": {L + "NAME_WEIGHT": 0.4, L + "NAME_AS_PASSAGE": True},
-    "names out 0.6 passage": {L + "NAME_WEIGHT": 0.6, L + "NAME_AS_PASSAGE": True},
-    # R2 (issue 37, overall): sessions as retrieval units (archive/sessions.py), off in the app.
-    "sessions": {SS + "SESSION_POOL": 200},
-    "sessions top 1": {SS + "SESSION_POOL": 200, SS + "SESSION_TOP": 1},
-    "sessions top 2": {SS + "SESSION_POOL": 200, SS + "SESSION_TOP": 2},
-    "sessions by their turns only": {SS + "SESSION_POOL": 200, SS + "SESSION_VECTOR": False},
 }
 
 Scores = dict[str, dict[int, dict[str, list[float]]]]  # mode -> k -> category -> per-question recall

@@ -1,5 +1,5 @@
 """Recall on LoCoMo after the persona has dreamt: what dreams write (episodes, entities, with the ids of
-the turns they were written from) leading back to those turns in a search (archive/sessions.py).
+the turns they were written from) leading back to those turns in a search (archive/written_units.py).
 
 `memory import` writes no episodes, so bench.memory_recall cannot see this. Here each dev conversation
 (../shared/data/locomo-dev) is imported into a copy of the shipped Aria (both speakers are people she
@@ -47,7 +47,7 @@ from nexus_ark.providers.llama_cpp_backend import LlamaCppBackend
 
 REPO = Path(__file__).resolve().parent.parent
 KEPT = Path(tempfile.gettempdir()) / "nexus_ark_bench_dreamed"
-SS = "nexus_ark.memory.archive.sessions."
+SS = "nexus_ark.memory.archive.written_units."
 VARIANTS: dict[str, dict[str, Any]] = {
     "no lead-back": {SS + "LEAD_WEIGHT": 0.0},
     "lead-back (shipped)": {},

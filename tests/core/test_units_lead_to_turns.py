@@ -1,4 +1,4 @@
-"""What a dream wrote leads a search back to the turns it was written from (archive/sessions.py): a
+"""What a dream wrote leads a search back to the turns it was written from (archive/written_units.py): a
 question that matches an episode's summary, but not the words of the turn that says it, finds that turn.
 Real SQLite FTS5 and sqlite-vec, the bundled e5 model; the turns come in through `memory import`'s code,
 so the episode cites them the way a dream does ("msg:<id>" of the message, which the archive indexes
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nexus_ark.memory.archive import NewItem, sessions
+from nexus_ark.memory.archive import NewItem, written_units
 from nexus_ark.memory.components import Episode
 from nexus_ark.memory.importer import import_jsonl, on_store
 from nexus_ark.memory.store import MemoryStore
@@ -79,7 +79,7 @@ def test_an_episode_found_by_the_question_brings_back_the_turn_it_was_written_fr
 def test_without_the_lead_back_that_turn_ranks_lower(
     memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sessions, "LEAD_WEIGHT", 0.0)
+    monkeypatch.setattr(written_units, "LEAD_WEIGHT", 0.0)
     top = _top(memory, 4)
     assert "d4" not in top, f"found without the lead-back: the test cannot tell it works ({top})"
 
@@ -95,7 +95,7 @@ def test_an_entity_leads_to_a_chat_turn_indexed_under_its_message_id(tmp_path: P
         store.archive.add(NewItem(kind="message", text="Mika: Good night!", source_id="msg:8"))
         entity = store.components.write_entity("Luna", "Mika's cat.", ["msg:7"])
         unit = store.db.execute("select item_id from entities where name = ?", [entity.name]).fetchone()[0]
-        ranking, share = sessions.SessionRanking(store.db).sources({unit: 1.0}, "", [])
-        assert ranking == [turn] and share == {turn: sessions.LEAD_WEIGHT}
+        ranking, share = written_units.WrittenUnits(store.db).sources({unit: 1.0}, "", [])
+        assert ranking == [turn] and share == {turn: written_units.LEAD_WEIGHT}
     finally:
         store.close()

@@ -15,10 +15,9 @@ from pydantic import BaseModel
 
 from nexus_ark.clock import Clock, stored_time
 from nexus_ark.memory.archive.keywords import CANDIDATES, KeywordRanking, porter_terms, trigram_terms
-from nexus_ark.memory.archive.links import ConversationLinks, names
 from nexus_ark.memory.archive.mirror import pack_bits
-from nexus_ark.memory.archive.sessions import SessionRanking
 from nexus_ark.memory.archive.vectors import ArchiveVectors, clip_for_embedding, vectors_from_bytes
+from nexus_ark.memory.archive.written_units import WrittenUnits
 from nexus_ark.providers.embedders import Embedder
 
 SearchMode = Literal["hybrid", "fts", "vector"]
@@ -55,6 +54,7 @@ _EN_DATE = re.compile(
 )
 _JA_DATE = re.compile(r"(?:(\d{4})年)?(\d{1,2})月(?:(\d{1,2})日)?")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})(?:-(\d{2}))?\b")
+_CJK_NAME = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 class SearchHit(BaseModel):
@@ -73,6 +73,17 @@ def _fuse(rankings: list[tuple[list[int], dict[int, float]]]) -> dict[int, float
         for rank, item_id in enumerate(ranking):
             fused[item_id] = fused.get(item_id, 0.0) + share.get(item_id, 1.0) / (RRF_K + rank + 1)
     return fused
+
+
+def _names(query: str, speaker: str) -> bool:
+    """Whether the query names the speaker: as a whole word ("Melanie" in "What did Melanie paint?", not
+    "Mel" in "melody"), or, for a name written in CJK (no spaces between words), anywhere in it."""
+    name = speaker.strip().casefold()
+    if not name:
+        return False
+    if _CJK_NAME.search(name):
+        return name in query.casefold()
+    return re.search(rf"(?<![^\W_]){re.escape(name)}(?![^\W_])", query.casefold()) is not None
 
 
 def _nearest(pool: tuple[np.ndarray, np.ndarray], vector: np.ndarray) -> list[int]:
@@ -130,8 +141,7 @@ class ArchiveSearch:
         self.clock = clock
         self.vectors = vectors
         self.keywords = keywords
-        self.links = ConversationLinks(db, keywords)
-        self.sessions = SessionRanking(db)
+        self.written = WrittenUnits(db)
 
     def search(
         self,
@@ -156,8 +166,6 @@ class ArchiveSearch:
             if vector is None:  # a pasted page embeds as its head, not as 40 windows
                 vector = embedder.embed_query(clip_for_embedding(query))  # type: ignore[union-attr]
             pool = self._candidates(embedder, vector, where, params)
-            if embedder is not None:  # what is asked, not whom it is about (links.py)
-                vector = self.links.without_names(query, vector, pool, embedder)
             rankings.append((_nearest(pool, vector), {}))
         else:
             vector = None
@@ -168,25 +176,17 @@ class ArchiveSearch:
                 rankings.append(self.keywords.ranking(table, terms, fts_where, params, beside_vectors))
         fused = _fuse(rankings)
         if FEEDBACK_HITS and mode == "hybrid" and vector is not None and fused:
-            top = self.links.seeds(sorted(fused, key=fused.__getitem__, reverse=True), FEEDBACK_HITS)
+            top = sorted(fused, key=fused.__getitem__, reverse=True)[:FEEDBACK_HITS]
             found = self._vectors_of(embedder, top, where, params)
             if len(found):
                 moved = np.asarray(vector, np.float32) + FEEDBACK_WEIGHT * found.mean(axis=0)
                 moved /= np.linalg.norm(moved) or 1.0
                 rankings.append((_nearest(pool, moved), {}))
             fused = _fuse(rankings)
-        if mode == "hybrid" and fused:  # other conversations linked to the best hits (links.py; off)
-            linked = self.links.rankings(
-                query, fused, pool if vector is not None else None, vector, fts_where, params
-            )
-            if linked:
-                rankings.extend(linked)
-                fused = _fuse(rankings)
-        if mode == "hybrid" and fused:  # sessions, and what dreams wrote, lead to their turns (sessions.py)
-            model = (embedder.model_id, embedder.dim) if embedder is not None else None
-            units = self.sessions.rankings(fused, vector, model, where, params)
-            if units:
-                rankings.extend(units)
+        if mode == "hybrid" and fused:  # what dreams wrote among the best hits leads to its turns
+            turns = self.written.sources(fused, where, params)
+            if turns[0]:
+                rankings.append(turns)
                 fused = _fuse(rankings)
         if not fused:
             return []
@@ -286,7 +286,7 @@ class ArchiveSearch:
                     speaker=speaker,
                 )
             )
-        named = {h.speaker for h in hits if h.speaker and names(query, h.speaker)}
+        named = {h.speaker for h in hits if h.speaker and _names(query, h.speaker)}
         dates = _query_dates(query) if DATE_BOOST else []
         for h in hits:
             if dates and _on(_parse_time(h.timestamp), dates):
