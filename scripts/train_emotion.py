@@ -346,7 +346,9 @@ def refit_japanese(
     mean, sd = c.x[c.embedded].mean(axis=0), c.x[c.embedded].std(axis=0) + 1e-6
     xs = (x - mean) / sd
     y = c.y[rows] / np.maximum(c.y[rows].max(axis=1, keepdims=True), 1e-9)  # every label a yes
-    trained = [_train_japanese(xs, y, w, fixed, s, len(c.texts), np.random.default_rng(r)) for r in rng_seeds]
+    trained = [
+        train_japanese_term(xs, y, w, fixed, s, len(c.texts), np.random.default_rng(r)) for r in rng_seeds
+    ]
     # A mean of linear terms is one linear term: the mean of the heads' logits, with less of one seed's noise.
     params = {n: np.mean([p[n] for p in trained], axis=0) for n in ("Wj", "bj")}
     head["bj"] = (params["bj"] - (mean / sd) @ params["Wj"]).astype(np.float32)
@@ -356,7 +358,7 @@ def refit_japanese(
     return 0
 
 
-def _train_japanese(
+def train_japanese_term(
     xs: np.ndarray,
     y: np.ndarray,
     w: np.ndarray,

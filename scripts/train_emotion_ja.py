@@ -43,7 +43,7 @@ from emotion_training.corpus import Corpus, embed_cached, load_corpus  # noqa: E
 from emotion_training.evaluation import macro_f1  # noqa: E402
 from emotion_training.head import Settings, lexical_matrix, rows_of, sample_weights  # noqa: E402
 from emotion_training.labels import seed_fine_targets  # noqa: E402
-from train_emotion import DEFAULT_DATA, FINAL, JAPANESE_SEEDS, merged_seed  # noqa: E402
+from train_emotion import DEFAULT_DATA, FINAL, JAPANESE_SEEDS, merged_seed, train_japanese_term  # noqa: E402
 
 from bench.emotion_real import PLUTCHIK  # noqa: E402
 from nexus_ark.mind.emotion_greeting import without_greeting  # noqa: E402
@@ -122,26 +122,9 @@ def labelled_rows(
 
 
 def train_term(rows: Rows, s: Settings, corpus_rows: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Wj and bj (in standardized inputs) by mini-batch Adam on the class-weighted binary cross-entropy,
-    from zero, the rest of each row's logit fixed: the loop of `--japanese-from`."""
-    xs, y, w, fixed = rows.xs, rows.y, rows.w, rows.fixed
-    params = {"Wj": np.zeros((xs.shape[1], y.shape[1]), np.float32), "bj": np.zeros(y.shape[1], np.float32)}
-    m = {n: np.zeros_like(p) for n, p in params.items()}
-    v = {n: np.zeros_like(p) for n, p in params.items()}
-    batches = -(-corpus_rows // s.batch)
-    step = 0
-    for _ in range(s.epochs):
-        for idx in np.array_split(rng.permutation(len(xs)), batches):
-            logits = fixed[idx] + xs[idx] @ params["Wj"] + params["bj"]
-            prob = 1.0 / (1.0 + np.exp(-np.clip(logits, -30.0, 30.0)))
-            d = (prob - y[idx]) * w[idx, None] / s.batch
-            grads = {"Wj": xs[idx].T @ d + s.japanese_l2 * params["Wj"], "bj": d.sum(axis=0)}
-            step += 1
-            for n, g in grads.items():
-                m[n] = 0.9 * m[n] + 0.1 * g
-                v[n] = 0.999 * v[n] + 0.001 * g * g
-                params[n] -= s.lr * (m[n] / (1 - 0.9**step)) / (np.sqrt(v[n] / (1 - 0.999**step)) + 1e-8)
-    return params
+    """Wj and bj (in standardized inputs), from zero, the rest of each row's logit fixed: the loop of
+    `--japanese-from` itself."""
+    return train_japanese_term(rows.xs, rows.y, rows.w, rows.fixed, s, corpus_rows, rng)
 
 
 def joined(parts: list[Rows]) -> Rows:
