@@ -159,12 +159,15 @@ class DataPanel(QWidget):
         if not slug:
             self._show_backups([])
             return
-        run_in_background(
+        run_in_background(  # the dialog may be closed (and deleted) before the list arrives
             lambda: (slug, self.app.admin.list_backups(slug)),
-            lambda result: (
-                self._show_backups(result[1]) if result[0] == self.backup_persona.currentData() else None
+            while_open(
+                self,
+                lambda result: (
+                    self._show_backups(result[1]) if result[0] == self.backup_persona.currentData() else None
+                ),
             ),
-            self._show_error,
+            while_open(self, self._show_error),
         )
 
     def _show_backups(self, backups: list[BackupInfo]) -> None:
