@@ -11,10 +11,9 @@ from nexus_ark.agent.prompt import MESSAGE_OVERHEAD, BuiltPrompt, MemoryContext,
 from nexus_ark.agent.prompt_inputs import gather_inputs
 from nexus_ark.agent.session_state import EMBEDDER_RETRY_S, SessionState
 from nexus_ark.errors import NexusArkError
-from nexus_ark.memory.archive.vectors import clip_for_embedding
 from nexus_ark.memory.messages import StoredMessage
 from nexus_ark.memory.summaries import ConversationSummary, Summaries
-from nexus_ark.mind.emotion_greeting import without_greeting
+from nexus_ark.mind.emotion import read_text
 from nexus_ark.notices import Notice, notice
 from nexus_ark.providers.base import context_window
 
@@ -35,12 +34,11 @@ PERSON_SPEAKER = "user"
 
 
 def meaning_of(text: str) -> str:
-    """What of the message recall's vector is made from: what archive.search would embed, less a leading
-    greeting ("Hi Aria! …": the emotion head leaves it out too, so the turn embeds the message once and
-    both use it; providers/embedders.py remembers it). With a greeting before each LoCoMo dev question,
-    recall@10 was no lower without it (0.841-0.846 against 0.829-0.844; docs/benchmarks.md, Emotion
-    speed); the keyword rankings still read the whole message."""
-    return without_greeting(clip_for_embedding(text))
+    """What of the message recall's vector is made from: the text the emotion head reads (its opening, less
+    a leading greeting), so the turn embeds the message once and both use it (providers/embedders.py
+    remembers it). With a greeting before each LoCoMo dev question, recall@10 was no lower without it
+    (docs/benchmarks.md, Emotion speed); the keyword rankings still read the whole message."""
+    return read_text(text)
 
 
 class Recall:

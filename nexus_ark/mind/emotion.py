@@ -39,6 +39,12 @@ class EmotionReading(BaseModel):
     scores: dict[EmotionName, float] = Field(description="probability of every label; they sum to 1")
 
 
+def read_text(text: str) -> str:
+    """What of a message the head embeds: its opening, less the greetings it starts with. The chat turn
+    embeds the same text for recall (agent/recall.py), so one e5 pass serves both."""
+    return without_greeting(text.strip()[:MAX_CHARS])
+
+
 def head_path() -> Path:
     return Path(str(resources.files("nexus_ark.mind").joinpath(HEAD_FILE)))
 
@@ -182,7 +188,7 @@ class EmotionDetector:
         readings: list[EmotionReading] = []
         for text in texts:
             # A greeting is not a feeling ("Hi Aria!" read as happy): the rest of the message is read.
-            cleaned = without_greeting(text.strip()[:MAX_CHARS])
+            cleaned = read_text(text)
             if not cleaned:  # nothing to read: no feeling, rather than an error in the turn
                 readings.append(NEUTRAL_READING)
                 continue
