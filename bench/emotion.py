@@ -78,7 +78,9 @@ def main() -> int:
     )
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "goemotions")
     parser.add_argument("--head", type=Path, help="another head .npz (default: the shipped one)")
-    parser.add_argument("--encoder", type=Path, help="another encoder .npz (default: the shipped one)")
+    parser.add_argument(
+        "--encoder", type=Path, help="a fine-tuned encoder .npz to read English beside the head (none ships)"
+    )
     parser.add_argument("--limit", type=int, default=0, help="only the first N dev comments")
     parser.add_argument(
         "--wrime",

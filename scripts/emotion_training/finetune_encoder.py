@@ -36,7 +36,7 @@ e5_file = importlib.util.module_from_spec(_spec)
 sys.modules["e5_file"] = e5_file  # dataclasses look their module up while the file runs
 _spec.loader.exec_module(e5_file)
 
-MATRICES = ("q", "k", "v", "ao", "fi", "fo")
+MATRICES = e5_file.MATRICES
 CONFIGS = {  # name: (layers, rank, epochs, learning rate); in the order they run
     "L12-r16-e3": (12, 16, 3, 5e-4),
     "L6-r16-e3": (6, 16, 3, 5e-4),
@@ -168,6 +168,8 @@ def ekman_probs(fine: np.ndarray, base: dict[str, np.ndarray]) -> np.ndarray:
     return p @ base["G"] @ base["E"]
 
 
+# macro_f1 and tune_offsets are emotion_training/evaluation.py's in small: that module imports the app's
+# packages (pydantic among their needs), which the GPU machine does not have.
 def macro_f1(gold: np.ndarray, pred: np.ndarray, classes: int) -> float:
     f1s = []
     for c in range(classes):

