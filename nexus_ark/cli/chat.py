@@ -16,6 +16,7 @@ from typing import TextIO
 
 from nexus_ark.agent.session import ReplyDelta, TurnResult
 from nexus_ark.app import NexusApp
+from nexus_ark.cli.line_input import read_line
 from nexus_ark.cli.said import language_note, one_line
 from nexus_ark.cli.tools import terminal_asker
 from nexus_ark.cli.voice import ReplySpeech
@@ -86,7 +87,7 @@ def _chat_interactive(
         print(f"  [{who}] {message.content}")
     while True:
         try:
-            line = input("> ")
+            line = read_line("> ")
         except KeyboardInterrupt:
             print()
             if state.speech is not None and not state.speech.queue.wait(0):

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from nexus_ark.app import NexusApp
+from nexus_ark.cli.line_input import read_line
 from nexus_ark.cli.said import language_note, one_line
 from nexus_ark.errors import NexusArkError
 from nexus_ark.notices import notice
@@ -119,7 +120,7 @@ def _interactive(room: RoomConversation) -> int:
         print(f"  [{line.name or 'you'}] {line.text}")
     while True:
         try:
-            text = input("> ")
+            text = read_line("> ")
         except (EOFError, KeyboardInterrupt):
             print()
             return 0

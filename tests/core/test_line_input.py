@@ -1,0 +1,93 @@
+"""The chat and room prompt (cli/line_input.read_line) on a real terminal (a pty): a Ctrl-C that another
+thread's signal handler took still interrupts the prompt at once, where input() would wait for the next
+Enter; a typed line and Ctrl-D read as input() reads them."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import subprocess_env
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="a pty; Windows reads the prompt with input()")
+
+# A worker thread takes the SIGINT (a signal aimed at that thread alone: what the kernel does with Ctrl-C's
+# process-wide one when that thread happens to be running), while the main thread waits at the prompt.
+PROGRAM = """
+import signal, sys, threading, time
+from nexus_ark.cli.line_input import read_line
+if sys.argv[1] == "other-thread":
+    def press():
+        time.sleep(1.0)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+    threading.Thread(target=press, daemon=True).start()
+try:
+    line = read_line("> ")
+except KeyboardInterrupt:
+    print("[interrupted]")
+except EOFError:
+    print("[end of input]")
+else:
+    print("[line " + repr(line) + "]")
+"""
+
+
+def run_at_prompt(mode: str, typed: bytes = b"", timeout: float = 20) -> str:
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", PROGRAM, mode],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+        env=subprocess_env(TERM="dumb"),
+    )
+    os.close(follower)
+    shown = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while b"> " not in shown:
+            shown += _read(leader, deadline, shown)
+        if typed:
+            os.write(leader, typed)
+        while b"]" not in shown.split(b"> ", 1)[1]:
+            shown += _read(leader, deadline, shown)
+        assert proc.wait(timeout=10) == 0, shown
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(leader)
+    return shown.decode("utf-8", errors="replace")
+
+
+def _read(fd: int, deadline: float, shown: bytes) -> bytes:
+    left = deadline - time.monotonic()
+    assert left > 0, f"the prompt never answered; the terminal showed {shown!r}"
+    ready, _, _ = select.select([fd], [], [], left)
+    if not ready:
+        return b""
+    try:
+        return os.read(fd, 4096)
+    except OSError:  # the child closed the terminal
+        raise AssertionError(f"the terminal closed early: {shown!r}") from None
+
+
+def test_ctrl_c_taken_by_another_thread_interrupts_the_prompt_without_an_enter() -> None:
+    started = time.monotonic()
+    shown = run_at_prompt("other-thread")
+    assert "[interrupted]" in shown
+    assert time.monotonic() - started < 15
+
+
+def test_a_typed_line_comes_back_without_its_newline_and_in_utf8() -> None:
+    assert "[line 'こんにちは, Aria']" in run_at_prompt("plain", "こんにちは, Aria\n".encode())
+
+
+def test_ctrl_d_at_an_empty_prompt_is_the_end_of_input() -> None:
+    assert "[end of input]" in run_at_prompt("plain", b"\x04")
