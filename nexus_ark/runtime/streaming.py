@@ -57,12 +57,23 @@ def stream_turn(
     yield from _read(out, stop)
 
 
+def _take(out: queue.SimpleQueue[Any]) -> Any:
+    """The next item. Waits in short steps: a Ctrl-C whose signal another thread took (the voice, a model
+    loading) is only raised when this thread runs Python again, so a stalled reply (a model still loading,
+    a slow first token) still stops within a fifth of a second rather than at the next token."""
+    while True:
+        try:
+            return out.get(timeout=0.2)
+        except queue.Empty:
+            pass
+
+
 def _read(out: queue.SimpleQueue[Any], stop: threading.Event) -> Iterator[Any]:
     finished = False
     try:
         while True:
             try:
-                item = out.get()
+                item = _take(out)
             except KeyboardInterrupt:  # Ctrl-C in a terminal: stop the reply, still hand back its end
                 stop.set()
                 continue
