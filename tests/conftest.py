@@ -66,6 +66,24 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def start_on_terminal(command: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+    """`command` running on a fresh pty (POSIX), as on a person's terminal (TERM=dumb): the process and
+    the pty's other end, which the caller reads what it shows from, writes keys to, and closes."""
+    import pty
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        command,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+        env=subprocess_env(TERM="dumb"),
+    )
+    os.close(follower)
+    return proc, leader
+
+
 def run_cli(*args: str, stdin: str = "", timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """`nexus-ark ARGS` in a fresh process, stdin given, output captured as text."""
     return subprocess.run(

@@ -5,15 +5,13 @@ Enter; a typed line and Ctrl-D read as input() reads them."""
 from __future__ import annotations
 
 import os
-import pty
 import select
-import subprocess
 import sys
 import time
 
 import pytest
 
-from tests.conftest import subprocess_env
+from tests.conftest import start_on_terminal
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="a pty; Windows reads the prompt with input()")
 
@@ -39,16 +37,7 @@ else:
 
 
 def run_at_prompt(mode: str, typed: bytes = b"", timeout: float = 20) -> str:
-    leader, follower = pty.openpty()
-    proc = subprocess.Popen(
-        [sys.executable, "-c", PROGRAM, mode],
-        stdin=follower,
-        stdout=follower,
-        stderr=follower,
-        close_fds=True,
-        env=subprocess_env(TERM="dumb"),
-    )
-    os.close(follower)
+    proc, leader = start_on_terminal([sys.executable, "-c", PROGRAM, mode])
     shown = b""
     deadline = time.monotonic() + timeout
     try:

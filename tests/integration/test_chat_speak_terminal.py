@@ -8,14 +8,13 @@ from __future__ import annotations
 import os
 import select
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 from nexus_ark.providers.scripted import ScriptedBackend
-from tests.conftest import cli_command, run_cli, subprocess_env
+from tests.conftest import cli_command, run_cli, start_on_terminal
 from tests.integration.wire_server import SERVED_MODEL, WireServer
 
 pytestmark = pytest.mark.integration
@@ -47,21 +46,10 @@ def read_until(fd: int, wanted: str, seen: list[str], count: int = 1, timeout: f
 @pytest.mark.skipif(not os.environ.get("JACK_DEFAULT_SERVER"), reason="needs the null sound device (jackd)")
 def test_ctrl_c_while_a_reply_is_spoken_silences_it_and_the_chat_goes_on(data_dir: Path) -> None:
     assert run_cli("--data-dir", str(data_dir), "persona", "list").returncode == 0
-    import pty
-
     with WireServer(ScriptedBackend([LONG_REPLY])) as server:
-        leader, follower = pty.openpty()
         args = ("--data-dir", str(data_dir), "chat", "--speak", "--persona", "aria")
         model = ("--model", f"ollama:{SERVED_MODEL}", "--api-base", server.url)
-        proc = subprocess.Popen(
-            cli_command(*args, *model),
-            stdin=follower,
-            stdout=follower,
-            stderr=follower,
-            close_fds=True,
-            env=subprocess_env(TERM="dumb"),
-        )
-        os.close(follower)
+        proc, leader = start_on_terminal(cli_command(*args, *model))
         seen: list[str] = []
         try:
             read_until(leader, "> ", seen)
