@@ -7,7 +7,8 @@ around a polite phrase (tests/data/emotion_distress.jsonl) and, given a copy, WR
 their writers' own emotions (bench/emotion_real.py).
 
     .venv/bin/python -m bench.emotion [--data ../shared/data/goemotions] [--head PATH]
-                                      [--encoder PATH | --no-encoder] [--split test.tsv] [--limit N]
+                                      [--encoder PATH [PATH ...] | --no-encoder] [--split test.tsv]
+                                      [--limit N]
                                       [--wrime wrime-ver1.tsv [--wrime-split test dev]] [--speed 400]
 
 Every text goes through EmotionDetector.classify, one message at a time as in a chat turn, so the time
@@ -28,13 +29,12 @@ import statistics
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
 from bench.emotion_real import bench_distress, bench_wrime
 from bench.emotion_speed import compare, turn_ways
-from nexus_ark.mind.emotion import EmotionDetector
+from nexus_ark.mind.emotion import EmotionDetector, EncoderChoice
 from nexus_ark.mind.labels import EKMAN_GROUP, LABELS, VALUES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +84,9 @@ def main() -> int:
     parser.add_argument(
         "--encoder",
         type=Path,
-        help="another fine-tuned encoder .npz to read English beside the head (default: the shipped one)",
+        nargs="+",
+        help="other fine-tuned encoder .npz files (averaged) to read English beside the head "
+        "(default: the shipped one)",
     )
     parser.add_argument("--no-encoder", action="store_true", help="the head alone (before the encoder)")
     parser.add_argument(
@@ -103,7 +105,7 @@ def main() -> int:
         "--speed", type=int, default=400, help="dev comments timed as the turn pays (bench.emotion_speed)"
     )
     args = parser.parse_args()
-    encoder: Path | Literal["shipped"] | None = None if args.no_encoder else args.encoder or "shipped"
+    encoder: EncoderChoice = None if args.no_encoder else tuple(args.encoder or ()) or "shipped"
     detector = EmotionDetector(head=args.head, encoder=encoder)
     detector.classify("warm-up")  # loads e5 and the head; not timed
 

