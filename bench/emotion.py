@@ -94,7 +94,7 @@ def main() -> int:
         type=Path,
         help="the GoEmotions split scored (default: DATA/dev.tsv; the test split is not in ../shared/data)",
     )
-    parser.add_argument("--limit", type=int, default=0, help="only the first N dev comments")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N comments of the split")
     parser.add_argument(
         "--wrime",
         type=Path,
