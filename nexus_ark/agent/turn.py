@@ -90,7 +90,7 @@ class Turns:
             warnings.append(keywords_only(state.recall_problem))
         reply = Reply(started=time.perf_counter())
         reply.meta["timings"] = timings
-        yield from self.generate(prompt.messages, self.shape(), cancel, reply, self.tools())
+        yield from self.generate(prompt.messages, self.shape(), cancel, reply, self.tools(cancel=cancel))
         if reply.first_at is not None:
             timings["first_token_s"] = round(reply.first_at - reply.started, 4)
         yield self.commit(reply, user_id, warnings)
@@ -263,7 +263,7 @@ class Turns:
         if status == "error" and reply.error:
             activity.error(reply.error, message_id=reply_id)
 
-    def tools(self, *, person_present: bool = True) -> ToolBox | None:
+    def tools(self, *, person_present: bool = True, cancel: threading.Event | None = None) -> ToolBox | None:
         """The persona's memory tools, and the MCP tools its model can use (app.tools chooses them; a tool
         set to "ask" runs only with the person's yes, and never when `person_present` is False), unless
         the persona turned tools off."""
@@ -286,6 +286,7 @@ class Turns:
                 person_present=person_present,
                 record=state.tool_runs.append,
                 box=box,
+                cancel=cancel,
             )
         return box
 

@@ -57,7 +57,8 @@ class Versions:
                 raise
             reply = Reply(started=time.perf_counter(), version_of=old.version_group)
             turns = self.turns
-            yield from turns.generate(prompt.messages, turns.shape(), cancel, reply, turns.tools())
+            tools = turns.tools(cancel=cancel)
+            yield from turns.generate(prompt.messages, turns.shape(), cancel, reply, tools)
             result = turns.commit(reply, user.id, [])
             if result.reply_id is None:  # nothing came: the conversation keeps the version it had
                 store.choose_version(old.id)

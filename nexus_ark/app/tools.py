@@ -90,6 +90,7 @@ class Tools:
         person_present: bool,
         record: Callable[[ToolRun], None],
         box: ToolBox,
+        cancel: threading.Event | None = None,
     ) -> list[ToolInfo]:
         """Add this turn's MCP tools to `box`: none for a model that cannot use tools, else the most
         relevant few of every server that answers (one that does not is logged and left out)."""
@@ -122,6 +123,7 @@ class Tools:
             person_present=person_present,
             ask=self.asker,
             record=record,
+            cancel=cancel,
         )
         runner.add_to(box, chosen)
         return chosen

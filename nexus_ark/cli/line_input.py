@@ -7,6 +7,9 @@ notices the Ctrl-C when the main thread runs again, after the next Enter. So on 
 read here instead: the main thread waits on the terminal and on the signal module's wakeup pipe together,
 which every thread's signal handler writes to; either wakes it, and the KeyboardInterrupt is raised at once.
 Elsewhere (Windows, a pipe) it is input().
+
+A question asked from a worker thread (may this tool run?) reads with read_answer: it gives way when the
+turn that asked is stopped, so the line typed next is the prompt's, not a stale question's.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import select
 import signal
 import sys
 import threading
+from collections.abc import Callable
 
 
 def read_line(prompt: str) -> str:
@@ -40,6 +44,30 @@ def read_line(prompt: str) -> str:
         signal.set_wakeup_fd(previous)
         os.close(wake_r)
         os.close(wake_w)
+
+
+def read_answer(stopped: Callable[[], bool]) -> str | None:
+    """A line typed at the terminal, from any thread (its prompt already shown): the line without its
+    newline, "" at the end of input, or None once `stopped()` is true before a line came (checked every
+    fifth of a second; the terminal hands over whole lines, so none is cut in two). Off a POSIX terminal,
+    sys.stdin.readline(): a pipe's next line is the answer, and nothing else waits for it."""
+    if stopped():
+        return None
+    if os.name != "posix" or not _on_tty():
+        return sys.stdin.readline().removesuffix("\n")
+    fd = sys.stdin.fileno()
+    data = b""
+    while not data.endswith(b"\n"):
+        if stopped():
+            return None
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+    encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
+    return data.decode(encoding, errors="replace").removesuffix("\n").removesuffix("\r")
 
 
 def _on_tty() -> bool:

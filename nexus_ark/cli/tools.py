@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from nexus_ark.cli.line_input import read_answer
 from nexus_ark.errors import ConfigError
 from nexus_ark.mcp_tools.approvals import decide, load_decisions, split_key
 from nexus_ark.mcp_tools.faults import ToolFaultError, ToolInfo
@@ -257,7 +258,12 @@ def terminal_asker(allowed: set[str], interactive: bool) -> Callable[[ApprovalRe
             file=sys.stderr,
         )
         print(notice("Allow it? [o]nce, [a]lways, [d]eny: "), end="", file=sys.stderr, flush=True)
-        answer = sys.stdin.readline().strip().lower()[:1]
+        stopped = request.stopped
+        typed = read_answer(stopped.is_set if stopped is not None else lambda: False)
+        if typed is None:  # the turn was stopped while it asked: no one waits for the answer
+            print(file=sys.stderr)
+            return "deny"
+        answer = typed.strip().lower()[:1]
         if answer == "o":
             return "once"
         return "always" if answer == "a" else "deny"  # anything else, or the end of input: not run

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +39,14 @@ _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 @dataclass(frozen=True)
 class ApprovalRequest:
     """What the person sees before a tool runs: the server, the tool, the arguments as the model wrote
-    them, and what the tool says it does."""
+    them, and what the tool says it does. `stopped`: the asking turn's stop (Ctrl-C in `nexus-ark chat`);
+    once set, the question has no one waiting for its answer and the asker gives way (the tool does not
+    run), rather than keep the turn, and what the person types next, to itself."""
 
     persona: str
     tool: ToolInfo
     arguments: dict[str, Any]
+    stopped: threading.Event | None = None
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,8 @@ Recorder = Callable[[ToolRun], None]
 class ToolSource(Protocol):
     """Where a turn gets its MCP tools (app.tools): added to the turn's `box` for the persona `slug`, none
     for a model that cannot use them; `person_present` False for a turn nobody can answer a question in.
-    Each call is told to `record`. Returns the tools offered."""
+    Each call is told to `record`; a question to the person gives way once `cancel` (the turn's stop) is
+    set. Returns the tools offered."""
 
     def offer(
         self,
@@ -75,6 +80,7 @@ class ToolSource(Protocol):
         person_present: bool,
         record: Recorder,
         box: ToolBox,
+        cancel: threading.Event | None = None,
     ) -> list[ToolInfo]: ...
 
 
@@ -128,6 +134,7 @@ class ToolRunner:
         person_present: bool,
         ask: Asker | None,
         record: Recorder,
+        cancel: threading.Event | None = None,
     ) -> None:
         self.hub = hub
         self.servers = servers
@@ -136,6 +143,7 @@ class ToolRunner:
         self.person_present = person_present
         self.ask = ask
         self.record = record
+        self.cancel = cancel
 
     def add_to(self, box: ToolBox, tools: Sequence[ToolInfo]) -> None:
         for tool in tools:
@@ -155,7 +163,7 @@ class ToolRunner:
         stored = load_decisions(self.folder).decision(tool.server, tool.name)
         allowed, decision = may_run(stored, person_present=self.person_present), str(stored)
         if allowed is None and self.ask is not None:
-            answer = self.ask(ApprovalRequest(self.persona, tool, arguments))
+            answer = self.ask(ApprovalRequest(self.persona, tool, arguments, self.cancel))
             if answer == "always":
                 decide(self.folder, tool.key, "always")
             allowed, decision = answer != "deny", ("denied" if answer == "deny" else answer)

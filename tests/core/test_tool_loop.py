@@ -160,7 +160,7 @@ def test_stop_during_a_tool_round_ends_the_turn_as_stopped(tmp_path: Path) -> No
     cancel = threading.Event()
     backend = _NativeCaller()
     session = _session(tmp_path, backend)
-    session.turns.tools = lambda: _toolbox([], on_call=cancel.set)  # type: ignore[method-assign]
+    session.turns.tools = lambda **_: _toolbox([], on_call=cancel.set)  # type: ignore[method-assign]
     streamed, result = _turn(session, "What is my cat called?", cancel)
     assert result.status == "stopped" and streamed == ""
     assert len(backend.requests) == 1, "no round after the stop"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -118,6 +119,36 @@ def test_deny_tells_the_model_in_words_and_the_server_gets_nothing(hub, setup) -
     reply, asked, runs = _turn(hub, config, folder, present=True, answers=["deny"])
     assert len(asked) == 1
     assert "declined to run test:weather" in reply
+    assert _calls(log) == [] and runs[0].decision == "denied"
+
+
+def test_a_question_in_a_stopped_turn_gives_way_and_the_tool_does_not_run(hub, setup, capsys) -> None:
+    """The chat's own asker (cli/tools.terminal_asker) reads the turn's stop from the question: Ctrl-C
+    while it asks leaves the tool unrun without waiting for a line (on a pty: tests/core/test_line_input)."""
+    from nexus_ark.cli.tools import terminal_asker
+
+    config, folder, log = setup
+    stop, asked, runs = threading.Event(), [], []
+    on_terminal = terminal_asker(set(), interactive=True)
+
+    def ask(request: ApprovalRequest) -> Approval:
+        asked.append(request)
+        stop.set()  # Ctrl-C as the question shows
+        return on_terminal(request)
+
+    runner = ToolRunner(
+        hub, {"test": config}, "aria", folder, person_present=True, ask=ask, record=runs.append, cancel=stop
+    )
+    box = ToolBox()
+    runner.add_to(box, [t for t in hub.tools("test", config) if t.name == "weather"])
+    backend = ScriptedBackend(_script, text_tools=True, parameters=4_000_000_000)
+    list(
+        stream_tool_loop(
+            backend, [ChatMessage(role="user", content="Weather?")], box, params=GenerationParams()
+        )
+    )
+    assert asked[0].stopped is stop
+    assert "Allow it? [o]nce, [a]lways, [d]eny:" in capsys.readouterr().err
     assert _calls(log) == [] and runs[0].decision == "denied"
 
 
