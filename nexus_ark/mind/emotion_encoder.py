@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import zipfile
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -58,22 +58,66 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
 
 
 class _Layer:
-    """One transformer layer with its low-rank terms merged in; matrices stored (in, out) for x @ W."""
+    """One transformer layer with its low-rank terms merged in (`trained` None: the model file's own
+    weights, biases and norms); matrices stored (in, out) for x @ W."""
 
-    def __init__(self, base: E5File, trained: dict[str, np.ndarray], index: int) -> None:
+    def __init__(self, base: E5File, trained: Mapping[str, np.ndarray] | None, index: int) -> None:
+        own = base.tensors if trained is None else trained
         merged = {}
         for m in MATRICES:
             name = f"l{index}.{m}"
             w = base.matrix(f"{name}.w")
-            w += trained[f"{name}.B"].astype(np.float32) @ trained[f"{name}.A"].astype(np.float32)
+            if trained is not None:
+                w += trained[f"{name}.B"].astype(np.float32) @ trained[f"{name}.A"].astype(np.float32)
             merged[m] = np.ascontiguousarray(w.T)
+
+        def vector(name: str) -> np.ndarray:  # a copy: the model file's pages may be handed back
+            return np.array(own[f"l{index}.{name}"], dtype=np.float32)
+
         self.qkv = np.ascontiguousarray(np.concatenate([merged["q"], merged["k"], merged["v"]], axis=1))
-        self.qkv_bias = np.concatenate([trained[f"l{index}.{m}.b"] for m in ("q", "k", "v")])
-        self.out, self.out_bias = merged["ao"], trained[f"l{index}.ao.b"]
-        self.up, self.up_bias = merged["fi"], trained[f"l{index}.fi.b"]
-        self.down, self.down_bias = merged["fo"], trained[f"l{index}.fo.b"]
-        self.attn_norm = (trained[f"l{index}.aln.w"], trained[f"l{index}.aln.b"])
-        self.out_norm = (trained[f"l{index}.oln.w"], trained[f"l{index}.oln.b"])
+        self.qkv_bias = np.concatenate([vector(f"{m}.b") for m in ("q", "k", "v")])
+        self.out, self.out_bias = merged["ao"], vector("ao.b")
+        self.up, self.up_bias = merged["fi"], vector("fi.b")
+        self.down, self.down_bias = merged["fo"], vector("fo.b")
+        self.attn_norm = (vector("aln.w"), vector("aln.b"))
+        self.out_norm = (vector("oln.w"), vector("oln.b"))
+
+
+class E5Forward:
+    """e5's embeddings and first `layers` layers in numpy float32, the low-rank terms of `trained` merged
+    in (None: the model file's own weights): a text's token ids to its last layer's token states."""
+
+    def __init__(
+        self, base: E5File, trained: Mapping[str, np.ndarray] | None, layers: int, max_tokens: int
+    ) -> None:
+        own = base.tensors if trained is None else trained
+        self.base, self.eps, self.heads = base, base.eps, base.heads
+        self.layers = [_Layer(base, trained, i) for i in range(layers)]
+        self.pos = base.tensors["emb.pos"].reshape(-1, base.hidden)[:max_tokens].copy()
+        self.type = base.tensors["emb.type"][: base.hidden].copy()
+        self.emb_norm = (np.array(own["emb.ln.w"], np.float32), np.array(own["emb.ln.b"], np.float32))
+
+    def states(self, ids: list[int]) -> np.ndarray:
+        """(tokens, hidden): the last layer's state of each token."""
+        n = len(ids)
+        x = self.base.word_rows(np.asarray(ids)) + self.pos[:n] + self.type
+        x = _layer_norm(x, *self.emb_norm, self.eps)
+        heads, hidden = self.heads, x.shape[1]
+        hd = hidden // heads
+        for layer in self.layers:
+            qkv = x @ layer.qkv + layer.qkv_bias
+            q = qkv[:, :hidden].reshape(n, heads, hd).transpose(1, 0, 2)
+            k = qkv[:, hidden : 2 * hidden].reshape(n, heads, hd).transpose(1, 2, 0)
+            v = qkv[:, 2 * hidden :].reshape(n, heads, hd).transpose(1, 0, 2)
+            scores = (q @ k) * np.float32(1.0 / np.sqrt(hd))
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = (scores @ v).transpose(1, 0, 2).reshape(n, hidden)
+            x = _layer_norm(x + context @ layer.out + layer.out_bias, *layer.attn_norm, self.eps)
+            h = x @ layer.up + layer.up_bias
+            h = 0.5 * h * (1.0 + _erf(h * np.float32(0.7071067811865476)))
+            x = _layer_norm(x + h @ layer.down + layer.down_bias, *layer.out_norm, self.eps)
+        return x
 
 
 class EmotionEncoder:
@@ -109,15 +153,10 @@ class EmotionEncoder:
                 )
             base = read_e5_file(base_path)
             self._base = base
-            self._eps = base.eps
-            self._heads = base.heads
-            self._layers = [_Layer(base, trained, i) for i in range(int(trained["layers"]))]
-            self._pos = base.tensors["emb.pos"].reshape(-1, base.hidden)[:MAX_TOKENS].copy()
-            self._type = base.tensors["emb.type"][: base.hidden].copy()
+            self._forward = E5Forward(base, trained, int(trained["layers"]), MAX_TOKENS)
             # The merged layers are copies: of the file, only the word table is read from here on.
             base.tensors = {"emb.word": base.tensors["emb.word"]}
             base.release_pages()
-            self._emb_norm = (trained["emb.ln.w"], trained["emb.ln.b"])
             self._cls = np.ascontiguousarray(trained["cls.w"].T.astype(np.float32))
             self._cls_bias = trained["cls.b"].astype(np.float32)
             self._scale = trained["scale"].astype(np.float32)
@@ -136,25 +175,7 @@ class EmotionEncoder:
 
     def pooled(self, ids: list[int]) -> np.ndarray:
         """The mean of the last layer's token states (the fine-tuned model's sentence vector)."""
-        n = len(ids)
-        x = self._base.word_rows(np.asarray(ids)) + self._pos[:n] + self._type
-        x = _layer_norm(x, *self._emb_norm, self._eps)
-        heads, hidden = self._heads, x.shape[1]
-        hd = hidden // heads
-        for layer in self._layers:
-            qkv = x @ layer.qkv + layer.qkv_bias
-            q = qkv[:, :hidden].reshape(n, heads, hd).transpose(1, 0, 2)
-            k = qkv[:, hidden : 2 * hidden].reshape(n, heads, hd).transpose(1, 2, 0)
-            v = qkv[:, 2 * hidden :].reshape(n, heads, hd).transpose(1, 0, 2)
-            scores = (q @ k) * np.float32(1.0 / np.sqrt(hd))
-            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context = (scores @ v).transpose(1, 0, 2).reshape(n, hidden)
-            x = _layer_norm(x + context @ layer.out + layer.out_bias, *layer.attn_norm, self._eps)
-            h = x @ layer.up + layer.up_bias
-            h = 0.5 * h * (1.0 + _erf(h * np.float32(0.7071067811865476)))
-            x = _layer_norm(x + h @ layer.down + layer.down_bias, *layer.out_norm, self._eps)
-        return x.mean(axis=0)
+        return self._forward.states(ids).mean(axis=0)
 
     def probabilities(self, text: str) -> np.ndarray:
         """(1, LABELS): the fine sigmoids normalized to sum to 1, scaled per output (the Ekman group
