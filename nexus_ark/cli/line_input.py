@@ -66,8 +66,7 @@ def read_answer(stopped: Callable[[], bool]) -> str | None:
             if not chunk:
                 break
             data += chunk
-    encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
-    return data.decode(encoding, errors="replace").removesuffix("\n").removesuffix("\r")
+    return _decoded(data)
 
 
 def _on_tty() -> bool:
@@ -101,7 +100,11 @@ def _read(fd: int, wake: int) -> str:
             raise EOFError
         data += chunk
         if data.endswith(b"\n"):
-            data = data[:-1]
             break
+    return _decoded(data)
+
+
+def _decoded(data: bytes) -> str:
+    """The line as input() gives it: in the terminal's encoding, without its newline."""
     encoding = getattr(sys.stdin, "encoding", None) or "utf-8"
-    return data.decode(encoding, errors="replace").removesuffix("\r")
+    return data.decode(encoding, errors="replace").removesuffix("\n").removesuffix("\r")
