@@ -159,13 +159,17 @@ def load_encoder(path: Path, base: dict[str, np.ndarray], outputs: int) -> Encod
 def teacher_outputs(
     paths: list[Path], seqs: list[np.ndarray], base: dict, outputs: int, device: str, cache: Path
 ) -> np.ndarray:
-    """The teachers' mean sigmoids (before their offsets) on `seqs`, kept in `cache` for a rerun."""
+    """The teachers' mean sigmoids (before their offsets) on `seqs`, kept in `cache` for a rerun with the
+    same teachers and rows (a --smoke run or other teachers compute their own)."""
+    names = np.array([str(p.resolve()) for p in paths])
     if cache.exists():
-        return np.load(cache)
+        kept = np.load(cache)
+        if np.array_equal(kept["teachers"], names) and kept["mean"].shape == (len(seqs), outputs):
+            return kept["mean"]
     mean = np.zeros((len(seqs), outputs), np.float32)
     for path in paths:
         mean += predict(load_encoder(path, base, outputs).to(device), seqs, device) / len(paths)
-    np.save(cache, mean)
+    np.savez(cache, mean=mean, teachers=names)
     return mean
 
 
@@ -289,25 +293,22 @@ def run(
     held = np.zeros(len(train_rows), bool)
     held[rng.choice(len(train_rows), size=len(train_rows) // 10, replace=False)] = True
     limit = 256 if args.smoke else None
+    kept = [s for s, h in zip(train_rows, held, strict=True) if not h][:limit]
+    hold = [s for s, h in zip(train_rows, held, strict=True) if h][:limit]
+    gold_hold = data["train_gold"][held][:limit]
     # --seed-repeat: the written seeds (the only sentences of tired, busy and stressed, and most of the
     # Japanese) seen that many times an epoch, so 43k English comments do not drown them.
-    fit = [s for s, h in zip(train_rows, held, strict=True) if not h][:limit] + seed_rows * args.seed_repeat
+    fit = kept + seed_rows * args.seed_repeat
     y_fit = np.vstack([data["train_y"][~held][:limit], *[data["seed_y"]] * args.seed_repeat])
     gold_fit = np.concatenate([data["train_gold"][~held][:limit], *[data["seed_gold"]] * args.seed_repeat])
     if args.teacher:
         # Distillation: GoEmotions rows learn the teachers' mean reading beside their annotators' labels;
         # the written seeds keep their own targets (the teachers read tired, busy and stressed less well).
-        kept = [s for s, h in zip(train_rows, held, strict=True) if not h][:limit]
-        hold_rows = [s for s, h in zip(train_rows, held, strict=True) if h][:limit]
         soft = teacher_outputs(
-            args.teacher, kept + hold_rows, base, y_fit.shape[1], device, args.out / f"teacher{args.tag}.npy"
+            args.teacher, kept + hold, base, y_fit.shape[1], device, args.out / f"teacher{args.tag}.npz"
         )
         # The teachers' own score on the tenth (raw): what the student is measured against.
-        teacher_f1 = score(
-            ekman_probs(soft[len(kept) :], base),
-            data["train_gold"][held][:limit],
-            np.zeros(base["E"].shape[1]),
-        )
+        teacher_f1 = score(ekman_probs(soft[len(kept) :], base), gold_hold, np.zeros(base["E"].shape[1]))
         print(name, "teachers' held-out tenth F1 (raw)", round(teacher_f1, 4), flush=True)
         w = args.teacher_weight
         y_fit[: len(kept)] = (1 - w) * y_fit[: len(kept)] + w * soft[: len(kept)]
@@ -315,8 +316,6 @@ def run(
         fit += dev_rows[:limit]
         y_fit = np.vstack([y_fit, data["dev_y"][:limit]])
         gold_fit = np.concatenate([gold_fit, data["dev_gold"][:limit]])
-    hold = [s for s, h in zip(train_rows, held, strict=True) if h][:limit]
-    gold_hold = data["train_gold"][held][:limit]
     dev = dev_rows[:limit]
     gold_dev = data["dev_gold"][:limit]
     model = Encoder(base, layers, rank, y_fit.shape[1]).to(device)
